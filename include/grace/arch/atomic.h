@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one atomics header: thin wrappers over GCC's __atomic builtins, valid in C11 and C++.
+ * Public structures hold plain integers and pointers (no _Atomic in any layout), and every
+ * shared access goes through these wrappers, so the memory order of each access is explicit
+ * at its call site (DPDK's rte_stdatomic.h lesson).
+ */
+#ifndef GRACE_ARCH_ATOMIC_H
+#define GRACE_ARCH_ATOMIC_H
+
+#include <grace/compiler.h>
+
+#define grace_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define grace_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define grace_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define grace_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define grace_xchg(p, v, mo) __atomic_exchange_n((p), (v), (mo))
+#define grace_cmpxchg(p, expp, v, mo) \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, (mo), __ATOMIC_RELAXED)
+#define grace_fetch_add(p, v, mo) __atomic_fetch_add((p), (v), (mo))
+#define grace_fetch_sub(p, v, mo) __atomic_fetch_sub((p), (v), (mo))
+#define grace_fetch_or(p, v, mo) __atomic_fetch_or((p), (v), (mo))
+#define grace_fetch_and(p, v, mo) __atomic_fetch_and((p), (v), (mo))
+
+/* Compiler barrier: no compiler motion of memory accesses across it; emits no instruction. */
+#define grace_barrier() __asm__ __volatile__("" ::: "memory")
+/* Full fence (smp_mb). */
+#define grace_smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+/* Is the architecture TSO (x86)? Then plain stores are release stores and plain loads are
+ * acquire loads, which some algorithms use to skip a fence; elsewhere they must not. */
+#if defined(__x86_64__) || defined(__i386__)
+#define GRACE_ARCH_TSO 1
+#else
+#define GRACE_ARCH_TSO 0
+#endif
+
+GRACE_INLINE void grace_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	grace_barrier();
+#endif
+}
+
+#endif /* GRACE_ARCH_ATOMIC_H */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Diagnostics: stall warnings and their hook.
+ *
+ * A reader that holds a grace period for longer than the stall timeout (a default-flavor thread
+ * inside one read-side section, an online QSBR thread that reports no quiescent state, an srcu
+ * reader) is reported once per stall, like Linux's RCU CPU stall warnings: by default a line on
+ * stderr naming the flavor, the thread id and the duration; with a handler set, the handler
+ * receives the report instead.
+ */
+#ifndef GRACE_DIAG_H
+#define GRACE_DIAG_H
+
+#include <stdint.h>
+#include <grace/compiler.h>
+
+GRACE_BEGIN_DECLS
+
+struct grace_stall_info {
+	const char *flavor;      /* "rcu", "qsbr", "srcu" */
+	int tid;                 /* kernel thread id of the reader, or -1 when unknown (srcu) */
+	uint64_t duration_ns;    /* how long the grace period has waited for it so far */
+	unsigned long gp_cookie; /* the grace period being waited for */
+};
+typedef void (*grace_stall_handler_t)(const struct grace_stall_info *info, void *arg);
+
+/**
+ * grace_set_stall_timeout_ms() - report readers that hold a grace period longer than ms
+ * milliseconds (default 10000; the environment variable GRACE_STALL_TIMEOUT_MS sets the
+ * initial value; 0 disables reports). Thread-safety: any thread, any time.
+ */
+GRACE_API void grace_set_stall_timeout_ms(unsigned int ms);
+GRACE_API unsigned int grace_get_stall_timeout_ms(void);
+/**
+ * grace_set_stall_handler() - take stall reports instead of stderr (NULL restores stderr).
+ * The handler runs in the thread that waits for the grace period; it must not wait for a grace
+ * period of the same flavor itself.
+ */
+GRACE_API void grace_set_stall_handler(grace_stall_handler_t fn, void *arg);
+
+/** Which ordering mechanism the library chose at start-up: "membarrier" or "fence". */
+GRACE_API const char *grace_membarrier_mode(void);
+
+GRACE_END_DECLS
+
+#endif /* GRACE_DIAG_H */

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* Umbrella header: every public part of grace. */
+#ifndef GRACE_GRACE_H
+#define GRACE_GRACE_H
+#include <grace/version.h>
+#include <grace/pointer.h>
+#include <grace/diag.h>
+#include <grace/rcu.h>
+#include <grace/qsbr.h>
+#endif

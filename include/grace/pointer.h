@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pointer primitives shared by every flavor: publication and dependency-ordered reads of
+ * RCU-protected pointers, and struct rcu_head for deferred callbacks.
+ *
+ * Memory ordering (see docs/design.md, "Publication and dependent loads"):
+ *  - rcu_assign_pointer(p, v) is a store-release: every store that initialised *v is visible to
+ *    any thread that sees the new value of p. Pairs with rcu_dereference() on the reader side.
+ *  - rcu_dereference(p) is a single load whose result the reader then dereferences: loads through
+ *    the returned pointer are ordered after it by the address dependency (on every CPU Linux
+ *    supports except DEC Alpha, which grace does not support). This is the OLS 2002 paper's
+ *    Appendix B point: the reader needs no fence because its loads depend on the pointer. The
+ *    compiler cannot be told about the dependency in C11 (memory_order_consume is promoted to
+ *    acquire by GCC), so grace emits a relaxed atomic load, as Linux's READ_ONCE does; do not
+ *    compare the result with a known address and then dereference that address instead. In TSan
+ *    mode the load is an acquire so the sanitizer sees the ordering.
+ *  - rcu_access_pointer(p) reads the value for comparison only; never dereference it.
+ *  - rcu_xchg_pointer / rcu_cmpxchg_pointer are full-barrier read-modify-writes: they publish like
+ *    rcu_assign_pointer and order later accesses after the exchange.
+ */
+#ifndef GRACE_POINTER_H
+#define GRACE_POINTER_H
+
+#include <stddef.h>
+#include <grace/compiler.h>
+#include <grace/arch/atomic.h>
+
+GRACE_BEGIN_DECLS
+
+/* A callback queued with call_rcu() and friends. Embed it in the object to be freed. */
+struct rcu_head {
+	struct rcu_head *next;
+	void (*func)(struct rcu_head *head);
+};
+typedef void (*rcu_callback_t)(struct rcu_head *head);
+
+/* Debug builds: is the calling thread inside a read-side section of any flavor? */
+GRACE_API int grace_debug_in_read_section(void);
+GRACE_API GRACE_NORETURN void grace__debug_deref_outside(const char *call, const char *file, int line);
+
+GRACE_END_DECLS
+
+#define grace_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#ifndef container_of
+#define container_of(ptr, type, member) grace_container_of(ptr, type, member)
+#endif
+
+#if GRACE__TSAN_MODE
+#define GRACE__DEREF_ORDER __ATOMIC_ACQUIRE
+#else
+#define GRACE__DEREF_ORDER __ATOMIC_RELAXED
+#endif
+
+#if GRACE__DEBUG
+#define GRACE__DEREF_CHECK(call)                                                     \
+	do {                                                                         \
+		if (!grace_debug_in_read_section())                                  \
+			grace__debug_deref_outside(call, __FILE__, __LINE__);        \
+	} while (0)
+#else
+#define GRACE__DEREF_CHECK(call) do { } while (0)
+#endif
+
+/* Load an RCU-protected pointer for dereferencing inside a read-side section. */
+#define rcu_dereference(p)                                                           \
+	__extension__({                                                              \
+		__typeof__(p) grace__p = __atomic_load_n(&(p), GRACE__DEREF_ORDER); \
+		GRACE__DEREF_CHECK("rcu_dereference");                               \
+		grace__p;                                                            \
+	})
+/* rcu_dereference without the debug check: for code that is protected some other way. */
+#define rcu_dereference_raw(p) (__atomic_load_n(&(p), GRACE__DEREF_ORDER))
+/* Update side, with the lock that excludes other updaters held: c documents that lock. */
+#define rcu_dereference_protected(p, c) ((void)(c), __atomic_load_n(&(p), __ATOMIC_RELAXED))
+/* Read the pointer's value for comparison only: never dereference the result. */
+#define rcu_access_pointer(p) (__atomic_load_n(&(p), __ATOMIC_RELAXED))
+
+/* Publish v in p: store-release, pairs with rcu_dereference(). */
+#define rcu_assign_pointer(p, v)                                                     \
+	do {                                                                         \
+		__typeof__(p) grace__v = (v);                                        \
+		__atomic_store_n(&(p), grace__v, __ATOMIC_RELEASE);                  \
+	} while (0)
+/* Initialise or clear p when no reader can see the difference (NULL, or before publication). */
+#define RCU_INIT_POINTER(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+
+/* Exchange *pp with v, returning the old value; full barrier. */
+#define rcu_xchg_pointer(pp, v) __atomic_exchange_n((pp), (v), __ATOMIC_SEQ_CST)
+/* If *pp == old, set it to new; returns the value found (== old on success); full barrier. */
+#define rcu_cmpxchg_pointer(pp, old, new_)                                           \
+	__extension__({                                                              \
+		__typeof__(*(pp)) grace__old = (old);                                \
+		__atomic_compare_exchange_n((pp), &grace__old, (new_), 0,            \
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);     \
+		grace__old;                                                          \
+	})
+
+#endif /* GRACE_POINTER_H */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace QSBR flavor: quiescent-state-based reclamation. Read-side sections cost nothing (in
+ * release builds qsbr_read_lock/unlock compile to no instruction); in exchange every reading
+ * thread registers, reports quiescent states regularly (qsbr_quiescent_state(): "I hold no
+ * RCU-protected pointer now"), and goes offline around anything that blocks for long.
+ *
+ * Contract: an online thread that never reports a quiescent state blocks every grace period.
+ * grace names such a thread on stderr after the stall timeout (see grace_set_stall_timeout_ms).
+ * Offline threads never delay a grace period.
+ *
+ * Names: exported functions are grace_qsbr_*; the short aliases are qsbr_* and synchronize_qsbr.
+ * Algorithm and correctness argument: src/flavor/qsbr.c.
+ */
+#ifndef GRACE_QSBR_H
+#define GRACE_QSBR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <grace/compiler.h>
+#include <grace/arch/atomic.h>
+#include <grace/pointer.h>
+#include <grace/internal/reader.h>
+
+GRACE_BEGIN_DECLS
+
+GRACE_API extern __thread struct grace__reader grace__qsbr_reader GRACE_TLS_IE;
+/* The QSBR grace-period counter; never 0 (0 means "offline" in a reader's ctr). */
+GRACE_API extern struct grace__shared_ctr grace__qsbr_gp_ctr;
+GRACE_API void grace__qsbr_qs_slow(void);
+GRACE_API GRACE_NORETURN void grace__qsbr_misuse(const char *call, const char *what);
+
+/**
+ * grace_qsbr_register_thread() / qsbr_register_thread() - register the calling thread; it is
+ * online on return. Registering twice is a misuse (message; abort in debug builds).
+ * Context: may block briefly on the registry lock.
+ */
+GRACE_API void grace_qsbr_register_thread(void);
+/** Unregister the calling thread (implies offline). Harmless on an unregistered thread. */
+GRACE_API void grace_qsbr_unregister_thread(void);
+
+/**
+ * grace_qsbr_quiescent_state() / qsbr_quiescent_state() - report that the calling thread holds
+ * no QSBR-protected pointer. Pointers read before the call must not be used after it.
+ * Cost: two loads and a store to the thread's own cache line; no fence, no atomic RMW.
+ * Calling it while offline or unregistered is a misuse: message naming the call, then abort.
+ */
+GRACE_INLINE void grace_qsbr_quiescent_state(void)
+{
+	struct grace__reader *r = &grace__qsbr_reader;
+	/* Acquire: accesses after this quiescent state see everything the updater published
+	 * before advancing the counter (pairs with the release store in qsbr_gp_start()). */
+	uint64_t g = grace_load_acquire(&grace__qsbr_gp_ctr.v);
+
+	if (GRACE_UNLIKELY(grace_load_relaxed(&r->ctr) == 0))
+		grace__qsbr_misuse("qsbr_quiescent_state", "thread is offline or not registered");
+#if GRACE__DEBUG
+	if (GRACE_UNLIKELY(r->dbg_nest))
+		grace__qsbr_misuse("qsbr_quiescent_state", "called inside qsbr_read_lock()");
+#endif
+	/* Release: every access of the thread before this point is complete before an updater
+	 * sees the new counter (pairs with the acquire load in qsbr_holds_gp()). */
+	grace_store_release(&r->ctr, g);
+	/* Compiler barrier: the waiter load stays after the store (store->load order: the updater
+	 * uses membarrier between setting waiter and re-reading ctr, see src/core/registry.c). */
+	grace_barrier();
+	if (GRACE_UNLIKELY(grace_load_relaxed(&r->waiter)))
+		grace__qsbr_qs_slow();
+}
+
+/**
+ * grace_qsbr_thread_offline() / qsbr_thread_offline() - the thread stops reading (for example
+ * before blocking): it no longer delays grace periods. It must not use QSBR-protected pointers
+ * until grace_qsbr_thread_online(). Context: never blocks.
+ */
+GRACE_API void grace_qsbr_thread_offline(void);
+/** grace_qsbr_thread_online() / qsbr_thread_online() - the thread reads again. One fence. */
+GRACE_API void grace_qsbr_thread_online(void);
+/** Is the calling thread registered and online? */
+GRACE_INLINE bool grace_qsbr_thread_is_online(void)
+{
+	return grace_load_relaxed(&grace__qsbr_reader.ctr) != 0;
+}
+
+/**
+ * grace_qsbr_read_lock() / qsbr_read_lock(), grace_qsbr_read_unlock() / qsbr_read_unlock():
+ * mark a read-side section. In release builds they compile to nothing: an online thread is
+ * always a reader between quiescent states. Debug builds check that the thread is online and
+ * that no quiescent state is reported inside the section.
+ */
+GRACE_INLINE void grace_qsbr_read_lock(void)
+{
+#if GRACE__DEBUG
+	struct grace__reader *r = &grace__qsbr_reader;
+	if (grace_load_relaxed(&r->ctr) == 0)
+		grace__qsbr_misuse("qsbr_read_lock", "thread is offline or not registered");
+	r->dbg_nest++;
+#endif
+}
+GRACE_INLINE void grace_qsbr_read_unlock(void)
+{
+#if GRACE__DEBUG
+	struct grace__reader *r = &grace__qsbr_reader;
+	if (r->dbg_nest == 0)
+		grace__qsbr_misuse("qsbr_read_unlock", "unlock without qsbr_read_lock()");
+	r->dbg_nest--;
+#endif
+}
+
+/**
+ * grace_qsbr_synchronize() / synchronize_qsbr() - wait until every online thread has reported a
+ * quiescent state (or gone offline) after the call. Called from an online registered thread,
+ * that thread is put offline for the wait and back online after (its own quiescent state);
+ * inside qsbr_read_lock() that is a misuse (debug builds report it).
+ * Context: blocks. An online thread that never reports blocks it: see the stall warning.
+ */
+GRACE_API void grace_qsbr_synchronize(void);
+
+/* Short names. */
+GRACE_INLINE void qsbr_register_thread(void) { grace_qsbr_register_thread(); }
+GRACE_INLINE void qsbr_unregister_thread(void) { grace_qsbr_unregister_thread(); }
+GRACE_INLINE void qsbr_quiescent_state(void) { grace_qsbr_quiescent_state(); }
+GRACE_INLINE void qsbr_thread_offline(void) { grace_qsbr_thread_offline(); }
+GRACE_INLINE void qsbr_thread_online(void) { grace_qsbr_thread_online(); }
+GRACE_INLINE void qsbr_read_lock(void) { grace_qsbr_read_lock(); }
+GRACE_INLINE void qsbr_read_unlock(void) { grace_qsbr_read_unlock(); }
+GRACE_INLINE void synchronize_qsbr(void) { grace_qsbr_synchronize(); }
+
+GRACE_END_DECLS
+
+#endif /* GRACE_QSBR_H */

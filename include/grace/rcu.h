@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace default flavor ("memb"): read-side sections that cost a thread-local load and store and
+ * a compiler barrier; the updater pays with membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED).
+ *
+ * Readers need not register: the first rcu_read_lock() of a thread registers it and its exit
+ * unregisters it. The kernel-style names (rcu_read_lock, synchronize_rcu, ...) are static inline
+ * aliases of the exported grace_rcu_* functions.
+ *
+ * The algorithm and its correctness argument: src/flavor/memb.c and docs/design.md.
+ */
+#ifndef GRACE_RCU_H
+#define GRACE_RCU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <grace/compiler.h>
+#include <grace/arch/atomic.h>
+#include <grace/pointer.h>
+#include <grace/internal/reader.h>
+
+GRACE_BEGIN_DECLS
+
+/* Internal state the inline fast path reads (exported only for it). */
+GRACE_API extern __thread struct grace__reader grace__memb_reader GRACE_TLS_IE;
+/* Reader-visible grace-period counter: (count << GRACE__R_SNAP_SHIFT) | 1. */
+GRACE_API extern struct grace__shared_ctr grace__memb_rctr;
+GRACE_API void grace__memb_lock_slow(void);
+GRACE_API void grace__memb_unlock_slow(void);
+GRACE_API void grace__memb_unlock_wake(void);
+
+/**
+ * grace_rcu_read_lock() / rcu_read_lock() - enter a read-side section.
+ *
+ * Sections nest (to a depth of 32767). Inside one, pointers loaded with rcu_dereference() stay
+ * valid: no grace period that starts after this call can end before the matching unlock.
+ * Thread-safety: any thread; an unregistered thread is registered here on its first section.
+ * Context: never blocks (the first call in a thread takes a lock to register it); the section
+ *   may block or sleep, at the price of delaying grace periods.
+ * Cost: see docs/api.md ("Measured costs").
+ */
+GRACE_INLINE void grace_rcu_read_lock(void)
+{
+	struct grace__reader *r = &grace__memb_reader;
+	uint64_t c = grace_load_relaxed(&r->ctr);
+
+	if (GRACE_LIKELY((c & GRACE__R_LOW) == 0)) {
+		/* Outermost section of a registered thread: publish the snapshot, nesting 1. */
+		grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v));
+		/*
+		 * Compiler barrier: the section's loads are not hoisted above the store. The CPU
+		 * order is supplied by the updater's membarrier (barrier A in src/flavor/memb.c),
+		 * which pairs with this point.
+		 */
+		grace_barrier();
+	} else if (GRACE_LIKELY((c & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
+		/* Nested: the outer section already orders everything. */
+		grace_store_relaxed(&r->ctr, c + 1);
+	} else {
+		grace__memb_lock_slow(); /* unregistered, fence fallback, or nesting overflow */
+	}
+}
+
+/**
+ * grace_rcu_read_unlock() / rcu_read_unlock() - leave a read-side section.
+ *
+ * The outermost unlock wakes an updater that sleeps waiting for this thread.
+ * Unlock without a matching lock is reported (message naming the call) and aborts.
+ * Thread-safety: the thread that locked. Context: never blocks.
+ */
+GRACE_INLINE void grace_rcu_read_unlock(void)
+{
+	struct grace__reader *r = &grace__memb_reader;
+	uint64_t c = grace_load_relaxed(&r->ctr);
+
+	if (GRACE_LIKELY((c & GRACE__R_LOW) == 1)) {
+		/*
+		 * Outermost unlock: store-release, so the section's accesses are complete before an
+		 * updater can see the thread quiescent. Pairs with the acquire load of ctr in the
+		 * updater's scan (src/flavor/memb.c, memb_holds_gp()).
+		 */
+		grace_store_release(&r->ctr, c - 1);
+		/*
+		 * Compiler barrier: the waiter load stays after the store. Store->load order on the
+		 * CPU comes from the updater's membarrier between setting waiter and re-reading ctr
+		 * (barrier W in src/core/registry.c).
+		 */
+		grace_barrier();
+		if (GRACE_UNLIKELY(grace_load_relaxed(&r->waiter)))
+			grace__memb_unlock_wake();
+	} else if (GRACE_LIKELY((c & GRACE__R_LOW) - 2 < GRACE__R_NEST_MASK - 1)) {
+		grace_store_relaxed(&r->ctr, c - 1); /* nested: depth 2..0xffff, no flags */
+	} else {
+		grace__memb_unlock_slow(); /* fence fallback, or unlock without lock */
+	}
+}
+
+/** Is the calling thread inside a default-flavor read-side section? */
+GRACE_INLINE bool grace_rcu_read_ongoing(void)
+{
+	return (grace_load_relaxed(&grace__memb_reader.ctr) & GRACE__R_NEST_MASK) != 0;
+}
+
+/**
+ * grace_rcu_register_thread() / rcu_register_thread() - register the calling thread as a reader.
+ *
+ * Optional: the first rcu_read_lock() registers a thread implicitly. Registering explicitly
+ * twice is a misuse (message; abort in debug builds).
+ * Context: may block briefly on the registry lock; not inside a read-side section.
+ */
+GRACE_API void grace_rcu_register_thread(void);
+
+/**
+ * grace_rcu_unregister_thread() / rcu_unregister_thread() - unregister the calling thread.
+ *
+ * Optional: a thread is unregistered when it exits. Inside a read-side section it is a misuse:
+ * message naming the call, then abort. Unregistering an unregistered thread does nothing.
+ */
+GRACE_API void grace_rcu_unregister_thread(void);
+
+/**
+ * grace_rcu_synchronize() / synchronize_rcu() - wait for a full grace period.
+ *
+ * Returns once every read-side section that began before the call has ended. Concurrent callers
+ * share grace periods. Memory ordering: everything the caller did before the call happens
+ * before the end of every pre-existing reader's section, and everything those readers did
+ * happens before the return.
+ * Context: blocks (spins briefly, then sleeps on a futex). Inside a read-side section it would
+ *   deadlock: reported with a message naming the call, then abort. Legal from any thread,
+ *   registered or not.
+ */
+GRACE_API void grace_rcu_synchronize(void);
+
+/* Kernel-style names. */
+GRACE_INLINE void rcu_read_lock(void) { grace_rcu_read_lock(); }
+GRACE_INLINE void rcu_read_unlock(void) { grace_rcu_read_unlock(); }
+GRACE_INLINE bool rcu_read_ongoing(void) { return grace_rcu_read_ongoing(); }
+GRACE_INLINE void rcu_register_thread(void) { grace_rcu_register_thread(); }
+GRACE_INLINE void rcu_unregister_thread(void) { grace_rcu_unregister_thread(); }
+GRACE_INLINE void synchronize_rcu(void) { grace_rcu_synchronize(); }
+
+GRACE_END_DECLS
+
+#endif /* GRACE_RCU_H */

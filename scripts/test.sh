@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The test command: set up a fresh Debian machine, build and run every quick test in four
+# configurations. Long torture runs and benchmarks are separate targets (see README).
+#   release      RelWithDebInfo, the build users get
+#   debug        GRACE_DEBUG=ON: misuse is diagnosed and aborts (death tests check messages)
+#   asan         GRACE_DEBUG=ON + ASan/UBSan/LSan
+#   tsan         TSan mode (read side uses acquire/release; fence fallback)
+# Usage: scripts/test.sh [config...]   (default: all four)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup-debian.sh
+configs=("$@")
+[ ${#configs[@]} -gt 0 ] || configs=(release debug asan tsan)
+jobs=$(nproc)
+fail=0
+for c in "${configs[@]}"; do
+  case "$c" in
+    release) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    debug)   flags=(-DCMAKE_BUILD_TYPE=Debug -DGRACE_DEBUG=ON) ;;
+    asan)    flags=(-DCMAKE_BUILD_TYPE=Debug -DGRACE_DEBUG=ON -DGRACE_SANITIZE=ON) ;;
+    tsan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRACE_TSAN=ON) ;;
+    *) echo "unknown config $c"; exit 2 ;;
+  esac
+  dir=build/test-$c
+  echo "=== $c: configure and build ($dir)"
+  cmake -S . -B "$dir" -G Ninja -DGRACE_BENCH=$([ "$c" = release ] && echo ON || echo OFF) "${flags[@]}" >/dev/null
+  cmake --build "$dir" -j"$jobs" >/dev/null
+  echo "=== $c: ctest"
+  label=quick
+  env_extra=()
+  if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
+  if [ "$c" = tsan ]; then env_extra=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"); fi
+  if ! env "${env_extra[@]}" ctest --test-dir "$dir" -L "$label" -j"$jobs" --output-on-failure --timeout 600; then
+    fail=1
+  fi
+done
+exit $fail

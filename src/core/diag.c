@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/diag.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <grace/arch/atomic.h>
+
+#include "core/sys.h"
+
+static void vreport(const char *kind, const char *call, const char *fmt, va_list ap)
+{
+	char buf[512];
+	int n = 0;
+
+	if (call)
+		n = snprintf(buf, sizeof(buf), "grace: %s: %s: ", kind, call);
+	else
+		n = snprintf(buf, sizeof(buf), "grace: %s: ", kind);
+	if (n < 0 || n >= (int)sizeof(buf))
+		n = 0;
+	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	/* One fputs of a prepared line: reports from several threads do not interleave. */
+	fprintf(stderr, "%s (thread %d)\n", buf, grace__gettid());
+	fflush(stderr);
+}
+
+void grace__fatal(const char *call, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("fatal", call, fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+void grace__misuse(const char *call, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("misuse", call, fmt, ap);
+	va_end(ap);
+	if (GRACE__LIB_DEBUG || grace__env_ll("GRACE_ABORT_ON_MISUSE", 0))
+		abort();
+}
+
+void grace__misuse_fatal(const char *call, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("misuse", call, fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+void grace__warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("warning", NULL, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- stall reports ---- */
+
+static uint32_t stall_ms_set;   /* 0: not set by the program yet */
+static uint32_t stall_ms_value;
+static pthread_mutex_t stall_lock = PTHREAD_MUTEX_INITIALIZER;
+static grace_stall_handler_t stall_fn;
+static void *stall_arg;
+
+void grace_set_stall_timeout_ms(unsigned int ms)
+{
+	grace_store_relaxed(&stall_ms_value, ms);
+	grace_store_release(&stall_ms_set, 1u);
+}
+
+unsigned int grace_get_stall_timeout_ms(void)
+{
+	if (grace_load_acquire(&stall_ms_set))
+		return grace_load_relaxed(&stall_ms_value);
+	long long v = grace__env_ll("GRACE_STALL_TIMEOUT_MS", 10000);
+	return v < 0 ? 0u : (unsigned int)v;
+}
+
+uint64_t grace__stall_timeout_ns(void)
+{
+	return (uint64_t)grace_get_stall_timeout_ms() * 1000000ull;
+}
+
+void grace_set_stall_handler(grace_stall_handler_t fn, void *arg)
+{
+	pthread_mutex_lock(&stall_lock);
+	stall_fn = fn;
+	stall_arg = arg;
+	pthread_mutex_unlock(&stall_lock);
+}
+
+void grace__report_stall(const char *flavor, int tid, uint64_t duration_ns, unsigned long cookie)
+{
+	struct grace_stall_info info = { flavor, tid, duration_ns, cookie };
+	grace_stall_handler_t fn;
+	void *arg;
+
+	pthread_mutex_lock(&stall_lock);
+	fn = stall_fn;
+	arg = stall_arg;
+	pthread_mutex_unlock(&stall_lock);
+	if (fn) {
+		fn(&info, arg);
+		return;
+	}
+	fprintf(stderr,
+		"grace: stall warning: %s reader thread %d has held grace period %lu for %.3f s\n",
+		flavor, tid, cookie, (double)duration_ns / 1e9);
+	fflush(stderr);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The grace-period sequence engine, one per domain (the default flavor, QSBR, each srcu domain).
+ *
+ * seq is a 64-bit counter in the style of Linux's rcu_seq: bits 0-1 hold the state (0 idle,
+ * 1 a grace period in progress), the rest count completed grace periods. A cookie is the value
+ * seq must reach for a full grace period to have elapsed since the cookie was taken; every way
+ * of waiting (synchronize, cond_synchronize, poll_state, the callback engine) waits for seq to
+ * pass a cookie, so concurrent waiters share grace periods and the polled API comes for free.
+ *
+ * One thread at a time drives grace periods (drive_lock); the others sleep on the `event` futex,
+ * bumped each time a driver finishes, and take over driving when they need a later one.
+ */
+#ifndef GRACE_SRC_GP_H
+#define GRACE_SRC_GP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <grace/arch/atomic.h>
+
+#define GRACE__SEQ_STATE_MASK 3ull
+#define GRACE__GP_EXPEDITED 1u
+
+struct grace__gp;
+typedef void (*grace__wait_readers_fn)(struct grace__gp *gp, unsigned int flags);
+
+struct grace__gp {
+	uint64_t seq GRACE_ALIGNED_CACHE;
+	uint32_t event;     /* futex word: bumped when a driver releases drive_lock */
+	uint32_t nsleepers; /* threads sleeping on event */
+	pthread_mutex_t drive_lock GRACE_ALIGNED_CACHE;
+	grace__wait_readers_fn wait_readers; /* the flavor's part of a grace period */
+	void *flavor;                        /* the flavor's state for wait_readers */
+	const char *name;
+	uint64_t started_ns;                 /* when the current grace period started (stalls) */
+};
+
+#define GRACE__GP_INIT(fn, flv, nm) \
+	{ .seq = 0, .event = 0, .nsleepers = 0, .drive_lock = PTHREAD_MUTEX_INITIALIZER, \
+	  .wait_readers = (fn), .flavor = (flv), .name = (nm), .started_ns = 0 }
+
+void grace__gp_init(struct grace__gp *gp, grace__wait_readers_fn fn, void *flavor, const char *name);
+
+/* The cookie for a grace period that starts after this call. Full barrier first: the caller's
+ * earlier accesses are ordered before the read of seq (pairs with the smp_mb after seq_start in
+ * gp.c, see the argument there). */
+static inline uint64_t grace__gp_snap(struct grace__gp *gp)
+{
+	grace_smp_mb();
+	uint64_t s = grace_load_acquire(&gp->seq);
+	return (s + 2 * GRACE__SEQ_STATE_MASK + 1) & ~GRACE__SEQ_STATE_MASK;
+}
+/* The cookie of a grace period already under way or, if idle, of the next one: a lower bound
+ * no wait can be shorter than. Used by get_state (same value Linux returns). */
+static inline uint64_t grace__gp_current(struct grace__gp *gp)
+{
+	return grace__gp_snap(gp);
+}
+/* Has the grace period of cookie s completed? Acquire: everything the readers of that grace
+ * period did happens before what the caller does next (pairs with the release in seq_end). */
+static inline bool grace__gp_done(struct grace__gp *gp, uint64_t s)
+{
+	return (int64_t)(grace_load_acquire(&gp->seq) - s) >= 0;
+}
+static inline bool grace__gp_in_progress(struct grace__gp *gp)
+{
+	return (grace_load_relaxed(&gp->seq) & GRACE__SEQ_STATE_MASK) != 0;
+}
+
+/* Block until cookie s has completed, driving grace periods as needed. */
+void grace__gp_wait(struct grace__gp *gp, uint64_t s, unsigned int flags);
+/* Drive grace periods until s completes if nobody else is driving; never sleeps on another
+ * driver. Returns true if s has completed on return. */
+bool grace__gp_try_drive(struct grace__gp *gp, uint64_t s, unsigned int flags);
+/* Fork: reset the locks in the child. */
+void grace__gp_reset_after_fork(struct grace__gp *gp);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/init.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <grace/compiler.h>
+#include <grace/version.h>
+
+#include "core/registry.h"
+#include "core/sys.h"
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void atfork_prepare(void)
+{
+	grace__qsbr_atfork_prepare();
+	grace__memb_atfork_prepare();
+}
+static void atfork_parent(void)
+{
+	grace__memb_atfork_parent();
+	grace__qsbr_atfork_parent();
+}
+static void atfork_child(void)
+{
+	grace__memb_atfork_child();
+	grace__qsbr_atfork_child();
+}
+
+static void do_init(void)
+{
+	/*
+	 * membarrier(2) or the fence fallback, chosen once, before any reader can register.
+	 * GRACE_NO_MEMBARRIER=1 forces the fallback (tests use it); TSan mode always uses it,
+	 * since TSan cannot see the ordering membarrier provides.
+	 */
+	bool mb = !GRACE__TSAN_MODE && !grace__env_ll("GRACE_NO_MEMBARRIER", 0) &&
+		  grace__sys_membarrier_init();
+	grace__use_membarrier = mb;
+	grace__memb_init();
+	grace__qsbr_init();
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+void grace__init(void)
+{
+	pthread_once(&init_once, do_init);
+}
+
+__attribute__((constructor)) static void grace_constructor(void)
+{
+	grace__init();
+}
+
+GRACE_API unsigned int grace_version_number(void)
+{
+	return GRACE_VERSION_NUMBER;
+}
+
+GRACE_API const char *grace_version_string(void)
+{
+	return GRACE_VERSION_STRING;
+}
+
+/* Which ordering mechanism is in use: "membarrier" or "fence". */
+GRACE_API const char *grace_membarrier_mode(void)
+{
+	grace__init();
+	return grace__use_membarrier ? "membarrier" : "fence";
+}

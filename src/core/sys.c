@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/sys.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/diag.h"
+
+static int membarrier_call(int cmd, unsigned int flags)
+{
+#ifdef __NR_membarrier
+	return (int)syscall(__NR_membarrier, cmd, flags, 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+bool grace__sys_membarrier_init(void)
+{
+	int mask = membarrier_call(MEMBARRIER_CMD_QUERY, 0);
+
+	if (mask < 0 || !(mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return false;
+	/* Registration is per process and idempotent; after it, PRIVATE_EXPEDITED is legal. */
+	if (membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) != 0)
+		return false;
+	return true;
+}
+
+void grace__sys_membarrier(void)
+{
+	/*
+	 * Every thread of this process that is running on a CPU executes a full memory barrier
+	 * before this returns; threads that are not running pass through the scheduler, which
+	 * orders their accesses the same way. It also acts as a full barrier for the caller.
+	 */
+	if (membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
+		grace__fatal("membarrier", "MEMBARRIER_CMD_PRIVATE_EXPEDITED failed after registration (errno %d)", errno);
+}
+
+int grace__futex_wait(uint32_t *addr, uint32_t val, int64_t timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (timeout_ns >= 0) {
+		ts.tv_sec = (time_t)(timeout_ns / 1000000000);
+		ts.tv_nsec = (long)(timeout_ns % 1000000000);
+		tsp = &ts;
+	}
+	if (syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, tsp, NULL, 0) == 0)
+		return 0;
+	return -errno;
+}
+
+int grace__futex_wake(uint32_t *addr, int nr)
+{
+	long r = syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, nr, NULL, NULL, 0);
+	return r < 0 ? -errno : (int)r;
+}
+
+int grace__gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+uint64_t grace__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+long long grace__env_ll(const char *name, long long def)
+{
+	const char *s = getenv(name);
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (errno || *end)
+		return def;
+	return v;
+}

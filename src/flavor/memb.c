@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The default flavor ("memb"): per-thread nesting counters, membarrier on the update side.
+ *
+ * State. Each reader thread owns `ctr` in its initial-exec TLS struct grace__reader (layout in
+ * include/grace/internal/reader.h): nesting depth in the low 16 bits, a SLOW bit, and in the
+ * high bits the snapshot of the reader-visible counter grace__memb_rctr taken by the outermost
+ * rcu_read_lock(). Each grace period advances grace__memb_rctr by one snapshot unit (a 47-bit
+ * count: it does not wrap in the life of a process).
+ *
+ * Grace period (memb_wait_readers, run by the single driver of the domain, see core/gp.c):
+ *   A. membarrier(PRIVATE_EXPEDITED): every thread of the process executes a full barrier.
+ *   P. publish rctr' = rctr + 1 unit.
+ *   S. scan the registry; wait until no reader has (nesting != 0 && snapshot != rctr').
+ *   B. (non-TSO CPUs only) membarrier again.
+ *
+ * Claim: when S ends, every read-side section that began before the grace period started has
+ * ended, and its accesses happen before the updater's next step.
+ *
+ * Consider a reader R and the point a where barrier A executes in R's instruction stream (a
+ * full barrier at an instruction boundary, or a context switch if R was not running).
+ *  - If R's outermost lock store (ctr := snapshot|1) comes after a, the section's loads come
+ *    after a too, and a is after the updater's removal (core/gp.c argument (1)): the section
+ *    sees the new state and cannot hold what the updater removed. Such a section may carry an
+ *    old snapshot (it loaded rctr before P): S then waits for it, which is safe, only slower.
+ *  - If R's lock store comes before a, the store is visible to S, which runs after membarrier
+ *    returns. R's load of rctr preceded a as well, so it cannot have read rctr' (stored at P,
+ *    after membarrier returned): R's snapshot is old and S waits for it while nesting != 0.
+ *  - A reader that S sees with snapshot == rctr' loaded rctr' after P, hence after a: covered
+ *    by the first case. The 47-bit count makes a false match impossible.
+ * S ends when each such R's ctr has been read, by an acquire load, with nesting 0 or a new
+ * snapshot. The outermost unlock is a store-release, so R's section happens before the
+ * updater's acquire load (on TSO CPUs every store is a release and a later store of R to ctr is
+ * ordered after it; elsewhere barrier B makes R complete every access before the updater
+ * proceeds, so observing any later value of ctr is enough).
+ *
+ * Readers never fence. Without membarrier (old kernels, seccomp, TSan mode) the fallback is
+ * chosen once at start-up: readers carry the SLOW bit, so every outermost lock and unlock goes
+ * through memb_lock_slow/memb_unlock_slow, which add smp_mb after the lock store and around the
+ * unlock store; A and B become smp_mb, and the SB pattern "reader: store ctr; mb; load data /
+ * updater: store data; mb; load ctr" replaces the membarrier argument.
+ *
+ * Waiting (core/registry.c): bounded spin, then the updater sets `waiter` in each holder's own
+ * cache line and sleeps on a futex; the holder's outermost unlock sees the flag and wakes it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <grace/rcu.h>
+
+#include "core/diag.h"
+#include "core/gp.h"
+#include "core/init.h"
+#include "core/registry.h"
+#include "core/sys.h"
+
+#define SNAP_UNIT (1ull << GRACE__R_SNAP_SHIFT)
+
+/* Unregistered threads start with SLOW set: their first lock takes the slow path. */
+GRACE_API __thread struct grace__reader grace__memb_reader GRACE_TLS_IE = { .ctr = GRACE__R_SLOW };
+/* Read by every outermost lock, written once per grace period: a line of its own. */
+GRACE_API struct grace__shared_ctr grace__memb_rctr = { .v = SNAP_UNIT | 1 };
+
+static bool memb_holds(uint64_t ctr, uint64_t cur)
+{
+	return (ctr & GRACE__R_NEST_MASK) != 0 &&
+	       (ctr >> GRACE__R_SNAP_SHIFT) != (cur >> GRACE__R_SNAP_SHIFT);
+}
+
+static struct grace__registry memb_registry;
+static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
+struct grace__gp grace__memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
+static pthread_key_t memb_key;
+
+/* The at-rest value of a registered thread's ctr. */
+static inline uint64_t memb_rest(void)
+{
+	return grace__use_membarrier ? 0 : GRACE__R_SLOW;
+}
+
+static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
+{
+	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
+	 * lock store (smp_mb in the fallback, memb_lock_slow). */
+	grace__heavy_barrier();
+	uint64_t cur = grace_load_relaxed(&grace__memb_rctr.v) + SNAP_UNIT;
+	/* Step P. Relaxed is enough: the decision rule of S is sound whatever order readers
+	 * observe this store in (see above). */
+	grace_store_relaxed(&grace__memb_rctr.v, cur);
+	grace__registry_wait(&memb_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
+			     flags & GRACE__GP_EXPEDITED);
+	/* Barrier B on CPUs that are not TSO: every reader seen quiescent has completed its
+	 * section's accesses before the grace period ends. Pairs with the reader's unlock store. */
+	if (!GRACE_ARCH_TSO)
+		grace__heavy_barrier();
+}
+
+static void memb_thread_exit(void *arg);
+
+static void memb_register(struct grace__reader *r, bool explicit_)
+{
+	grace__init();
+	if (r->flags & GRACE__F_REGISTERED) {
+		if (explicit_) {
+			if (r->flags & GRACE__F_EXPLICIT) {
+				grace__misuse("rcu_register_thread", "thread already registered");
+				return;
+			}
+			r->flags |= GRACE__F_EXPLICIT;
+		}
+		return;
+	}
+	r->tid = grace__gettid();
+	r->waiter = 0;
+	r->stall_seq = 0;
+	r->flags = GRACE__F_REGISTERED | (explicit_ ? GRACE__F_EXPLICIT : 0);
+	/* At rest before it becomes visible to scans: not holding any grace period. */
+	grace_store_relaxed(&r->ctr, memb_rest());
+	grace__registry_add(&memb_registry, r);
+	/* Unregister at thread exit (pthread key destructors run while TLS is still valid). */
+	pthread_setspecific(memb_key, r);
+}
+
+static void memb_unregister(struct grace__reader *r)
+{
+	grace__registry_del(&memb_registry, r);
+	r->flags = 0;
+	grace_store_relaxed(&r->ctr, GRACE__R_SLOW);
+	pthread_setspecific(memb_key, NULL);
+}
+
+static void memb_thread_exit(void *arg)
+{
+	struct grace__reader *r = (struct grace__reader *)arg;
+	uint64_t c = grace_load_relaxed(&r->ctr);
+
+	if (!(r->flags & GRACE__F_REGISTERED))
+		return;
+	if (c & GRACE__R_NEST_MASK) {
+		/* Diagnosed, not hung on: end the section for the dead thread. */
+		grace__misuse("thread exit",
+			      "thread exited inside an rcu_read_lock() section (nesting %llu); "
+			      "the section is ended for it",
+			      (unsigned long long)(c & GRACE__R_NEST_MASK));
+		grace_smp_mb();
+		grace_store_release(&r->ctr, memb_rest());
+		grace_smp_mb();
+		if (grace_load_relaxed(&r->waiter))
+			grace__registry_wake(&memb_registry, r);
+	}
+	memb_unregister(r);
+}
+
+void grace__memb_lock_slow(void)
+{
+	struct grace__reader *r = &grace__memb_reader;
+	uint64_t c;
+
+	if (GRACE_UNLIKELY(!(r->flags & GRACE__F_REGISTERED)))
+		memb_register(r, false); /* implicit registration on the first section */
+	c = grace_load_relaxed(&r->ctr);
+	if ((c & GRACE__R_NEST_MASK) == 0) {
+		if (grace__use_membarrier) {
+			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v));
+			grace_barrier(); /* as in the inline fast path */
+		} else {
+			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v) | GRACE__R_SLOW);
+			/* Fallback: full fence between the lock store and the section's loads. Pairs
+			 * with barrier A (smp_mb) in memb_wait_readers(). */
+			grace_smp_mb();
+		}
+		return;
+	}
+	if ((c & GRACE__R_NEST_MASK) >= GRACE__R_NEST_HIGH - 1)
+		grace__misuse_fatal("rcu_read_lock", "read-side sections nested deeper than %llu",
+				    (unsigned long long)(GRACE__R_NEST_HIGH - 1));
+	grace_store_relaxed(&r->ctr, c + 1);
+}
+
+void grace__memb_unlock_slow(void)
+{
+	struct grace__reader *r = &grace__memb_reader;
+	uint64_t c = grace_load_relaxed(&r->ctr);
+	uint64_t nest = c & GRACE__R_NEST_MASK;
+
+	if (nest == 0)
+		grace__misuse_fatal("rcu_read_unlock", "unlock without a matching rcu_read_lock()");
+	if (nest > 1) {
+		grace_store_relaxed(&r->ctr, c - 1);
+		return;
+	}
+	if (c & GRACE__R_SLOW) {
+		/* Fallback, outermost unlock. Fence: the section's accesses before the store
+		 * (pairs with the updater's acquire scan and its barrier B). */
+		grace_smp_mb();
+		grace_store_relaxed(&r->ctr, c - 1);
+		/* Fence: the store before the load of waiter (pairs with barrier W). */
+		grace_smp_mb();
+	} else {
+		grace_store_release(&r->ctr, c - 1);
+		grace_barrier();
+	}
+	if (grace_load_relaxed(&r->waiter))
+		grace__memb_unlock_wake();
+}
+
+void grace__memb_unlock_wake(void)
+{
+	grace__registry_wake(&memb_registry, &grace__memb_reader);
+}
+
+void grace_rcu_register_thread(void)
+{
+	struct grace__reader *r = &grace__memb_reader;
+	if ((r->flags & GRACE__F_REGISTERED) && (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK)) {
+		grace__misuse("rcu_register_thread", "called inside a read-side section");
+		return;
+	}
+	memb_register(r, true);
+}
+
+void grace_rcu_unregister_thread(void)
+{
+	struct grace__reader *r = &grace__memb_reader;
+
+	if (!(r->flags & GRACE__F_REGISTERED))
+		return;
+	if (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK)
+		grace__misuse_fatal("rcu_unregister_thread", "called inside a read-side section");
+	memb_unregister(r);
+}
+
+/* Deadlock check shared by every default-flavor wait. */
+void grace__memb_check_not_reader(const char *call)
+{
+	if (grace_load_relaxed(&grace__memb_reader.ctr) & GRACE__R_NEST_MASK)
+		grace__misuse_fatal(call, "called inside an rcu_read_lock() section (would deadlock)");
+}
+
+void grace_rcu_synchronize(void)
+{
+	grace__init();
+	grace__memb_check_not_reader("synchronize_rcu");
+	grace__gp_wait(&grace__memb_gp, grace__gp_snap(&grace__memb_gp), 0);
+}
+
+void grace__memb_init(void)
+{
+	grace__registry_init(&memb_registry, memb_holds, "rcu");
+	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
+		grace__fatal("grace init", "pthread_key_create failed");
+}
+
+void grace__memb_atfork_prepare(void)
+{
+	pthread_mutex_lock(&memb_registry.lock);
+}
+void grace__memb_atfork_parent(void)
+{
+	pthread_mutex_unlock(&memb_registry.lock);
+}
+void grace__memb_atfork_child(void)
+{
+	struct grace__reader *r = &grace__memb_reader;
+	grace__registry_after_fork(&memb_registry, (r->flags & GRACE__F_REGISTERED) ? r : NULL);
+	grace__gp_reset_after_fork(&grace__memb_gp);
+}
