@@ -116,6 +116,18 @@ GRACE_INLINE void grace_qsbr_read_unlock(void)
  */
 GRACE_API void grace_qsbr_synchronize(void);
 
+/** synchronize_qsbr() that starts its grace period at once and spins longer before sleeping. */
+GRACE_API void grace_qsbr_synchronize_expedited(void);
+/** call_rcu() for QSBR: func(head) runs after a QSBR grace period. Same context rules. */
+GRACE_API void grace_qsbr_call(struct rcu_head *head, rcu_callback_t func);
+/** rcu_barrier() for QSBR callbacks. An online caller is put offline for the wait. */
+GRACE_API void grace_qsbr_barrier(void);
+/** Polled QSBR grace periods: same semantics as the default flavor's. */
+GRACE_API unsigned long grace_qsbr_get_state(void);
+GRACE_API unsigned long grace_qsbr_start_poll(void);
+GRACE_API bool grace_qsbr_poll_state(unsigned long cookie);
+GRACE_API void grace_qsbr_cond_synchronize(unsigned long cookie);
+
 /* Short names. */
 GRACE_INLINE void qsbr_register_thread(void) { grace_qsbr_register_thread(); }
 GRACE_INLINE void qsbr_unregister_thread(void) { grace_qsbr_unregister_thread(); }
@@ -125,6 +137,13 @@ GRACE_INLINE void qsbr_thread_online(void) { grace_qsbr_thread_online(); }
 GRACE_INLINE void qsbr_read_lock(void) { grace_qsbr_read_lock(); }
 GRACE_INLINE void qsbr_read_unlock(void) { grace_qsbr_read_unlock(); }
 GRACE_INLINE void synchronize_qsbr(void) { grace_qsbr_synchronize(); }
+GRACE_INLINE void synchronize_qsbr_expedited(void) { grace_qsbr_synchronize_expedited(); }
+GRACE_INLINE void call_qsbr(struct rcu_head *head, rcu_callback_t func) { grace_qsbr_call(head, func); }
+GRACE_INLINE void qsbr_barrier(void) { grace_qsbr_barrier(); }
+GRACE_INLINE unsigned long get_state_synchronize_qsbr(void) { return grace_qsbr_get_state(); }
+GRACE_INLINE unsigned long start_poll_synchronize_qsbr(void) { return grace_qsbr_start_poll(); }
+GRACE_INLINE bool poll_state_synchronize_qsbr(unsigned long c) { return grace_qsbr_poll_state(c); }
+GRACE_INLINE void cond_synchronize_qsbr(unsigned long c) { grace_qsbr_cond_synchronize(c); }
 
 GRACE_END_DECLS
 

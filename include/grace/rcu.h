@@ -131,6 +131,46 @@ GRACE_API void grace_rcu_unregister_thread(void);
  */
 GRACE_API void grace_rcu_synchronize(void);
 
+/**
+ * grace_rcu_synchronize_expedited() / synchronize_rcu_expedited() - synchronize_rcu() that
+ * starts its grace period at once, whatever the policy, and spins longer before sleeping.
+ * Context: as synchronize_rcu().
+ */
+GRACE_API void grace_rcu_synchronize_expedited(void);
+
+/**
+ * grace_rcu_call() / call_rcu() - invoke func(head) after a grace period.
+ *
+ * Does not block in the common case (past the hard bound on pending callbacks it waits for a
+ * grace period instead of growing memory: see grace_rcu_set_callback_limits()). Callable from
+ * any thread, registered or not, with locks held, inside a read-side section and from a
+ * callback. Callbacks run on worker threads of the library, each in no read-side section; a
+ * callback may call call_rcu() and free memory, but must not call rcu_barrier() or wait for a
+ * grace period of the same flavor.
+ */
+GRACE_API void grace_rcu_call(struct rcu_head *head, rcu_callback_t func);
+
+/**
+ * grace_rcu_barrier() / rcu_barrier() - wait until every callback queued (by any thread) before
+ * the call has been invoked. Inside a read-side section or from a callback it is a misuse:
+ * message naming the call, then abort. Context: blocks.
+ */
+GRACE_API void grace_rcu_barrier(void);
+
+/**
+ * Polled grace periods (Linux semantics). A cookie names a grace period:
+ *  get_state_synchronize_rcu()   cookie of a grace period that must still start; starts nothing.
+ *  start_poll_synchronize_rcu()  the same cookie, and makes sure that grace period will run.
+ *  poll_state_synchronize_rcu(c) true once grace period c has completed (then a full barrier).
+ *  cond_synchronize_rcu(c)       waits only if grace period c has not completed.
+ * Cookies taken inside a read-side section do not complete while that section runs.
+ * Context: none of them blocks except cond_synchronize_rcu().
+ */
+GRACE_API unsigned long grace_rcu_get_state(void);
+GRACE_API unsigned long grace_rcu_start_poll(void);
+GRACE_API bool grace_rcu_poll_state(unsigned long cookie);
+GRACE_API void grace_rcu_cond_synchronize(unsigned long cookie);
+
 /* Kernel-style names. */
 GRACE_INLINE void rcu_read_lock(void) { grace_rcu_read_lock(); }
 GRACE_INLINE void rcu_read_unlock(void) { grace_rcu_read_unlock(); }
@@ -138,6 +178,13 @@ GRACE_INLINE bool rcu_read_ongoing(void) { return grace_rcu_read_ongoing(); }
 GRACE_INLINE void rcu_register_thread(void) { grace_rcu_register_thread(); }
 GRACE_INLINE void rcu_unregister_thread(void) { grace_rcu_unregister_thread(); }
 GRACE_INLINE void synchronize_rcu(void) { grace_rcu_synchronize(); }
+GRACE_INLINE void synchronize_rcu_expedited(void) { grace_rcu_synchronize_expedited(); }
+GRACE_INLINE void call_rcu(struct rcu_head *head, rcu_callback_t func) { grace_rcu_call(head, func); }
+GRACE_INLINE void rcu_barrier(void) { grace_rcu_barrier(); }
+GRACE_INLINE unsigned long get_state_synchronize_rcu(void) { return grace_rcu_get_state(); }
+GRACE_INLINE unsigned long start_poll_synchronize_rcu(void) { return grace_rcu_start_poll(); }
+GRACE_INLINE bool poll_state_synchronize_rcu(unsigned long c) { return grace_rcu_poll_state(c); }
+GRACE_INLINE void cond_synchronize_rcu(unsigned long c) { grace_rcu_cond_synchronize(c); }
 
 GRACE_END_DECLS
 
