@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: MIT
+# Installation and packaging of libgrace (included by src/CMakeLists.txt).
+#
+#   cmake --install <build> [--prefix <dir>]
+# places:
+#   <includedir>/grace/**.h, grace.hpp       public headers, with the generated version.h
+#   <libdir>/libgrace.so.X.Y.Z (+ SONAME link libgrace.so.X, dev link libgrace.so)
+#   <libdir>/libgrace.a
+#   <libdir>/pkgconfig/grace.pc              pkg-config: Libs -lgrace, Libs.private -pthread
+#   <libdir>/cmake/grace/graceConfig*.cmake  find_package(grace): grace::grace, grace::grace_static
+#   <docdir>/                                LICENSE and the markdown documentation
+include(CMakePackageConfigHelpers)
+
+set(GRACE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/grace
+    CACHE STRING "Where graceConfig.cmake is installed (relative to the prefix)")
+mark_as_advanced(GRACE_INSTALL_CMAKEDIR)
+
+# Libraries. Components let packagers split the runtime (the .so.X) from the development files.
+install(TARGETS grace grace_static EXPORT graceTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
+                NAMELINK_COMPONENT development
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+
+# Headers: every public header (arch/ and internal/ too: the inline fast paths include them),
+# the C++ guards, and the version header generated into the build tree.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/grace
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+install(FILES ${PROJECT_BINARY_DIR}/include/grace/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/grace COMPONENT development)
+
+# CMake package: relocatable config, version file, exported targets.
+install(EXPORT graceTargets NAMESPACE grace:: DESTINATION ${GRACE_INSTALL_CMAKEDIR}
+        COMPONENT development)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/graceConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/cmake/graceConfig.cmake
+                              INSTALL_DESTINATION ${GRACE_INSTALL_CMAKEDIR})
+# The SONAME carries the major version, so the CMake package promises the same compatibility.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/graceConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/graceConfig.cmake
+              ${PROJECT_BINARY_DIR}/cmake/graceConfigVersion.cmake
+        DESTINATION ${GRACE_INSTALL_CMAKEDIR} COMPONENT development)
+
+# pkg-config. The prefix is the one given at install time (cmake --install --prefix), not the
+# one known at configure time, so the file is written by the install script itself; paths stay
+# absolute, as distributions expect.
+set(GRACE_PC_CFLAGS "")
+if(GRACE_DEBUG)
+  # The debug library's users get the debug checks of the inline fast paths as well, exactly as
+  # the CMake targets' INTERFACE_COMPILE_DEFINITIONS give them.
+  set(GRACE_PC_CFLAGS " -DGRACE_DEBUG=1")
+endif()
+set(GRACE_PC_TEMPLATE ${PROJECT_SOURCE_DIR}/cmake/grace.pc.in)
+set(GRACE_PC_OUT ${PROJECT_BINARY_DIR}/pkgconfig/grace.pc)
+install(CODE "
+  set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+  set(GRACE_PC_CFLAGS \"${GRACE_PC_CFLAGS}\")
+  set(GRACE_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  foreach(_d LIBDIR:${CMAKE_INSTALL_LIBDIR} INCLUDEDIR:${CMAKE_INSTALL_INCLUDEDIR})
+    string(REPLACE \":\" \";\" _kv \"\${_d}\")
+    list(GET _kv 0 _k)
+    list(GET _kv 1 _v)
+    if(IS_ABSOLUTE \"\${_v}\")
+      set(GRACE_PC_\${_k} \"\${_v}\")
+    else()
+      set(GRACE_PC_\${_k} \"\\\${prefix}/\${_v}\")
+    endif()
+  endforeach()
+  configure_file(\"${GRACE_PC_TEMPLATE}\" \"${GRACE_PC_OUT}\" @ONLY)
+" COMPONENT development)
+install(FILES ${GRACE_PC_OUT} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT development)
+
+# Documentation and license.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        COMPONENT development)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        COMPONENT development FILES_MATCHING PATTERN "*.md")
