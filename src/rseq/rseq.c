@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rseq(2) registration, fallbacks and the remote drain of per-CPU lists. The inline primitives
+ * and the contract their users follow are in include/grace/internal/rseq.h.
+ *
+ * Which area. At start-up (first use, or the library constructor) grace looks at glibc's
+ * __rseq_size: > 0 means glibc registered an area in every thread at thread pointer +
+ * __rseq_offset, and grace uses it (grace__rseq_delta = that address - &grace__rseq_own, the same
+ * in every thread since both live in the static TLS block). Otherwise grace registers its own
+ * area, grace__rseq_own, in each thread on the first per-CPU operation (cpu_id == -1 sends the
+ * thread to grace__rseq_cpu_slow()). If the kernel refuses (no rseq: ENOSYS; another library
+ * registered an area for the thread: EBUSY) the thread's own cpu_id becomes -2 and the thread
+ * uses the fallbacks. GRACE_NO_RSEQ=1 makes every thread use them.
+ *
+ * Thread exit: a registration grace made is not undone. The kernel forgets it when the task
+ * exits, and the area (static TLS) stays valid until then, so nothing can write to freed memory;
+ * glibc does the same for its own area. fork(): the child's thread keeps its registration (same
+ * address in the child); new threads start unregistered (the TLS image has cpu_id == -1).
+ */
+#include <grace/internal/rseq.h>
+
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/diag.h"
+#include "core/sys.h"
+
+/* glibc 2.35+; weak so that the library still loads on older C libraries (then both are 0). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+GRACE_API __thread struct grace__rseq_abi grace__rseq_own GRACE_TLS_IE = {
+	.cpu_id_start = 0,
+	.cpu_id = GRACE__RSEQ_CPU_UNINIT,
+};
+GRACE_API intptr_t grace__rseq_delta;
+
+_Static_assert(sizeof(struct grace__rseq_abi) == 32, "rseq ABI area is 32 bytes");
+_Static_assert(offsetof(struct grace__rseq_abi, cpu_id) == 4, "rseq ABI: cpu_id at 4");
+_Static_assert(offsetof(struct grace__rseq_abi, rseq_cs) == 8, "rseq ABI: rseq_cs at 8");
+_Static_assert(offsetof(struct grace__rseq_list, mode) == 16, "the aarch64 asm reads mode at 16");
+_Static_assert(offsetof(struct rcu_head, next) == 0, "the list asm links through offset 0");
+
+enum { MODE_NONE, MODE_GLIBC, MODE_OWN };
+
+/* List modes (mode word of struct grace__rseq_list). */
+#define LIST_DRAINING GRACE__RSEQ_LIST_ATOMIC
+#define LIST_PERMANENT (GRACE__RSEQ_LIST_ATOMIC | 2u)
+
+static pthread_once_t rseq_once = PTHREAD_ONCE_INIT;
+static int rseq_mode = MODE_NONE;
+static const char *rseq_none_reason = "not initialised";
+static bool rseq_remote_ok; /* MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ registered */
+static unsigned int rseq_nr_cpus = 1;
+
+static int sys_rseq(struct grace__rseq_abi *area, uint32_t len, int flags, uint32_t sig)
+{
+#if defined(__NR_rseq)
+	return (int)syscall(__NR_rseq, area, len, flags, sig);
+#else
+	(void)area, (void)len, (void)flags, (void)sig;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static int sys_membarrier(int cmd, unsigned int flags)
+{
+#if defined(__NR_membarrier)
+	return (int)syscall(__NR_membarrier, cmd, flags, 0);
+#else
+	(void)cmd, (void)flags;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Highest possible CPU + 1, from /sys/devices/system/cpu/possible ("0-3", "0,2-5"): the kernel's
+ * nr_cpu_ids, which bounds every CPU number rseq or getcpu report. */
+static unsigned int read_possible_cpus(void)
+{
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int n = conf > 0 ? (unsigned int)conf : 1u;
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+
+	if (f) {
+		char buf[4096];
+		if (fgets(buf, sizeof(buf), f)) {
+			char *s = buf;
+			while (*s) {
+				char *end;
+				unsigned long v = strtoul(s, &end, 10);
+				if (end == s)
+					break;
+				if (v + 1 > n && v < 1u << 20)
+					n = (unsigned int)v + 1;
+				s = end;
+				if (*s == '-' || *s == ',')
+					s++;
+			}
+		}
+		fclose(f);
+	}
+	return n;
+}
+
+#if GRACE__RSEQ_OPS || defined(__x86_64__) || defined(__aarch64__)
+#define HAVE_RSEQ_ARCH 1
+#else
+#define HAVE_RSEQ_ARCH 0
+#endif
+
+static void rseq_init(void)
+{
+	rseq_nr_cpus = read_possible_cpus();
+	if (grace__env_ll("GRACE_NO_RSEQ", 0)) {
+		rseq_none_reason = "disabled by GRACE_NO_RSEQ";
+	} else if (!HAVE_RSEQ_ARCH) {
+		rseq_none_reason = "architecture not supported";
+	} else if (&__rseq_size && &__rseq_offset && __rseq_size > 0) {
+		/* glibc's area; its address minus ours is the same in every thread. */
+		uintptr_t area = (uintptr_t)__builtin_thread_pointer() + (uintptr_t)__rseq_offset;
+		uintptr_t own = (uintptr_t)&grace__rseq_own;
+		/* Opaque to the optimiser: folding tp - &own into one "sub GOTTPOFF" instruction
+		 * is a form the static linker cannot relax to the local-exec model. */
+		__asm__("" : "+r"(own));
+		grace_store_relaxed(&grace__rseq_delta, (intptr_t)(area - own));
+		rseq_mode = MODE_GLIBC;
+	} else {
+#if HAVE_RSEQ_ARCH
+		/* Probe with the calling thread: if the kernel accepts our area here it will in
+		 * other threads too (EBUSY there means another library registered that thread). */
+		if (grace_load_relaxed(&grace__rseq_own.cpu_id) == GRACE__RSEQ_CPU_UNINIT &&
+		    sys_rseq(&grace__rseq_own, sizeof(grace__rseq_own), 0, GRACE__RSEQ_SIG) == 0) {
+			rseq_mode = MODE_OWN;
+		} else {
+			rseq_none_reason = errno == ENOSYS ? "kernel without rseq"
+				: errno == EBUSY ? "thread registered by another library"
+				: "rseq registration refused";
+			grace_store_relaxed(&grace__rseq_own.cpu_id, GRACE__RSEQ_CPU_FAILED);
+		}
+#endif
+	}
+#if GRACE__RSEQ_OPS
+	if (rseq_mode != MODE_NONE) {
+		int mask = sys_membarrier(MEMBARRIER_CMD_QUERY, 0);
+		if (mask > 0 && (mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) &&
+		    sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0) == 0)
+			rseq_remote_ok = true;
+	}
+#endif
+}
+
+static inline void rseq_init_once(void)
+{
+	pthread_once(&rseq_once, rseq_init);
+}
+
+__attribute__((constructor)) static void rseq_constructor(void)
+{
+	rseq_init_once();
+}
+
+int grace__rseq_cpu_slow(void)
+{
+	struct grace__rseq_abi *rs;
+	int32_t c;
+	int s;
+
+	rseq_init_once();
+	rs = grace__rseq_area();
+	c = (int32_t)grace_load_relaxed(&rs->cpu_id);
+	if (c >= 0)
+		return c;
+	if (rs == &grace__rseq_own && (uint32_t)c == GRACE__RSEQ_CPU_UNINIT) {
+		/* First operation of this thread on grace's own area. */
+		if (rseq_mode == MODE_OWN &&
+		    sys_rseq(&grace__rseq_own, sizeof(grace__rseq_own), 0, GRACE__RSEQ_SIG) == 0) {
+			/* The kernel filled cpu_id on the way back to user space. */
+			c = (int32_t)grace_load_relaxed(&rs->cpu_id);
+			if (c >= 0)
+				return c;
+		} else {
+			/* Not registered with the kernel: the area is ours to mark. */
+			grace_store_relaxed(&grace__rseq_own.cpu_id, GRACE__RSEQ_CPU_FAILED);
+		}
+	}
+	s = sched_getcpu();
+	if (s < 0)
+		s = 0;
+	return (unsigned int)s < rseq_nr_cpus ? s : (int)((unsigned int)s % rseq_nr_cpus);
+}
+
+int grace__rseq_thread_ready(void)
+{
+	(void)grace__rseq_cpu();
+	return GRACE__RSEQ_OPS && (int32_t)grace_load_relaxed(&grace__rseq_area()->cpu_id) >= 0;
+}
+
+unsigned int grace__rseq_nr_cpus(void)
+{
+	rseq_init_once();
+	return rseq_nr_cpus;
+}
+
+const char *grace_rseq_mode(void)
+{
+	rseq_init_once();
+	switch (rseq_mode) {
+	case MODE_GLIBC:
+		return "glibc";
+	case MODE_OWN:
+		return "grace";
+	default:
+		return rseq_none_reason;
+	}
+}
+
+void grace__rseq_list_init(struct grace__rseq_list *l)
+{
+	rseq_init_once();
+	l->head = NULL;
+	l->ahead = NULL;
+	/* Without the membarrier command that aborts rseq critical sections, a list pushed with
+	 * rseq could be consumed only on its own CPU: keep it atomic for good. */
+	l->mode = (GRACE__RSEQ_OPS && rseq_mode != MODE_NONE && rseq_remote_ok) ? 0u : LIST_PERMANENT;
+	l->pad_ = 0;
+}
+
+struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l)
+{
+	struct rcu_head *r = NULL, *a, **tail;
+
+	if (grace_load_relaxed(&l->mode) == 0) {
+		/*
+		 * Switch the list to atomic mode, then abort every rseq critical section running
+		 * in this process. A push reads `mode` inside its critical section, after setting
+		 * rseq_cs: one that read 0 either committed before the membarrier's IPI reached its
+		 * CPU (and the IPI's full barrier made the commit visible to the exchange below)
+		 * or is restarted and reads `mode` again, now seeing LIST_DRAINING (the membarrier
+		 * starts with a full barrier on this side, and every CPU executes one before its
+		 * threads resume: pairs with the load of mode in the push). A thread that was not
+		 * running is restarted anyway when it resumes (preemption aborts the section).
+		 */
+		grace_store_relaxed(&l->mode, LIST_DRAINING);
+		if (sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0) {
+			/* Registration lost (a fork child): register again once. */
+			if (sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0) != 0 ||
+			    sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0)
+				grace__fatal("grace__rseq_list_take",
+					     "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) failed "
+					     "(errno %d): per-CPU list cannot be drained safely", errno);
+		}
+		/* Acquire: the nodes' fields (pairs with the release commit of the push). */
+		r = grace_xchg(&l->head, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
+		/* Release: the head is empty before rseq pushers write it again (they read mode
+		 * inside their critical section). */
+		grace_store_release(&l->mode, 0u);
+	}
+	/* Acquire: pairs with the release CAS of grace__rseq_list_push_atomic(). */
+	a = grace_xchg(&l->ahead, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
+	if (!r)
+		return a;
+	for (tail = &r->next; *tail; tail = &(*tail)->next)
+		;
+	*tail = a;
+	return r;
+}
