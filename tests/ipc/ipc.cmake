@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: MIT
+# The System V IPC case study (examples/ipc). The component is built from its own cmake file
+# (tests are configured before examples, so the first includer defines the target).
+include(${PROJECT_SOURCE_DIR}/examples/ipc/grace_ipc.cmake)
+grace_test(NAME ipc_sem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ipc_sem.c CXX LIBS grace_ipc
+           TIMEOUT 120)
