@@ -213,30 +213,39 @@ GRACE_INLINE struct grace_idr_slot *grace__idr_slots(struct grace_idr_array *a)
  * The caller is inside a read-side section of the registry's readers' flavor; the object stays
  * allocated until that section ends (if its remover retires it after a grace period).
  * Memory ordering: the array pointer is an rcu_dereference() (dependency-ordered, pairs with the
- * rcu_assign_pointer() that published the array); the slot's pointer is a load-acquire, so the
- * sequence number loaded after it is at least as new as the pointer and the object's contents
- * are visible (pairs with the store-release in grace_idr_alloc/replace).
+ * rcu_assign_pointer() that published the array). The slot is read seq (load-acquire), ptr
+ * (load-acquire), seq again: the first acquire pairs with the store-release of seq in
+ * grace_idr_remove() (a pointer older than that seq cannot be loaded after it), the second with
+ * the store-release of ptr in grace_idr_alloc()/replace() (the object's contents are visible,
+ * and a seq newer than the pointer is seen by the second load). Both seq loads equal to the
+ * ID's sequence prove that the pointer belongs to that ID, even if the ID reached this thread
+ * without synchronisation.
  * Thread-safety: any thread. Context: never blocks, never writes shared memory.
- * Cost: four dependent loads, no store, no fence on x86 (acquire is a plain load).
+ * Cost: five loads (three on the slot's line), no store; no fence on x86 (acquire is a plain
+ * load).
  */
 GRACE_INLINE void *grace_idr_lookup(const struct grace_idr *idr, int id)
 {
 	struct grace_idr_array *a;
 	struct grace_idr_slot *s;
-	uint32_t slot;
+	uint32_t slot, seq;
 	void *p;
 
 	if (GRACE_UNLIKELY(id < 0))
 		return NULL;
 	slot = (uint32_t)id & idr->slot_mask;
+	seq = (uint32_t)id >> idr->seq_shift;
 	a = rcu_dereference(idr->ary);
 	if (GRACE_UNLIKELY(slot >= a->size))
 		return NULL;
 	s = grace__idr_slots(a) + slot;
-	/* Acquire: the seq load below is not satisfied before this one, and the object's fields
-	 * are visible. Pairs with the store-release of ptr in grace_idr_alloc()/replace(). */
+	/* Acquire: orders the ptr load after it; pairs with the store-release of seq in remove. */
+	if (grace_load_acquire(&s->seq) != seq)
+		return NULL;
+	/* Acquire: the object's fields and the second seq load are ordered after it; pairs with
+	 * the store-release of ptr in grace_idr_alloc()/replace(). */
 	p = grace_load_acquire(&s->ptr);
-	if (p && grace_load_relaxed(&s->seq) == (uint32_t)id >> idr->seq_shift)
+	if (GRACE_LIKELY(grace_load_relaxed(&s->seq) == seq))
 		return p;
 	return NULL;
 }

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Update-side flavor operations for the data structures (ID registry, hash table): the default
+ * flavor and QSBR. An srcu domain fills in its own struct grace_flavor_ops with the domain as ctx.
+ */
+#include <grace/rcu.h>
+#include <grace/qsbr.h>
+#include <grace/idr.h>
+
+static void rcu_call_op(void *ctx, struct rcu_head *head, rcu_callback_t func)
+{
+	(void)ctx;
+	grace_rcu_call(head, func);
+}
+
+static void rcu_sync_op(void *ctx)
+{
+	(void)ctx;
+	grace_rcu_synchronize();
+}
+
+static void rcu_barrier_op(void *ctx)
+{
+	(void)ctx;
+	grace_rcu_barrier();
+}
+
+static void qsbr_call_op(void *ctx, struct rcu_head *head, rcu_callback_t func)
+{
+	(void)ctx;
+	grace_qsbr_call(head, func);
+}
+
+static void qsbr_sync_op(void *ctx)
+{
+	(void)ctx;
+	grace_qsbr_synchronize();
+}
+
+static void qsbr_barrier_op(void *ctx)
+{
+	(void)ctx;
+	grace_qsbr_barrier();
+}
+
+GRACE_API const struct grace_flavor_ops grace_flavor_rcu = {
+	"rcu", rcu_call_op, rcu_sync_op, rcu_barrier_op, NULL,
+};
+
+GRACE_API const struct grace_flavor_ops grace_flavor_qsbr = {
+	"qsbr", qsbr_call_op, qsbr_sync_op, qsbr_barrier_op, NULL,
+};

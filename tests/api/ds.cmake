@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: MIT
+# Data structures: RCU lists, hash table, ID registry. Quick runs here; the *_long variants
+# repeat the concurrent phases for longer (label long, outside the test command).
+grace_test(NAME api_idr SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr.c CXX TIMEOUT 120)
+grace_test(NAME api_idr_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr.c TIMEOUT 600
+           ENV GRACE_DS_TEST_MS=20000 LABELS long)
