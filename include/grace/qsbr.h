@@ -20,6 +20,7 @@
 #include <grace/compiler.h>
 #include <grace/arch/atomic.h>
 #include <grace/pointer.h>
+#include <grace/engine.h>
 #include <grace/internal/reader.h>
 
 GRACE_BEGIN_DECLS
@@ -127,6 +128,11 @@ GRACE_API unsigned long grace_qsbr_get_state(void);
 GRACE_API unsigned long grace_qsbr_start_poll(void);
 GRACE_API bool grace_qsbr_poll_state(unsigned long cookie);
 GRACE_API void grace_qsbr_cond_synchronize(unsigned long cookie);
+
+/** Policy, limits and statistics of the QSBR callback engine: as grace_rcu_set_policy() etc. */
+GRACE_API int grace_qsbr_set_policy(enum grace_gp_policy policy, unsigned int period_us);
+GRACE_API int grace_qsbr_set_callback_limits(size_t soft, size_t hard);
+GRACE_API void grace_qsbr_callback_stats(struct grace_cb_stats *stats);
 
 /* Short names. */
 GRACE_INLINE void qsbr_register_thread(void) { grace_qsbr_register_thread(); }

@@ -17,6 +17,7 @@
 #include <grace/compiler.h>
 #include <grace/arch/atomic.h>
 #include <grace/pointer.h>
+#include <grace/engine.h>
 #include <grace/internal/reader.h>
 
 GRACE_BEGIN_DECLS
@@ -170,6 +171,22 @@ GRACE_API unsigned long grace_rcu_get_state(void);
 GRACE_API unsigned long grace_rcu_start_poll(void);
 GRACE_API bool grace_rcu_poll_state(unsigned long cookie);
 GRACE_API void grace_rcu_cond_synchronize(unsigned long cookie);
+
+/**
+ * grace_rcu_set_policy() - how the callback engine drives grace periods for call_rcu() and
+ * start_poll_synchronize_rcu(): GRACE_POLICY_POLL (default) or GRACE_POLICY_BATCH with a period
+ * in microseconds (1..10000000). See <grace/engine.h>. Returns 0 or -EINVAL.
+ * The environment variables GRACE_POLICY_BATCH=1 and GRACE_BATCH_PERIOD_US set the start-up
+ * policy. synchronize_rcu() never waits for the batch period.
+ */
+GRACE_API int grace_rcu_set_policy(enum grace_gp_policy policy, unsigned int period_us);
+/**
+ * grace_rcu_set_callback_limits() - per-CPU soft and hard limits on callbacks queued and not
+ * yet invoked (see <grace/engine.h>). Returns 0, or -EINVAL if 0 or soft > hard.
+ */
+GRACE_API int grace_rcu_set_callback_limits(size_t soft, size_t hard);
+/** grace_rcu_callback_stats() - counters of the default flavor's callback engine. */
+GRACE_API void grace_rcu_callback_stats(struct grace_cb_stats *stats);
 
 /* Kernel-style names. */
 GRACE_INLINE void rcu_read_lock(void) { grace_rcu_read_lock(); }

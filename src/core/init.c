@@ -11,8 +11,13 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+void grace__cb_atfork_prepare(void);
+void grace__cb_atfork_parent(void);
+void grace__cb_atfork_child(void);
+
 static void atfork_prepare(void)
 {
+	grace__cb_atfork_prepare();
 	grace__qsbr_atfork_prepare();
 	grace__memb_atfork_prepare();
 }
@@ -20,11 +25,13 @@ static void atfork_parent(void)
 {
 	grace__memb_atfork_parent();
 	grace__qsbr_atfork_parent();
+	grace__cb_atfork_parent();
 }
 static void atfork_child(void)
 {
 	grace__memb_atfork_child();
 	grace__qsbr_atfork_child();
+	grace__cb_atfork_child();
 }
 
 static void do_init(void)

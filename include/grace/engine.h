@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Callback-engine policy and statistics types, shared by every flavor (rcu.h, qsbr.h, srcu.h).
+ *
+ * Policies (the OLS 2002 paper's latency/overhead trade-off; docs/policies.md maps them to its
+ * seven implementations):
+ *  GRACE_POLICY_POLL   a worker starts a grace period as soon as callbacks wait for one and
+ *                      drives it to the end (rcu-poll): lowest callback latency. All callbacks
+ *                      queued while a grace period runs share the next one. The default.
+ *  GRACE_POLICY_BATCH  callbacks wait until the oldest has waited `period_us` (default 10000,
+ *                      one 100 Hz tick as in rcu-ltimer), then one grace period serves all of
+ *                      them: fewest grace periods and wake-ups per callback, lowest overhead.
+ * Expediting on demand: synchronize_*_expedited(), and the engine itself when a queue passes
+ * its soft limit (a flood, or a stalled reader), whatever the policy.
+ *
+ * Memory bound: a CPU's queue holding more than `soft` callbacks that have not been invoked
+ * makes the engine expedite and the queuing thread help drive grace periods; past `hard` the
+ * queuing thread waits (for a grace period and the invocations it allows) before returning,
+ * so pending callbacks never exceed about hard x CPUs (+ one per thread that queues from inside
+ * a read-side section or a callback, where waiting would deadlock). Defaults: soft 10000,
+ * hard 100000 per CPU.
+ */
+#ifndef GRACE_ENGINE_H
+#define GRACE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <grace/compiler.h>
+
+GRACE_BEGIN_DECLS
+
+enum grace_gp_policy {
+	GRACE_POLICY_POLL = 0,
+	GRACE_POLICY_BATCH = 1,
+};
+
+struct grace_cb_stats {
+	uint64_t queued;        /* callbacks ever queued */
+	uint64_t invoked;       /* callbacks ever invoked */
+	uint64_t pending;       /* queued - invoked, at the time of the call */
+	uint64_t grace_periods; /* grace periods completed by the flavor (any cause) */
+	uint64_t waits;         /* times a call_* waited at the hard limit */
+	uint64_t worker_cpu_ns; /* CPU time consumed by the flavor's callback workers */
+	unsigned int workers;   /* worker threads running */
+};
+
+GRACE_END_DECLS
+
+#endif /* GRACE_ENGINE_H */

@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The callback engine (see callback.h for the shape).
+ *
+ * Queue protocol and its ordering:
+ *  - call_*: head->func = func; push head on the CPU's `incoming` stack with a CAS (release
+ *    side of the hand-off, and seq_cst so the push is ordered before the load of the worker's
+ *    `sleeping` word: store-buffering pair with worker_sleep()); then `pushed` += 1 (relaxed,
+ *    only a count for the memory bound).
+ *  - worker: xchg(incoming, NULL) with acquire (pairs with the push: the callback's fields and
+ *    everything the caller did before call_* are visible), reverse the stack into FIFO order,
+ *    then take the cookie with grace__gp_snap(). The caller's removal happens before the snap,
+ *    so the grace period named by the cookie covers every reader that could hold the removed
+ *    object (core/gp.c argument (1), with happens-before in place of program order).
+ *  - Batches wait in segments ordered by cookie (later batches never get an earlier cookie:
+ *    snaps are monotonic), so invocation is FIFO per queue. A segment is invoked once
+ *    grace__gp_done(cookie) (acquire, pairs with seq_end's release): the readers' sections
+ *    happen before the callback.
+ *  - rcu_barrier: under barrier_lock, bump each started queue's barrier_req (release) and wake
+ *    its worker; the worker, on seeing the request (acquire), harvests again and appends a
+ *    marker behind everything harvested. Every callback whose call_* returned before the
+ *    barrier began was pushed before the request was seen, so it is ahead of the marker in FIFO
+ *    order; the barrier returns when every marker has run.
+ *  - Sleep/wake: the worker stores sleeping (seq_cst), re-checks its queues, and sleeps on the
+ *    futex; a pusher loads sleeping (seq_cst) after its push and wakes it. One of the two sees
+ *    the other (SB with seq_cst on both sides).
+ */
+#include "engine/callback.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <grace/arch/atomic.h>
+
+#include "core/diag.h"
+#include "core/sys.h"
+
+#define NSEG 8
+#define DEFAULT_SOFT 10000u
+#define DEFAULT_HARD 100000u
+#define DEFAULT_PERIOD_US 10000u
+
+enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2 };
+
+struct seg {
+	struct rcu_head *head, **tail;
+	uint64_t cookie;
+	uint64_t t_ns; /* when the oldest callback of the segment was harvested */
+};
+
+struct cbq {
+	/* Pusher line. */
+	struct rcu_head *incoming GRACE_ALIGNED_CACHE;
+	uint64_t pushed;
+	/* Worker-published line. */
+	uint64_t invoked GRACE_ALIGNED_CACHE;
+	uint32_t progress;         /* futex: bumped after each invocation batch */
+	uint32_t progress_waiters;
+	/* Written by rcu_barrier under barrier_lock. */
+	uint64_t barrier_req GRACE_ALIGNED_CACHE;
+	/* Worker-private, under lock (fork takes it). */
+	pthread_mutex_t lock GRACE_ALIGNED_CACHE;
+	struct seg segs[NSEG];
+	unsigned int nseg;
+	uint64_t barrier_seen;
+	struct rcu_head marker;
+	struct worker *w;
+	struct grace__cbdom *d;
+};
+
+struct worker {
+	uint32_t sleeping GRACE_ALIGNED_CACHE; /* futex: AWAKE, IDLE_SLEEP or TIMED_SLEEP */
+	uint32_t started;
+	unsigned int idx;
+	pthread_t th;
+	struct grace__cbdom *d;
+};
+
+struct grace__cbdom {
+	struct grace__gp *gp;
+	const struct grace__cbdom_ops *ops;
+	const char *name;
+	unsigned int ncpu, nworkers;
+	struct cbq *q;
+	struct worker *w;
+	pthread_mutex_t start_lock;
+	uint32_t policy;
+	uint32_t period_us;
+	uint64_t soft, hard;
+	uint64_t gp_req;       /* highest cookie asked for by start_poll (atomic max) */
+	uint32_t urgent;       /* expedite the next grace period */
+	uint32_t stop;
+	pthread_mutex_t barrier_lock;
+	uint32_t barrier_done; /* futex: markers invoked */
+	uint64_t waits;
+	struct grace__cbdom *next_all;
+};
+
+static __thread int in_callback GRACE_TLS_IE;
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct grace__cbdom *all_domains;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+bool grace__in_callback(void)
+{
+	return in_callback != 0;
+}
+
+static inline bool cookie_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b) < 0;
+}
+
+static unsigned int current_cpu(const struct grace__cbdom *d)
+{
+	int c = sched_getcpu(); /* glibc reads it from the rseq area when registered */
+	if (GRACE_UNLIKELY(c < 0))
+		c = 0;
+	return (unsigned int)c % d->ncpu;
+}
+
+/* ---- worker side ---- */
+
+/* Move the incoming stack into a new FIFO segment. q->lock held. Returns the count. */
+static uint64_t harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
+{
+	/* Acquire: pairs with the release of the pushers' CAS. */
+	struct rcu_head *l = grace_xchg(&q->incoming, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
+	struct rcu_head *fifo = NULL, *last = l;
+	uint64_t n = 0;
+
+	if (!l)
+		return 0;
+	while (l) {
+		struct rcu_head *nx = l->next;
+		l->next = fifo;
+		fifo = l;
+		l = nx;
+		n++;
+	}
+	/* The cookie is taken after the harvest: see the argument at the top. */
+	uint64_t c = grace__gp_snap(d->gp);
+	struct seg *s;
+	if (q->nseg && (q->segs[q->nseg - 1].cookie == c || q->nseg == NSEG)) {
+		s = &q->segs[q->nseg - 1]; /* same grace period (or full: wait for the later one) */
+		*s->tail = fifo;
+		s->cookie = c;
+	} else {
+		s = &q->segs[q->nseg++];
+		s->head = fifo;
+		s->cookie = c;
+		s->t_ns = now;
+	}
+	s->tail = &last->next;
+	return n;
+}
+
+static void append_marker(struct grace__cbdom *d, struct cbq *q, uint64_t now)
+{
+	q->marker.next = NULL;
+	uint64_t c = grace__gp_snap(d->gp);
+	if (q->nseg && (q->segs[q->nseg - 1].cookie == c || q->nseg == NSEG)) {
+		struct seg *s = &q->segs[q->nseg - 1];
+		*s->tail = &q->marker;
+		s->tail = &q->marker.next;
+		s->cookie = c;
+	} else {
+		struct seg *s = &q->segs[q->nseg++];
+		s->head = &q->marker;
+		s->tail = &q->marker.next;
+		s->cookie = c;
+		s->t_ns = now;
+	}
+}
+
+static void marker_fn(struct rcu_head *h)
+{
+	struct cbq *q = grace_container_of(h, struct cbq, marker);
+	struct grace__cbdom *d = q->d;
+	grace_fetch_add(&d->barrier_done, 1u, __ATOMIC_SEQ_CST);
+	grace__futex_wake(&d->barrier_done, INT_MAX);
+}
+
+/* Invoke a FIFO list; returns the number of real callbacks (markers excluded). */
+static uint64_t invoke(struct cbq *q, struct rcu_head *l)
+{
+	uint64_t n = 0;
+	in_callback = 1;
+	while (l) {
+		struct rcu_head *nx = l->next;
+		if (l == &q->marker) {
+			marker_fn(l);
+		} else {
+			l->func(l);
+			n++;
+		}
+		l = nx;
+	}
+	in_callback = 0;
+	return n;
+}
+
+static bool worker_has_work(struct worker *w, bool only_urgent)
+{
+	struct grace__cbdom *d = w->d;
+	if (grace_load_relaxed(&d->stop) || grace_load_relaxed(&d->urgent))
+		return true;
+	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
+		struct cbq *q = &d->q[i];
+		if (grace_load_relaxed(&q->barrier_req) != q->barrier_seen)
+			return true;
+		if (!only_urgent && __atomic_load_n(&q->incoming, __ATOMIC_SEQ_CST))
+			return true;
+	}
+	if (!only_urgent && !grace__gp_done(d->gp, grace_load_relaxed(&d->gp_req)))
+		return true;
+	return false;
+}
+
+static void worker_sleep(struct worker *w, uint32_t mode, int64_t timeout_ns)
+{
+	/* seq_cst store, then re-check: SB pair with the pusher's seq_cst CAS + load of sleeping. */
+	__atomic_store_n(&w->sleeping, mode, __ATOMIC_SEQ_CST);
+	if (!worker_has_work(w, mode == TIMED_SLEEP))
+		grace__futex_wait(&w->sleeping, mode, timeout_ns);
+	grace_store_relaxed(&w->sleeping, (uint32_t)AWAKE);
+}
+
+static void wake_worker(struct worker *w)
+{
+	if (grace_xchg(&w->sleeping, (uint32_t)AWAKE, __ATOMIC_SEQ_CST) != AWAKE)
+		grace__futex_wake(&w->sleeping, 1);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = (struct worker *)arg;
+	struct grace__cbdom *d = w->d;
+
+	if (d->nworkers == d->ncpu) {
+		/* Invoke callbacks on the CPU that queued them, where the affinity mask allows. */
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->idx, &set);
+		(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	char nm[16];
+	snprintf(nm, sizeof(nm), "grace-%.4s/%u", d->name, w->idx);
+	pthread_setname_np(pthread_self(), nm);
+
+	for (;;) {
+		uint64_t now = grace__now_ns();
+		bool waiting = false;
+		uint64_t need = 0, oldest = UINT64_MAX;
+
+		for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
+			struct cbq *q = &d->q[i];
+			struct rcu_head *ready = NULL, **rtail = &ready;
+
+			pthread_mutex_lock(&q->lock);
+			harvest(d, q, now);
+			/* Acquire: pairs with the release in grace__cbdom_barrier(). */
+			uint64_t br = grace_load_acquire(&q->barrier_req);
+			if (br != q->barrier_seen) {
+				q->barrier_seen = br;
+				harvest(d, q, now);
+				append_marker(d, q, now);
+			}
+			unsigned int k = 0;
+			while (k < q->nseg && grace__gp_done(d->gp, q->segs[k].cookie)) {
+				*rtail = q->segs[k].head;
+				rtail = q->segs[k].tail;
+				k++;
+			}
+			if (k) {
+				memmove(q->segs, q->segs + k, (q->nseg - k) * sizeof(q->segs[0]));
+				q->nseg -= k;
+			}
+			if (q->nseg) {
+				if (!waiting || cookie_before(q->segs[0].cookie, need))
+					need = q->segs[0].cookie;
+				if (q->segs[0].t_ns < oldest)
+					oldest = q->segs[0].t_ns;
+				waiting = true;
+			}
+			pthread_mutex_unlock(&q->lock);
+
+			if (ready) {
+				uint64_t n = invoke(q, ready);
+				/* Release: the callbacks ran before a waiter sees the count (hard limit
+				 * waiters and stats read it with acquire). */
+				grace_store_release(&q->invoked, q->invoked + n);
+				grace_fetch_add(&q->progress, 1u, __ATOMIC_SEQ_CST);
+				if (__atomic_load_n(&q->progress_waiters, __ATOMIC_SEQ_CST))
+					grace__futex_wake(&q->progress, INT_MAX);
+			}
+		}
+
+		uint64_t req = grace_load_relaxed(&d->gp_req);
+		if (!grace__gp_done(d->gp, req)) {
+			if (!waiting || cookie_before(req, need))
+				need = req;
+			if (!waiting)
+				oldest = now;
+			waiting = true;
+		}
+		if (waiting) {
+			if (grace__gp_done(d->gp, need))
+				continue;
+			bool urgent = grace_load_relaxed(&d->urgent) != 0;
+			if (grace_load_relaxed(&d->policy) == GRACE_POLICY_BATCH && !urgent &&
+			    !grace_load_relaxed(&d->stop)) {
+				uint64_t deadline = oldest + (uint64_t)grace_load_relaxed(&d->period_us) * 1000;
+				if (now < deadline) {
+					worker_sleep(w, TIMED_SLEEP, (int64_t)(deadline - now));
+					continue;
+				}
+			}
+			if (urgent)
+				grace_store_relaxed(&d->urgent, 0u);
+			grace__gp_wait(d->gp, need, urgent ? GRACE__GP_EXPEDITED : 0);
+			continue;
+		}
+		if (grace_load_relaxed(&d->stop))
+			break;
+		worker_sleep(w, IDLE_SLEEP, -1);
+	}
+	return NULL;
+}
+
+/* ---- domain management ---- */
+
+static void at_exit_drain(void);
+static void at_exit_drain_register(void);
+
+static void start_worker(struct grace__cbdom *d, struct worker *w)
+{
+	pthread_mutex_lock(&d->start_lock);
+	if (!w->started && !d->stop) {
+		sigset_t all, old;
+		sigfillset(&all);
+		/* Workers never take the process's signals. */
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		int e = pthread_create(&w->th, NULL, worker_main, w);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (e != 0)
+			grace__fatal("call_rcu", "cannot start a callback worker thread: %s", strerror(e));
+		/* Release: a barrier that sees started sees the thread (pairs with the acquire in
+		 * grace__cbdom_barrier and the pushers' check). */
+		grace_store_release(&w->started, 1u);
+	}
+	pthread_mutex_unlock(&d->start_lock);
+	pthread_once(&exit_once, at_exit_drain_register);
+}
+
+struct grace__cbdom *grace__cbdom_create(struct grace__gp *gp, const struct grace__cbdom_ops *ops,
+					 const char *name, unsigned int nworkers)
+{
+	struct grace__cbdom *d = (struct grace__cbdom *)calloc(1, sizeof(*d));
+	int ncpu = get_nprocs_conf();
+	if (!d)
+		return NULL;
+	if (ncpu < 1)
+		ncpu = 1;
+	d->ncpu = (unsigned int)ncpu;
+	d->nworkers = (nworkers == 0 || nworkers > d->ncpu) ? d->ncpu : nworkers;
+	if (posix_memalign((void **)&d->q, GRACE_CACHE_LINE, d->ncpu * sizeof(struct cbq)) ||
+	    posix_memalign((void **)&d->w, GRACE_CACHE_LINE, d->nworkers * sizeof(struct worker))) {
+		free(d->q);
+		free(d);
+		return NULL;
+	}
+	memset(d->q, 0, d->ncpu * sizeof(struct cbq));
+	memset(d->w, 0, d->nworkers * sizeof(struct worker));
+	for (unsigned int i = 0; i < d->nworkers; i++) {
+		d->w[i].idx = i;
+		d->w[i].d = d;
+	}
+	for (unsigned int i = 0; i < d->ncpu; i++) {
+		pthread_mutex_init(&d->q[i].lock, NULL);
+		d->q[i].w = &d->w[i % d->nworkers];
+		d->q[i].d = d;
+	}
+	d->gp = gp;
+	d->ops = ops;
+	d->name = name;
+	d->policy = GRACE_POLICY_POLL;
+	d->period_us = (uint32_t)grace__env_ll("GRACE_BATCH_PERIOD_US", DEFAULT_PERIOD_US);
+	if (grace__env_ll("GRACE_POLICY_BATCH", 0))
+		d->policy = GRACE_POLICY_BATCH;
+	d->soft = DEFAULT_SOFT;
+	d->hard = DEFAULT_HARD;
+	pthread_mutex_init(&d->start_lock, NULL);
+	pthread_mutex_init(&d->barrier_lock, NULL);
+	pthread_mutex_lock(&all_lock);
+	d->next_all = all_domains;
+	all_domains = d;
+	pthread_mutex_unlock(&all_lock);
+	return d;
+}
+
+uint64_t grace__cbdom_pending(struct grace__cbdom *d)
+{
+	uint64_t p = 0;
+	for (unsigned int i = 0; i < d->ncpu; i++)
+		p += grace_load_relaxed(&d->q[i].pushed) - grace_load_acquire(&d->q[i].invoked);
+	return p;
+}
+
+static void stop_workers(struct grace__cbdom *d)
+{
+	pthread_mutex_lock(&d->start_lock);
+	grace_store_relaxed(&d->stop, 1u);
+	pthread_mutex_unlock(&d->start_lock);
+	for (unsigned int i = 0; i < d->nworkers; i++) {
+		struct worker *w = &d->w[i];
+		if (!grace_load_acquire(&w->started))
+			continue;
+		wake_worker(w);
+		pthread_join(w->th, NULL);
+		w->started = 0;
+	}
+}
+
+int grace__cbdom_destroy(struct grace__cbdom *d)
+{
+	if (!d)
+		return 0;
+	if (grace__cbdom_pending(d))
+		return -EBUSY;
+	stop_workers(d);
+	pthread_mutex_lock(&all_lock);
+	for (struct grace__cbdom **pp = &all_domains; *pp; pp = &(*pp)->next_all) {
+		if (*pp == d) {
+			*pp = d->next_all;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&all_lock);
+	free(d->q);
+	free(d->w);
+	free(d);
+	return 0;
+}
+
+/* ---- call side ---- */
+
+/* Callbacks among the first n queued on a queue that are not yet invoked. Signed: other
+ * threads' callbacks pushed after ours may already be invoked when we read the count. */
+static inline int64_t backlog(uint64_t n, uint64_t invoked)
+{
+	return (int64_t)(n - invoked);
+}
+
+static void flood(struct grace__cbdom *d, struct cbq *q, uint64_t n, const char *call)
+{
+	/* Past the soft limit: expedite, and help if this thread may block. */
+	grace_store_relaxed(&d->urgent, 1u);
+	wake_worker(q->w);
+	if (in_callback || d->ops->caller_is_reader())
+		return; /* waiting here could deadlock: the overshoot is bounded per thread */
+	grace__gp_try_drive(d->gp, grace__gp_snap(d->gp), GRACE__GP_EXPEDITED);
+	uint64_t hard = grace_load_relaxed(&d->hard);
+	if (backlog(n, grace_load_acquire(&q->invoked)) <= (int64_t)hard)
+		return;
+	/* Past the hard limit: wait until the worker has invoked all but `hard` of the callbacks
+	 * queued here before ours. */
+	grace_fetch_add(&d->waits, 1u, __ATOMIC_RELAXED);
+	int tok = d->ops->enter_wait(call);
+	while (backlog(n, grace_load_acquire(&q->invoked)) > (int64_t)hard) {
+		uint32_t p = grace_load_acquire(&q->progress);
+		grace_fetch_add(&q->progress_waiters, 1u, __ATOMIC_SEQ_CST);
+		if (backlog(n, __atomic_load_n(&q->invoked, __ATOMIC_SEQ_CST)) > (int64_t)hard)
+			grace__futex_wait(&q->progress, p, 50 * 1000000ll);
+		grace_fetch_sub(&q->progress_waiters, 1u, __ATOMIC_SEQ_CST);
+		grace_store_relaxed(&d->urgent, 1u);
+		wake_worker(q->w);
+	}
+	d->ops->leave_wait(tok);
+}
+
+void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func,
+		       const char *call)
+{
+	if (GRACE_UNLIKELY(!head || !func))
+		grace__misuse_fatal(call, "NULL %s", head ? "callback function" : "rcu_head");
+	struct cbq *q = &d->q[current_cpu(d)];
+	struct worker *w = q->w;
+
+	if (GRACE_UNLIKELY(!grace_load_acquire(&w->started))) {
+		if (grace_load_relaxed(&d->stop)) {
+			/* After exit-time shutdown: no workers any more; run it synchronously if the
+			 * caller may wait, else leave it (the process is exiting). */
+			if (!in_callback && !d->ops->caller_is_reader()) {
+				grace__gp_wait(d->gp, grace__gp_snap(d->gp), 0);
+				func(head);
+			}
+			return;
+		}
+		start_worker(d, w);
+	}
+	head->func = func;
+	struct rcu_head *old = grace_load_relaxed(&q->incoming);
+	do {
+		head->next = old;
+		/* seq_cst: release for the hand-off to the worker (pairs with its acquire xchg) and
+		 * ordered before the load of sleeping below (SB pair with worker_sleep). */
+	} while (!__atomic_compare_exchange_n(&q->incoming, &old, head, 1, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	uint64_t n = grace_fetch_add(&q->pushed, 1u, __ATOMIC_RELAXED) + 1;
+	uint32_t s = __atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST);
+	bool over = backlog(n, grace_load_relaxed(&q->invoked)) > (int64_t)grace_load_relaxed(&d->soft);
+	if (s == IDLE_SLEEP || (s == TIMED_SLEEP && over))
+		wake_worker(w);
+	if (GRACE_UNLIKELY(over))
+		flood(d, q, n, call);
+}
+
+void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
+{
+	uint64_t cur = grace_load_relaxed(&d->gp_req);
+	while (cookie_before(cur, cookie) &&
+	       !grace_cmpxchg(&d->gp_req, &cur, cookie, __ATOMIC_SEQ_CST)) {
+	}
+	struct worker *w = d->q[current_cpu(d)].w;
+	if (!grace_load_acquire(&w->started))
+		start_worker(d, w);
+	if (__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST) == IDLE_SLEEP)
+		wake_worker(w);
+}
+
+static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
+{
+	bool ok = true;
+	pthread_mutex_lock(&d->barrier_lock);
+	uint32_t nq = 0;
+	grace_store_relaxed(&d->barrier_done, 0u);
+	for (unsigned int i = 0; i < d->ncpu; i++) {
+		struct cbq *q = &d->q[i];
+		if (!grace_load_acquire(&q->w->started)) {
+			/* A queue with work but no worker (fork child): restart it. */
+			if (grace_load_relaxed(&q->pushed) == grace_load_relaxed(&q->invoked) &&
+			    !q->nseg && !grace_load_relaxed(&q->incoming))
+				continue;
+			start_worker(d, q->w);
+			if (!grace_load_acquire(&q->w->started))
+				continue;
+		}
+		/* Release: pairs with the worker's acquire load of barrier_req. */
+		grace_store_release(&q->barrier_req, q->barrier_req + 1);
+		nq++;
+	}
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (grace_load_acquire(&d->w[i].started))
+			wake_worker(&d->w[i]);
+	uint64_t t0 = grace__now_ns();
+	for (;;) {
+		uint32_t v = __atomic_load_n(&d->barrier_done, __ATOMIC_SEQ_CST);
+		if (v >= nq)
+			break;
+		int64_t to = -1;
+		if (timeout_ns) {
+			uint64_t el = grace__now_ns() - t0;
+			if (el >= timeout_ns) {
+				ok = false;
+				break;
+			}
+			to = (int64_t)(timeout_ns - el);
+		}
+		grace__futex_wait(&d->barrier_done, v, to);
+	}
+	pthread_mutex_unlock(&d->barrier_lock);
+	return ok;
+}
+
+void grace__cbdom_barrier(struct grace__cbdom *d, const char *call)
+{
+	if (in_callback)
+		grace__misuse_fatal(call, "called from a callback (would deadlock)");
+	int tok = d->ops->enter_wait(call);
+	barrier_timed(d, 0);
+	d->ops->leave_wait(tok);
+}
+
+int grace__cbdom_set_policy(struct grace__cbdom *d, enum grace_gp_policy p, unsigned int period_us)
+{
+	if (p != GRACE_POLICY_POLL && p != GRACE_POLICY_BATCH)
+		return -EINVAL;
+	if (p == GRACE_POLICY_BATCH && (period_us == 0 || period_us > 10000000))
+		return -EINVAL;
+	if (p == GRACE_POLICY_BATCH)
+		grace_store_relaxed(&d->period_us, period_us);
+	grace_store_relaxed(&d->policy, (uint32_t)p);
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (grace_load_acquire(&d->w[i].started))
+			wake_worker(&d->w[i]);
+	return 0;
+}
+
+int grace__cbdom_set_limits(struct grace__cbdom *d, size_t soft, size_t hard)
+{
+	if (soft == 0 || hard == 0 || soft > hard)
+		return -EINVAL;
+	grace_store_relaxed(&d->soft, (uint64_t)soft);
+	grace_store_relaxed(&d->hard, (uint64_t)hard);
+	return 0;
+}
+
+void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned int i = 0; i < d->ncpu; i++) {
+		st->queued += grace_load_relaxed(&d->q[i].pushed);
+		st->invoked += grace_load_acquire(&d->q[i].invoked);
+	}
+	st->pending = st->queued - st->invoked;
+	st->grace_periods = grace_load_relaxed(&d->gp->seq) >> 2;
+	st->waits = grace_load_relaxed(&d->waits);
+	pthread_mutex_lock(&d->start_lock);
+	for (unsigned int i = 0; i < d->nworkers; i++) {
+		struct worker *w = &d->w[i];
+		clockid_t cid;
+		struct timespec ts;
+		if (!w->started)
+			continue;
+		st->workers++;
+		if (pthread_getcpuclockid(w->th, &cid) == 0 && clock_gettime(cid, &ts) == 0)
+			st->worker_cpu_ns += (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	pthread_mutex_unlock(&d->start_lock);
+}
+
+/* ---- process exit and fork ---- */
+
+/*
+ * At exit, run what is still queued (so nothing leaks) and join the workers. Registered with
+ * atexit() when the first worker starts, which is after a sanitizer's own exit handler, so it
+ * runs before the leak check. Bounded: a reader stuck in a section cannot hang exit; its
+ * callbacks are then left (and the workers detached) with a warning.
+ */
+static void at_exit_drain(void)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
+		bool ok = true;
+		if (!in_callback && !d->ops->caller_is_reader()) {
+			for (int i = 0; i < 4 && grace__cbdom_pending(d); i++)
+				ok = barrier_timed(d, 2000000000ull) && ok;
+		}
+		if (!ok) {
+			grace__warn("exit: %s callbacks still wait for a grace period held by a "
+				    "reader; %llu left unrun", d->name,
+				    (unsigned long long)grace__cbdom_pending(d));
+			grace_store_relaxed(&d->stop, 1u);
+			continue;
+		}
+		stop_workers(d);
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+static void at_exit_drain_register(void)
+{
+	atexit(at_exit_drain);
+}
+
+void grace__cb_atfork_prepare(void)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
+		pthread_mutex_lock(&d->start_lock);
+		for (unsigned int i = 0; i < d->ncpu; i++)
+			pthread_mutex_lock(&d->q[i].lock);
+	}
+}
+
+void grace__cb_atfork_parent(void)
+{
+	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
+		for (unsigned int i = 0; i < d->ncpu; i++)
+			pthread_mutex_unlock(&d->q[i].lock);
+		pthread_mutex_unlock(&d->start_lock);
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+void grace__cb_atfork_child(void)
+{
+	/* The child has no workers: they restart on the next call_*, start_poll or barrier. */
+	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
+		for (unsigned int i = 0; i < d->ncpu; i++) {
+			pthread_mutex_init(&d->q[i].lock, NULL);
+			d->q[i].progress_waiters = 0;
+		}
+		for (unsigned int i = 0; i < d->nworkers; i++) {
+			d->w[i].started = 0;
+			d->w[i].sleeping = AWAKE;
+		}
+		pthread_mutex_init(&d->start_lock, NULL);
+		pthread_mutex_init(&d->barrier_lock, NULL);
+		d->barrier_done = 0;
+	}
+	pthread_mutex_init(&all_lock, NULL);
+}
