@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Read-side benchmark: lock+unlock cost (ns per pair, 1 and 2 threads; instructions per pair under
+# callgrind) and synchronize latency (p50/p99 with 0, 1 and 8 busy readers), grace against
+# liburcu. Runs are interleaved (grace, liburcu, grace, liburcu, ...) so drift hits both alike.
+#
+#   bench/readside/run.sh [--out DIR] [--quick]
+#
+# Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
+#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build/bench
+# Writes DIR/readside.csv (rows: bench,design,threads,run,metric,value,unit), DIR/readside.md (a
+# markdown fragment: tables of medians and ratios) and DIR/readside.png. DIR defaults to
+# $GRACE_BUILD/results. About 80 s (--quick: about 30 s).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${GRACE_BUILD:-$root/build/bench}
+case "$build" in /*) ;; *) build=$root/$build ;; esac
+out=""
+quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (usage: run.sh [--out DIR] [--quick])" >&2; exit 2 ;;
+  esac
+done
+[ -n "$out" ] || out=$build/results
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+bin=$build/bench/readside/readside_bench
+sbin=$build/bench/readside/readside_bench_static
+for b in "$bin" "$sbin"; do
+  if [ ! -x "$b" ]; then
+    echo "run.sh: $b not found; build first:" >&2
+    echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C ${GRACE_BUILD:-build/bench}" >&2
+    exit 1
+  fi
+done
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+if [ $quick = 1 ]; then
+  runs=3; pair_ms=30; sync_ms=150; sync_over_ms=400; iters=200000
+else
+  runs=7; pair_ms=50; sync_ms=300; sync_over_ms=1000; iters=1000000
+fi
+sync_max=20000
+
+csv=$out/readside.csv
+raw=$out/readside-raw
+rm -rf "$raw"
+mkdir -p "$raw"
+echo "bench,design,threads,run,metric,value,unit" >"$csv"
+
+# Designs this build has (the liburcu peers are absent when liburcu-dev was not found).
+mapfile -t designs < <("$bin" list | cut -f1)
+has() { local d; for d in "${designs[@]}"; do [ "$d" = "$1" ] && return 0; done; return 1; }
+sym() { "$bin" list | awk -F'\t' -v d="$1" '$1 == d { print $2 }'; }
+
+# The pair designs: every design of the main binary, plus grace with the fence fallback
+# (GRACE_NO_MEMBARRIER=1) and grace linked statically.
+pair_one() { # run threads
+  local d
+  for d in "${designs[@]}"; do
+    "$bin" pair --design "$d" --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
+  done
+  GRACE_NO_MEMBARRIER=1 "$bin" pair --design grace --as grace-fence --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
+  "$sbin" pair --design grace --as grace-static --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
+}
+
+echo "machine,$(uname -r),$(nproc),0,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
+t_begin=$(date +%s)
+
+echo "readside: lock+unlock pairs, $runs interleaved runs x {1,2} threads" >&2
+for run in $(seq 1 $runs); do
+  for t in 1 2; do
+    pair_one "$run" "$t"
+  done
+done
+
+echo "readside: instructions per pair under callgrind ($iters pairs)" >&2
+count_one() { # name-in-csv binary design [env...]
+  local as=$1 b=$2 d=$3
+  shift 3
+  local s f
+  s=$(sym "$d")
+  f=$raw/callgrind.$as.out
+  if ! env "$@" valgrind --tool=callgrind --toggle-collect="$s" --callgrind-out-file="$f" \
+      "$b" count --design "$d" --iters $iters >/dev/null 2>"$raw/callgrind.$as.log"; then
+    echo "run.sh: callgrind failed for $as (see $raw/callgrind.$as.log)" >&2
+    return 0
+  fi
+  awk -v as="$as" -v n=$iters '/^totals:/ { printf "instr,%s,1,0,ir_per_pair,%.4f,instr\n", as, $2 / n }' \
+    "$f" >>"$csv"
+}
+if command -v valgrind >/dev/null; then
+  for d in "${designs[@]}"; do
+    count_one "$d" "$bin" "$d"
+  done
+  count_one grace-fence "$bin" grace GRACE_NO_MEMBARRIER=1
+  count_one grace-static "$sbin" grace
+else
+  echo "run.sh: valgrind not found: no instruction counts" >&2
+fi
+
+echo "readside: synchronize latency, $runs interleaved runs" >&2
+sync_designs="grace urcu-memb"
+has urcu-memb || sync_designs="grace"
+qsbr_pairs="grace-qsbr urcu-qsbr"
+has urcu-qsbr || qsbr_pairs="grace-qsbr"
+for run in $(seq 1 $runs); do
+  for readers in 0 1 8; do
+    ms=$sync_ms
+    [ $readers -ge "$(nproc)" ] && ms=$sync_over_ms
+    for d in $sync_designs; do
+      "$bin" sync --design "$d" --readers $readers --ms $ms --max $sync_max --run "$run" \
+        --raw "$raw/sync.$d.$readers.txt" >>"$csv"
+    done
+  done
+  for readers in 0 1; do
+    for d in $qsbr_pairs; do
+      "$bin" sync --design "$d" --readers $readers --ms $sync_ms --max $sync_max --run "$run" \
+        --raw "$raw/sync.$d.$readers.txt" >>"$csv"
+    done
+  done
+done
+
+echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
+echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
+
+"$py" "$here/report.py" --csv "$csv" --raw "$raw" --out "$out" \
+  --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
+  --cmd "bench/readside/run.sh$([ $quick = 1 ] && echo ' --quick')"
+echo "readside: wrote $csv, $out/readside.md, $out/readside.png" >&2
