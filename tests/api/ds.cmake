@@ -4,3 +4,6 @@
 grace_test(NAME api_idr SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr.c CXX TIMEOUT 120)
 grace_test(NAME api_idr_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr.c TIMEOUT 600
            ENV GRACE_DS_TEST_MS=20000 LABELS long)
+grace_test(NAME api_list SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_list.c CXX TIMEOUT 120)
+grace_test(NAME api_list_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_list.c TIMEOUT 600
+           ENV GRACE_DS_TEST_MS=20000 LABELS long)

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * <grace/list.h>: the plain and RCU list operations, the iterators, the debug checks, and
+ * readers traversing while updaters add, delete and replace entries (default flavor). Freed
+ * entries are poisoned first: a reader that sees poison used an entry after its grace period.
+ * Permanent entries, never removed, must be seen exactly once and in order by every traversal.
+ */
+#include <pthread.h>
+#include <grace/grace.h>
+#include <grace/list.h>
+#include "gtest_lite.h"
+
+#define LIVE 0x4c495645u
+#define DEAD 0xdeadbeefu
+
+struct item {
+	int key;
+	unsigned magic;
+	struct grace_list_head node;
+	struct rcu_head rcu;
+};
+
+static unsigned test_ms(unsigned def)
+{
+	const char *e = getenv("GRACE_DS_TEST_MS");
+	return e ? (unsigned)atoi(e) : def;
+}
+
+static void fill(struct item *it, int n)
+{
+	for (int i = 0; i < n; i++) {
+		it[i].key = i;
+		it[i].magic = LIVE;
+	}
+}
+
+/* Keys of the list, in order, into buf; returns the count. */
+static int keys(struct grace_list_head *head, int *buf, int max)
+{
+	struct item *pos;
+	int n = 0;
+	grace_list_for_each_entry(pos, head, node) {
+		if (n < max)
+			buf[n] = pos->key;
+		n++;
+	}
+	return n;
+}
+
+static int keys_rcu(struct grace_list_head *head, int *buf, int max)
+{
+	struct item *pos;
+	int n = 0;
+	rcu_read_lock();
+	grace_list_for_each_entry_rcu(pos, head, node) {
+		if (n < max)
+			buf[n] = pos->key;
+		n++;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+static bool same(const int *a, const int *b, int n)
+{
+	return memcmp(a, b, sizeof(int) * (size_t)n) == 0;
+}
+
+TEST(plain_operations)
+{
+	GRACE_LIST_HEAD(head);
+	struct item it[6];
+	int k[8];
+	fill(it, 6);
+	CHECK(grace_list_empty(&head));
+	grace_list_add(&it[1].node, &head);
+	grace_list_add(&it[0].node, &head);
+	grace_list_add_tail(&it[2].node, &head);
+	grace_list_add_tail(&it[3].node, &head);
+	{
+		int want[] = { 0, 1, 2, 3 };
+		CHECK(keys(&head, k, 8) == 4 && same(k, want, 4));
+	}
+	CHECK(grace_list_is_first(&it[0].node, &head));
+	CHECK(grace_list_is_last(&it[3].node, &head));
+	CHECK(grace_list_first_entry(&head, struct item, node) == &it[0]);
+	CHECK(grace_list_last_entry(&head, struct item, node) == &it[3]);
+	CHECK(grace_list_next_entry(&it[1], node) == &it[2]);
+	CHECK(grace_list_prev_entry(&it[1], node) == &it[0]);
+
+	grace_list_del(&it[1].node);
+	CHECK(it[1].node.next == GRACE_LIST_POISON1 && it[1].node.prev == GRACE_LIST_POISON2);
+	grace_list_replace(&it[2].node, &it[4].node);
+	grace_list_del_init(&it[3].node);
+	CHECK(grace_list_empty(&it[3].node));
+	{
+		int want[] = { 0, 4 };
+		CHECK(keys(&head, k, 8) == 2 && same(k, want, 2));
+	}
+	grace_list_move_tail(&it[0].node, &head);
+	{
+		int want[] = { 4, 0 };
+		CHECK(keys(&head, k, 8) == 2 && same(k, want, 2));
+	}
+	struct item *pos, *n;
+	int seen = 0;
+	grace_list_for_each_entry_reverse(pos, &head, node)
+		k[seen++] = pos->key;
+	CHECK(seen == 2 && k[0] == 0 && k[1] == 4);
+
+	GRACE_LIST_HEAD(other);
+	grace_list_add_tail(&it[3].node, &other);
+	grace_list_add_tail(&it[5].node, &other);
+	CHECK(!grace_list_is_singular(&other));
+	grace_list_splice_tail_init(&other, &head);
+	CHECK(grace_list_empty(&other));
+	{
+		int want[] = { 4, 0, 3, 5 };
+		CHECK(keys(&head, k, 8) == 4 && same(k, want, 4));
+	}
+	/* continue / from */
+	pos = &it[0];
+	seen = 0;
+	grace_list_for_each_entry_continue(pos, &head, node)
+		k[seen++] = pos->key;
+	CHECK(seen == 2 && k[0] == 3 && k[1] == 5);
+	pos = &it[0];
+	seen = 0;
+	grace_list_for_each_entry_from(pos, &head, node)
+		k[seen++] = pos->key;
+	CHECK(seen == 3 && k[0] == 0);
+	/* safe: delete while iterating */
+	grace_list_for_each_entry_safe(pos, n, &head, node)
+		if (pos->key != 3)
+			grace_list_del(&pos->node);
+	CHECK(grace_list_is_singular(&head));
+	CHECK(grace_list_first_entry_or_null(&head, struct item, node) == &it[3]);
+	grace_list_del_init(&it[3].node);
+	CHECK(grace_list_first_entry_or_null(&head, struct item, node) == NULL);
+	struct grace_list_head *p;
+	seen = 0;
+	grace_list_for_each(p, &head)
+		seen++;
+	CHECK(seen == 0);
+}
+
+TEST(rcu_operations)
+{
+	struct grace_list_head head;
+	struct item it[6];
+	int k[8];
+	fill(it, 6);
+	grace_list_init(&head);
+	grace_list_add_rcu(&it[2].node, &head);
+	grace_list_add_rcu(&it[0].node, &head);
+	grace_list_add_tail_rcu(&it[3].node, &head);
+	grace_list_add_rcu(&it[1].node, &it[0].node); /* after it[0] */
+	{
+		int want[] = { 0, 1, 2, 3 };
+		CHECK(keys_rcu(&head, k, 8) == 4 && same(k, want, 4));
+	}
+	/* del_rcu keeps ->next for readers standing on the entry, poisons ->prev. */
+	grace_list_del_rcu(&it[1].node);
+	CHECK(it[1].node.next == &it[2].node);
+	CHECK(it[1].node.prev == GRACE_LIST_POISON2);
+	grace_list_replace_rcu(&it[2].node, &it[4].node);
+	CHECK(it[2].node.next == &it[3].node);
+	{
+		int want[] = { 0, 4, 3 };
+		CHECK(keys_rcu(&head, k, 8) == 3 && same(k, want, 3));
+	}
+
+	rcu_read_lock();
+	CHECK(grace_list_first_or_null_rcu(&head, struct item, node) == &it[0]);
+	CHECK(grace_list_next_or_null_rcu(&head, &it[0], node) == &it[4]);
+	CHECK(grace_list_next_or_null_rcu(&head, &it[3], node) == NULL);
+	struct item *pos = &it[0], *n;
+	int seen = 0;
+	grace_list_for_each_entry_continue_rcu(pos, &head, node)
+		k[seen++] = pos->key;
+	CHECK(seen == 2 && k[0] == 4 && k[1] == 3);
+	pos = &it[4];
+	seen = 0;
+	grace_list_for_each_entry_from_rcu(pos, &head, node)
+		k[seen++] = pos->key;
+	CHECK(seen == 2 && k[0] == 4);
+	struct grace_list_head *lp;
+	seen = 0;
+	grace_list_for_each_rcu(lp, &head)
+		seen++;
+	CHECK(seen == 3);
+	rcu_read_unlock();
+
+	/* safe_rcu: the body unlinks the current entry; the traversal continues. */
+	rcu_read_lock();
+	seen = 0;
+	grace_list_for_each_entry_safe_rcu(pos, n, &head, node) {
+		k[seen++] = pos->key;
+		if (pos->key == 4)
+			grace_list_del_rcu(&pos->node); /* single updater: this thread */
+	}
+	rcu_read_unlock();
+	CHECK(seen == 3 && k[0] == 0 && k[1] == 4 && k[2] == 3);
+	synchronize_rcu();
+	{
+		int want[] = { 0, 3 };
+		CHECK(keys_rcu(&head, k, 8) == 2 && same(k, want, 2));
+	}
+
+	/* splice_init_rcu: waits for readers of the source list, then publishes its entries. */
+	struct grace_list_head src;
+	grace_list_init(&src);
+	grace_list_add_tail_rcu(&it[1].node, &src);
+	grace_list_add_tail_rcu(&it[5].node, &src);
+	grace_list_splice_init_rcu(&src, &head, synchronize_rcu);
+	CHECK(grace_list_empty(&src));
+	{
+		int want[] = { 1, 5, 0, 3 };
+		CHECK(keys_rcu(&head, k, 8) == 4 && same(k, want, 4));
+	}
+	grace_list_init(&src);
+	grace_list_del_rcu(&it[1].node);
+	grace_list_add_tail_rcu(&it[2].node, &src);
+	grace_list_splice_tail_init_rcu(&src, &head, synchronize_rcu);
+	{
+		int want[] = { 5, 0, 3, 2 };
+		CHECK(keys_rcu(&head, k, 8) == 4 && same(k, want, 4));
+	}
+	/* Empty source: nothing happens, no wait. */
+	grace_list_splice_init_rcu(&src, &head, synchronize_rcu);
+	CHECK(keys_rcu(&head, k, 8) == 4);
+}
+
+static void double_del_rcu(void *arg)
+{
+	(void)arg;
+	GRACE_LIST_HEAD(head);
+	struct item a;
+	grace_list_add_rcu(&a.node, &head);
+	grace_list_del_rcu(&a.node);
+	/* Hide the poison from the optimiser (it would warn about the store to it). */
+	__asm__ __volatile__("" : : "r"(&a) : "memory");
+	grace_list_del_rcu(&a.node);
+}
+
+__attribute__((unused)) static void add_twice(void *arg)
+{
+	(void)arg;
+	GRACE_LIST_HEAD(head);
+	struct item a;
+	grace_list_add(&a.node, &head);
+	grace_list_add(&a.node, &head);
+}
+
+TEST(double_deletion_is_caught)
+{
+	char out[2048];
+	int st = gt_run_child(double_del_rcu, NULL, out, sizeof(out));
+	/* Debug builds: a message naming the call; release builds: a fault at the poison. */
+	CHECK_MSG(WIFSIGNALED(st), "status %d, stderr: %s", st, out);
+#ifdef GRACE_DEBUG
+	CHECK_MSG(strstr(out, "grace_list_del_rcu") && strstr(out, "double deletion"), "%s", out);
+	st = gt_run_child(add_twice, NULL, out, sizeof(out));
+	CHECK_MSG(WIFSIGNALED(st) && strstr(out, "grace_list_add"), "%s", out);
+#endif
+}
+
+/* ---- concurrent readers and updaters ---- */
+
+enum { PERM = 16, SLOTS = 64 };
+
+struct conc {
+	struct grace_list_head head;
+	pthread_mutex_t lock;
+	struct item perm[PERM];
+	struct item *slot[SLOTS]; /* transient entries on the list, under lock */
+	int stop, failed;
+	unsigned long traversals, updates, max_len;
+};
+
+static void item_free(struct rcu_head *h)
+{
+	struct item *it = container_of(h, struct item, rcu);
+	__atomic_store_n(&it->magic, DEAD, __ATOMIC_RELAXED);
+	free(it);
+}
+
+static void *reader(void *arg)
+{
+	struct conc *c = (struct conc *)arg;
+	unsigned long n = 0, maxlen = 0;
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		struct item *pos, *nx;
+		int next_perm = 0;
+		unsigned long len = 0;
+		rcu_read_lock();
+		if (n & 1) {
+			grace_list_for_each_entry_rcu(pos, &c->head, node) {
+				if (__atomic_load_n(&pos->magic, __ATOMIC_RELAXED) != LIVE) {
+					fprintf(stderr, "  reader: entry used after free\n");
+					__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+				}
+				if (pos->key < PERM) {
+					if (pos->key != next_perm) {
+						fprintf(stderr, "  reader: permanent %d, expected %d\n",
+							pos->key, next_perm);
+						__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+					}
+					next_perm++;
+				}
+				len++;
+			}
+		} else {
+			grace_list_for_each_entry_safe_rcu(pos, nx, &c->head, node) {
+				if (__atomic_load_n(&pos->magic, __ATOMIC_RELAXED) != LIVE)
+					__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+				if (pos->key < PERM) {
+					if (pos->key != next_perm)
+						__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+					next_perm++;
+				}
+				len++;
+			}
+		}
+		rcu_read_unlock();
+		if (next_perm != PERM) {
+			fprintf(stderr, "  reader: saw %d of %d permanent entries\n", next_perm, PERM);
+			__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+		}
+		if (len > maxlen)
+			maxlen = len;
+		n++;
+	}
+	__atomic_fetch_add(&c->traversals, n, __ATOMIC_RELAXED);
+	if (maxlen > __atomic_load_n(&c->max_len, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->max_len, maxlen, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static void *updater(void *arg)
+{
+	struct conc *c = (struct conc *)arg;
+	uint64_t rnd = (uint64_t)(uintptr_t)&rnd | 1;
+	unsigned long n = 0;
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		unsigned s = (unsigned)(xorshift(&rnd) % SLOTS);
+		unsigned op = (unsigned)(xorshift(&rnd) % 4);
+		pthread_mutex_lock(&c->lock);
+		struct item *old = c->slot[s];
+		if (!old) {
+			struct item *it = (struct item *)malloc(sizeof(*it));
+			REQUIRE(it);
+			it->key = PERM + (int)s;
+			it->magic = LIVE;
+			struct item *where = &c->perm[xorshift(&rnd) % PERM];
+			if (op & 1)
+				grace_list_add_rcu(&it->node, &where->node);
+			else if (op == 2)
+				grace_list_add_tail_rcu(&it->node, &c->head);
+			else
+				grace_list_add_rcu(&it->node, &c->head);
+			c->slot[s] = it;
+		} else if (op == 0) {
+			struct item *it = (struct item *)malloc(sizeof(*it));
+			REQUIRE(it);
+			it->key = old->key;
+			it->magic = LIVE;
+			grace_list_replace_rcu(&old->node, &it->node);
+			c->slot[s] = it;
+			call_rcu(&old->rcu, item_free);
+		} else {
+			grace_list_del_rcu(&old->node);
+			c->slot[s] = NULL;
+			call_rcu(&old->rcu, item_free);
+		}
+		pthread_mutex_unlock(&c->lock);
+		n++;
+	}
+	__atomic_fetch_add(&c->updates, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+TEST(concurrent_readers_and_updaters)
+{
+	struct conc *c = (struct conc *)calloc(1, sizeof(*c));
+	pthread_t r[2], w[2];
+	CHECK(c);
+	grace_list_init(&c->head);
+	pthread_mutex_init(&c->lock, NULL);
+	fill(c->perm, PERM);
+	for (int i = 0; i < PERM; i++)
+		grace_list_add_tail_rcu(&c->perm[i].node, &c->head);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&r[i], NULL, reader, c);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&w[i], NULL, updater, c);
+	gt_sleep_ms(test_ms(600));
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	printf("  %lu traversals (longest %lu entries), %lu updates\n", c->traversals, c->max_len,
+	       c->updates);
+	int failed = c->failed;
+	for (int s = 0; s < SLOTS; s++)
+		if (c->slot[s]) {
+			grace_list_del_rcu(&c->slot[s]->node);
+			call_rcu(&c->slot[s]->rcu, item_free);
+		}
+	rcu_barrier();
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	CHECK(!failed);
+}
+
+GT_MAIN()
