@@ -30,7 +30,7 @@ for c in "${configs[@]}"; do
   label=quick
   env_extra=()
   if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
-  if [ "$c" = tsan ]; then env_extra=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"); fi
+  if [ "$c" = tsan ]; then env_extra=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 die_after_fork=0 suppressions=$PWD/tests/tsan.supp"); fi
   if ! env "${env_extra[@]}" ctest --test-dir "$dir" -L "$label" -j"$jobs" --output-on-failure --timeout 600; then
     fail=1
   fi

@@ -3,15 +3,17 @@
  * The callback engine (see callback.h for the shape).
  *
  * Queue protocol and its ordering:
- *  - call_*: head->func = func; push head on the CPU's `incoming` stack with a CAS (release
- *    side of the hand-off, and seq_cst so the push is ordered before the load of the worker's
- *    `sleeping` word: store-buffering pair with worker_sleep()); then `pushed` += 1 (relaxed,
- *    only a count for the memory bound).
- *  - worker: xchg(incoming, NULL) with acquire (pairs with the push: the callback's fields and
- *    everything the caller did before call_* are visible), reverse the stack into FIFO order,
- *    then take the cookie with grace__gp_snap(). The caller's removal happens before the snap,
- *    so the grace period named by the cookie covers every reader that could hold the removed
- *    object (core/gp.c argument (1), with happens-before in place of program order).
+ *  - call_*: head->func = func; push head on the list of the CPU it runs on with
+ *    grace__rseq_list_push() (an rseq critical section whose commit is a release store: no
+ *    atomic read-modify-write; a release CAS for threads without rseq), count it in the CPU's
+ *    `pushed` word the same way (relaxed: only the memory bound reads it), then load the
+ *    worker's `sleeping` word and wake it if it sleeps idle.
+ *  - worker: detach the list (an rseq pop on its own CPU, or grace__rseq_list_take() from
+ *    elsewhere) with acquire semantics (contract rule 5 in internal/rseq.h: the callback's
+ *    fields and everything the caller did before call_* are visible), reverse it into FIFO
+ *    order, then take the cookie with grace__gp_snap(). The caller's removal happens before the
+ *    snap, so the grace period named by the cookie covers every reader that could hold the
+ *    removed object (core/gp.c argument (1), with happens-before in place of program order).
  *  - Batches wait in segments ordered by cookie (later batches never get an earlier cookie:
  *    snaps are monotonic), so invocation is FIFO per queue. A segment is invoked once
  *    grace__gp_done(cookie) (acquire, pairs with seq_end's release): the readers' sections
@@ -21,9 +23,13 @@
  *    marker behind everything harvested. Every callback whose call_* returned before the
  *    barrier began was pushed before the request was seen, so it is ahead of the marker in FIFO
  *    order; the barrier returns when every marker has run.
- *  - Sleep/wake: the worker stores sleeping (seq_cst), re-checks its queues, and sleeps on the
- *    futex; a pusher loads sleeping (seq_cst) after its push and wakes it. One of the two sees
- *    the other (SB with seq_cst on both sides).
+ *  - Sleep/wake: the worker stores sleeping, executes membarrier (fence in the fallback), then
+ *    re-checks its lists before sleeping on the futex; a pusher loads sleeping after its push
+ *    (fence first in the fallback). Store-buffering argument in worker_sleep().
+ *  - Memory bound: every CHECK_EVERY calls a thread sums the backlog (pushed - invoked over all
+ *    CPUs); past soft x CPUs it expedites and helps, past hard x CPUs it waits for progress.
+ *    Bound: hard x CPUs + CHECK_EVERY per thread queuing at that moment (+ the callbacks of
+ *    threads that queue from inside a read-side section or a callback, which cannot wait).
  */
 #include "engine/callback.h"
 
@@ -39,7 +45,10 @@
 #include <time.h>
 #include <grace/arch/atomic.h>
 
+#include <grace/internal/rseq.h>
+
 #include "core/diag.h"
+#include "core/registry.h"
 #include "core/sys.h"
 
 #define NSEG 8
@@ -56,19 +65,20 @@ struct seg {
 };
 
 struct cbq {
-	/* Pusher line. */
-	struct rcu_head *incoming GRACE_ALIGNED_CACHE;
-	uint64_t pushed;
+	/* Pusher line: written by rseq pushes on this CPU only (contract of internal/rseq.h), and
+	 * by atomic pushes of threads without rseq (ahead, pushed_atomic). */
+	struct grace__rseq_list list GRACE_ALIGNED_CACHE;
+	uint64_t pushed;        /* rseq per-CPU count of pushes */
+	uint64_t pushed_atomic; /* pushes counted by threads without rseq */
 	/* Worker-published line. */
 	uint64_t invoked GRACE_ALIGNED_CACHE;
-	uint32_t progress;         /* futex: bumped after each invocation batch */
-	uint32_t progress_waiters;
 	/* Written by rcu_barrier under barrier_lock. */
 	uint64_t barrier_req GRACE_ALIGNED_CACHE;
 	/* Worker-private, under lock (fork takes it). */
 	pthread_mutex_t lock GRACE_ALIGNED_CACHE;
 	struct seg segs[NSEG];
 	unsigned int nseg;
+	unsigned int cpu;
 	uint64_t barrier_seen;
 	struct rcu_head marker;
 	struct worker *w;
@@ -100,10 +110,14 @@ struct grace__cbdom {
 	pthread_mutex_t barrier_lock;
 	uint32_t barrier_done; /* futex: markers invoked */
 	uint64_t waits;
+	uint32_t progress GRACE_ALIGNED_CACHE; /* futex: bumped after each invocation batch */
+	uint32_t progress_waiters;
 	struct grace__cbdom *next_all;
 };
 
 static __thread int in_callback GRACE_TLS_IE;
+static __thread uint32_t calls_since_check GRACE_TLS_IE;
+#define CHECK_EVERY 32u /* call_* looks at the backlog every CHECK_EVERY calls of a thread */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct grace__cbdom *all_domains;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -120,10 +134,29 @@ static inline bool cookie_before(uint64_t a, uint64_t b)
 
 static unsigned int current_cpu(const struct grace__cbdom *d)
 {
-	int c = sched_getcpu(); /* glibc reads it from the rseq area when registered */
+	int c = grace__rseq_cpu();
 	if (GRACE_UNLIKELY(c < 0))
 		c = 0;
 	return (unsigned int)c % d->ncpu;
+}
+
+static inline uint64_t queue_pushed(const struct cbq *q)
+{
+	return grace_load_relaxed(&q->pushed) + grace_load_relaxed(&q->pushed_atomic);
+}
+
+/* Callbacks queued on the domain and not yet invoked. */
+static int64_t domain_backlog(const struct grace__cbdom *d)
+{
+	uint64_t p = 0, i = 0;
+	/* Invoked first: a callback is counted as pushed just after its push, so it may be
+	 * invoked (and counted) a moment before it is counted as pushed; read the other way the
+	 * difference could be negative by more than the pushes in flight. */
+	for (unsigned int c = 0; c < d->ncpu; c++)
+		i += grace_load_acquire(&d->q[c].invoked);
+	for (unsigned int c = 0; c < d->ncpu; c++)
+		p += queue_pushed(&d->q[c]);
+	return (int64_t)(p - i);
 }
 
 /* ---- worker side ---- */
@@ -131,8 +164,25 @@ static unsigned int current_cpu(const struct grace__cbdom *d)
 /* Move the incoming stack into a new FIFO segment. q->lock held. Returns the count. */
 static uint64_t harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 {
-	/* Acquire: pairs with the release of the pushers' CAS. */
-	struct rcu_head *l = grace_xchg(&q->incoming, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
+	struct rcu_head *l = NULL, *a;
+
+	/* On the queue's own CPU (the pinned worker): an rseq pop, no atomic, plus the atomically
+	 * pushed nodes by exchange (acquire: pairs with their release CAS). Elsewhere: take, which
+	 * drains rseq pushes safely with membarrier(..._RSEQ). Both see the nodes' fields
+	 * (contract rule 5 of internal/rseq.h). */
+	if (grace__rseq_list_pop_local(&q->list, q->cpu, &l) == 0) {
+		a = grace_xchg(&q->list.ahead, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
+		if (!l) {
+			l = a;
+		} else if (a) {
+			struct rcu_head *t = l;
+			while (t->next)
+				t = t->next;
+			t->next = a;
+		}
+	} else {
+		l = grace__rseq_list_take(&q->list);
+	}
 	struct rcu_head *fifo = NULL, *last = l;
 	uint64_t n = 0;
 
@@ -216,7 +266,8 @@ static bool worker_has_work(struct worker *w, bool only_urgent)
 		struct cbq *q = &d->q[i];
 		if (grace_load_relaxed(&q->barrier_req) != q->barrier_seen)
 			return true;
-		if (!only_urgent && __atomic_load_n(&q->incoming, __ATOMIC_SEQ_CST))
+		if (!only_urgent && (grace_load_relaxed(&q->list.head) ||
+				     grace_load_relaxed(&q->list.ahead)))
 			return true;
 	}
 	if (!only_urgent && !grace__gp_done(d->gp, grace_load_relaxed(&d->gp_req)))
@@ -226,8 +277,13 @@ static bool worker_has_work(struct worker *w, bool only_urgent)
 
 static void worker_sleep(struct worker *w, uint32_t mode, int64_t timeout_ns)
 {
-	/* seq_cst store, then re-check: SB pair with the pusher's seq_cst CAS + load of sleeping. */
-	__atomic_store_n(&w->sleeping, mode, __ATOMIC_SEQ_CST);
+	/* Store sleeping, barrier, re-check the queues: store-buffering pair with a pusher's
+	 * push followed by its load of sleeping. The pusher has no fence (its push is an rseq
+	 * store), so this side uses membarrier: every pusher executes a full barrier somewhere
+	 * in its instruction stream; before its push, it then sees `mode`; after, its push is
+	 * visible to the re-check. In the fence fallback the pusher fences itself. */
+	grace_store_relaxed(&w->sleeping, mode);
+	grace__heavy_barrier();
 	if (!worker_has_work(w, mode == TIMED_SLEEP))
 		grace__futex_wait(&w->sleeping, mode, timeout_ns);
 	grace_store_relaxed(&w->sleeping, (uint32_t)AWAKE);
@@ -251,6 +307,7 @@ static void *worker_main(void *arg)
 		CPU_SET(w->idx, &set);
 		(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
+	(void)grace__rseq_thread_ready(); /* register rseq now if glibc did not: local pops */
 	char nm[16];
 	snprintf(nm, sizeof(nm), "grace-%.4s/%u", d->name, w->idx);
 	pthread_setname_np(pthread_self(), nm);
@@ -297,9 +354,9 @@ static void *worker_main(void *arg)
 				/* Release: the callbacks ran before a waiter sees the count (hard limit
 				 * waiters and stats read it with acquire). */
 				grace_store_release(&q->invoked, q->invoked + n);
-				grace_fetch_add(&q->progress, 1u, __ATOMIC_SEQ_CST);
-				if (__atomic_load_n(&q->progress_waiters, __ATOMIC_SEQ_CST))
-					grace__futex_wake(&q->progress, INT_MAX);
+				grace_fetch_add(&d->progress, 1u, __ATOMIC_SEQ_CST);
+				if (__atomic_load_n(&d->progress_waiters, __ATOMIC_SEQ_CST))
+					grace__futex_wake(&d->progress, INT_MAX);
 			}
 		}
 
@@ -364,7 +421,7 @@ struct grace__cbdom *grace__cbdom_create(struct grace__gp *gp, const struct grac
 					 const char *name, unsigned int nworkers)
 {
 	struct grace__cbdom *d = (struct grace__cbdom *)calloc(1, sizeof(*d));
-	int ncpu = get_nprocs_conf();
+	int ncpu = (int)grace__rseq_nr_cpus();
 	if (!d)
 		return NULL;
 	if (ncpu < 1)
@@ -385,6 +442,8 @@ struct grace__cbdom *grace__cbdom_create(struct grace__gp *gp, const struct grac
 	}
 	for (unsigned int i = 0; i < d->ncpu; i++) {
 		pthread_mutex_init(&d->q[i].lock, NULL);
+		grace__rseq_list_init(&d->q[i].list);
+		d->q[i].cpu = i;
 		d->q[i].w = &d->w[i % d->nworkers];
 		d->q[i].d = d;
 	}
@@ -409,9 +468,9 @@ struct grace__cbdom *grace__cbdom_create(struct grace__gp *gp, const struct grac
 uint64_t grace__cbdom_pending(struct grace__cbdom *d)
 {
 	uint64_t p = 0;
-	for (unsigned int i = 0; i < d->ncpu; i++)
-		p += grace_load_relaxed(&d->q[i].pushed) - grace_load_acquire(&d->q[i].invoked);
-	return p;
+	int64_t b = domain_backlog(d);
+	(void)p;
+	return b > 0 ? (uint64_t)b : 0;
 }
 
 static void stop_workers(struct grace__cbdom *d)
@@ -452,36 +511,40 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 
 /* ---- call side ---- */
 
-/* Callbacks among the first n queued on a queue that are not yet invoked. Signed: other
- * threads' callbacks pushed after ours may already be invoked when we read the count. */
-static inline int64_t backlog(uint64_t n, uint64_t invoked)
+/* Every CHECK_EVERY calls of a thread: past the soft limit, expedite and help drive grace
+ * periods; past the hard limit, wait until the workers have brought the backlog back under it. */
+static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *call)
 {
-	return (int64_t)(n - invoked);
-}
+	int64_t soft = (int64_t)(grace_load_relaxed(&d->soft) * d->ncpu);
+	int64_t hard = (int64_t)(grace_load_relaxed(&d->hard) * d->ncpu);
+	int64_t b = domain_backlog(d);
 
-static void flood(struct grace__cbdom *d, struct cbq *q, uint64_t n, const char *call)
-{
-	/* Past the soft limit: expedite, and help if this thread may block. */
+	if (b <= soft)
+		return;
 	grace_store_relaxed(&d->urgent, 1u);
-	wake_worker(q->w);
+	wake_worker(w);
 	if (in_callback || d->ops->caller_is_reader())
 		return; /* waiting here could deadlock: the overshoot is bounded per thread */
 	grace__gp_try_drive(d->gp, grace__gp_snap(d->gp), GRACE__GP_EXPEDITED);
-	uint64_t hard = grace_load_relaxed(&d->hard);
-	if (backlog(n, grace_load_acquire(&q->invoked)) <= (int64_t)hard)
+	if (domain_backlog(d) <= hard)
 		return;
-	/* Past the hard limit: wait until the worker has invoked all but `hard` of the callbacks
-	 * queued here before ours. */
 	grace_fetch_add(&d->waits, 1u, __ATOMIC_RELAXED);
 	int tok = d->ops->enter_wait(call);
-	while (backlog(n, grace_load_acquire(&q->invoked)) > (int64_t)hard) {
-		uint32_t p = grace_load_acquire(&q->progress);
-		grace_fetch_add(&q->progress_waiters, 1u, __ATOMIC_SEQ_CST);
-		if (backlog(n, __atomic_load_n(&q->invoked, __ATOMIC_SEQ_CST)) > (int64_t)hard)
-			grace__futex_wait(&q->progress, p, 50 * 1000000ll);
-		grace_fetch_sub(&q->progress_waiters, 1u, __ATOMIC_SEQ_CST);
+	for (;;) {
+		uint32_t p = grace_load_acquire(&d->progress);
+		grace_fetch_add(&d->progress_waiters, 1u, __ATOMIC_SEQ_CST);
+		/* seq_cst: the waiter count before the re-check (pairs with the worker's seq_cst
+		 * progress increment and load of progress_waiters). */
+		bool over = domain_backlog(d) > hard;
+		if (over)
+			grace__futex_wait(&d->progress, p, 50 * 1000000ll);
+		grace_fetch_sub(&d->progress_waiters, 1u, __ATOMIC_SEQ_CST);
+		if (!over)
+			break;
 		grace_store_relaxed(&d->urgent, 1u);
-		wake_worker(q->w);
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			if (grace_load_acquire(&d->w[i].started))
+				wake_worker(&d->w[i]);
 	}
 	d->ops->leave_wait(tok);
 }
@@ -491,36 +554,33 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 {
 	if (GRACE_UNLIKELY(!head || !func))
 		grace__misuse_fatal(call, "NULL %s", head ? "callback function" : "rcu_head");
-	struct cbq *q = &d->q[current_cpu(d)];
+	head->func = func;
+	/* Push on the list of the CPU we run on: an rseq critical section whose commit is a
+	 * release store (no atomic, no fence); a CAS for threads without rseq. */
+	int cpu = grace__rseq_list_push(&d->q[0].list, sizeof(struct cbq), d->ncpu, head);
+	struct cbq *q = &d->q[cpu];
 	struct worker *w = q->w;
+	if (grace__rseq_percpu_add(&d->q[0].pushed, sizeof(struct cbq), d->ncpu, 1) < 0)
+		grace_fetch_add(&q->pushed_atomic, 1u, __ATOMIC_RELAXED);
 
 	if (GRACE_UNLIKELY(!grace_load_acquire(&w->started))) {
 		if (grace_load_relaxed(&d->stop)) {
-			/* After exit-time shutdown: no workers any more; run it synchronously if the
-			 * caller may wait, else leave it (the process is exiting). */
-			if (!in_callback && !d->ops->caller_is_reader()) {
-				grace__gp_wait(d->gp, grace__gp_snap(d->gp), 0);
-				func(head);
-			}
+			/* After the exit-time shutdown there are no workers: the callback stays
+			 * queued; the process is exiting. */
 			return;
 		}
 		start_worker(d, w);
 	}
-	head->func = func;
-	struct rcu_head *old = grace_load_relaxed(&q->incoming);
-	do {
-		head->next = old;
-		/* seq_cst: release for the hand-off to the worker (pairs with its acquire xchg) and
-		 * ordered before the load of sleeping below (SB pair with worker_sleep). */
-	} while (!__atomic_compare_exchange_n(&q->incoming, &old, head, 1, __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
-	uint64_t n = grace_fetch_add(&q->pushed, 1u, __ATOMIC_RELAXED) + 1;
-	uint32_t s = __atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST);
-	bool over = backlog(n, grace_load_relaxed(&q->invoked)) > (int64_t)grace_load_relaxed(&d->soft);
-	if (s == IDLE_SLEEP || (s == TIMED_SLEEP && over))
+	/* Fallback only: fence between the push and the load of sleeping (the worker side uses
+	 * a fence too then, see worker_sleep()). */
+	if (!grace__use_membarrier)
+		grace_smp_mb();
+	if (grace_load_relaxed(&w->sleeping) == IDLE_SLEEP)
 		wake_worker(w);
-	if (GRACE_UNLIKELY(over))
-		flood(d, q, n, call);
+	if (GRACE_UNLIKELY(++calls_since_check >= CHECK_EVERY)) {
+		calls_since_check = 0;
+		check_backlog(d, w, call);
+	}
 }
 
 void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
@@ -546,8 +606,8 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 		struct cbq *q = &d->q[i];
 		if (!grace_load_acquire(&q->w->started)) {
 			/* A queue with work but no worker (fork child): restart it. */
-			if (grace_load_relaxed(&q->pushed) == grace_load_relaxed(&q->invoked) &&
-			    !q->nseg && !grace_load_relaxed(&q->incoming))
+			if (queue_pushed(q) == grace_load_relaxed(&q->invoked) && !q->nseg &&
+			    !grace_load_relaxed(&q->list.head) && !grace_load_relaxed(&q->list.ahead))
 				continue;
 			start_worker(d, q->w);
 			if (!grace_load_acquire(&q->w->started))
@@ -616,10 +676,13 @@ int grace__cbdom_set_limits(struct grace__cbdom *d, size_t soft, size_t hard)
 void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	for (unsigned int i = 0; i < d->ncpu; i++) {
-		st->queued += grace_load_relaxed(&d->q[i].pushed);
+	for (unsigned int i = 0; i < d->ncpu; i++)
 		st->invoked += grace_load_acquire(&d->q[i].invoked);
-	}
+	for (unsigned int i = 0; i < d->ncpu; i++)
+		st->queued += queue_pushed(&d->q[i]);
+	/* Pushes are counted just after they happen: clamp the moment a count lags. */
+	if (st->queued < st->invoked)
+		st->queued = st->invoked;
 	st->pending = st->queued - st->invoked;
 	st->grace_periods = grace_load_relaxed(&d->gp->seq) >> 2;
 	st->waits = grace_load_relaxed(&d->waits);
@@ -695,10 +758,9 @@ void grace__cb_atfork_child(void)
 {
 	/* The child has no workers: they restart on the next call_*, start_poll or barrier. */
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
-		for (unsigned int i = 0; i < d->ncpu; i++) {
+		for (unsigned int i = 0; i < d->ncpu; i++)
 			pthread_mutex_init(&d->q[i].lock, NULL);
-			d->q[i].progress_waiters = 0;
-		}
+		d->progress_waiters = 0;
 		for (unsigned int i = 0; i < d->nworkers; i++) {
 			d->w[i].started = 0;
 			d->w[i].sleeping = AWAKE;

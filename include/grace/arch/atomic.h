@@ -24,8 +24,15 @@
 
 /* Compiler barrier: no compiler motion of memory accesses across it; emits no instruction. */
 #define grace_barrier() __asm__ __volatile__("" ::: "memory")
-/* Full fence (smp_mb). */
+/* Full fence (smp_mb). TSan does not model stand-alone fences (and warns about them): in TSan
+ * mode a seq_cst read-modify-write of a thread-local word stands in, which is a full barrier on
+ * x86, the architecture TSan runs on here. */
+#if defined(__SANITIZE_THREAD__) || defined(GRACE_TSAN)
+static __thread int grace__tsan_fence_word __attribute__((unused));
+#define grace_smp_mb() ((void)__atomic_fetch_add(&grace__tsan_fence_word, 0, __ATOMIC_SEQ_CST))
+#else
 #define grace_smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 
 /* Is the architecture TSO (x86)? Then plain stores are release stores and plain loads are
  * acquire loads, which some algorithms use to skip a fence; elsewhere they must not. */
