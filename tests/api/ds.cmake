@@ -7,3 +7,6 @@ grace_test(NAME api_idr_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr.c TIMEOU
 grace_test(NAME api_list SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_list.c CXX TIMEOUT 120)
 grace_test(NAME api_list_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_list.c TIMEOUT 600
            ENV GRACE_DS_TEST_MS=20000 LABELS long)
+grace_test(NAME api_hlist SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hlist.c CXX TIMEOUT 120)
+grace_test(NAME api_hlist_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hlist.c TIMEOUT 600
+           ENV GRACE_DS_TEST_MS=20000 LABELS long)
