@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * C++ helpers for grace: scoped guards for read-side sections, QSBR thread states and thread
- * registration, lockable domain objects for the standard lock helpers, and a base class that
+ * C++ helpers for grace: scoped guards for read-side sections (default flavor, QSBR, srcu),
+ * QSBR thread states and thread registration, lockable domain objects for the standard lock helpers, and a base class that
  * retires an object through call_rcu(). Header only, C++11; every call is one of the C API's
  * inline or exported functions, so a guard costs exactly what the C call costs.
  *
@@ -29,6 +29,16 @@
 #include <type_traits>
 
 #include <grace/grace.h>
+/* The srcu guard needs <grace/srcu.h>: compiled in whenever that header is available. */
+#if defined(__has_include)
+#if __has_include(<grace/srcu.h>)
+#include <grace/srcu.h>
+#define GRACE__HPP_HAVE_SRCU 1
+#endif
+#endif
+#ifndef GRACE__HPP_HAVE_SRCU
+#define GRACE__HPP_HAVE_SRCU 0
+#endif
 
 namespace grace {
 
@@ -200,6 +210,36 @@ private:
 	}
 	struct rcu_head grace_rcu_head_;
 };
+
+#if GRACE__HPP_HAVE_SRCU
+/* ---- srcu ---- */
+
+/**
+ * An srcu read-side section of domain d for the guard's scope (srcu_read_lock() and
+ * srcu_read_unlock() with the index it returned). The section may sleep; it delays only the
+ * grace periods of d. index() is the value srcu_read_lock() returned.
+ */
+class srcu_read_guard {
+public:
+	explicit srcu_read_guard(struct srcu_struct &d) noexcept
+		: d_(&d), idx_(grace_srcu_read_lock(&d))
+	{
+	}
+	~srcu_read_guard() { grace_srcu_read_unlock(d_, idx_); }
+	int index() const noexcept { return idx_; }
+	srcu_read_guard(const srcu_read_guard &) = delete;
+	srcu_read_guard &operator=(const srcu_read_guard &) = delete;
+
+private:
+	struct srcu_struct *d_;
+	int idx_;
+};
+
+/** synchronize_srcu(&d). */
+inline void srcu_synchronize(struct srcu_struct &d) noexcept { grace_srcu_synchronize(&d); }
+/** srcu_barrier(&d). */
+inline void srcu_barrier(struct srcu_struct &d) noexcept { grace_srcu_barrier(&d); }
+#endif
 
 } // namespace grace
 

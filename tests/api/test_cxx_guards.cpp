@@ -121,6 +121,53 @@ TEST(qsbr_thread_and_offline_guards)
 	t.join();
 }
 
+#if GRACE__HPP_HAVE_SRCU
+DEFINE_STATIC_SRCU(cxx_srcu);
+
+TEST(srcu_read_guard_scopes)
+{
+	CHECK(grace_srcu_readers_active(&cxx_srcu) == 0);
+	{
+		grace::srcu_read_guard g(cxx_srcu);
+		CHECK(g.index() == 0 || g.index() == 1);
+		CHECK(grace_srcu_readers_active(&cxx_srcu) == 1);
+		{
+			grace::srcu_read_guard inner(cxx_srcu);
+			CHECK(grace_srcu_readers_active(&cxx_srcu) == 2);
+		}
+		CHECK(grace_srcu_readers_active(&cxx_srcu) == 1);
+	}
+	CHECK(grace_srcu_readers_active(&cxx_srcu) == 0);
+	grace::srcu_synchronize(cxx_srcu);
+}
+
+TEST(srcu_read_guard_holds_grace_period)
+{
+	std::atomic<int> phase(0);
+	std::atomic<bool> synced(false);
+	std::thread reader([&] {
+		grace::srcu_read_guard g(cxx_srcu);
+		phase.store(1);
+		while (phase.load() != 2)
+			gt_sleep_ms(1); /* srcu readers may sleep */
+		REQUIRE(!synced.load());
+	});
+	while (phase.load() != 1)
+		gt_sleep_ms(1);
+	std::thread updater([&] {
+		grace::srcu_synchronize(cxx_srcu);
+		synced.store(true);
+	});
+	gt_sleep_ms(50);
+	CHECK(!synced.load());
+	phase.store(2);
+	updater.join();
+	reader.join();
+	CHECK(synced.load());
+	grace::srcu_barrier(cxx_srcu);
+}
+#endif
+
 #if GRACE__DEBUG
 static void read_guard_offline(void *)
 {
