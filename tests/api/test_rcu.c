@@ -212,4 +212,34 @@ TEST(concurrent_synchronize_callers_share)
 	CHECK(c.sections > 0);
 }
 
+static void *exit_inside_section(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	rcu_read_lock();
+	return NULL; /* misuse: exits with the section open */
+}
+
+static void exit_in_section_child(void *arg)
+{
+	(void)arg;
+	pthread_t t;
+	pthread_create(&t, NULL, exit_inside_section, NULL);
+	pthread_join(t, NULL);
+	synchronize_rcu(); /* must not hang on the dead thread */
+}
+
+TEST(thread_exit_inside_section_is_diagnosed)
+{
+	char out[4096];
+	int st = gt_run_child(exit_in_section_child, NULL, out, sizeof(out));
+	CHECK_MSG(strstr(out, "thread exited inside an rcu_read_lock() section (nesting 2)") != NULL,
+		  "stderr: %s", out);
+#ifdef GRACE_DEBUG
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT); /* debug builds abort after the message */
+#else
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st); /* no hang, no crash */
+#endif
+}
+
 GT_MAIN()
