@@ -117,6 +117,23 @@ struct grace_ipc_ns {
 	int nwaiters;
 };
 
+/*
+ * Test hook (only in the grace_ipc_hooked build used by tests/ipc/test_ipc_window.c): called in
+ * the RCU lookup after the set was found and before its lock is taken, i.e. inside the window
+ * of Fig. 11 that the `deleted` flag exists for. Tests park a thread there to make the race
+ * with removal deterministic.
+ */
+#ifdef GRACE_IPC_TEST_HOOKS
+void (*grace_ipc__hook_after_lookup)(int semid);
+#define HOOK_AFTER_LOOKUP(id)                                    \
+	do {                                                     \
+		if (grace_ipc__hook_after_lookup)                \
+			grace_ipc__hook_after_lookup(id);        \
+	} while (0)
+#else
+#define HOOK_AFTER_LOOKUP(id) do { } while (0)
+#endif
+
 /* A set found and locked: the lock to release, and whether a read-side section is open. */
 struct held {
 	struct ipc_set *s;
@@ -401,6 +418,7 @@ static int set_lock(struct grace_ipc_ns *ns, int semid, int num, int num_err, st
 		rcu_read_unlock();
 		return num_err;
 	}
+	HOOK_AFTER_LOOKUP(semid);
 	pthread_mutex_lock(&s->lock);
 	/*
 	 * The set may have been removed between the lookup and the lock (Fig. 11 lines 23-28). The
@@ -619,13 +637,17 @@ int grace_ipc_semtimedop(struct grace_ipc_ns *ns, int semid, const struct grace_
 	int max = 0, ret;
 	bool alter = false, free_it;
 
-	/* Checks in the order of Linux's do_semtimedop(). */
-	if (!ns || nsops < 1 || semid < 0)
+	/* Checks in the order of Linux's do_semtimedop() and __do_semtimedop() (since 5.x). */
+	if (!ns)
 		return -EINVAL;
 	if (nsops > (size_t)ns->lim.semopm)
 		return -E2BIG;
+	if (nsops < 1)
+		return -EINVAL;
 	if (!sops)
 		return -EFAULT;
+	if (semid < 0)
+		return -EINVAL;
 	if (timeout) {
 		if (!timespec_valid(timeout))
 			return -EINVAL;
@@ -720,8 +742,8 @@ int grace_ipc_setval(struct grace_ipc_ns *ns, int semid, int semnum, int val)
 	struct held h;
 	int ret;
 
-	if (!ns)
-		return -EINVAL;
+	if (!ns || semid < 0)
+		return -EINVAL; /* ksys_semctl() checks semid first */
 	if (val < 0 || val > GRACE_IPC_SEMVMX)
 		return -ERANGE; /* before the lookup, as Linux's semctl_setval() */
 	if (semnum < 0)

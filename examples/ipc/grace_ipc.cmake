@@ -9,3 +9,13 @@ if(NOT TARGET grace_ipc)
   target_compile_options(grace_ipc PRIVATE ${GRACE_WARN})
   target_compile_definitions(grace_ipc PRIVATE _GNU_SOURCE)
 endif()
+
+# The same component with test hooks compiled in (tests/ipc/test_ipc_window.c), for tests only.
+if(GRACE_TESTS AND NOT TARGET grace_ipc_hooked)
+  add_library(grace_ipc_hooked STATIC ${CMAKE_CURRENT_LIST_DIR}/grace_ipc.c
+                                      ${CMAKE_CURRENT_LIST_DIR}/ipc_ids.c)
+  target_include_directories(grace_ipc_hooked PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+  target_link_libraries(grace_ipc_hooked PUBLIC grace Threads::Threads)
+  target_compile_options(grace_ipc_hooked PRIVATE ${GRACE_WARN})
+  target_compile_definitions(grace_ipc_hooked PRIVATE _GNU_SOURCE GRACE_IPC_TEST_HOOKS=1)
+endif()

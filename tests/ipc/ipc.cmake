@@ -4,3 +4,9 @@
 include(${PROJECT_SOURCE_DIR}/examples/ipc/grace_ipc.cmake)
 grace_test(NAME ipc_sem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ipc_sem.c CXX LIBS grace_ipc
            TIMEOUT 120)
+grace_test(NAME ipc_race SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ipc_race.c LIBS grace_ipc
+           TIMEOUT 120)
+grace_test(NAME ipc_kernel SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ipc_kernel.c LIBS grace_ipc
+           TIMEOUT 120)
+grace_test(NAME ipc_window SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ipc_window.c
+           LIBS grace_ipc_hooked TIMEOUT 120)

@@ -151,6 +151,8 @@ TEST(semop_errors)
 		CHECK(grace_ipc_semop(NULL, id, b, 1) == -EINVAL);
 		CHECK(grace_ipc_semop(ns, id, b, 5) == -E2BIG);
 		CHECK(grace_ipc_semop(ns, id + 1, b, 5) == -E2BIG); /* E2BIG before the lookup */
+		CHECK(grace_ipc_semop(ns, -1, b, 5) == -E2BIG);     /* and before semid < 0 */
+		CHECK(grace_ipc_semop(ns, -1, NULL, 1) == -EFAULT); /* EFAULT before semid < 0 */
 		CHECK(grace_ipc_semop(ns, id, NULL, 1) == -EFAULT);
 		CHECK(grace_ipc_semop(ns, id + 1, b, 1) == -EINVAL);     /* no such set */
 		CHECK(grace_ipc_semop(ns, id + 32768, b, 1) == -EINVAL); /* other sequence */
@@ -249,7 +251,8 @@ TEST(semctl_errors)
 		CHECK(grace_ipc_getval(ns, id, -1) == -EINVAL);
 		CHECK(grace_ipc_setval(ns, id, 0, -1) == -ERANGE);
 		CHECK(grace_ipc_setval(ns, id, 0, GRACE_IPC_SEMVMX + 1) == -ERANGE);
-		CHECK(grace_ipc_setval(ns, -1, 0, -1) == -ERANGE); /* ERANGE before the lookup */
+		CHECK(grace_ipc_setval(ns, -1, 0, -1) == -EINVAL);     /* semid < 0 first */
+		CHECK(grace_ipc_setval(ns, id + 1, 0, -1) == -ERANGE); /* then ERANGE, before lookup */
 		CHECK(grace_ipc_setval(ns, id + 1, 0, 1) == -EINVAL);
 		CHECK(grace_ipc_setval(ns, id, 3, 1) == -EINVAL);
 		CHECK(grace_ipc_setval(ns, id, 2, GRACE_IPC_SEMVMX) == 0);
