@@ -97,6 +97,9 @@ GRACE_API int grace__rseq_cpu_slow(void);
 GRACE_API int grace__rseq_thread_ready(void);
 /* Number of possible CPUs: size per-CPU arrays with it (every CPU number is below it). */
 GRACE_API unsigned int grace__rseq_nr_cpus(void);
+/* Does the process use rseq (glibc's or grace's area; not disabled)? Individual threads may still
+ * lack it (registration refused): the primitives report that per call. */
+GRACE_API int grace__rseq_enabled(void);
 
 /** The area of the calling thread (glibc's or grace's own). */
 GRACE_INLINE struct grace__rseq_abi *grace__rseq_area(void)
@@ -241,18 +244,27 @@ GRACE_INLINE int grace__rseq_percpu_add_x(uint64_t *base, size_t stride, unsigne
 {
 #if GRACE__RSEQ_OPS
 	struct grace__rseq_abi *rs = grace__rseq_area();
+	int tried = 0;
 
 	for (;;) {
 		uint32_t cpu = grace_load_relaxed(&rs->cpu_id_start);
+		int32_t id;
 
 		if (GRACE_UNLIKELY(cpu >= nslots))
 			return -1;
 		if (GRACE_LIKELY(grace__rseq_add_on(rs, (uint64_t *)((char *)base + (size_t)cpu * stride),
 						    v, cpu, release) == 0))
 			return (int)cpu;
-		/* Aborted (preempted, migrated, signal) or not registered: retry only if registered. */
-		if ((int32_t)grace_load_relaxed(&rs->cpu_id) < 0)
+		/* Aborted (preempted, migrated, signal): retry. Not registered yet: register once
+		 * (first operation of the thread) and retry. Registration failed: fall back. */
+		id = (int32_t)grace_load_relaxed(&rs->cpu_id);
+		if (id >= 0)
+			continue;
+		if (id != (int32_t)GRACE__RSEQ_CPU_UNINIT || tried)
 			return -1;
+		tried = 1;
+		(void)grace__rseq_cpu_slow();
+		rs = grace__rseq_area();
 	}
 #else
 	(void)base;

@@ -1,0 +1,757 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The srcu flavor: per-CPU lock/unlock counter pairs for two indexes, flipped every grace period
+ * (the OLS 2002 paper's rcu-preempt counters, Linux's SRCU), incremented with rseq (seed 004).
+ *
+ * State. A domain (struct srcu_struct) has, for every possible CPU c and index i in {0, 1}:
+ *   lock[i], unlock[i]    incremented only by rseq critical sections running on c;
+ *   alock[i], aunlock[i]  incremented with atomic RMWs by threads that cannot use rseq, any CPU;
+ * and `idx`, whose bit 0 names the index new readers use. Counters only grow (64-bit: they do
+ * not wrap in the life of a process). L_i and U_i below are the sums over all CPUs of
+ * lock[i] + alock[i] and unlock[i] + aunlock[i].
+ *
+ * Reader. srcu_read_lock: i = idx & 1; lock[i]++ on the current CPU (one rseq commit, or an
+ * atomic add); return i. srcu_read_unlock(i): unlock[i]++ with release on the CPU it runs on
+ * now (any CPU: the sums do not care where). In "fast" mode (membarrier available) the reader
+ * executes no fence at all: only compiler barriers. In fence mode (no membarrier: old kernels,
+ * seccomp, TSan, GRACE_NO_MEMBARRIER=1) it executes smp_mb after the lock increment (B) and
+ * before the unlock increment (C).
+ *
+ * Grace period (srcu_wait_readers, run by the domain's single driver, see core/gp.c):
+ *   M.  heavy barrier: membarrier(PRIVATE_EXPEDITED), smp_mb in fence mode.
+ *   S1. wait until index j = !(idx & 1), the one new readers do NOT use, is balanced.
+ *   F.  flip: idx := idx + 1 (new readers now use j).
+ *   S2. wait until index !j, the one they used, is balanced.
+ * where "index k is balanced" is one check: read U_k with acquire loads, then read L_k, and
+ * compare. If not balanced, re-check (spin, then sleep; see "Waiting").
+ *
+ * Claim 1 (a balanced check is sound). Let a check of index k read U_k then L_k and find them
+ * equal. Then every reader R that incremented lock[k] "before M" (see Claim 2) has finished its
+ * section, and R's section happens before the updater's next step.
+ *  (a) Unlocks seen imply locks seen. If the unlock scan counted the unlock of a reader Y, the
+ *      lock scan counts Y's lock: Y's lock increment precedes its unlock increment, which is a
+ *      release (stlr on aarch64; every store on x86; an atomic release RMW in the fallback; a
+ *      migration between them is a context switch, a full barrier), and the updater read the
+ *      unlock counter with an acquire load before reading any lock counter. So the set of
+ *      sections whose unlock was counted is a subset of those whose lock was counted.
+ *  (b) Counters only grow and each increment is counted once, so U_k = |unlocks counted| and
+ *      L_k = |locks counted|. With (a), L_k == U_k means every section whose lock was counted
+ *      also had its unlock counted: none of them is still running.
+ *  (c) Each such unlock was read by an acquire load and is a release increment: the section's
+ *      accesses happen before the updater goes on (core/gp.c then fences and publishes the end
+ *      of the grace period).
+ * Sections whose lock increment the check did not count are the subject of Claim 2.
+ *
+ * Claim 2 (readers the scans miss are new). Consider reader R and the point m where barrier M
+ * executes in R's instruction stream (membarrier runs a full barrier on every CPU running a
+ * thread of the process, and threads not running pass through the scheduler's barrier; in
+ * fence mode, use R's own barrier B instead: store-buffering with full fences on both sides).
+ *  - If R's lock increment comes before m, it is visible to every scan after M returns: S1 or S2,
+ *    whichever checks R's index, counts it, and by Claim 1 waits until R's section has ended.
+ *  - If it comes after m, the section's loads come after m too (compiler barrier after the
+ *    increment; smp_mb B in fence mode), and m is after the updater's removal (core/gp.c argument
+ *    (1)): R sees the new state and cannot hold what the updater removed. Scans may or may not
+ *    count R; either way is safe.
+ * Since S1 and S2 both run after M and cover both indexes, every reader that began before the
+ * grace period (its lock increment before m) is waited for. This is why a grace period needs two
+ * waits, not one: a reader may load idx before one grace period's flip and increment the counter
+ * of the old index after that grace period's scan of it (it was new for that grace period). Such
+ * a reader may still run when the next grace period starts and is on the index that grace period
+ * does not flip away from; S1 catches it. Linux's SRCU has the same two scans for the same reason.
+ *
+ * Forward progress. S1 waits on the index new readers do not use: only readers that loaded idx
+ * before the previous flip can still increment it, at most one per thread, so it drains. After
+ * F, S2's index gets no new readers except those that loaded idx before F (again at most one per
+ * thread). A continuous stream of readers therefore cannot starve a grace period; a single reader
+ * that never leaves its section blocks its own domain only (and is reported as a stall).
+ *
+ * Waiting (wait_idx). Re-check for a bounded spin (20 us, 200 us expedited: a short section on
+ * another CPU ends within it), then sleep: set the domain's futex word to SLEEPING and bit k of
+ * `waiting` (in the readers' read-mostly line), barrier W (heavy barrier), re-check, and sleep on
+ * the futex. A reader's unlock increments, then (compiler barrier; smp_mb in fence mode) loads
+ * `waiting`; if bit k is set it exchanges the futex word and wakes the driver. Store-buffering
+ * again: either the reader's load follows W's barrier in its stream and sees the bit, or its
+ * increment precedes it and the re-check after W counts it. Only readers of the index being
+ * waited for wake the driver; readers of the other index never touch the futex. The futex wait
+ * has a timeout only until the stall report is due (grace__stall_timeout_ns()); there is no
+ * polling loop on the normal path.
+ *
+ * The polled API and call_srcu share the grace-period sequence (core/gp.h) with
+ * synchronize_srcu; callbacks run on the callback engine (engine/callback.h), one worker thread
+ * per domain, started on the first call_srcu or start_poll.
+ *
+ * fork(): the child's only thread keeps working. Sections that other threads of the parent held
+ * at the fork never end in the child; a grace period of such a domain in the child then stalls
+ * (and is reported), as it would in the parent if those threads never unlocked.
+ */
+#include <grace/srcu.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grace/arch/atomic.h>
+
+#include "core/diag.h"
+#include "core/gp.h"
+#include "core/init.h"
+#include "core/registry.h"
+#include "core/sys.h"
+#include "engine/callback.h"
+
+/* Defined in core/debug.c: open sections of flavors other than rcu/qsbr (debug builds). */
+extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
+
+#define SRCU_SLEEPING 1u
+#define SPIN_NS 20000ull
+#define SPIN_NS_EXPEDITED 200000ull
+
+struct grace__srcu_state {
+	struct grace__gp gp; /* the domain's grace-period sequence; gp.flavor == this state */
+	struct srcu_struct *ssp;
+	struct grace__srcu_cpu *cpus;
+	unsigned int ncpus;
+	uint32_t futex GRACE_ALIGNED_CACHE; /* SRCU_SLEEPING while the driver sleeps */
+	uint64_t stall_cookie GRACE_ALIGNED_CACHE; /* grace period already reported (driver only) */
+	struct grace__cbdom *cb;                    /* callback domain, created on first use */
+	pthread_mutex_t cb_lock;
+	struct grace__srcu_state *next, *prev;      /* all domains, for fork */
+};
+
+static pthread_once_t srcu_once = PTHREAD_ONCE_INIT;
+static bool srcu_fast;  /* inline fast path usable: rseq ops + membarrier */
+static bool srcu_fence; /* readers fence (no membarrier) */
+static pthread_mutex_t srcu_all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct grace__srcu_state *srcu_all;
+
+static void srcu_atfork_prepare(void)
+{
+	pthread_mutex_lock(&srcu_all_lock);
+}
+
+static void srcu_atfork_parent(void)
+{
+	pthread_mutex_unlock(&srcu_all_lock);
+}
+
+static void srcu_atfork_child(void)
+{
+	/* The driver of a grace period, if any, does not exist in the child: restart grace
+	 * periods from "not started" (core/gp.c) and forget that it slept. */
+	pthread_mutex_init(&srcu_all_lock, NULL);
+	for (struct grace__srcu_state *st = srcu_all; st; st = st->next) {
+		grace__gp_reset_after_fork(&st->gp);
+		st->futex = 0;
+		st->ssp->waiting = 0;
+		pthread_mutex_init(&st->cb_lock, NULL);
+	}
+}
+
+static void srcu_mode_init(void)
+{
+	grace__init(); /* membarrier or fence, chosen once for the library */
+	srcu_fence = !grace__use_membarrier;
+	srcu_fast = GRACE__RSEQ_OPS && grace__rseq_enabled() && !srcu_fence;
+	pthread_atfork(srcu_atfork_prepare, srcu_atfork_parent, srcu_atfork_child);
+}
+
+static inline void srcu_init_once(void)
+{
+	pthread_once(&srcu_once, srcu_mode_init);
+}
+
+const char *grace_srcu_mode(void)
+{
+	bool rseq;
+
+	srcu_init_once();
+	rseq = GRACE__RSEQ_OPS && grace__rseq_enabled();
+	if (rseq)
+		return srcu_fence ? "rseq+fence" : "rseq+membarrier";
+	return srcu_fence ? "atomic+fence" : "atomic+membarrier";
+}
+
+/* ---- counters ---- */
+
+/* U_k (acquire loads: pair with the readers' release unlock increments, Claim 1). */
+static uint64_t sum_unlocks(const struct grace__srcu_state *st, unsigned int k)
+{
+	uint64_t u = 0;
+	for (unsigned int c = 0; c < st->ncpus; c++)
+		u += grace_load_acquire(&st->cpus[c].unlock[k]) +
+		     grace_load_acquire(&st->cpus[c].aunlock[k]);
+	return u;
+}
+
+static uint64_t sum_locks(const struct grace__srcu_state *st, unsigned int k)
+{
+	uint64_t l = 0;
+	for (unsigned int c = 0; c < st->ncpus; c++)
+		l += grace_load_relaxed(&st->cpus[c].lock[k]) +
+		     grace_load_relaxed(&st->cpus[c].alock[k]);
+	return l;
+}
+
+/* One check of Claim 1: unlocks first, then locks (the acquire loads order them). */
+static bool idx_balanced(const struct grace__srcu_state *st, unsigned int k)
+{
+	uint64_t u = sum_unlocks(st, k);
+	return sum_locks(st, k) == u;
+}
+
+unsigned long grace_srcu_readers_active(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = grace_load_acquire(&ssp->state);
+	if (!st)
+		return 0;
+	uint64_t u = sum_unlocks(st, 0) + sum_unlocks(st, 1);
+	return (unsigned long)(sum_locks(st, 0) + sum_locks(st, 1) - u);
+}
+
+/* ---- grace periods ---- */
+
+static void srcu_stall_check(struct grace__srcu_state *st, uint64_t now)
+{
+	uint64_t stall_ns = grace__stall_timeout_ns();
+	uint64_t waited = now - st->gp.started_ns;
+	uint64_t cookie = (grace_load_relaxed(&st->gp.seq) | GRACE__SEQ_STATE_MASK) + 1;
+
+	if (!stall_ns || waited < stall_ns || st->stall_cookie == cookie)
+		return;
+	st->stall_cookie = cookie; /* once per grace period */
+	grace__report_stall("srcu", -1, waited, (unsigned long)cookie);
+}
+
+/* Wait until index k of the domain is balanced (see "Waiting" above). Driver only. */
+static void wait_idx(struct grace__srcu_state *st, unsigned int k, unsigned int flags)
+{
+	struct srcu_struct *ssp = st->ssp;
+	uint64_t spin_ns = (flags & GRACE__GP_EXPEDITED) ? SPIN_NS_EXPEDITED : SPIN_NS;
+	uint64_t t0, now;
+
+	if (idx_balanced(st, k))
+		return;
+	t0 = grace__now_ns();
+	do {
+		for (unsigned int i = 0; i < 64; i++)
+			grace_cpu_relax();
+		if (idx_balanced(st, k))
+			return;
+		now = grace__now_ns();
+	} while (now - t0 < spin_ns);
+
+	for (;;) {
+		grace_store_relaxed(&st->futex, SRCU_SLEEPING);
+		grace_store_relaxed(&ssp->waiting, 1u << k);
+		/* Barrier W: the two stores above before the re-check below. Pairs with the
+		 * compiler barrier (smp_mb in fence mode) between a reader's unlock increment and
+		 * its load of `waiting`: store-buffering, see "Waiting" above. */
+		grace__heavy_barrier();
+		if (idx_balanced(st, k))
+			break;
+		uint64_t stall_ns = grace__stall_timeout_ns();
+		uint64_t cookie = (grace_load_relaxed(&st->gp.seq) | GRACE__SEQ_STATE_MASK) + 1;
+		int64_t timeout = -1;
+		now = grace__now_ns();
+		/* Sleep until woken, or until the stall report is due (once per grace period). */
+		if (stall_ns && st->stall_cookie != cookie) {
+			uint64_t waited = now - st->gp.started_ns;
+			timeout = waited >= stall_ns ? 0 : (int64_t)(stall_ns - waited);
+		}
+		if (timeout != 0)
+			grace__futex_wait(&st->futex, SRCU_SLEEPING, timeout);
+		srcu_stall_check(st, grace__now_ns());
+		if (idx_balanced(st, k))
+			break;
+	}
+	grace_store_relaxed(&ssp->waiting, 0u);
+	grace_store_relaxed(&st->futex, 0u);
+}
+
+static void srcu_wait_readers(struct grace__gp *gp, unsigned int flags)
+{
+	struct grace__srcu_state *st = (struct grace__srcu_state *)gp->flavor;
+	struct srcu_struct *ssp = st->ssp;
+	uint32_t idx;
+
+	/* Barrier M: every reader's lock increment before this point is visible to the scans
+	 * below; every section whose increment follows it sees the updater's removal (Claim 2).
+	 * Pairs with the compiler barrier after the reader's lock increment (smp_mb B in fence
+	 * mode). */
+	grace__heavy_barrier();
+	idx = grace_load_relaxed(&ssp->idx); /* only the driver writes it */
+	wait_idx(st, (idx + 1) & 1u, flags); /* S1: stragglers of the previous flip */
+	/* F. Relaxed: the scans' soundness does not depend on when readers see it (Claim 2);
+	 * it only steers new readers away from the index S2 drains. */
+	grace_store_relaxed(&ssp->idx, idx + 1);
+	wait_idx(st, idx & 1u, flags);       /* S2 */
+}
+
+/* ---- domain set-up ---- */
+
+static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = NULL;
+	struct grace__srcu_cpu *cpus = NULL;
+	unsigned int n = grace__rseq_nr_cpus();
+
+	if (posix_memalign((void **)&st, GRACE_CACHE_LINE, sizeof(*st)) != 0)
+		return NULL;
+	if (posix_memalign((void **)&cpus, GRACE_CACHE_LINE, n * sizeof(*cpus)) != 0) {
+		free(st);
+		return NULL;
+	}
+	memset(st, 0, sizeof(*st));
+	memset(cpus, 0, n * sizeof(*cpus));
+	grace__gp_init(&st->gp, srcu_wait_readers, st, "srcu");
+	st->ssp = ssp;
+	st->cpus = cpus;
+	st->ncpus = n;
+	pthread_mutex_init(&st->cb_lock, NULL);
+	return st;
+}
+
+static void srcu_free(struct grace__srcu_state *st)
+{
+	pthread_mutex_destroy(&st->cb_lock);
+	pthread_mutex_destroy(&st->gp.drive_lock);
+	free(st->cpus);
+	free(st);
+}
+
+static void srcu_link(struct grace__srcu_state *st)
+{
+	pthread_mutex_lock(&srcu_all_lock);
+	st->prev = NULL;
+	st->next = srcu_all;
+	if (srcu_all)
+		srcu_all->prev = st;
+	srcu_all = st;
+	pthread_mutex_unlock(&srcu_all_lock);
+}
+
+static void srcu_unlink(struct grace__srcu_state *st)
+{
+	pthread_mutex_lock(&srcu_all_lock);
+	if (st->prev)
+		st->prev->next = st->next;
+	else
+		srcu_all = st->next;
+	if (st->next)
+		st->next->prev = st->prev;
+	pthread_mutex_unlock(&srcu_all_lock);
+}
+
+/* Make the domain's counters visible to the inline fast path. */
+static void srcu_publish(struct srcu_struct *ssp, struct grace__srcu_state *st)
+{
+	grace_store_relaxed(&ssp->ncpus, st->ncpus);
+	/* Release: the zeroed counters and ncpus before `fast` (the reader's accesses through it
+	 * are address-dependent on its load, as rcu_dereference). */
+	if (srcu_fast)
+		grace_store_release(&ssp->fast, st->cpus);
+}
+
+int grace_srcu_init(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st;
+
+	if (!ssp)
+		return -EINVAL;
+	srcu_init_once();
+	st = srcu_alloc(ssp);
+	if (!st)
+		return -ENOMEM;
+	ssp->fast = NULL;
+	ssp->idx = 0;
+	ssp->waiting = 0;
+	ssp->ncpus = 0;
+	memset(ssp->pad_, 0, sizeof(ssp->pad_));
+	srcu_link(st);
+	ssp->magic = GRACE__SRCU_MAGIC_LIVE;
+	grace_store_release(&ssp->state, st);
+	srcu_publish(ssp, st);
+	return 0;
+}
+
+static GRACE_COLD struct grace__srcu_state *srcu_setup_slow(struct srcu_struct *ssp,
+							     const char *call)
+{
+	struct grace__srcu_state *st, *cur = NULL;
+	uint32_t magic;
+
+	if (!ssp)
+		grace__misuse_fatal(call, "NULL srcu_struct");
+	magic = grace_load_relaxed(&ssp->magic);
+	if (magic == GRACE__SRCU_MAGIC_DEAD)
+		grace__misuse_fatal(call, "srcu_struct %p used after cleanup_srcu_struct()", (void *)ssp);
+	if (magic != GRACE__SRCU_MAGIC_STATIC)
+		grace__misuse_fatal(call, "srcu_struct %p is not initialised "
+				    "(init_srcu_struct() or DEFINE_SRCU())", (void *)ssp);
+	/* DEFINE_SRCU(): set up on first use. Racing first users: one wins the exchange. */
+	srcu_init_once();
+	st = srcu_alloc(ssp);
+	if (!st)
+		grace__fatal(call, "out of memory setting up a DEFINE_SRCU() domain");
+	if (!grace_cmpxchg(&ssp->state, &cur, st, __ATOMIC_ACQ_REL)) {
+		srcu_free(st);
+		return cur;
+	}
+	srcu_link(st);
+	srcu_publish(ssp, st);
+	return st;
+}
+
+static inline struct grace__srcu_state *srcu_get(struct srcu_struct *ssp, const char *call)
+{
+	/* Acquire: pairs with the release publication of the state. */
+	struct grace__srcu_state *st = ssp ? grace_load_acquire(&ssp->state) : NULL;
+
+	if (GRACE_LIKELY(st != NULL))
+		return st;
+	return srcu_setup_slow(ssp, call);
+}
+
+/* ---- read side, out of line ---- */
+
+int grace__srcu_read_lock_slow(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "srcu_read_lock");
+	unsigned int idx = grace_load_relaxed(&ssp->idx) & 1u;
+
+	if (grace__rseq_percpu_add(&st->cpus[0].lock[idx], sizeof(struct grace__srcu_cpu),
+				   st->ncpus, 1) < 0) {
+		/* No rseq in this thread: the atomic counter of the CPU it runs on (contract rule 1
+		 * of internal/rseq.h: never the rseq counter). */
+		unsigned int c = (unsigned int)grace__rseq_cpu() % st->ncpus;
+		grace_fetch_add(&st->cpus[c].alock[idx], 1u, __ATOMIC_RELAXED);
+	}
+	if (srcu_fence)
+		grace_smp_mb(); /* B: the increment before the section (pairs with M) */
+	else
+		grace_barrier(); /* as the inline path */
+	return (int)idx;
+}
+
+void grace__srcu_read_unlock_slow(struct srcu_struct *ssp, int idx)
+{
+	struct grace__srcu_state *st;
+	unsigned int k = (unsigned int)idx;
+
+	if (GRACE_UNLIKELY(k > 1u))
+		grace__misuse_fatal("srcu_read_unlock", "index %d was not returned by srcu_read_lock()",
+				    idx);
+	st = ssp ? grace_load_acquire(&ssp->state) : NULL;
+	if (GRACE_UNLIKELY(!st))
+		grace__misuse_fatal("srcu_read_unlock", "srcu_struct %p has no open section "
+				    "(never locked, or cleaned up)", (void *)ssp);
+	if (srcu_fence)
+		grace_smp_mb(); /* C: the section before the increment (pairs with the scans) */
+	if (grace__rseq_percpu_add_release(&st->cpus[0].unlock[k], sizeof(struct grace__srcu_cpu),
+					   st->ncpus, 1) < 0) {
+		unsigned int c = (unsigned int)grace__rseq_cpu() % st->ncpus;
+		/* Release: the section before the increment (pairs with the acquire scan). */
+		grace_fetch_add(&st->cpus[c].aunlock[k], 1u, __ATOMIC_RELEASE);
+	}
+	if (srcu_fence)
+		grace_smp_mb(); /* the increment before the load of `waiting` (pairs with W) */
+	else
+		grace_barrier();
+	if (grace_load_relaxed(&ssp->waiting) & (1u << k))
+		grace__srcu_unlock_wake(ssp);
+}
+
+void grace__srcu_unlock_wake(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = grace_load_acquire(&ssp->state);
+
+	/* Only the first reader after the driver armed the futex pays for the exchange. */
+	if (grace_load_relaxed(&st->futex) == SRCU_SLEEPING &&
+	    grace_xchg(&st->futex, 0u, __ATOMIC_SEQ_CST) == SRCU_SLEEPING)
+		grace__futex_wake(&st->futex, 1);
+}
+
+/* ---- debug builds: per-thread open sections ---- */
+
+#define DBG_MAX 32
+struct dbg_ent {
+	const struct srcu_struct *ssp;
+	int idx;
+};
+static __thread struct dbg_ent dbg_stack[DBG_MAX];
+static __thread unsigned int dbg_n, dbg_lost;
+
+int grace__srcu_read_lock_dbg(struct srcu_struct *ssp)
+{
+	int idx = grace__srcu_read_lock_slow(ssp);
+
+	if (dbg_n < DBG_MAX) {
+		dbg_stack[dbg_n].ssp = ssp;
+		dbg_stack[dbg_n].idx = idx;
+		dbg_n++;
+	} else {
+		dbg_lost++; /* deeper than we track: the checks below give up, never false alarms */
+	}
+	grace__dbg_extra_sections++;
+	return idx;
+}
+
+void grace__srcu_read_unlock_dbg(struct srcu_struct *ssp, int idx)
+{
+	int found = -1, any = 0;
+
+	if ((unsigned int)idx > 1u)
+		grace__misuse_fatal("srcu_read_unlock", "index %d was not returned by srcu_read_lock()",
+				    idx);
+	for (int i = (int)dbg_n - 1; i >= 0; i--) {
+		if (dbg_stack[i].ssp != ssp)
+			continue;
+		any = 1;
+		if (dbg_stack[i].idx == idx) {
+			found = i;
+			break;
+		}
+	}
+	if (found < 0) {
+		if (dbg_lost) {
+			dbg_lost--;
+		} else if (any) {
+			grace__misuse_fatal("srcu_read_unlock", "index %d does not match the index "
+					    "srcu_read_lock() returned for any open section of this "
+					    "srcu_struct", idx);
+		} else {
+			grace__misuse_fatal("srcu_read_unlock", "no srcu_read_lock() section of "
+					    "srcu_struct %p is open in this thread", (void *)ssp);
+		}
+	} else {
+		memmove(&dbg_stack[found], &dbg_stack[found + 1],
+			(dbg_n - (unsigned int)found - 1) * sizeof(dbg_stack[0]));
+		dbg_n--;
+	}
+	if (grace__dbg_extra_sections)
+		grace__dbg_extra_sections--;
+	grace__srcu_read_unlock_slow(ssp, idx);
+}
+
+int grace__srcu_dbg_held(const struct srcu_struct *ssp)
+{
+	for (unsigned int i = 0; i < dbg_n; i++)
+		if (dbg_stack[i].ssp == ssp)
+			return 1;
+	return dbg_lost != 0;
+}
+
+void grace__srcu_deref_outside(const char *file, int line)
+{
+	grace__misuse_fatal("srcu_dereference", "%s:%d: called outside a srcu_read_lock() section "
+			    "of that srcu_struct", file, line);
+}
+
+static void srcu_check_not_reader(const struct srcu_struct *ssp, const char *call)
+{
+	/* Exact only for sections entered from code built with GRACE_DEBUG. */
+	for (unsigned int i = 0; i < dbg_n; i++)
+		if (dbg_stack[i].ssp == ssp)
+			grace__misuse_fatal(call, "called inside a srcu_read_lock() section of the "
+					    "same srcu_struct (would deadlock)");
+}
+
+/* ---- update side ---- */
+
+void grace_srcu_synchronize(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "synchronize_srcu");
+
+	srcu_check_not_reader(ssp, "synchronize_srcu");
+	grace__gp_wait(&st->gp, grace__gp_snap(&st->gp), 0);
+}
+
+void grace_srcu_synchronize_expedited(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "synchronize_srcu_expedited");
+
+	srcu_check_not_reader(ssp, "synchronize_srcu_expedited");
+	grace__gp_wait(&st->gp, grace__gp_snap(&st->gp), GRACE__GP_EXPEDITED);
+}
+
+unsigned long grace_srcu_get_state(struct srcu_struct *ssp)
+{
+	return (unsigned long)grace__gp_snap(&srcu_get(ssp, "get_state_synchronize_srcu")->gp);
+}
+
+bool grace_srcu_poll_state(struct srcu_struct *ssp, unsigned long cookie)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "poll_state_synchronize_srcu");
+
+	if (!grace__gp_done(&st->gp, cookie))
+		return false;
+	/* Full barrier on success, as Linux: the caller's later accesses (the free) are ordered
+	 * after the grace period. */
+	grace_smp_mb();
+	return true;
+}
+
+void grace_srcu_cond_synchronize(struct srcu_struct *ssp, unsigned long cookie)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "cond_synchronize_srcu");
+
+	if (grace__gp_done(&st->gp, cookie)) {
+		grace_smp_mb(); /* as poll_state */
+		return;
+	}
+	srcu_check_not_reader(ssp, "cond_synchronize_srcu");
+	grace__gp_wait(&st->gp, cookie, 0);
+}
+
+/* ---- callbacks (engine/callback.h) ---- */
+
+/* The engine's hooks carry no domain: the srcu entry points name it in this thread while they
+ * call into the engine. */
+static __thread const struct srcu_struct *srcu_cur;
+
+static int srcu_enter_wait(const char *call)
+{
+	if (srcu_cur)
+		srcu_check_not_reader(srcu_cur, call);
+	return 0;
+}
+
+static void srcu_leave_wait(int tok)
+{
+	(void)tok;
+}
+
+static bool srcu_caller_is_reader(void)
+{
+	/* call_srcu() may run inside a section of its own domain, and without debug tracking we
+	 * cannot tell: never make a call_srcu() caller wait (Linux's call_srcu never blocks
+	 * either). Elsewhere (exit-time drain) waiting is fine. */
+	return srcu_cur != NULL;
+}
+
+static const struct grace__cbdom_ops srcu_cb_ops = { srcu_enter_wait, srcu_leave_wait,
+						     srcu_caller_is_reader };
+
+static struct grace__cbdom *srcu_cb(struct grace__srcu_state *st, const char *call)
+{
+	/* Acquire: pairs with the release below. */
+	struct grace__cbdom *d = grace_load_acquire(&st->cb);
+
+	if (GRACE_LIKELY(d != NULL))
+		return d;
+	pthread_mutex_lock(&st->cb_lock);
+	d = st->cb;
+	if (!d) {
+		/* One worker per domain: programs may have many domains. */
+		d = grace__cbdom_create(&st->gp, &srcu_cb_ops, "srcu", 1);
+		if (!d)
+			grace__fatal(call, "out of memory creating the callback queues");
+		grace_store_release(&st->cb, d);
+	}
+	pthread_mutex_unlock(&st->cb_lock);
+	return d;
+}
+
+void grace_srcu_call(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "call_srcu");
+	struct grace__cbdom *d = srcu_cb(st, "call_srcu");
+
+	srcu_cur = ssp;
+	grace__cbdom_call(d, head, func, "call_srcu");
+	srcu_cur = NULL;
+}
+
+void grace_srcu_barrier(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "srcu_barrier");
+	struct grace__cbdom *d = grace_load_acquire(&st->cb);
+
+	srcu_check_not_reader(ssp, "srcu_barrier");
+	if (!d)
+		return; /* no call_srcu() ever returned on this domain: nothing to wait for */
+	srcu_cur = ssp;
+	grace__cbdom_barrier(d, "srcu_barrier");
+	srcu_cur = NULL;
+}
+
+unsigned long grace_srcu_start_poll(struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "start_poll_synchronize_srcu");
+	uint64_t c = grace__gp_snap(&st->gp);
+
+	grace__cbdom_request_gp(srcu_cb(st, "start_poll_synchronize_srcu"), c);
+	return (unsigned long)c;
+}
+
+void grace_srcu_callback_stats(struct srcu_struct *ssp, struct grace_cb_stats *stats)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "grace_srcu_callback_stats");
+	struct grace__cbdom *d = grace_load_acquire(&st->cb);
+
+	if (d) {
+		grace__cbdom_stats(d, stats);
+	} else {
+		memset(stats, 0, sizeof(*stats));
+		stats->grace_periods = grace_load_relaxed(&st->gp.seq) >> 2;
+	}
+}
+
+/* ---- cleanup ---- */
+
+void grace_srcu_cleanup(struct srcu_struct *ssp)
+{
+	static const char call[] = "cleanup_srcu_struct";
+	struct grace__srcu_state *st;
+	unsigned long readers;
+	uint64_t pending;
+
+	if (!ssp) {
+		grace__misuse(call, "NULL srcu_struct");
+		return;
+	}
+	st = grace_load_acquire(&ssp->state);
+	if (!st) {
+		uint32_t magic = grace_load_relaxed(&ssp->magic);
+		if (magic == GRACE__SRCU_MAGIC_DEAD)
+			grace__misuse(call, "srcu_struct %p cleaned up twice", (void *)ssp);
+		else if (magic != GRACE__SRCU_MAGIC_STATIC)
+			grace__misuse(call, "srcu_struct %p was never initialised", (void *)ssp);
+		return; /* a DEFINE_SRCU() domain never used: nothing to free */
+	}
+	/* Callbacks first: the most specific advice (srcu_barrier()). */
+	if (st->cb && (pending = grace__cbdom_pending(st->cb)) != 0) {
+		grace__misuse(call, "%llu callback%s queued by call_srcu() on srcu_struct %p not "
+			      "invoked yet (call srcu_barrier() first): not freed",
+			      (unsigned long long)pending, pending == 1 ? "" : "s", (void *)ssp);
+		return;
+	}
+	readers = grace_srcu_readers_active(ssp);
+	if (readers) {
+		grace__misuse(call, "%lu reader%s still inside srcu_read_lock() sections of srcu_struct "
+			      "%p: not freed", readers, readers == 1 ? " is" : "s are", (void *)ssp);
+		return;
+	}
+	if (pthread_mutex_trylock(&st->gp.drive_lock) != 0) {
+		grace__misuse(call, "a grace period of srcu_struct %p is under way "
+			      "(synchronize_srcu() or callbacks running): not freed", (void *)ssp);
+		return;
+	}
+	pthread_mutex_unlock(&st->gp.drive_lock);
+	if (st->cb) {
+		if (grace__cbdom_destroy(st->cb) != 0) {
+			grace__misuse(call, "callbacks queued by call_srcu() on srcu_struct %p while "
+				      "it was being cleaned up: not freed", (void *)ssp);
+			return;
+		}
+		st->cb = NULL;
+	}
+	srcu_unlink(st);
+	grace_store_relaxed(&ssp->fast, (struct grace__srcu_cpu *)NULL);
+	grace_store_relaxed(&ssp->ncpus, 0u);
+	grace_store_relaxed(&ssp->waiting, 0u);
+	grace_store_release(&ssp->state, (struct grace__srcu_state *)NULL);
+	if (ssp->magic != GRACE__SRCU_MAGIC_STATIC)
+		ssp->magic = GRACE__SRCU_MAGIC_DEAD;
+	srcu_free(st);
+}
