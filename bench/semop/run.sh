@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# semopbench: System V semaphore operations per second, global lock (Linux 2.5.42) against RCU
+# (ipc-rcu, seed 000 section 4), on 1, 2, 4 and 8 threads, in three modes: each thread on its own
+# set; all threads on one shared set; own sets while another thread creates and removes sets
+# (the ID array grows under the lookups). Both implementations run in one process, interleaved.
+# Also instructions per semop on one thread (callgrind), when valgrind is installed.
+#
+#   bench/semop/run.sh [--out DIR] [--quick]
+#
+# Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
+#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build/bench
+# Writes DIR/semop.csv (rows: bench,design,threads,run,metric,value,unit), DIR/semop.md (a
+# markdown fragment: medians, spread, RCU/global ratios beside the paper's 11x) and
+# DIR/semop.png. DIR defaults to $GRACE_BUILD/results. About 45 s (--quick: about 12 s).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${GRACE_BUILD:-$root/build/bench}
+case "$build" in /*) ;; *) build=$root/$build ;; esac
+out=""
+quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (usage: run.sh [--out DIR] [--quick])" >&2; exit 2 ;;
+  esac
+done
+[ -n "$out" ] || out=$build/results
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+bin=$build/bench/semop/semopbench
+if [ ! -x "$bin" ]; then
+  echo "run.sh: $bin not found; build first:" >&2
+  echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C ${GRACE_BUILD:-build/bench}" >&2
+  exit 1
+fi
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+if [ $quick = 1 ]; then
+  runs=2; ms=100; count=100000
+else
+  runs=5; ms=250; count=400000
+fi
+
+csv=$out/semop.csv
+raw=$out/semop-raw
+rm -rf "$raw"
+mkdir -p "$raw"
+echo "bench,design,threads,run,metric,value,unit" >"$csv"
+echo "machine,$(uname -r),$(nproc),0,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
+t_begin=$(date +%s)
+
+echo "semop: $runs interleaved runs x {own,shared,churn} x {1,2,4,8} threads x {global,rcu}, ${ms} ms each" >&2
+"$bin" --mode all --threads 1,2,4,8 --ms "$ms" --runs "$runs" >>"$csv"
+
+if command -v valgrind >/dev/null; then
+  echo "semop: instructions per semop under callgrind ($count calls, one thread)" >&2
+  for impl in global rcu; do
+    f=$raw/callgrind.$impl.out
+    if valgrind --tool=callgrind --toggle-collect=semop_count_loop --callgrind-out-file="$f" \
+        "$bin" --count "$count" --impl "$impl" >/dev/null 2>"$raw/callgrind.$impl.log"; then
+      awk -v d="$impl" -v n="$count" \
+        '/^totals:/ { printf "semop-instr,%s,1,0,ir_per_op,%.4f,instr\n", d, $2 / n }' "$f" >>"$csv"
+    else
+      echo "run.sh: callgrind failed for $impl (see $raw/callgrind.$impl.log)" >&2
+    fi
+  done
+else
+  echo "run.sh: valgrind not found: no instruction counts" >&2
+fi
+
+echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
+echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
+
+"$py" "$here/report.py" --csv "$csv" --out "$out" \
+  --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
+  --cmd "bench/semop/run.sh$([ $quick = 1 ] && echo ' --quick')"
+echo "semop: wrote $csv, $out/semop.md, $out/semop.png" >&2
