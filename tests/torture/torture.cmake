@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: MIT
+# The torture program (tests/torture/torture.c): one executable, one ctest per flavor.
+#   quick: a few seconds per flavor in every build configuration (release, debug, ASan, TSan);
+#   long:  one hour per flavor (ctest -L long, or tests/torture/long.sh), outside the test command;
+#   torture_broken: the deliberately broken flavor must be reported as FAILURE within 10 s.
+add_executable(torture ${CMAKE_CURRENT_LIST_DIR}/torture.c ${CMAKE_CURRENT_LIST_DIR}/flavors.c
+               ${CMAKE_CURRENT_LIST_DIR}/broken.c)
+target_compile_options(torture PRIVATE ${GRACE_WARN})
+target_link_libraries(torture PRIVATE grace Threads::Threads)
+
+set(GRACE_TORTURE_QUICK --duration 3 --readers 3 --writers 1 --fake-writers 2 --stall 60)
+set(GRACE_TORTURE_FLAVORS rcu qsbr)
+foreach(f ${GRACE_TORTURE_FLAVORS})
+  add_test(NAME torture_${f} COMMAND torture --flavor ${f} ${GRACE_TORTURE_QUICK})
+  set_tests_properties(torture_${f} PROPERTIES TIMEOUT 180 LABELS quick)
+  add_test(NAME torture_long_${f} COMMAND torture --flavor ${f} --duration 3600 --stall 120)
+  set_tests_properties(torture_long_${f} PROPERTIES TIMEOUT 4000 LABELS long)
+endforeach()
+# The default flavor without membarrier: fences on the read side, chosen at start-up.
+add_test(NAME torture_rcu_fallback COMMAND torture --flavor rcu ${GRACE_TORTURE_QUICK})
+set_tests_properties(torture_rcu_fallback PROPERTIES TIMEOUT 180 LABELS quick
+                     ENVIRONMENT GRACE_NO_MEMBARRIER=1)
+
+# Proof that the checker can fail (tests/torture/broken.c): each passes only if the run exits 1
+# with a FAILURE line and its first error within 10 s. torture_broken: every path and check;
+# torture_broken_sync / _call: one retire path and no cookie checks, so the age check alone
+# must catch a synchronize that does not wait / callbacks that run at once.
+set(GRACE_TORTURE_BROKEN --flavor broken --duration 10 --fail-fast --readers 3)
+set(GRACE_TORTURE_EXPECT sh ${CMAKE_CURRENT_LIST_DIR}/expect_failure.sh 10)
+add_test(NAME torture_broken
+         COMMAND ${GRACE_TORTURE_EXPECT} any $<TARGET_FILE:torture> ${GRACE_TORTURE_BROKEN})
+add_test(NAME torture_broken_sync
+         COMMAND ${GRACE_TORTURE_EXPECT} age>=2 $<TARGET_FILE:torture> ${GRACE_TORTURE_BROKEN}
+                 --paths sync --cookie-checks 0 --fake-writers 0 --barrier-threads 0)
+add_test(NAME torture_broken_call
+         COMMAND ${GRACE_TORTURE_EXPECT} age>=2 $<TARGET_FILE:torture> ${GRACE_TORTURE_BROKEN}
+                 --paths call --cookie-checks 0 --fake-writers 0 --barrier-threads 0)
+set_tests_properties(torture_broken torture_broken_sync torture_broken_call
+                     PROPERTIES TIMEOUT 60 LABELS quick)

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace torture: shared declarations of the torture program (tests/torture/).
+ *
+ * The torture engine (torture.c) drives a flavor through a table of function pointers: the
+ * torture program checks correctness, it is not a benchmark, so an indirect call per operation
+ * is fine here. Each flavor (flavors.c, broken.c) fills one struct torture_ops; an operation a
+ * flavor (or the library it is linked against) lacks is NULL and the engine does not use it.
+ */
+#ifndef GRACE_TORTURE_H
+#define GRACE_TORTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <grace/pointer.h>
+
+#define TORTURE_MAX_DOMAINS 4
+
+struct torture_ops {
+	const char *name;
+	const char *desc;
+	unsigned int ndomains; /* independent domains (srcu); 1 for the others */
+	bool broken;           /* the deliberately broken flavor: the run must end in FAILURE */
+	bool qsbr;             /* readers register, report quiescent states, go offline to sleep */
+
+	/* Run set-up and tear-down (may be NULL). init may fail: return -errno, run is skipped. */
+	int (*init)(void);
+	void (*cleanup)(void);
+	/* Per reader thread (may be NULL): register / unregister. `explicit_` asks for explicit
+	 * registration where the flavor also registers implicitly (the default flavor). */
+	void (*reader_start)(bool explicit_);
+	void (*reader_stop)(bool explicit_);
+	/* Read-side section of domain d; the value read_lock returns is handed to read_unlock. */
+	int (*read_lock)(unsigned int d);
+	void (*read_unlock)(unsigned int d, int idx);
+	/* Is the calling thread inside a read-side section of this flavor (may be NULL)? */
+	bool (*read_ongoing)(void);
+	/* QSBR only: quiescent state between sections; offline/online around sleeps. */
+	void (*quiescent)(void);
+	void (*offline)(void);
+	void (*online)(void);
+	/* Update side. Every non-NULL one is a retire path the writers choose at random. */
+	void (*sync)(unsigned int d);
+	void (*exp_sync)(unsigned int d);
+	void (*call)(unsigned int d, struct rcu_head *head, rcu_callback_t func);
+	void (*barrier)(unsigned int d);
+	unsigned long (*get_state)(unsigned int d);
+	unsigned long (*start_poll)(unsigned int d);
+	bool (*poll_state)(unsigned int d, unsigned long cookie);
+	void (*cond_sync)(unsigned int d, unsigned long cookie);
+	/* Fake-writer thread start/stop (may be NULL): the QSBR flavor registers some of them
+	 * so that synchronize is also called from online threads. */
+	void (*updater_start)(unsigned int idx);
+	void (*updater_stop)(unsigned int idx);
+	/* One line describing the mode (membarrier or fence, policy...), may be NULL. */
+	const char *(*mode)(void);
+};
+
+/* Every flavor the program knows, NULL-terminated (flavors.c). */
+extern const struct torture_ops *const torture_flavors[];
+/* The deliberately broken flavor (broken.c). */
+extern const struct torture_ops torture_broken_ops;
+
+/* The flavor tables are completed at start-up: operations the linked library lacks are NULL. */
+void torture_flavors_init(void);
+
+#endif /* GRACE_TORTURE_H */
