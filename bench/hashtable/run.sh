@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The hash-table family of the benchmark report: runs hashbench's standard sweeps and writes
+# DIR/hashtable.md (+ hashtable.csv, hashtable_summary.csv, PNG plots).
+#   run.sh [--out DIR] [--quick]       build dir from $GRACE_BUILD (default: build/bench)
+# Standard run: read-only at 1, 2, 4, 8 threads and update fractions 0.01..1 at 2 threads,
+# every design, 5 interleaved repetitions of 0.2 s per point: about 3.5 minutes.
+# --quick: one 0.05 s run per point at a few points (seconds), to check that it all works.
+# HB_REPS / HB_DURATION override the repetitions and the seconds per run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=out/report
+quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) echo "usage: run.sh [--out DIR] [--quick]" >&2; exit 2 ;;
+  esac
+done
+build=${GRACE_BUILD:-$root/build/bench}
+case "$build" in /*) ;; *) build=$root/$build ;; esac
+exe=$build/bench/hashtable/hashbench
+if [ ! -x "$exe" ]; then
+  echo "hashtable: $exe is missing: build first (cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build/bench)" >&2
+  exit 1
+fi
+mkdir -p "$out"
+if [ $quick = 1 ]; then
+  points=1:0,2:0,4:0,2:0.1,2:1
+  reps=${HB_REPS:-1}
+  duration=${HB_DURATION:-0.05}
+else
+  points=1:0,2:0,4:0,8:0,2:0.01,2:0.02,2:0.05,2:0.1,2:0.2,2:0.3,2:0.5,2:0.7,2:1
+  reps=${HB_REPS:-5}
+  duration=${HB_DURATION:-0.2}
+fi
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "hashtable: $reps x $duration s per point and design (load average $load)"
+cmd="hashbench --points $points --reps $reps --duration $duration --csv hashtable.csv"
+"$exe" --points "$points" --reps "$reps" --duration "$duration" --csv "$out/hashtable.csv"
+py=/usr/bin/python3
+[ -x $py ] || py=python3
+args=(--csv "$out/hashtable.csv" --out "$out" --command "$cmd" --load-before "$load")
+[ $quick = 1 ] && args+=(--quick)
+"$py" "$root/bench/report/hashtable.py" "${args[@]}"

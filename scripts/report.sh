@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The main job: set up a fresh Debian machine, build grace and its benchmarks (Release, in
+# build/bench), run every benchmark family and write the report to out/report/REPORT.md, with
+# each family's CSV and PNG plots beside it. About 10 minutes on 2 cores.
+#   scripts/report.sh [--quick] [--out DIR]
+#     --quick   a short smoke run of every family (a minute or so): checks that it all works
+# Each family is bench/<name>/run.sh [--out DIR] [--quick], reading the build directory from
+# $GRACE_BUILD and writing DIR/<name>.md (+ CSV, PNG); a family without run.sh is skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=out/report
+quick=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=(--quick); shift ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "usage: scripts/report.sh [--quick] [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+budget=${GRACE_REPORT_BUDGET_S:-580} # whole report, seconds: stop a family that would overrun
+t0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - t0 )); }
+say() { printf '[report %3ss] %s\n' "$(elapsed)" "$*"; }
+
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+say "setup (scripts/setup-debian.sh)"
+scripts/setup-debian.sh
+py=/usr/bin/python3
+[ -x $py ] || py=python3
+
+build=build/bench
+say "configure and build $build (Release)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF >"$build.log" 2>&1 ||
+  { cat "$build.log"; exit 1; }
+cmake --build "$build" -j"$(nproc)" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
+
+# Fixed order first, then any other family in name order.
+order=(readside callbacks rseq srcu hashtable semop)
+families=()
+missing=()
+for f in "${order[@]}"; do
+  if [ -f "bench/$f/run.sh" ]; then families+=("$f"); else missing+=("$f"); fi
+done
+for d in bench/*/; do
+  f=$(basename "$d")
+  case " ${order[*]} " in *" $f "*) continue ;; esac
+  [ -f "bench/$f/run.sh" ] && families+=("$f")
+done
+
+# Start from an empty directory; refuse to wipe one that does not look like an old report.
+if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -e "$out/REPORT.md" ] && [ ! -d "$out/logs" ]; then
+  echo "report: $out is not empty and holds no earlier report: choose another --out" >&2
+  exit 2
+fi
+rm -rf "$out"
+mkdir -p "$out/logs"
+ran=()
+failed=()
+n=${#families[@]}
+i=0
+for f in "${families[@]}"; do
+  i=$((i + 1))
+  left=$(( budget - $(elapsed) ))
+  if [ "$left" -lt 20 ]; then
+    say "($i/$n) $f: skipped, the report's time budget is spent"
+    failed+=("$f=was skipped: the report's time budget (${budget} s) was spent")
+    ran+=("$f")
+    continue
+  fi
+  say "($i/$n) $f: bench/$f/run.sh --out $out ${quick[*]}"
+  set +e
+  GRACE_BUILD=$root/$build timeout --signal=INT --kill-after=10 "$left" \
+    bash "bench/$f/run.sh" --out "$out" "${quick[@]}" 2>&1 | tee "$out/logs/$f.log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  ran+=("$f")
+  if [ "$rc" = 124 ]; then
+    failed+=("$f=was stopped after ${left} s (the report's time budget)")
+    say "($i/$n) $f: stopped, over the time budget"
+  elif [ "$rc" != 0 ]; then
+    failed+=("$f=failed (exit $rc)")
+    say "($i/$n) $f: failed (exit $rc), see $out/logs/$f.log"
+  else
+    say "($i/$n) $f: done"
+  fi
+done
+
+join() { local IFS=,; echo "$*"; }
+"$py" bench/report/assemble.py --out "$out" --families "$(join "${ran[@]}")" \
+  --failed "$(join "${failed[@]}")" --missing "$(join "${missing[@]}")" \
+  --load-start "$load_start" --elapsed "$(elapsed)" "${quick[@]}" >/dev/null
+case "$out" in /*) report=$out/REPORT.md ;; *) report=$root/$out/REPORT.md ;; esac
+say "wrote $report"
