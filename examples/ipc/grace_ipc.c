@@ -385,7 +385,8 @@ again:
  * the set is locked and, in RCU mode, the caller is inside a read-side section: release both
  * with set_unlock().
  */
-static int set_lock(struct grace_ipc_ns *ns, int semid, int num, int num_err, struct held *h)
+static inline int set_lock(struct grace_ipc_ns *ns, int semid, int num, int num_err,
+			   struct held *h)
 {
 	struct ipc_set *s;
 
@@ -435,7 +436,7 @@ static int set_lock(struct grace_ipc_ns *ns, int semid, int num, int num_err, st
 	return 0;
 }
 
-static void set_unlock(struct grace_ipc_ns *ns, struct held *h)
+static inline void set_unlock(struct grace_ipc_ns *ns, struct held *h)
 {
 	pthread_mutex_unlock(h->lk);
 	if (is_rcu(ns))
@@ -626,16 +627,62 @@ static void wait_queued(struct held *h, struct ipc_waiter *q, const struct times
 	}
 }
 
+/*
+ * The slow path of semop: queue, take a reference, leave the read-side section (rule (d) above),
+ * sleep, then drop the reference (and retire the set if it was removed meanwhile and this was
+ * the last reference). Set lock held on entry; released on return. Out of line so that the
+ * common path stays small.
+ */
+static GRACE_NOINLINE int semop_sleep(struct grace_ipc_ns *ns, struct held *h,
+				      const struct grace_ipc_sembuf *sops, size_t nsops, size_t blk,
+				      bool alter, const struct timespec *deadline)
+{
+	struct ipc_waiter q;
+	pthread_condattr_t ca;
+	bool free_it;
+	int ret;
+
+	q.sops = sops;
+	q.nsops = nsops;
+	q.blocking = blk;
+	q.status = Q_PENDING;
+	q.alter = alter;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	q_append(h->s, &q);
+	h->s->refcnt++;
+	waiters_add(ns, 1);
+	if (is_rcu(ns))
+		rcu_read_unlock(); /* the reference keeps the set; the lock is still held */
+
+	wait_queued(h, &q, deadline);
+
+	ret = q.status;
+	free_it = --h->s->refcnt == 0 && h->s->deleted;
+	if (is_rcu(ns)) {
+		pthread_mutex_unlock(h->lk);
+		if (free_it)
+			set_retire(ns, h->s); /* after the unlock: see (c) */
+	} else {
+		if (free_it)
+			set_retire(ns, h->s); /* under the global lock */
+		pthread_mutex_unlock(h->lk);
+	}
+	pthread_cond_destroy(&q.cv);
+	waiters_add(ns, -1);
+	return ret;
+}
+
 int grace_ipc_semtimedop(struct grace_ipc_ns *ns, int semid, const struct grace_ipc_sembuf *sops,
 			 size_t nsops, const struct timespec *timeout)
 {
 	struct timespec deadline;
-	struct ipc_waiter q;
-	pthread_condattr_t ca;
 	struct held h;
 	size_t i, blk = 0;
 	int max = 0, ret;
-	bool alter = false, free_it;
+	bool alter = false;
 
 	/* Checks in the order of Linux's do_semtimedop() and __do_semtimedop() (since 5.x). */
 	if (!ns)
@@ -671,45 +718,13 @@ int grace_ipc_semtimedop(struct grace_ipc_ns *ns, int semid, const struct grace_
 	if (ret)
 		return ret;
 	ret = try_apply(h.s, sops, nsops, &blk);
-	if (ret != WOULD_BLOCK) {
+	if (GRACE_LIKELY(ret != WOULD_BLOCK)) {
 		if (ret == 0 && alter && h.s->qhead)
 			update_queue(h.s);
 		set_unlock(ns, &h);
 		return ret;
 	}
-
-	/* Sleep: queue, take a reference, leave the read-side section (rule (d) above). */
-	q.sops = sops;
-	q.nsops = nsops;
-	q.blocking = blk;
-	q.status = Q_PENDING;
-	q.alter = alter;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&q.cv, &ca);
-	pthread_condattr_destroy(&ca);
-	q_append(h.s, &q);
-	h.s->refcnt++;
-	waiters_add(ns, 1);
-	if (is_rcu(ns))
-		rcu_read_unlock(); /* the reference keeps the set; the lock is still held */
-
-	wait_queued(&h, &q, timeout ? &deadline : NULL);
-
-	ret = q.status;
-	free_it = --h.s->refcnt == 0 && h.s->deleted;
-	if (is_rcu(ns)) {
-		pthread_mutex_unlock(h.lk);
-		if (free_it)
-			set_retire(ns, h.s); /* after the unlock: see (c) */
-	} else {
-		if (free_it)
-			set_retire(ns, h.s); /* under the global lock */
-		pthread_mutex_unlock(h.lk);
-	}
-	pthread_cond_destroy(&q.cv);
-	waiters_add(ns, -1);
-	return ret;
+	return semop_sleep(ns, &h, sops, nsops, blk, alter, timeout ? &deadline : NULL);
 }
 
 int grace_ipc_semop(struct grace_ipc_ns *ns, int semid, const struct grace_ipc_sembuf *sops,
