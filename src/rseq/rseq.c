@@ -211,6 +211,12 @@ unsigned int grace__rseq_nr_cpus(void)
 	return rseq_nr_cpus;
 }
 
+int grace__rseq_enabled(void)
+{
+	rseq_init_once();
+	return rseq_mode != MODE_NONE;
+}
+
 const char *grace_rseq_mode(void)
 {
 	rseq_init_once();
@@ -222,6 +228,85 @@ const char *grace_rseq_mode(void)
 	default:
 		return rseq_none_reason;
 	}
+}
+
+#if GRACE__RSEQ_OPS
+/* The calling thread's area after making sure it is registered; NULL without rseq. */
+static struct grace__rseq_abi *ready_area(void)
+{
+	struct grace__rseq_abi *rs = grace__rseq_area();
+	int32_t id = (int32_t)grace_load_relaxed(&rs->cpu_id);
+
+	if (id >= 0)
+		return rs;
+	if ((uint32_t)id != GRACE__RSEQ_CPU_UNINIT)
+		return NULL;
+	(void)grace__rseq_cpu_slow(); /* first operation of the thread: register */
+	rs = grace__rseq_area();
+	return (int32_t)grace_load_relaxed(&rs->cpu_id) >= 0 ? rs : NULL;
+}
+#endif
+
+int grace__rseq_percpu_add_slow(uint64_t *base, size_t stride, unsigned int nslots, uint64_t v,
+				int release)
+{
+#if GRACE__RSEQ_OPS
+	struct grace__rseq_abi *rs = ready_area();
+
+	if (!rs)
+		return -1;
+	for (;;) {
+		uint32_t cpu = grace_load_relaxed(&rs->cpu_id_start);
+
+		if (cpu >= nslots)
+			return -1;
+		if (grace__rseq_add_on(rs, (uint64_t *)((char *)base + (size_t)cpu * stride), v, cpu,
+				       release) == 0)
+			return (int)cpu;
+		/* Aborted: preempted, migrated or signalled; the next attempt starts afresh. */
+		if ((int32_t)grace_load_relaxed(&rs->cpu_id) < 0)
+			return -1;
+	}
+#else
+	(void)base, (void)stride, (void)nslots, (void)v, (void)release;
+	return -1;
+#endif
+}
+
+int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t stride, unsigned int nslots,
+			       struct rcu_head *node)
+{
+	struct grace__rseq_list *l;
+	uint32_t cpu;
+#if GRACE__RSEQ_OPS
+	struct grace__rseq_abi *rs = ready_area();
+
+	while (rs) {
+		int r;
+
+		cpu = grace_load_relaxed(&rs->cpu_id_start);
+		if (cpu >= nslots)
+			break;
+		l = (struct grace__rseq_list *)((char *)base + (size_t)cpu * stride);
+		r = grace__rseq_list_push_on(rs, l, node, cpu);
+		if (r == 0)
+			return (int)cpu;
+		if (r > 0) {
+			/* Atomic mode (a remote take in progress, or for good). */
+			grace__rseq_list_push_atomic(l, node);
+			return (int)cpu;
+		}
+		if ((int32_t)grace_load_relaxed(&rs->cpu_id) < 0)
+			break;
+	}
+#endif
+	/* No rseq for this thread: the atomic head of the CPU it runs on (contract rule 1). */
+	cpu = (uint32_t)grace__rseq_cpu();
+	if (cpu >= nslots)
+		cpu %= nslots;
+	l = (struct grace__rseq_list *)((char *)base + (size_t)cpu * stride);
+	grace__rseq_list_push_atomic(l, node);
+	return (int)cpu;
 }
 
 void grace__rseq_list_init(struct grace__rseq_list *l)

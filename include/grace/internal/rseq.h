@@ -100,6 +100,12 @@ GRACE_API unsigned int grace__rseq_nr_cpus(void);
 /* Does the process use rseq (glibc's or grace's area; not disabled)? Individual threads may still
  * lack it (registration refused): the primitives report that per call. */
 GRACE_API int grace__rseq_enabled(void);
+/* Retry loops of the inline primitives below (same contract and return values). */
+GRACE_API int grace__rseq_percpu_add_slow(uint64_t *base, size_t stride, unsigned int nslots,
+					  uint64_t v, int release);
+struct grace__rseq_list;
+GRACE_API int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t stride,
+					 unsigned int nslots, struct rcu_head *node);
 
 /** The area of the calling thread (glibc's or grace's own). */
 GRACE_INLINE struct grace__rseq_abi *grace__rseq_area(void)
@@ -244,28 +250,18 @@ GRACE_INLINE int grace__rseq_percpu_add_x(uint64_t *base, size_t stride, unsigne
 {
 #if GRACE__RSEQ_OPS
 	struct grace__rseq_abi *rs = grace__rseq_area();
-	int tried = 0;
+	uint32_t cpu = grace_load_relaxed(&rs->cpu_id_start);
 
-	for (;;) {
-		uint32_t cpu = grace_load_relaxed(&rs->cpu_id_start);
-		int32_t id;
-
-		if (GRACE_UNLIKELY(cpu >= nslots))
-			return -1;
-		if (GRACE_LIKELY(grace__rseq_add_on(rs, (uint64_t *)((char *)base + (size_t)cpu * stride),
-						    v, cpu, release) == 0))
-			return (int)cpu;
-		/* Aborted (preempted, migrated, signal): retry. Not registered yet: register once
-		 * (first operation of the thread) and retry. Registration failed: fall back. */
-		id = (int32_t)grace_load_relaxed(&rs->cpu_id);
-		if (id >= 0)
-			continue;
-		if (id != (int32_t)GRACE__RSEQ_CPU_UNINIT || tried)
-			return -1;
-		tried = 1;
-		(void)grace__rseq_cpu_slow();
-		rs = grace__rseq_area();
+	/* One attempt inline; retries (preempted, migrated, signalled), the thread's first
+	 * registration and the bound check's failure are handled out of line. */
+	if (GRACE_LIKELY(cpu < nslots) &&
+	    GRACE_LIKELY(grace__rseq_add_on(rs, (uint64_t *)((char *)base + (size_t)cpu * stride), v,
+					    cpu, release) == 0)) {
+		if ((int32_t)cpu < 0)
+			__builtin_unreachable(); /* CPU numbers are below nslots <= INT_MAX */
+		return (int)cpu;
 	}
+	return grace__rseq_percpu_add_slow(base, stride, nslots, v, release);
 #else
 	(void)base;
 	(void)stride;
@@ -332,6 +328,57 @@ GRACE_INLINE void grace__rseq_list_push_atomic(struct grace__rseq_list *l, struc
 					      __ATOMIC_RELAXED));
 }
 
+#if GRACE__RSEQ_OPS
+/* One attempt to push node onto l, the list of `cpu`: 0 committed, 1 list in atomic mode (not
+ * pushed), -1 aborted or not on `cpu` (not pushed). */
+GRACE_INLINE int grace__rseq_list_push_on(struct grace__rseq_abi *rs, struct grace__rseq_list *l,
+					  struct rcu_head *node, uint32_t cpu)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__ goto(
+		GRACE__RSEQ_DESC
+		GRACE__RSEQ_START("%[rseq_cs]")
+		"cmpl %[cpu], %[cpu_id]\n\t"
+		"jnz 4f\n\t"
+		"cmpl $0, %[mode]\n\t"
+		"jnz %l[atomic_mode]\n\t"
+		"movq %[head], %%rax\n\t"
+		"movq %%rax, %[link]\n\t"
+		"movq %[node], %[head]\n\t" /* commit */
+		"2:\n\t"
+		GRACE__RSEQ_ABORT("%l[aborted]")
+		:
+		: [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
+		  [mode] "m"(l->mode), [head] "m"(l->head), [link] "m"(node->next), [node] "r"(node)
+		: "memory", "cc", "rax"
+		: aborted, atomic_mode);
+#else
+	__asm__ __volatile__ goto(
+		GRACE__RSEQ_DESC
+		GRACE__RSEQ_START("[%[rs], #8]")
+		"ldr w17, [%[rs], #4]\n\t"
+		"cmp w17, %w[cpu]\n\t"
+		"b.ne 4f\n\t"
+		"ldr w17, [%[l], #16]\n\t" /* mode */
+		"cbnz w17, %l[atomic_mode]\n\t"
+		"ldr x17, [%[l]]\n\t"
+		"str x17, [%[node]]\n\t"
+		"stlr %[node], [%[l]]\n\t" /* commit, store-release */
+		"2:\n\t"
+		GRACE__RSEQ_ABORT("%l[aborted]")
+		:
+		: [cpu] "r"(cpu), [rs] "r"(rs), [l] "r"(l), [node] "r"(node)
+		: "memory", "cc", "x17"
+		: aborted, atomic_mode);
+#endif
+	return 0;
+aborted:
+	return -1;
+atomic_mode:
+	return 1;
+}
+#endif
+
 /*
  * grace__rseq_list_push() - push node onto the list of the CPU the caller runs on.
  * @base: the list of CPU 0; @stride: bytes between two CPUs' lists; @nslots: CPUs in the array.
@@ -343,70 +390,21 @@ GRACE_INLINE void grace__rseq_list_push_atomic(struct grace__rseq_list *l, struc
 GRACE_INLINE int grace__rseq_list_push(struct grace__rseq_list *base, size_t stride,
 				       unsigned int nslots, struct rcu_head *node)
 {
-	struct grace__rseq_list *l;
-	uint32_t cpu;
 #if GRACE__RSEQ_OPS
 	struct grace__rseq_abi *rs = grace__rseq_area();
+	uint32_t cpu = grace_load_relaxed(&rs->cpu_id_start);
 
-	for (;;) {
-		cpu = grace_load_relaxed(&rs->cpu_id_start);
-		if (GRACE_UNLIKELY(cpu >= nslots))
-			break;
-		l = (struct grace__rseq_list *)((char *)base + (size_t)cpu * stride);
-#if defined(__x86_64__)
-		__asm__ __volatile__ goto(
-			GRACE__RSEQ_DESC
-			GRACE__RSEQ_START("%[rseq_cs]")
-			"cmpl %[cpu], %[cpu_id]\n\t"
-			"jnz 4f\n\t"
-			"cmpl $0, %[mode]\n\t"
-			"jnz %l[atomic_mode]\n\t"
-			"movq %[head], %%rax\n\t"
-			"movq %%rax, %[link]\n\t"
-			"movq %[node], %[head]\n\t" /* commit */
-			"2:\n\t"
-			GRACE__RSEQ_ABORT("%l[aborted]")
-			:
-			: [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
-			  [mode] "m"(l->mode), [head] "m"(l->head), [link] "m"(node->next),
-			  [node] "r"(node)
-			: "memory", "cc", "rax"
-			: aborted, atomic_mode);
-#else
-		__asm__ __volatile__ goto(
-			GRACE__RSEQ_DESC
-			GRACE__RSEQ_START("[%[rs], #8]")
-			"ldr w17, [%[rs], #4]\n\t"
-			"cmp w17, %w[cpu]\n\t"
-			"b.ne 4f\n\t"
-			"ldr w17, [%[l], #16]\n\t" /* mode */
-			"cbnz w17, %l[atomic_mode]\n\t"
-			"ldr x17, [%[l]]\n\t"
-			"str x17, [%[node]]\n\t"
-			"stlr %[node], [%[l]]\n\t" /* commit, store-release */
-			"2:\n\t"
-			GRACE__RSEQ_ABORT("%l[aborted]")
-			:
-			: [cpu] "r"(cpu), [rs] "r"(rs), [l] "r"(l), [node] "r"(node)
-			: "memory", "cc", "x17"
-			: aborted, atomic_mode);
-#endif
-		return (int)cpu;
-aborted:
-		if ((int32_t)grace_load_relaxed(&rs->cpu_id) < 0)
-			break;
-		continue;
-atomic_mode:
-		grace__rseq_list_push_atomic(l, node);
+	/* One attempt inline; the rest (retries, atomic mode, no rseq, the thread's first
+	 * registration) out of line. */
+	if (GRACE_LIKELY(cpu < nslots) &&
+	    GRACE_LIKELY(grace__rseq_list_push_on(rs, (struct grace__rseq_list *)((char *)base +
+						  (size_t)cpu * stride), node, cpu) == 0)) {
+		if ((int32_t)cpu < 0)
+			__builtin_unreachable();
 		return (int)cpu;
 	}
 #endif
-	cpu = (uint32_t)grace__rseq_cpu();
-	if (cpu >= nslots)
-		cpu = 0;
-	l = (struct grace__rseq_list *)((char *)base + (size_t)cpu * stride);
-	grace__rseq_list_push_atomic(l, node);
-	return (int)cpu;
+	return grace__rseq_list_push_slow(base, stride, nslots, node);
 }
 
 /*
