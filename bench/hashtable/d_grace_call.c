@@ -8,14 +8,6 @@
 #define HB_DEREF(p) rcu_dereference(p)
 #define HB_PUBLISH(p, v) rcu_assign_pointer(p, v)
 
-/* Until the callback engine links into libgrace, the design reports itself unavailable. */
-#pragma weak grace_rcu_call
-#pragma weak grace_rcu_barrier
-static const char *grace_call_unavailable(void)
-{
-	return grace_rcu_call ? NULL : "call_rcu is not in libgrace yet";
-}
-
 #define RD_LOCK() rcu_read_lock()
 #define RD_UNLOCK() rcu_read_unlock()
 #define RD_RETIRE(el) call_rcu(&(el)->rh, rd_free_cb)
@@ -28,5 +20,5 @@ static const char *grace_call_unavailable(void)
 #define HB_NAME "grace-call"
 #define HB_LABEL "grace default (call_rcu)"
 #define HB_KIND "rcu"
-#define HB_UNAVAILABLE grace_call_unavailable
+#define HB_UNAVAILABLE NULL
 #include "rcudesign.h"

@@ -7,14 +7,6 @@
 #define HB_DEREF(p) rcu_dereference(p)
 #define HB_PUBLISH(p, v) rcu_assign_pointer(p, v)
 
-/* Until the callback engine links into libgrace, the design reports itself unavailable. */
-#pragma weak grace_qsbr_call
-#pragma weak grace_qsbr_barrier
-static const char *qsbr_call_unavailable(void)
-{
-	return grace_qsbr_call ? NULL : "call_qsbr is not in libgrace yet";
-}
-
 #define RD_LOCK() qsbr_read_lock()
 #define RD_UNLOCK() qsbr_read_unlock()
 #define RD_RETIRE(el) call_qsbr(&(el)->rh, rd_free_cb)
@@ -27,5 +19,5 @@ static const char *qsbr_call_unavailable(void)
 #define HB_NAME "grace-qsbr"
 #define HB_LABEL "grace qsbr (call_qsbr)"
 #define HB_KIND "rcu"
-#define HB_UNAVAILABLE qsbr_call_unavailable
+#define HB_UNAVAILABLE NULL
 #include "rcudesign.h"
