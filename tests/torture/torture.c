@@ -63,6 +63,7 @@
 #define MARK_FREE 0xdeadbeefu
 #define BARRIER_HEADS 16
 #define MAX_PRINTED_ERRORS 20
+#define FLOOD_CAP 200000u /* our own bound on flood callbacks, in case the engine has none */
 
 enum err_kind {
 	E_AGE,           /* age >= 2 inside a section: a grace period ended under a reader */
@@ -246,6 +247,10 @@ static struct {
 	unsigned int nwriters;
 	struct thread_arg *ta;
 	unsigned int nthreads;
+	/* callback-engine counters over the run, summed over domains */
+	uint64_t gp_start, gp_end, hard_waits_start, hard_waits_end;
+	uint64_t calls_in_section;
+	uint64_t max_pending; /* largest engine "pending" count seen during floods */
 } R;
 
 static __thread bool t_qsbr_online; /* this thread is a registered, online QSBR thread */
@@ -427,7 +432,7 @@ static void read_section(struct rng *rng, struct reader_stats *st)
 		unsigned int d = ops->ndomains > 1 ? (unsigned int)(rnd(rng) % ops->ndomains) : 0;
 		h[i].d = d;
 		h[i].idx = ops->read_lock(d);
-		struct elem *p = rcu_dereference(R.slots[d]);
+		struct elem *p = ops->deref ? ops->deref(d, &R.slots[d]) : rcu_dereference(R.slots[d]);
 		h[i].p = p;
 		st->derefs++;
 		if (!p)
@@ -702,7 +707,15 @@ static void *writer_thread(void *arg)
 			if (p == P_CALL) {
 				ADD(&R.cb_posted, 1);
 				doing("call_rcu");
+				/* call_rcu is legal inside a read-side section: do it there sometimes
+				 * (not QSBR: the writer is not a registered reader). */
+				bool in_section = !ops->qsbr && ((x >> 20) & 3) == 0;
+				int idx = in_section ? ops->read_lock(d) : 0;
 				ops->call(d, &old->rh, elem_cb);
+				if (in_section) {
+					ops->read_unlock(d, idx);
+					ADD(&R.calls_in_section, 1);
+				}
 			} else {
 				old->next = w->removed[d];
 				w->removed[d] = old;
@@ -845,7 +858,6 @@ static void *flood_thread(void *arg)
 {
 	thread_begin((struct thread_arg *)arg);
 	const struct torture_ops *ops = R.ops;
-	const uint64_t cap = 200000; /* our own bound, in case the engine lets callbacks pile up */
 	struct rng rng;
 
 	rng_init(&rng, cfg.seed, 4000);
@@ -864,7 +876,14 @@ static void *flood_thread(void *arg)
 				ADD(&R.flood_posted, 1);
 				ops->call(d, &fh->rh, flood_cb);
 			}
-			if (LOAD(&R.flood_posted) - LOAD(&R.flood_invoked) > cap) {
+			if (ops->cb_stats) {
+				struct grace_cb_stats st;
+				memset(&st, 0, sizeof(st));
+				ops->cb_stats(d, &st);
+				if (st.pending > LOAD(&R.max_pending))
+					STORE(&R.max_pending, st.pending);
+			}
+			if (LOAD(&R.flood_posted) - LOAD(&R.flood_invoked) > FLOOD_CAP) {
 				ADD(&R.flood_throttled, 1);
 				sleep_us(1000);
 			}
@@ -888,6 +907,20 @@ static void *flood_thread(void *arg)
 }
 
 /* ---- one run ---- */
+
+static void engine_counts(uint64_t *gps, uint64_t *hard_waits)
+{
+	*gps = *hard_waits = 0;
+	if (!R.ops->cb_stats)
+		return;
+	for (unsigned int d = 0; d < R.ops->ndomains; d++) {
+		struct grace_cb_stats st;
+		memset(&st, 0, sizeof(st));
+		R.ops->cb_stats(d, &st);
+		*gps += st.grace_periods;
+		*hard_waits += st.waits;
+	}
+}
 
 /* Writer counts into the totals (also called at a stall, while writers may still run). */
 static void sum_writers(void)
@@ -934,6 +967,12 @@ static void print_report(const char *verdict, double secs)
 	for (unsigned int i = 0; i < R.npaths; i++)
 		printf(" %s %" PRIu64, path_names[R.paths[i]], R.waits[R.paths[i]]);
 	printf("\n");
+	if (ops->cb_stats) {
+		uint64_t gps = R.gp_end - R.gp_start;
+		printf("torture: %s: grace periods %" PRIu64 " (%.0f/s, engine counter), callers "
+		       "waiting at the hard callback limit %" PRIu64 "\n", ops->name, gps, gps / secs,
+		       R.hard_waits_end - R.hard_waits_start);
+	}
 	printf("torture: %s: fake-writer ops:", ops->name);
 	for (unsigned int i = 0; i < R.nfops; i++)
 		printf(" %s %" PRIu64, fop_names[R.fops[i]], LOAD(&R.fake_ops[R.fops[i]]));
@@ -943,12 +982,16 @@ static void print_report(const char *verdict, double secs)
 		       " invoked/posted, barrier checks %" PRIu64 " (%" PRIu64 " callbacks)",
 		       ops->name, LOAD(&R.cb_invoked), LOAD(&R.cb_posted), LOAD(&R.barrier_checks),
 		       LOAD(&R.barrier_cbs));
+		if (LOAD(&R.calls_in_section))
+			printf(", %" PRIu64 " queued inside a section", LOAD(&R.calls_in_section));
 		if (cfg.flood)
 			printf(", flood %" PRIu64 "/%" PRIu64 " in %" PRIu64 " phases (%.0f/s while "
-			       "flooding, %" PRIu64 " update-side ops meanwhile, %" PRIu64 " throttled)",
+			       "flooding, %" PRIu64 " update-side ops meanwhile, max pending %" PRIu64
+			       ", %" PRIu64 " throttled at %u)",
 			       LOAD(&R.flood_invoked), LOAD(&R.flood_posted), LOAD(&R.flood_phases),
 			       R.flood_ns ? LOAD(&R.flood_posted) / (LOAD(&R.flood_ns) / 1e9) : 0.0,
-			       LOAD(&R.flood_updates), LOAD(&R.flood_throttled));
+			       LOAD(&R.flood_updates), LOAD(&R.max_pending), LOAD(&R.flood_throttled),
+			       FLOOD_CAP);
 		printf("\n");
 	}
 	printf("torture: %s: errors:", ops->name);
@@ -1111,6 +1154,9 @@ static int run_flavor(const struct torture_ops *ops)
 	printf("\n");
 	fflush(stdout);
 
+	engine_counts(&R.gp_start, &R.hard_waits_start);
+	R.gp_end = R.gp_start;
+	R.hard_waits_end = R.hard_waits_start;
 	R.t_start = now_ns();
 	struct thread_arg *ta = R.ta;
 	unsigned int k = 0;
@@ -1154,6 +1200,7 @@ static int run_flavor(const struct torture_ops *ops)
 	}
 	stop_and_wait();
 	R.t_end = now_ns();
+	engine_counts(&R.gp_end, &R.hard_waits_end);
 	for (unsigned int i = 0; i < k; i++)
 		pthread_join(ta[i].th, NULL);
 
@@ -1247,7 +1294,6 @@ static const struct torture_ops *find_flavor(const char *name)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	torture_flavors_init();
 	cfg.seed = (uint64_t)time(NULL);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

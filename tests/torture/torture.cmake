@@ -9,17 +9,36 @@ target_compile_options(torture PRIVATE ${GRACE_WARN})
 target_link_libraries(torture PRIVATE grace Threads::Threads)
 
 set(GRACE_TORTURE_QUICK --duration 3 --readers 3 --writers 1 --fake-writers 2 --stall 60)
-set(GRACE_TORTURE_FLAVORS rcu qsbr)
-foreach(f ${GRACE_TORTURE_FLAVORS})
-  add_test(NAME torture_${f} COMMAND torture --flavor ${f} ${GRACE_TORTURE_QUICK})
-  set_tests_properties(torture_${f} PROPERTIES TIMEOUT 180 LABELS quick)
-  add_test(NAME torture_long_${f} COMMAND torture --flavor ${f} --duration 3600 --stall 120)
-  set_tests_properties(torture_long_${f} PROPERTIES TIMEOUT 4000 LABELS long)
+set(GRACE_TORTURE_LONG --duration 3600 --stall 300)
+# name | flavor | environment (chosen at start-up: fence fallback, srcu without rseq)
+set(GRACE_TORTURE_RUNS
+    "rcu|rcu|"
+    "rcu_batch|rcu-batch|"
+    "rcu_limits|rcu-limits|"
+    "rcu_fallback|rcu|GRACE_NO_MEMBARRIER=1"
+    "qsbr|qsbr|"
+    "qsbr_batch|qsbr-batch|"
+    "qsbr_fallback|qsbr|GRACE_NO_MEMBARRIER=1"
+    "srcu|srcu|"
+    "srcu_atomic|srcu|GRACE_NO_RSEQ=1"
+    "srcu_fallback|srcu|GRACE_NO_MEMBARRIER=1")
+foreach(run ${GRACE_TORTURE_RUNS})
+  string(REPLACE "|" ";" run "${run}")
+  list(GET run 0 name)
+  list(GET run 1 flavor)
+  list(LENGTH run n)
+  set(env "")
+  if(n GREATER 2)
+    list(GET run 2 env)
+  endif()
+  add_test(NAME torture_${name} COMMAND torture --flavor ${flavor} ${GRACE_TORTURE_QUICK})
+  set_tests_properties(torture_${name} PROPERTIES TIMEOUT 180 LABELS quick)
+  add_test(NAME torture_long_${name} COMMAND torture --flavor ${flavor} ${GRACE_TORTURE_LONG})
+  set_tests_properties(torture_long_${name} PROPERTIES TIMEOUT 4000 LABELS long)
+  if(env)
+    set_tests_properties(torture_${name} torture_long_${name} PROPERTIES ENVIRONMENT "${env}")
+  endif()
 endforeach()
-# The default flavor without membarrier: fences on the read side, chosen at start-up.
-add_test(NAME torture_rcu_fallback COMMAND torture --flavor rcu ${GRACE_TORTURE_QUICK})
-set_tests_properties(torture_rcu_fallback PROPERTIES TIMEOUT 180 LABELS quick
-                     ENVIRONMENT GRACE_NO_MEMBARRIER=1)
 
 # Proof that the checker can fail (tests/torture/broken.c): each passes only if the run exits 1
 # with a FAILURE line and its first error within 10 s. torture_broken: every path and check;

@@ -12,9 +12,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <grace/engine.h>
 #include <grace/pointer.h>
 
 #define TORTURE_MAX_DOMAINS 4
+
+struct elem; /* a torture element (torture.c) */
 
 struct torture_ops {
 	const char *name;
@@ -33,6 +36,8 @@ struct torture_ops {
 	/* Read-side section of domain d; the value read_lock returns is handed to read_unlock. */
 	int (*read_lock)(unsigned int d);
 	void (*read_unlock)(unsigned int d, int idx);
+	/* rcu_dereference() of *slot inside a section of domain d; NULL: rcu_dereference(). */
+	struct elem *(*deref)(unsigned int d, struct elem **slot);
 	/* Is the calling thread inside a read-side section of this flavor (may be NULL)? */
 	bool (*read_ongoing)(void);
 	/* QSBR only: quiescent state between sections; offline/online around sleeps. */
@@ -52,6 +57,8 @@ struct torture_ops {
 	 * so that synchronize is also called from online threads. */
 	void (*updater_start)(unsigned int idx);
 	void (*updater_stop)(unsigned int idx);
+	/* Callback-engine counters of domain d (grace periods completed...), may be NULL. */
+	void (*cb_stats)(unsigned int d, struct grace_cb_stats *st);
 	/* One line describing the mode (membarrier or fence, policy...), may be NULL. */
 	const char *(*mode)(void);
 };
@@ -61,7 +68,5 @@ extern const struct torture_ops *const torture_flavors[];
 /* The deliberately broken flavor (broken.c). */
 extern const struct torture_ops torture_broken_ops;
 
-/* The flavor tables are completed at start-up: operations the linked library lacks are NULL. */
-void torture_flavors_init(void);
 
 #endif /* GRACE_TORTURE_H */
