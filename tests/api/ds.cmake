@@ -10,3 +10,6 @@ grace_test(NAME api_list_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_list.c TIME
 grace_test(NAME api_hlist SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hlist.c CXX TIMEOUT 120)
 grace_test(NAME api_hlist_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hlist.c TIMEOUT 600
            ENV GRACE_DS_TEST_MS=20000 LABELS long)
+grace_test(NAME api_hash SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash.c CXX TIMEOUT 180)
+grace_test(NAME api_hash_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash.c TIMEOUT 900
+           ENV GRACE_DS_TEST_MS=30000 LABELS long)

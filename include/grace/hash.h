@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace resizable RCU hash table.
+ *
+ *  - Lookups and iteration run inside a read-side section of the readers' flavor with no lock,
+ *    no atomic read-modify-write and no store: they load the bucket array pointer and follow
+ *    chain pointers (rcu_dereference), comparing each node's stored hash before calling the
+ *    caller's match function.
+ *  - Updates (add, delete, replace) take one per-bucket lock: buckets are striped over a fixed
+ *    array of locks, each on its own cache line (bucket b uses lock b mod nlocks). Deleted and
+ *    replaced nodes are retired through the flavor's call_rcu (struct grace_flavor_ops) with the
+ *    caller's free callback: the table does not care which flavor its readers use.
+ *  - The table grows and shrinks by powers of two while readers run, never blocking them and
+ *    never hiding an entry from them or showing one twice: the relativistic hash table of
+ *    Triplett, McKenney and Walpole (USENIX ATC 2011). Growing publishes a bucket array whose
+ *    buckets point into the old, still interleaved ("zipped") chains, then separates them one
+ *    link per bucket pair per grace period ("unzip"); shrinking concatenates chain pairs and
+ *    publishes. Correctness argument: src/ds/hash.c. Resizing is driven by the flavor's callbacks
+ *    (one step per grace period) when GRACE_HASH_AUTO_RESIZE is set, or synchronously by
+ *    grace_hash_resize(). Updaters proceed during resizes: building a doubled bucket array
+ *    holds one lock stripe at a time, and its publication every stripe for O(nlocks); a
+ *    halving holds every stripe for one pass over the table (it happens when the table is
+ *    sparse).
+ *
+ * Kernel names: grace_hash_add ~ hash_add_rcu / rhashtable_insert_fast, grace_hash_del ~
+ * hash_del_rcu / rhashtable_remove_fast, grace_hash_lookup ~ rhashtable_lookup,
+ * grace_hash_for_each_possible_rcu ~ hash_for_each_possible_rcu, grace_hash_for_each_rcu ~
+ * hash_for_each_rcu. See docs/ds.md.
+ */
+#ifndef GRACE_HASH_H
+#define GRACE_HASH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <grace/compiler.h>
+#include <grace/arch/atomic.h>
+#include <grace/pointer.h>
+
+GRACE_BEGIN_DECLS
+
+#ifndef GRACE__FLAVOR_OPS_DEFINED
+#define GRACE__FLAVOR_OPS_DEFINED
+/**
+ * struct grace_flavor_ops - the update-side operations of one RCU flavor, so that a data
+ * structure (ID registry, hash table) works whatever flavor its readers use.
+ * @name:        flavor name for messages ("rcu", "qsbr", ...).
+ * @call:        queue func(head) to run after a grace period (call_rcu()). Must not block for a
+ *               grace period in the common case; may be called with the structure's locks held.
+ * @synchronize: wait for a grace period (synchronize_rcu()). Used only where waiting is part of
+ *               the algorithm (hash-table resizing); never with a lock held.
+ * @barrier:     wait until every callback queued with @call so far has run (rcu_barrier()).
+ *               Used by destroy functions, so that nothing they retired is still pending.
+ * @ctx:         passed to each operation (an srcu domain, for example); NULL for rcu and qsbr.
+ * The same definition appears in <grace/idr.h>.
+ */
+struct grace_flavor_ops {
+	const char *name;
+	void (*call)(void *ctx, struct rcu_head *head, rcu_callback_t func);
+	void (*synchronize)(void *ctx);
+	void (*barrier)(void *ctx);
+	void *ctx;
+};
+/* The default flavor (call_rcu, synchronize_rcu, rcu_barrier). */
+GRACE_API extern const struct grace_flavor_ops grace_flavor_rcu;
+/* QSBR (call_qsbr, synchronize_qsbr, qsbr_barrier). */
+GRACE_API extern const struct grace_flavor_ops grace_flavor_qsbr;
+#endif
+
+/**
+ * struct grace_hash_node - embed in each object stored in a table.
+ * @next: chain link (RCU-protected; internal).
+ * @hash: the hash of the object's key, set by the table on insertion (read-only for callers).
+ * @rcu:  used to retire the node after deletion.
+ */
+struct grace_hash_node {
+	struct grace_hash_node *next;
+	uint64_t hash;
+	struct rcu_head rcu;
+};
+
+/* The hash of a key. The low bits select the bucket: they must be well mixed (the identity is
+ * fine for dense integer keys). */
+typedef uint64_t (*grace_hash_fn)(const void *key, void *arg);
+/* Does the object of @node have key @key? Called with nodes whose stored hash equals the key's. */
+typedef bool (*grace_hash_match_fn)(const struct grace_hash_node *node, const void *key, void *arg);
+
+/* grace_hash_params.flags */
+#define GRACE_HASH_AUTO_RESIZE 1u /* grow past one entry per bucket on average, shrink below one
+				   * per eight buckets, in the background (flavor callbacks) */
+
+/**
+ * struct grace_hash_params - options for grace_hash_create(); zero-initialise, set what you need.
+ * @hash, @match: required.
+ * @arg:          passed to hash and match.
+ * @free:         called (after a grace period, from the flavor's callback context) with
+ *                &node->rcu for each node the table deletes or replaces, and for each node left
+ *                at grace_hash_destroy(). NULL: the table never frees nodes; retire them
+ *                yourself after grace_hash_del() returns.
+ * @ops:          update-side flavor operations (NULL: &grace_flavor_rcu).
+ * @init_buckets: initial size (0: 64). Sizes are powers of two (rounded up).
+ * @min_buckets:  never shrink below (0: min(init_buckets, 64)).
+ * @max_buckets:  never grow beyond (0: 2^30).
+ * @nlocks:       lock stripes (0: min(min_buckets, 256)); rounded to a power of two, at most
+ *                min_buckets (each chain must stay under one lock at every size).
+ * @flags:        GRACE_HASH_* flags.
+ */
+struct grace_hash_params {
+	grace_hash_fn hash;
+	grace_hash_match_fn match;
+	void *arg;
+	rcu_callback_t free;
+	const struct grace_flavor_ops *ops;
+	size_t init_buckets;
+	size_t min_buckets;
+	size_t max_buckets;
+	unsigned int nlocks;
+	unsigned int flags;
+};
+
+/* A bucket array: this header, then mask + 1 chain heads. Internal. */
+struct grace_hash_table {
+	uint64_t mask;
+	struct rcu_head rcu;
+	uint64_t pad_;
+};
+
+struct grace__hash_upd;
+
+/**
+ * struct grace_hash - a table, created by grace_hash_create(). Every field is internal. The
+ * fields lookups read share no cache line with anything updaters write.
+ */
+struct grace_hash {
+	struct grace_hash_table *tbl; /* RCU-protected */
+	grace_hash_fn hash;
+	grace_hash_match_fn match;
+	void *arg;
+	struct grace__hash_upd *upd; /* update-side state, allocated separately */
+	uint64_t pad_[3];
+} GRACE_ALIGNED_CACHE;
+
+/**
+ * grace_hash_create() - a new empty table. Returns NULL with errno set: EINVAL (params NULL,
+ * hash or match NULL, ops without call, synchronize or barrier, min > init or init > max after
+ * rounding), ENOMEM.
+ * Context: may block (allocates).
+ */
+GRACE_API struct grace_hash *grace_hash_create(const struct grace_hash_params *params);
+
+/**
+ * grace_hash_destroy() - free the table. Nodes still in it are retired with params.free (if
+ * set) after a grace period, as are the bucket arrays, so readers still inside a section that
+ * found the table finish safely; a background resize is finished first; the flavor's barrier is
+ * awaited, so nothing the table retired is pending when this returns. No update may run
+ * concurrently or afterwards. NULL is ignored.
+ * Context: blocks (grace periods); not inside a read-side section, not from a callback.
+ */
+GRACE_API void grace_hash_destroy(struct grace_hash *ht);
+
+/**
+ * grace_hash_add() - insert @node with key @key (duplicates allowed: see add_unique).
+ * @node is published with a store-release: initialise the object before the call.
+ * Returns 0, or -EINVAL (ht, node or key NULL).
+ * Thread-safety: any thread. Context: takes the bucket's lock; never waits for a grace period,
+ *   so it may be called inside a read-side section. Cost: hash + lock + two stores + unlock.
+ */
+GRACE_API int grace_hash_add(struct grace_hash *ht, struct grace_hash_node *node, const void *key);
+
+/**
+ * grace_hash_add_unique() - insert @node unless an object with key @key is present.
+ * Returns 0, -EEXIST (present: @node is not inserted), or -EINVAL. Context: as grace_hash_add().
+ */
+GRACE_API int grace_hash_add_unique(struct grace_hash *ht, struct grace_hash_node *node,
+				    const void *key);
+
+/**
+ * grace_hash_del() - remove @node; it is retired with params.free after a grace period (if
+ * set). Readers that found it may keep using it until their section ends.
+ * Returns 0, -ENOENT (@node is not in the table), or -EINVAL.
+ * Context: takes the bucket's lock; never waits for a grace period.
+ */
+GRACE_API int grace_hash_del(struct grace_hash *ht, struct grace_hash_node *node);
+
+/** grace_hash_del_key() - remove the first object with key @key, as grace_hash_del(). */
+GRACE_API int grace_hash_del_key(struct grace_hash *ht, const void *key);
+
+/**
+ * grace_hash_replace() - put @new_node in the place of @old (same key: the stored hash is
+ * copied); each reader sees one or the other, never neither. @old is retired as by
+ * grace_hash_del(). Returns 0, -ENOENT (@old is not in the table), or -EINVAL.
+ */
+GRACE_API int grace_hash_replace(struct grace_hash *ht, struct grace_hash_node *old,
+				 struct grace_hash_node *new_node);
+
+/**
+ * grace_hash_lookup() - the first object with key @key, or NULL. The caller is inside a
+ * read-side section of the readers' flavor; the node stays valid until the section ends.
+ * An object present for the whole lookup is found, resize or not.
+ * Context: never blocks, never writes shared memory.
+ */
+GRACE_API struct grace_hash_node *grace_hash_lookup(struct grace_hash *ht, const void *key);
+
+/**
+ * grace_hash_resize() - resize to @nbuckets (rounded up to a power of two, clamped to
+ * [min_buckets, max_buckets]) and return once done; waits for a background resize first.
+ * Returns 0, -EINVAL, or -ENOMEM.
+ * Context: blocks (several grace periods); not inside a read-side section, no lock held.
+ */
+GRACE_API int grace_hash_resize(struct grace_hash *ht, size_t nbuckets);
+
+/** Number of objects (a snapshot: a sum over the lock stripes). */
+GRACE_API size_t grace_hash_count(struct grace_hash *ht);
+/** Number of buckets of the current bucket array. */
+GRACE_API size_t grace_hash_buckets(struct grace_hash *ht);
+
+struct grace_hash_stats {
+	size_t buckets, count;
+	uint64_t grows, shrinks;    /* completed resizes, by doubling or halving */
+	uint64_t unzip_passes;      /* grace periods spent separating chains after growth */
+	uint64_t unzip_links;       /* chain links redirected by those passes */
+	unsigned int nlocks;
+	bool resizing;
+};
+/** Counters, for tests and tuning. */
+GRACE_API void grace_hash_get_stats(struct grace_hash *ht, struct grace_hash_stats *st);
+
+/* ---- read-side iteration ---- */
+
+GRACE_INLINE struct grace_hash_node **grace__hash_heads(struct grace_hash_table *t)
+{
+	return (struct grace_hash_node **)(void *)(t + 1);
+}
+
+/* The first node at or after @n whose stored hash is @h. */
+GRACE_INLINE struct grace_hash_node *grace__hash_skip(struct grace_hash_node *n, uint64_t h)
+{
+	while (n && n->hash != h)
+		n = rcu_dereference(n->next);
+	return n;
+}
+
+/** The first node whose stored hash is @h (a candidate: compare its key), or NULL. Read side. */
+GRACE_INLINE struct grace_hash_node *grace_hash_first_rcu(struct grace_hash *ht, uint64_t h)
+{
+	struct grace_hash_table *t = rcu_dereference(ht->tbl);
+
+	return grace__hash_skip(rcu_dereference(grace__hash_heads(t)[h & t->mask]), h);
+}
+
+/** The next candidate after @n for hash @h, or NULL. Read side. */
+GRACE_INLINE struct grace_hash_node *grace_hash_next_rcu(struct grace_hash_node *n, uint64_t h)
+{
+	return grace__hash_skip(rcu_dereference(n->next), h);
+}
+
+/*
+ * hash_for_each_possible_rcu(): visit every node whose stored hash is @h, so the caller compares
+ * keys inline (no indirect call). @h is the hash the table's hash function gives the key.
+ */
+#define grace_hash_for_each_possible_rcu(ht, pos, h)                                   \
+	for ((pos) = grace_hash_first_rcu((ht), (h)); (pos); (pos) = grace_hash_next_rcu((pos), (h)))
+
+/* Iterator over every node, inside one read-side section. Fields internal. */
+struct grace_hash_iter {
+	struct grace_hash_table *tbl;
+	uint64_t bucket;
+	struct grace_hash_node *node;
+};
+
+/**
+ * grace_hash_iter_first() / grace_hash_iter_next(): every node present during the whole
+ * iteration is returned exactly once, even across a resize; nodes added or removed meanwhile may
+ * or may not be. The whole iteration must run inside one read-side section. Cost: O(buckets +
+ * nodes).
+ */
+GRACE_API struct grace_hash_node *grace_hash_iter_first(struct grace_hash *ht,
+							struct grace_hash_iter *it);
+GRACE_API struct grace_hash_node *grace_hash_iter_next(struct grace_hash_iter *it);
+
+#define grace_hash_for_each_rcu(ht, it, pos)                                          \
+	for ((pos) = grace_hash_iter_first((ht), &(it)); (pos); (pos) = grace_hash_iter_next(&(it)))
+
+/* The node of a retired rcu_head (for params.free callbacks). */
+#define grace_hash_node_of_rcu(head) grace_container_of(head, struct grace_hash_node, rcu)
+
+GRACE_END_DECLS
+
+#endif /* GRACE_HASH_H */

@@ -1,0 +1,676 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Resizable RCU hash table: API semantics, bad input, explicit and automatic resizing, and
+ * readers (default flavor and QSBR) that look up and iterate while updaters add, delete and
+ * replace entries and a resizer grows and shrinks the table. Permanent keys must be found by
+ * every lookup and seen exactly once by every iteration; freed nodes are poisoned first, so a
+ * reader that uses one after its grace period sees the poison (ASan sees the access).
+ * GRACE_DS_TEST_MS sets the concurrent phases' duration.
+ */
+#include <pthread.h>
+#include <grace/grace.h>
+#include <grace/hash.h>
+#include "gtest_lite.h"
+
+#define LIVE 0x4c495645u
+#define DEAD 0xdeadbeefu
+
+struct obj {
+	uint64_t key;
+	unsigned magic;
+	struct grace_hash_node hn;
+};
+
+static unsigned test_ms(unsigned def)
+{
+	const char *e = getenv("GRACE_DS_TEST_MS");
+	return e ? (unsigned)atoi(e) : def;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t hash_key(const void *key, void *arg)
+{
+	(void)arg;
+	return mix(*(const uint64_t *)key);
+}
+
+/* A poor hash: sixteen keys share each value, so chains hold equal hashes of different keys. */
+static uint64_t weak_hash(const void *key, void *arg)
+{
+	(void)arg;
+	return *(const uint64_t *)key >> 4;
+}
+
+static bool match_key(const struct grace_hash_node *n, const void *key, void *arg)
+{
+	(void)arg;
+	return container_of(n, struct obj, hn)->key == *(const uint64_t *)key;
+}
+
+static unsigned long frees;
+
+static void obj_free(struct rcu_head *h)
+{
+	struct obj *o = container_of(grace_hash_node_of_rcu(h), struct obj, hn);
+	__atomic_store_n(&o->magic, DEAD, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&frees, 1, __ATOMIC_RELAXED);
+	free(o);
+}
+
+static struct obj *obj_new(uint64_t key)
+{
+	struct obj *o = (struct obj *)malloc(sizeof(*o));
+	REQUIRE(o);
+	o->key = key;
+	o->magic = LIVE;
+	return o;
+}
+
+static struct grace_hash_params params(grace_hash_fn h, const struct grace_flavor_ops *ops)
+{
+	struct grace_hash_params p;
+	memset(&p, 0, sizeof(p));
+	p.hash = h;
+	p.match = match_key;
+	p.free = obj_free;
+	p.ops = ops;
+	return p;
+}
+
+static struct obj *find(struct grace_hash *ht, uint64_t key)
+{
+	struct grace_hash_node *n = grace_hash_lookup(ht, &key);
+	return n ? container_of(n, struct obj, hn) : NULL;
+}
+
+/* Number of nodes an iteration returns; checks that keys [0, nperm) appear exactly once. */
+static long iterate_check(struct grace_hash *ht, uint64_t nperm, unsigned char *seen)
+{
+	struct grace_hash_iter it;
+	struct grace_hash_node *n;
+	long count = 0;
+	memset(seen, 0, nperm);
+	grace_hash_for_each_rcu(ht, it, n) {
+		struct obj *o = container_of(n, struct obj, hn);
+		if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != LIVE)
+			return -1;
+		if (o->key < nperm && seen[o->key]++)
+			return -2;
+		count++;
+	}
+	for (uint64_t k = 0; k < nperm; k++)
+		if (!seen[k])
+			return -3;
+	return count;
+}
+
+TEST(bad_input)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	CHECK(grace_hash_create(NULL) == NULL && errno == EINVAL);
+	p.hash = NULL;
+	CHECK(grace_hash_create(&p) == NULL && errno == EINVAL);
+	p = params(hash_key, NULL);
+	p.match = NULL;
+	CHECK(grace_hash_create(&p) == NULL && errno == EINVAL);
+	p = params(hash_key, NULL);
+	p.init_buckets = 16;
+	p.min_buckets = 32;
+	CHECK(grace_hash_create(&p) == NULL && errno == EINVAL);
+	p = params(hash_key, NULL);
+	p.init_buckets = 1024;
+	p.max_buckets = 512;
+	CHECK(grace_hash_create(&p) == NULL && errno == EINVAL);
+	p = params(hash_key, NULL);
+	p.flags = 0x100;
+	CHECK(grace_hash_create(&p) == NULL && errno == EINVAL);
+	struct grace_flavor_ops bad;
+	memset(&bad, 0, sizeof(bad));
+	p = params(hash_key, &bad);
+	CHECK(grace_hash_create(&p) == NULL && errno == EINVAL);
+
+	p = params(hash_key, NULL);
+	struct grace_hash *ht = grace_hash_create(&p);
+	CHECK(ht);
+	struct obj o;
+	uint64_t k = 1;
+	CHECK(grace_hash_add(NULL, &o.hn, &k) == -EINVAL);
+	CHECK(grace_hash_add(ht, NULL, &k) == -EINVAL);
+	CHECK(grace_hash_add(ht, &o.hn, NULL) == -EINVAL);
+	CHECK(grace_hash_del(ht, NULL) == -EINVAL);
+	CHECK(grace_hash_del_key(ht, NULL) == -EINVAL);
+	CHECK(grace_hash_del_key(ht, &k) == -ENOENT);
+	CHECK(grace_hash_replace(ht, &o.hn, &o.hn) == -EINVAL);
+	CHECK(grace_hash_resize(ht, 0) == -EINVAL);
+	CHECK(grace_hash_resize(NULL, 64) == -EINVAL);
+	CHECK(grace_hash_count(NULL) == 0);
+	grace_hash_destroy(ht);
+	grace_hash_destroy(NULL);
+}
+
+TEST(add_lookup_delete_replace)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	p.init_buckets = 8;
+	struct grace_hash *ht = grace_hash_create(&p);
+	CHECK(ht);
+	CHECK(grace_hash_buckets(ht) == 8);
+	frees = 0;
+	for (uint64_t k = 0; k < 100; k++) {
+		struct obj *o = obj_new(k);
+		CHECK(grace_hash_add_unique(ht, &o->hn, &o->key) == 0);
+	}
+	CHECK(grace_hash_count(ht) == 100);
+	struct obj *dup = obj_new(7);
+	CHECK(grace_hash_add_unique(ht, &dup->hn, &dup->key) == -EEXIST);
+	rcu_read_lock();
+	for (uint64_t k = 0; k < 100; k++) {
+		struct obj *o = find(ht, k);
+		CHECK(o && o->key == k);
+	}
+	uint64_t missing = 1000;
+	CHECK(find(ht, missing) == NULL);
+	/* Inline candidate loop: compare keys without an indirect call. */
+	uint64_t k42 = 42, h = mix(k42);
+	struct grace_hash_node *n;
+	int cands = 0;
+	grace_hash_for_each_possible_rcu(ht, n, h) {
+		CHECK(n->hash == h);
+		cands++;
+		CHECK(container_of(n, struct obj, hn)->key == 42);
+	}
+	CHECK(cands == 1);
+	rcu_read_unlock();
+
+	/* Duplicates are allowed by grace_hash_add(). */
+	CHECK(grace_hash_add(ht, &dup->hn, &dup->key) == 0);
+	CHECK(grace_hash_count(ht) == 101);
+	CHECK(grace_hash_del(ht, &dup->hn) == 0); /* dup is retired: do not touch it again */
+	struct obj outsider;
+	outsider.key = 3;
+	outsider.hn.hash = mix(3); /* as if it were in the table, but it is not */
+	outsider.hn.next = NULL;
+	CHECK(grace_hash_del(ht, &outsider.hn) == -ENOENT);
+
+	rcu_read_lock();
+	struct obj *o5 = find(ht, 5);
+	rcu_read_unlock();
+	struct obj *n5 = obj_new(5);
+	CHECK(grace_hash_replace(ht, &o5->hn, &n5->hn) == 0);
+	struct obj spare;
+	CHECK(grace_hash_replace(ht, &outsider.hn, &spare.hn) == -ENOENT); /* not in the table */
+	rcu_read_lock();
+	CHECK(find(ht, 5) == n5);
+	rcu_read_unlock();
+	for (uint64_t k = 0; k < 100; k += 2)
+		CHECK(grace_hash_del_key(ht, &k) == 0);
+	CHECK(grace_hash_count(ht) == 50);
+	rcu_read_lock();
+	for (uint64_t k = 0; k < 100; k++)
+		CHECK((find(ht, k) != NULL) == (k % 2 == 1));
+	rcu_read_unlock();
+	rcu_barrier();
+	CHECK_MSG(frees == 52, "frees %lu", frees); /* dup, o5 and 50 deletions */
+	grace_hash_destroy(ht); /* frees the 50 left */
+	CHECK_MSG(frees == 102, "frees %lu", frees);
+}
+
+TEST(iteration_each_node_once)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	p.init_buckets = 16;
+	struct grace_hash *ht = grace_hash_create(&p);
+	static unsigned char seen[500];
+	CHECK(ht);
+	for (uint64_t k = 0; k < 500; k++)
+		CHECK(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+	rcu_read_lock();
+	CHECK(iterate_check(ht, 500, seen) == 500);
+	rcu_read_unlock();
+	grace_hash_destroy(ht);
+}
+
+TEST(explicit_resize)
+{
+	struct grace_hash_params p = params(weak_hash, NULL);
+	p.init_buckets = 4;
+	p.min_buckets = 4;
+	p.max_buckets = 1 << 12;
+	struct grace_hash *ht = grace_hash_create(&p);
+	static unsigned char seen[3000];
+	struct grace_hash_stats st;
+	CHECK(ht);
+	for (uint64_t k = 0; k < 3000; k++)
+		CHECK(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+	CHECK(grace_hash_resize(ht, 1000) == 0); /* rounded up: 1024 */
+	CHECK(grace_hash_buckets(ht) == 1024);
+	grace_hash_get_stats(ht, &st);
+	printf("  grow 4 -> 1024: %llu doublings, %llu unzip passes, %llu links\n",
+	       (unsigned long long)st.grows, (unsigned long long)st.unzip_passes,
+	       (unsigned long long)st.unzip_links);
+	CHECK(st.grows == 8 && st.unzip_links > 0);
+	rcu_read_lock();
+	CHECK(iterate_check(ht, 3000, seen) == 3000);
+	for (uint64_t k = 0; k < 3000; k++)
+		CHECK(find(ht, k) && find(ht, k)->key == k);
+	rcu_read_unlock();
+	CHECK(grace_hash_resize(ht, 1 << 20) == 0); /* clamped to max_buckets */
+	CHECK(grace_hash_buckets(ht) == (1 << 12));
+	CHECK(grace_hash_resize(ht, 1) == 0); /* clamped to min_buckets */
+	CHECK(grace_hash_buckets(ht) == 4);
+	grace_hash_get_stats(ht, &st);
+	CHECK(st.shrinks == 10 && st.count == 3000 && !st.resizing);
+	rcu_read_lock();
+	CHECK(iterate_check(ht, 3000, seen) == 3000);
+	for (uint64_t k = 0; k < 3000; k++)
+		CHECK(find(ht, k) && find(ht, k)->key == k);
+	rcu_read_unlock();
+	grace_hash_destroy(ht);
+}
+
+static void wait_resize_idle(struct grace_hash *ht, bool qsbr)
+{
+	struct grace_hash_stats st;
+	for (;;) {
+		grace_hash_get_stats(ht, &st);
+		if (!st.resizing)
+			return;
+		/* Each background step is a callback: a barrier lets it (and the step it queues
+		 * next) run. No timing assumption. */
+		if (qsbr)
+			qsbr_barrier();
+		else
+			rcu_barrier();
+	}
+}
+
+TEST(automatic_resize)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	p.init_buckets = 16;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct grace_hash *ht = grace_hash_create(&p);
+	struct grace_hash_stats st;
+	CHECK(ht);
+	for (uint64_t k = 0; k < 5000; k++)
+		CHECK(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+	wait_resize_idle(ht, false);
+	grace_hash_get_stats(ht, &st);
+	printf("  5000 entries: %zu buckets after %llu doublings\n", st.buckets,
+	       (unsigned long long)st.grows);
+	CHECK(st.buckets >= 4096 && st.grows >= 8);
+	for (uint64_t k = 0; k < 5000; k++)
+		if (k % 100)
+			CHECK(grace_hash_del_key(ht, &k) == 0);
+	wait_resize_idle(ht, false);
+	grace_hash_get_stats(ht, &st);
+	printf("  50 entries: %zu buckets after %llu halvings\n", st.buckets,
+	       (unsigned long long)st.shrinks);
+	CHECK(st.buckets <= 512 && st.shrinks >= 3);
+	rcu_read_lock();
+	for (uint64_t k = 0; k < 5000; k++)
+		CHECK((find(ht, k) != NULL) == (k % 100 == 0));
+	rcu_read_unlock();
+	grace_hash_destroy(ht);
+}
+
+/* ---- concurrent readers, updaters and a resizer ---- */
+
+enum { NPERM = 400, NTRANS = 400 };
+
+struct conc {
+	struct grace_hash *ht;
+	int qsbr, stop, failed;
+	unsigned long lookups, iterations, updates, resizes;
+};
+
+static void fail(struct conc *c, const char *what, long v)
+{
+	fprintf(stderr, "  reader: %s (%ld)\n", what, v);
+	__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static void *reader(void *arg)
+{
+	struct conc *c = (struct conc *)arg;
+	uint64_t rnd = (uint64_t)(uintptr_t)&rnd | 1;
+	unsigned long n = 0, iters = 0;
+	unsigned char *seen = (unsigned char *)malloc(NPERM);
+	REQUIRE(seen);
+	if (c->qsbr)
+		qsbr_register_thread();
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		if (c->qsbr)
+			qsbr_read_lock();
+		else
+			rcu_read_lock();
+		for (int i = 0; i < 100; i++) {
+			uint64_t k = xorshift(&rnd) % (NPERM + NTRANS);
+			struct obj *o;
+			if (i & 1) {
+				o = find(c->ht, k);
+			} else {
+				/* The inline candidate loop. */
+				struct grace_hash_node *hn;
+				o = NULL;
+				grace_hash_for_each_possible_rcu(c->ht, hn, mix(k)) {
+					if (container_of(hn, struct obj, hn)->key == k) {
+						o = container_of(hn, struct obj, hn);
+						break;
+					}
+				}
+			}
+			if (k < NPERM && !o)
+				fail(c, "permanent key not found", (long)k);
+			if (o && __atomic_load_n(&o->magic, __ATOMIC_RELAXED) != LIVE)
+				fail(c, "node used after its grace period", (long)k);
+			if (o && o->key != k)
+				fail(c, "lookup returned another key", (long)k);
+			n++;
+		}
+		if ((n / 100) % 64 == 0) {
+			long r = iterate_check(c->ht, NPERM, seen);
+			if (r < 0)
+				fail(c, r == -1 ? "iteration saw a freed node"
+					: r == -2 ? "iteration saw a key twice" : "iteration missed a key", r);
+			iters++;
+		}
+		if (c->qsbr) {
+			qsbr_read_unlock();
+			qsbr_quiescent_state();
+		} else {
+			rcu_read_unlock();
+		}
+	}
+	if (c->qsbr)
+		qsbr_unregister_thread();
+	free(seen);
+	__atomic_fetch_add(&c->lookups, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->iterations, iters, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Iterates slowly, so it stands on chain nodes while resize steps happen around it: a step taken
+ * without the grace period the algorithm requires makes it miss (or repeat) keys. */
+static void *slow_iterator(void *arg)
+{
+	struct conc *c = (struct conc *)arg;
+	unsigned char *seen = (unsigned char *)malloc(NPERM);
+	unsigned long iters = 0;
+	REQUIRE(seen);
+	if (c->qsbr)
+		qsbr_register_thread();
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		struct grace_hash_iter it;
+		struct grace_hash_node *n;
+		long count = 0;
+		memset(seen, 0, NPERM);
+		if (c->qsbr)
+			qsbr_read_lock();
+		else
+			rcu_read_lock();
+		grace_hash_for_each_rcu(c->ht, it, n) {
+			struct obj *o = container_of(n, struct obj, hn);
+			if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != LIVE)
+				fail(c, "slow iteration saw a freed node", (long)o->key);
+			if (o->key < NPERM && seen[o->key]++)
+				fail(c, "slow iteration saw a key twice", (long)o->key);
+			for (volatile int spin = 0; spin < 3000; spin++) {
+			}
+			count++;
+		}
+		for (uint64_t k = 0; k < NPERM; k++)
+			if (!seen[k])
+				fail(c, "slow iteration missed a key", (long)k);
+		if (c->qsbr) {
+			qsbr_read_unlock();
+			qsbr_quiescent_state();
+		} else {
+			rcu_read_unlock();
+		}
+		iters++;
+	}
+	if (c->qsbr)
+		qsbr_unregister_thread();
+	free(seen);
+	__atomic_fetch_add(&c->iterations, iters, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+struct upd_arg {
+	struct conc *c;
+	int index; /* owns the transient keys NPERM + index, NPERM + index + 2, ... */
+};
+
+static void upd_fail(struct conc *c, const char *what, uint64_t k)
+{
+	fprintf(stderr, "  updater: %s (key %llu)\n", what, (unsigned long long)k);
+	__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+}
+
+static void *updater(void *arg)
+{
+	struct upd_arg *ua = (struct upd_arg *)arg;
+	struct conc *c = ua->c;
+	uint64_t rnd = (uint64_t)(uintptr_t)&rnd | 1;
+	unsigned long n = 0;
+	unsigned char present[NTRANS / 2];
+	memset(present, 0, sizeof(present));
+	if (c->qsbr)
+		qsbr_register_thread();
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		unsigned i = (unsigned)(xorshift(&rnd) % (NTRANS / 2));
+		uint64_t k = NPERM + 2 * i + (uint64_t)ua->index;
+		if (xorshift(&rnd) % 4 == 0) {
+			/* Replace the entry of a permanent key: readers must find the old or the new
+			 * one. Two updaters may race for the same key: the loser gets -ENOENT. */
+			uint64_t pk = xorshift(&rnd) % NPERM;
+			struct obj *o = obj_new(pk);
+			if (c->qsbr)
+				qsbr_read_lock();
+			else
+				rcu_read_lock();
+			struct grace_hash_node *old = grace_hash_lookup(c->ht, &pk);
+			int r = old ? grace_hash_replace(c->ht, old, &o->hn) : -ENOENT;
+			if (c->qsbr)
+				qsbr_read_unlock();
+			else
+				rcu_read_unlock();
+			if (r != 0)
+				free(o);
+		} else if (!present[i]) {
+			/* This thread owns k: the add must succeed and be visible at once. */
+			struct obj *o = obj_new(k);
+			if (grace_hash_add_unique(c->ht, &o->hn, &o->key) != 0) {
+				upd_fail(c, "add_unique of an absent key failed", k);
+				free(o);
+			}
+			present[i] = 1;
+		} else {
+			if (grace_hash_del_key(c->ht, &k) != 0)
+				upd_fail(c, "del_key of a present key failed", k);
+			present[i] = 0;
+		}
+		/* Whatever the resize phase, the table now holds k exactly when present[i]. */
+		if (c->qsbr)
+			qsbr_read_lock();
+		else
+			rcu_read_lock();
+		struct obj *f = find(c->ht, k);
+		if ((f != NULL) != (present[i] != 0))
+			upd_fail(c, present[i] ? "own key not found" : "deleted key still found", k);
+		if (c->qsbr) {
+			qsbr_read_unlock();
+			qsbr_quiescent_state();
+		} else {
+			rcu_read_unlock();
+		}
+		n++;
+	}
+	if (c->qsbr)
+		qsbr_unregister_thread();
+	__atomic_fetch_add(&c->updates, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *resizer(void *arg)
+{
+	struct conc *c = (struct conc *)arg;
+	size_t sizes[] = { 64, 1024, 128, 512, 64, 2048 };
+	unsigned long n = 0;
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		REQUIRE(grace_hash_resize(c->ht, sizes[n % 6]) == 0);
+		n++;
+	}
+	c->resizes = n;
+	return NULL;
+}
+
+static void run_concurrent(int qsbr, unsigned ms)
+{
+	struct conc c;
+	struct grace_hash_params p = params(hash_key, qsbr ? &grace_flavor_qsbr : &grace_flavor_rcu);
+	pthread_t r[3], w[2], z;
+	struct upd_arg ua[2];
+	memset(&c, 0, sizeof(c));
+	p.init_buckets = 512;
+	p.min_buckets = 64;
+	p.nlocks = 4;
+	c.qsbr = qsbr;
+	c.ht = grace_hash_create(&p);
+	REQUIRE(c.ht);
+	for (uint64_t k = 0; k < NPERM; k++)
+		REQUIRE(grace_hash_add(c.ht, &obj_new(k)->hn, &k) == 0);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&r[i], NULL, reader, &c);
+	pthread_create(&r[2], NULL, slow_iterator, &c);
+	for (int i = 0; i < 2; i++) {
+		ua[i].c = &c;
+		ua[i].index = i;
+		pthread_create(&w[i], NULL, updater, &ua[i]);
+	}
+	pthread_create(&z, NULL, resizer, &c);
+	gt_sleep_ms(ms);
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(z, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_join(r[i], NULL);
+	struct grace_hash_stats st;
+	grace_hash_get_stats(c.ht, &st);
+	printf("  %s: %lu lookups, %lu iterations, %lu updates, %lu resizes (%llu doublings, "
+	       "%llu unzip passes), %zu entries\n",
+	       qsbr ? "qsbr" : "rcu", c.lookups, c.iterations, c.updates, c.resizes,
+	       (unsigned long long)st.grows, (unsigned long long)st.unzip_passes, st.count);
+	REQUIRE(!c.failed);
+	grace_hash_destroy(c.ht);
+}
+
+TEST(concurrent_resize_rcu)
+{
+	run_concurrent(0, test_ms(1000));
+}
+
+TEST(concurrent_resize_qsbr)
+{
+	run_concurrent(1, test_ms(1000));
+}
+
+/* Automatic resizing under load: updaters swing the population up and down. */
+struct swing {
+	struct grace_hash *ht;
+	int stop, failed;
+	unsigned long lookups;
+};
+
+static void *swing_reader(void *arg)
+{
+	struct swing *s = (struct swing *)arg;
+	uint64_t rnd = (uint64_t)(uintptr_t)&rnd | 1;
+	unsigned long n = 0;
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		rcu_read_lock();
+		for (int i = 0; i < 100; i++) {
+			uint64_t k = xorshift(&rnd) % 64; /* permanent keys 0..63 */
+			struct obj *o = find(s->ht, k);
+			if (!o || o->key != k || __atomic_load_n(&o->magic, __ATOMIC_RELAXED) != LIVE)
+				__atomic_store_n(&s->failed, 1, __ATOMIC_RELAXED);
+		}
+		rcu_read_unlock();
+		n += 100;
+	}
+	__atomic_fetch_add(&s->lookups, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+TEST(automatic_resize_under_load)
+{
+	struct swing s;
+	struct grace_hash_params p = params(hash_key, NULL);
+	pthread_t r[2];
+	memset(&s, 0, sizeof(s));
+	p.init_buckets = 16;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	s.ht = grace_hash_create(&p);
+	CHECK(s.ht);
+	for (uint64_t k = 0; k < 64; k++)
+		CHECK(grace_hash_add(s.ht, &obj_new(k)->hn, &k) == 0);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&r[i], NULL, swing_reader, &s);
+	uint64_t t_end = gt_now_ns() + (uint64_t)test_ms(1000) * 1000000ull;
+	int rounds = 0;
+	while (gt_now_ns() < t_end) {
+		for (uint64_t k = 1000; k < 9000; k++)
+			grace_hash_add(s.ht, &obj_new(k)->hn, &k);
+		for (uint64_t k = 1000; k < 9000; k++)
+			grace_hash_del_key(s.ht, &k);
+		rounds++;
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	struct grace_hash_stats st;
+	wait_resize_idle(s.ht, false);
+	grace_hash_get_stats(s.ht, &st);
+	printf("  %d rounds of 8000 adds and deletes: %llu doublings, %llu halvings, %zu buckets "
+	       "at the end, %lu lookups\n",
+	       rounds, (unsigned long long)st.grows, (unsigned long long)st.shrinks, st.buckets,
+	       s.lookups);
+	CHECK(!s.failed);
+	CHECK(st.count == 64);
+	CHECK(st.grows > 0);
+	grace_hash_destroy(s.ht);
+}
+
+TEST(destroy_during_background_resize)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	p.init_buckets = 8;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct grace_hash *ht = grace_hash_create(&p);
+	CHECK(ht);
+	for (uint64_t k = 0; k < 20000; k++)
+		CHECK(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+	grace_hash_destroy(ht); /* waits for the step in flight, frees everything (LSan) */
+}
+
+GT_MAIN()
