@@ -10,8 +10,8 @@
  * makes it reachable (h->first or prev->next) is stored with rcu_assign_pointer() (release);
  * readers load ->first and ->next with rcu_dereference() (address dependency, no fence).
  * Deletion keeps ->next so readers on the node continue; ->pprev is poisoned (double deletion is
- * reported in debug builds). ->next and ->first are always written with one relaxed atomic store
- * at least; ->pprev is update-side only.
+ * reported in debug builds). ->next and ->first are always written with one atomic store-release;
+ * ->pprev is update-side only.
  *
  * Kernel names: docs/ds.md maps each grace_hlist_* to its hlist_* counterpart.
  */
@@ -46,7 +46,8 @@ GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *
 #define GRACE_HLIST_HEAD_INIT { NULL }
 #define GRACE_HLIST_HEAD(name) struct grace_hlist_head name = GRACE_HLIST_HEAD_INIT
 
-#define GRACE__HLIST_SET(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+/* Link stores: atomic store-release (as GRACE__LIST_SET_NEXT in <grace/list.h>). */
+#define GRACE__HLIST_SET(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
 
 GRACE_INLINE void grace_hlist_head_init(struct grace_hlist_head *h)
 {
@@ -93,8 +94,9 @@ GRACE_INLINE void grace__hlist_del(struct grace_hlist_node *n)
 {
 	struct grace_hlist_node *next = n->next, **pprev = n->pprev;
 
-	/* Unlink: a relaxed store suffices (nothing new is published). */
-	__atomic_store_n(pprev, next, __ATOMIC_RELAXED);
+	/* Unlink: store-release, so a reader reaching next through this link sees it initialised
+	 * in the memory model too (pairs with rcu_dereference()). */
+	__atomic_store_n(pprev, next, __ATOMIC_RELEASE);
 	if (next)
 		next->pprev = pprev;
 }
@@ -138,7 +140,7 @@ GRACE_INLINE void grace_hlist_add_before(struct grace_hlist_node *n, struct grac
 	n->pprev = next->pprev;
 	GRACE__HLIST_SET(n->next, next);
 	next->pprev = &n->next;
-	__atomic_store_n(n->pprev, n, __ATOMIC_RELAXED);
+	__atomic_store_n(n->pprev, n, __ATOMIC_RELEASE);
 }
 
 /** Add @n after @prev (which is on a list). */

@@ -17,9 +17,10 @@
  *    (call_rcu()). Its ->prev is poisoned: a second deletion is caught (a clear message in debug
  *    builds, a fault at a poison address otherwise).
  *  - Readers follow ->next only: reverse traversal (->prev) is for the update side.
- *  - ->next is always written with a single relaxed atomic store (Linux's WRITE_ONCE), even by
- *    the plain operations, so lockless grace_list_empty() checks and sanitizers see no torn
- *    stores. ->prev is update-side only.
+ *  - ->next is always written with a single atomic store-release (Linux uses WRITE_ONCE), even
+ *    by the plain operations, so lockless grace_list_empty() checks and sanitizers see no torn
+ *    stores, and a reader that reaches an entry through an unlinking store sees it initialised.
+ *    ->prev is update-side only.
  *
  * Update-side operations (grace_list_add, grace_list_del, ...) are the plain list operations:
  * use them on lists no reader traverses concurrently, or on RCU lists with the update-side lock
@@ -59,8 +60,13 @@ GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *
 #define GRACE_LIST_HEAD_INIT(name) { &(name), &(name) }
 #define GRACE_LIST_HEAD(name) struct grace_list_head name = GRACE_LIST_HEAD_INIT(name)
 
-/* ->next stores: one relaxed atomic store (WRITE_ONCE). */
-#define GRACE__LIST_SET_NEXT(e, v) __atomic_store_n(&(e)->next, (v), __ATOMIC_RELAXED)
+/*
+ * ->next stores: one atomic store-release. Linux uses WRITE_ONCE (relaxed) where it unlinks,
+ * since the new target was published before; a release costs the same on x86 and gives the
+ * memory model (and TSan) the edge from the target's initialisation to a reader that reaches it
+ * through the new link (pairs with rcu_dereference()).
+ */
+#define GRACE__LIST_SET_NEXT(e, v) __atomic_store_n(&(e)->next, (v), __ATOMIC_RELEASE)
 
 /** Initialise an empty list (or an entry that is on no list). */
 GRACE_INLINE void grace_list_init(struct grace_list_head *list)
@@ -290,8 +296,6 @@ GRACE_INLINE void grace_list_add_tail_rcu(struct grace_list_head *n, struct grac
  * grace_list_del_rcu() / list_del_rcu(): unlink @entry from readers' view. Its ->next is kept
  * (readers on it continue); its ->prev is poisoned. Free it after a grace period, and do not
  * add it to a list before that grace period ends either (readers may still be on it).
- * A relaxed store suffices to unlink: nothing new is published (prev->next takes a value
- * readers could already reach).
  */
 GRACE_INLINE void grace_list_del_rcu(struct grace_list_head *entry)
 {
