@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Callback-engine benchmark: call_rcu enqueue cost (ns, instructions), callbacks per second with 1
+# and 2 producers, enqueue-to-invoke latency of a lone callback (idle and under load) per policy,
+# latency against offered load (the OLS 2002 Figures 9-10 analogue) and CPU overhead per policy
+# (the FREENIX 2003 Table 3 analogue); grace against liburcu memb. Runs are interleaved (grace,
+# liburcu, grace, liburcu, ...) so drift hits both alike; tables show medians.
+#
+#   bench/callbacks/run.sh [--out DIR] [--quick]
+#
+# Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
+#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build/bench
+# Writes DIR/callbacks.csv (rows: bench,design,threads,run,metric,value,unit), DIR/callbacks.md
+# (markdown fragment: tables with ratios to liburcu, the papers' figures beside ours),
+# DIR/callbacks_latency.png and DIR/callbacks_overhead.png. DIR defaults to $GRACE_BUILD/results.
+# About 2 minutes (--quick: about 45 s).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${GRACE_BUILD:-$root/build/bench}
+case "$build" in /*) ;; *) build=$root/$build ;; esac
+out=""
+quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (usage: run.sh [--out DIR] [--quick])" >&2; exit 2 ;;
+  esac
+done
+[ -n "$out" ] || out=$build/results
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+bin=$build/bench/callbacks/callbacks_bench
+lib=$build/src/libgrace.so
+if [ ! -x "$bin" ] || [ ! -e "$lib" ]; then
+  echo "run.sh: $bin not found; build first:" >&2
+  echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C ${GRACE_BUILD:-build/bench}" >&2
+  exit 1
+fi
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+if [ $quick = 1 ]; then
+  runs=2; lruns=1; enq_ms=100; tput_ms=200; lat_ms=500; sweep_ms=300; iters=20000
+  rates="1000 100000 10000000"
+else
+  runs=5; lruns=3; enq_ms=150; tput_ms=250; lat_ms=600; sweep_ms=400; iters=50000
+  rates="1000 10000 100000 1000000 10000000"
+fi
+
+csv=$out/callbacks.csv
+raw=$out/callbacks-raw
+rm -rf "$raw"
+mkdir -p "$raw"
+echo "bench,design,threads,run,metric,value,unit" >"$csv"
+
+mapfile -t designs < <("$bin" list | cut -f1)
+has() { local d; for d in "${designs[@]}"; do [ "$d" = "$1" ] && return 0; done; return 1; }
+sym() { "$bin" list | awk -F'\t' -v d="$1" '$1 == d { print $2 }'; }
+
+# Throughput designs (default policy) and the policies compared for latency and overhead:
+# name-in-csv and the arguments that select it.
+tp_designs=(grace)
+has urcu-memb && tp_designs+=(urcu-memb)
+has urcu-memb-percpu && tp_designs+=(urcu-memb-percpu)
+pol_names=(grace-poll grace-batch10ms grace-batch1ms)
+pol_args=("--design grace --policy poll" "--design grace --policy batch --period-us 10000"
+          "--design grace --policy batch --period-us 1000")
+if has urcu-memb; then
+  pol_names+=(urcu-memb)
+  pol_args+=("--design urcu-memb")
+fi
+
+echo "machine,$(uname -r),$(nproc),0,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
+t_begin=$(date +%s)
+
+echo "callbacks: enqueue cost and throughput, $runs interleaved runs" >&2
+for run in $(seq 1 $runs); do
+  for d in "${tp_designs[@]}"; do
+    "$bin" enqueue --design "$d" --ms $enq_ms --run "$run" >>"$csv"
+  done
+  for p in 1 2; do
+    for d in "${tp_designs[@]}"; do
+      "$bin" tput --design "$d" --producers $p --ms $tput_ms --pool 262144 --run "$run" >>"$csv"
+    done
+  done
+done
+for run in $(seq 1 $lruns); do
+  for p in 1 2; do
+    for d in grace urcu-memb; do
+      has "$d" || continue
+      "$bin" tput --design "$d" --producers $p --ms $tput_ms --cb free --run "$run" >>"$csv"
+    done
+  done
+done
+
+echo "callbacks: instructions per call_rcu (callgrind; grace's rseq path counted statically)" >&2
+if command -v valgrind >/dev/null; then
+  for d in "${tp_designs[@]}"; do
+    [ "$d" = urcu-memb-percpu ] && continue
+    s=$(sym "$d")
+    f=$raw/callgrind.$d.out
+    if valgrind --tool=callgrind --toggle-collect="$s" --callgrind-out-file="$f" \
+        "$bin" count --design "$d" --iters $iters >/dev/null 2>"$raw/callgrind.$d.log"; then
+      # Under valgrind rseq(2) is unavailable: grace runs its fallback there (CAS push,
+      # sched_getcpu), so its row is named for what it measured.
+      as=$d
+      [ "$d" = grace ] && as=grace-fallback
+      awk -v as="$as" -v n=$iters '/^totals:/ { printf "instr,%s,1,0,ir_per_call,%.4f,instr\n", as, $2 / n }' \
+        "$f" >>"$csv"
+    else
+      echo "run.sh: callgrind failed for $d (see $raw/callgrind.$d.log)" >&2
+    fi
+  done
+else
+  echo "run.sh: valgrind not found: no callgrind counts" >&2
+fi
+# grace's common path, statically: the bench loop's iteration (callgrind's count of the loop
+# minus call_rcu's inclusive cost is the same for every design) plus the PLT stub plus
+# grace_rcu_call() to its return with every branch on its likely side; the path is in the raw dir.
+if "$py" "$here/pathcount.py" --bin "$lib" --func grace_rcu_call --trace >"$raw/path.grace.txt" 2>&1; then
+  n=$(tail -1 "$raw/path.grace.txt")
+  echo "instr,grace,1,0,ir_call_rcu_path,$((n + 1)),instr" >>"$csv"
+else
+  echo "run.sh: pathcount failed (see $raw/path.grace.txt)" >&2
+fi
+# liburcu's call_rcu, measured: callgrind's inclusive count of urcu_memb_call_rcu per call, plus
+# the PLT stub (as for grace).
+if [ -f "$raw/callgrind.urcu-memb.out" ] && command -v callgrind_annotate >/dev/null; then
+  callgrind_annotate --inclusive=yes "$raw/callgrind.urcu-memb.out" 2>/dev/null |
+    awk -v n=$iters '/urcu_memb_call_rcu \[/ { gsub(",", "", $1); printf "instr,urcu-memb,1,0,ir_call_rcu_path,%.4f,instr\n", $1 / n + 1; exit }' >>"$csv"
+fi
+
+echo "callbacks: lone-callback latency per policy, $lruns interleaved runs" >&2
+for run in $(seq 1 $lruns); do
+  for load in 0 1; do
+    for i in "${!pol_names[@]}"; do
+      flag=""
+      [ $load = 1 ] && flag="--load"
+      # shellcheck disable=SC2086
+      "$bin" lat ${pol_args[$i]} --as "${pol_names[$i]}" --ms $lat_ms $flag --pool 262144 \
+        --run "$run" --raw "$raw/lat.${pol_names[$i]}.$load.txt" >>"$csv"
+    done
+  done
+done
+
+echo "callbacks: latency and CPU against offered load ($rates cb/s), $lruns interleaved runs" >&2
+for run in $(seq 1 $lruns); do
+  for r in $rates; do
+    for i in "${!pol_names[@]}"; do
+      # shellcheck disable=SC2086
+      "$bin" sweep ${pol_args[$i]} --as "${pol_names[$i]}" --rate "$r" --ms $sweep_ms \
+        --run "$run" --raw "$raw/sweep.${pol_names[$i]}.$r.txt" >>"$csv"
+    done
+  done
+done
+
+echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
+echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
+
+"$py" "$here/report.py" --csv "$csv" --raw "$raw" --out "$out" \
+  --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
+  --cmd "bench/callbacks/run.sh$([ $quick = 1 ] && echo ' --quick')"
+echo "callbacks: wrote $csv, $out/callbacks.md, $out/callbacks_latency.png, $out/callbacks_overhead.png" >&2
