@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Misuse diagnostics: every misuse of docs/DESIGN section 5 and issue 7 runs in a child process
+ * (gt_run_child), and the test checks how it ended and that the message names the call:
+ *   FATAL       grace__misuse_fatal(): message and abort in every build (a deadlock or
+ *               corruption would follow otherwise);
+ *   MISUSE      grace__misuse(): message in every build; abort in debug builds (GRACE_DEBUG),
+ *               in release builds the call returns and the program goes on (also checked:
+ *               what it does afterwards still works);
+ *   DEBUG_ONLY  a check compiled only into debug builds (inline fast paths: zero cost in
+ *               release): message and abort in debug builds, silence in release builds;
+ *   DEBUG_HANG  as DEBUG_ONLY, but in a release build the misuse would really deadlock, so the
+ *               child is not run there.
+ * Every child arms alarm(): a misuse that hangs instead of being diagnosed fails the test
+ * (SIGALRM), never the test run.
+ */
+#include <pthread.h>
+#include <grace/grace.h>
+#include <grace/srcu.h>
+
+#include "gtest_lite.h"
+
+#ifdef GRACE_DEBUG
+#define DEBUG_BUILD 1
+#else
+#define DEBUG_BUILD 0
+#endif
+
+enum expect { FATAL, MISUSE, DEBUG_ONLY, DEBUG_HANG };
+
+static void (*child_fn)(void);
+
+static void child_trampoline(void *arg)
+{
+	(void)arg;
+	unsetenv("GRACE_ABORT_ON_MISUSE");
+	alarm(20);
+	child_fn();
+}
+
+/* Run fn in a child; check its fate and message. Returns 0 if as expected. */
+static int check_child(int st, const char *out, enum expect e, const char *call, const char *what);
+
+static int misuse(void (*fn)(void), enum expect e, const char *call, const char *what)
+{
+	static char out[16384];
+
+	if (e == DEBUG_HANG && !DEBUG_BUILD) {
+		printf("  release build: %s misuse not run (it deadlocks without the debug check)\n",
+		       call);
+		return 0;
+	}
+	child_fn = fn;
+	int st = gt_run_child(child_trampoline, NULL, out, sizeof(out));
+	printf("  child: %s\n", WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
+	if (out[0])
+		printf("  stderr: %.300s%s", out, strlen(out) > 300 ? "...\n" : "");
+	int r = check_child(st, out, e, call, what);
+	if (r && strlen(out) > 300)
+		printf("  full stderr of the child:\n%s\n", out);
+	return r;
+}
+
+static int check_child(int st, const char *out, enum expect e, const char *call, const char *what)
+{
+	char want[160];
+	bool aborts = e == FATAL || DEBUG_BUILD;
+	bool message = e == FATAL || e == MISUSE || DEBUG_BUILD;
+
+	snprintf(want, sizeof(want), "grace: misuse: %s: ", call);
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
+		fprintf(stderr, "  %s: the child hung instead of diagnosing the misuse\n", call);
+		return 1;
+	}
+	if (aborts && !(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)) {
+		fprintf(stderr, "  %s: expected abort, got status 0x%x\n", call, st);
+		return 1;
+	}
+	if (!aborts && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		fprintf(stderr, "  %s: expected the program to go on, got status 0x%x\n", call, st);
+		return 1;
+	}
+	if (message && (!strstr(out, want) || (what && !strstr(out, what)))) {
+		fprintf(stderr, "  %s: expected a message \"%s...%s\"\n", call, want, what ? what : "");
+		return 1;
+	}
+	if (!message && strstr(out, "grace: misuse")) {
+		fprintf(stderr, "  %s: release build printed a misuse for a debug-only check\n", call);
+		return 1;
+	}
+	return 0;
+}
+
+#define EXPECT_MISUSE(fn, e, call, what) CHECK(misuse(fn, e, call, what) == 0)
+
+static volatile int sink;
+static int *shared_ptr;
+
+/* ---- default flavor ---- */
+
+static void unlock_without_lock(void)
+{
+	rcu_read_lock();
+	rcu_read_unlock();
+	rcu_read_unlock();
+}
+TEST(rcu_unlock_without_lock)
+{
+	EXPECT_MISUSE(unlock_without_lock, FATAL, "rcu_read_unlock", "without a matching");
+}
+
+static void unlock_never_locked(void)
+{
+	rcu_read_unlock(); /* first call of the thread: not even registered */
+}
+TEST(rcu_unlock_in_fresh_thread)
+{
+	EXPECT_MISUSE(unlock_never_locked, FATAL, "rcu_read_unlock", "without a matching");
+}
+
+static void sync_in_section(void)
+{
+	rcu_read_lock();
+	synchronize_rcu();
+}
+TEST(rcu_synchronize_inside_section)
+{
+	EXPECT_MISUSE(sync_in_section, FATAL, "synchronize_rcu", "would deadlock");
+}
+
+static void exp_in_section(void)
+{
+	rcu_read_lock();
+	rcu_read_lock();
+	synchronize_rcu_expedited();
+}
+TEST(rcu_expedited_inside_nested_section)
+{
+	EXPECT_MISUSE(exp_in_section, FATAL, "synchronize_rcu_expedited", "would deadlock");
+}
+
+static void cond_in_section(void)
+{
+	rcu_read_lock();
+	unsigned long c = get_state_synchronize_rcu(); /* cannot complete inside the section */
+	cond_synchronize_rcu(c);
+}
+TEST(rcu_cond_synchronize_inside_section)
+{
+	EXPECT_MISUSE(cond_in_section, FATAL, "cond_synchronize_rcu", "would deadlock");
+}
+
+static void barrier_in_section(void)
+{
+	rcu_read_lock();
+	rcu_barrier();
+}
+TEST(rcu_barrier_inside_section)
+{
+	EXPECT_MISUSE(barrier_in_section, FATAL, "rcu_barrier", "would deadlock");
+}
+
+static struct rcu_head cb_head;
+static void cb_calls_barrier(struct rcu_head *h)
+{
+	(void)h;
+	rcu_barrier();
+}
+static void barrier_from_callback(void)
+{
+	call_rcu(&cb_head, cb_calls_barrier);
+	rcu_barrier(); /* runs the callback, which must be stopped */
+}
+TEST(rcu_barrier_from_callback)
+{
+	EXPECT_MISUSE(barrier_from_callback, FATAL, "rcu_barrier", "from a callback");
+}
+
+static void call_null_func(void)
+{
+	call_rcu(&cb_head, NULL);
+}
+TEST(call_rcu_null_function)
+{
+	EXPECT_MISUSE(call_null_func, FATAL, "call_rcu", "NULL");
+}
+
+static void unregister_in_section(void)
+{
+	rcu_register_thread();
+	rcu_read_lock();
+	rcu_unregister_thread();
+}
+TEST(rcu_unregister_inside_section)
+{
+	EXPECT_MISUSE(unregister_in_section, FATAL, "rcu_unregister_thread", "inside a read-side");
+}
+
+static void nest_too_deep(void)
+{
+	for (int i = 0; i < 70000; i++)
+		rcu_read_lock();
+}
+TEST(rcu_nesting_overflow)
+{
+	EXPECT_MISUSE(nest_too_deep, FATAL, "rcu_read_lock", "nested deeper");
+}
+
+static void register_twice(void)
+{
+	rcu_register_thread();
+	rcu_register_thread();
+	/* release build: reported, then the thread goes on working */
+	rcu_read_lock();
+	rcu_read_unlock();
+	synchronize_rcu();
+	rcu_unregister_thread();
+}
+TEST(rcu_register_twice)
+{
+	EXPECT_MISUSE(register_twice, MISUSE, "rcu_register_thread", "already registered");
+}
+
+static void register_in_section(void)
+{
+	rcu_read_lock();
+	rcu_register_thread();
+	rcu_read_unlock();
+	synchronize_rcu();
+}
+TEST(rcu_register_inside_section)
+{
+	EXPECT_MISUSE(register_in_section, MISUSE, "rcu_register_thread", "inside a read-side");
+}
+
+static void *exit_in_section_thread(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	rcu_read_lock();
+	return NULL; /* exits holding two nested sections */
+}
+static void thread_exit_in_section(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, exit_in_section_thread, NULL);
+	pthread_join(t, NULL);
+	/* release build: the section was ended for the dead thread, grace periods go on */
+	synchronize_rcu();
+}
+TEST(rcu_thread_exit_inside_section)
+{
+	EXPECT_MISUSE(thread_exit_in_section, MISUSE, "thread exit", "inside an rcu_read_lock()");
+}
+
+static void deref_outside(void)
+{
+	int *p = rcu_dereference(shared_ptr);
+	sink = p != NULL;
+}
+TEST(rcu_dereference_outside_section)
+{
+	EXPECT_MISUSE(deref_outside, DEBUG_ONLY, "rcu_dereference", "outside any read-side section");
+}
+
+static void deref_inside_ok(void)
+{
+	rcu_read_lock();
+	int *p = rcu_dereference(shared_ptr);
+	sink = p != NULL;
+	rcu_read_unlock();
+	p = rcu_dereference_protected(shared_ptr, 1); /* update side: no check */
+	sink = p != NULL;
+	fprintf(stderr, "fine\n");
+}
+TEST(rcu_dereference_inside_section_is_fine)
+{
+	static char out[1024];
+	child_fn = deref_inside_ok;
+	int st = gt_run_child(child_trampoline, NULL, out, sizeof(out));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
+}
+
+static void register_twice_abort_env(void)
+{
+	setenv("GRACE_ABORT_ON_MISUSE", "1", 1);
+	rcu_register_thread();
+	rcu_register_thread();
+}
+TEST(abort_on_misuse_environment)
+{
+	/* GRACE_ABORT_ON_MISUSE=1 turns every reported misuse into an abort, also in release. */
+	EXPECT_MISUSE(register_twice_abort_env, FATAL, "rcu_register_thread", "already registered");
+}
+
+/* ---- QSBR ---- */
+
+static void qs_offline(void)
+{
+	qsbr_register_thread();
+	qsbr_thread_offline();
+	qsbr_quiescent_state();
+}
+TEST(qsbr_quiescent_state_while_offline)
+{
+	EXPECT_MISUSE(qs_offline, FATAL, "qsbr_quiescent_state", "offline");
+}
+
+static void qs_unregistered(void)
+{
+	qsbr_quiescent_state();
+}
+TEST(qsbr_quiescent_state_unregistered)
+{
+	EXPECT_MISUSE(qs_unregistered, FATAL, "qsbr_quiescent_state", "not registered");
+}
+
+static void qsbr_read_offline(void)
+{
+	qsbr_register_thread();
+	qsbr_thread_offline();
+	qsbr_read_lock(); /* reading while offline: no grace period waits for this thread */
+	int *p = rcu_dereference_raw(shared_ptr);
+	sink = p != NULL;
+	qsbr_read_unlock();
+}
+TEST(qsbr_read_while_offline)
+{
+	EXPECT_MISUSE(qsbr_read_offline, DEBUG_ONLY, "qsbr_read_lock", "offline");
+}
+
+static void qsbr_deref_offline(void)
+{
+	qsbr_register_thread();
+	qsbr_thread_offline();
+	int *p = rcu_dereference(shared_ptr);
+	sink = p != NULL;
+}
+TEST(qsbr_dereference_while_offline)
+{
+	EXPECT_MISUSE(qsbr_deref_offline, DEBUG_ONLY, "rcu_dereference", "outside any read-side");
+}
+
+static void qsbr_unlock_without_lock(void)
+{
+	qsbr_register_thread();
+	qsbr_read_unlock();
+}
+TEST(qsbr_unlock_without_lock)
+{
+	EXPECT_MISUSE(qsbr_unlock_without_lock, DEBUG_ONLY, "qsbr_read_unlock", "without");
+}
+
+static void qsbr_qs_in_section(void)
+{
+	qsbr_register_thread();
+	qsbr_read_lock();
+	qsbr_quiescent_state();
+	qsbr_read_unlock();
+	qsbr_unregister_thread();
+}
+TEST(qsbr_quiescent_state_inside_section)
+{
+	EXPECT_MISUSE(qsbr_qs_in_section, DEBUG_ONLY, "qsbr_quiescent_state", "inside");
+}
+
+static void qsbr_sync_in_section(void)
+{
+	qsbr_register_thread();
+	qsbr_read_lock();
+	synchronize_qsbr(); /* release: the thread is put offline for the wait, it returns */
+	qsbr_read_unlock();
+	qsbr_unregister_thread();
+}
+TEST(qsbr_synchronize_inside_section)
+{
+	EXPECT_MISUSE(qsbr_sync_in_section, DEBUG_ONLY, "synchronize_qsbr", "inside");
+}
+
+static void qsbr_barrier_in_section(void)
+{
+	qsbr_register_thread();
+	qsbr_read_lock();
+	qsbr_barrier();
+	qsbr_read_unlock();
+	qsbr_unregister_thread();
+}
+TEST(qsbr_barrier_inside_section)
+{
+	EXPECT_MISUSE(qsbr_barrier_in_section, DEBUG_ONLY, "qsbr_barrier", "inside");
+}
+
+static void qsbr_unregister_in_section(void)
+{
+	qsbr_register_thread();
+	qsbr_read_lock();
+	qsbr_unregister_thread();
+}
+TEST(qsbr_unregister_inside_section)
+{
+	EXPECT_MISUSE(qsbr_unregister_in_section, DEBUG_ONLY, "qsbr_unregister_thread", "inside");
+}
+
+static void qsbr_offline_in_section(void)
+{
+	qsbr_register_thread();
+	qsbr_read_lock();
+	qsbr_thread_offline();
+}
+TEST(qsbr_offline_inside_section)
+{
+	EXPECT_MISUSE(qsbr_offline_in_section, DEBUG_ONLY, "qsbr_thread_offline", "inside");
+}
+
+static void qsbr_register_twice(void)
+{
+	qsbr_register_thread();
+	qsbr_register_thread();
+	qsbr_quiescent_state(); /* release: still registered and online */
+	synchronize_qsbr();
+	qsbr_unregister_thread();
+}
+TEST(qsbr_register_twice)
+{
+	EXPECT_MISUSE(qsbr_register_twice, MISUSE, "qsbr_register_thread", "already registered");
+}
+
+static void qsbr_online_unregistered(void)
+{
+	qsbr_thread_online();
+}
+TEST(qsbr_online_unregistered)
+{
+	EXPECT_MISUSE(qsbr_online_unregistered, MISUSE, "qsbr_thread_online", "not registered");
+}
+
+static void qsbr_offline_unregistered(void)
+{
+	qsbr_thread_offline();
+}
+TEST(qsbr_offline_unregistered)
+{
+	EXPECT_MISUSE(qsbr_offline_unregistered, MISUSE, "qsbr_thread_offline", "not registered");
+}
+
+static void *qsbr_exit_in_section_thread(void *arg)
+{
+	(void)arg;
+	qsbr_register_thread();
+	qsbr_read_lock();
+	return NULL;
+}
+static void qsbr_thread_exit_in_section(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, qsbr_exit_in_section_thread, NULL);
+	pthread_join(t, NULL);
+	synchronize_qsbr(); /* the dead thread was put offline and unregistered */
+}
+TEST(qsbr_thread_exit_inside_section)
+{
+	EXPECT_MISUSE(qsbr_thread_exit_in_section, DEBUG_ONLY, "thread exit", "qsbr_read_lock");
+}
+
+/* ---- srcu ---- */
+
+DEFINE_STATIC_SRCU(ss);
+
+static void srcu_bad_index(void)
+{
+	int idx = srcu_read_lock(&ss);
+	srcu_read_unlock(&ss, idx + 7);
+}
+TEST(srcu_unlock_bad_index)
+{
+	EXPECT_MISUSE(srcu_bad_index, FATAL, "srcu_read_unlock", "index");
+}
+
+static void srcu_sync_in_own_section(void)
+{
+	int idx = srcu_read_lock(&ss);
+	synchronize_srcu(&ss);
+	srcu_read_unlock(&ss, idx);
+}
+TEST(srcu_synchronize_inside_own_section)
+{
+	EXPECT_MISUSE(srcu_sync_in_own_section, DEBUG_HANG, "synchronize_srcu", "same srcu_struct");
+}
+
+static void srcu_sync_in_other_section(void)
+{
+	static struct srcu_struct other;
+	init_srcu_struct(&other);
+	int idx = srcu_read_lock(&other);
+	synchronize_srcu(&ss); /* legal: another domain */
+	srcu_read_unlock(&other, idx);
+	cleanup_srcu_struct(&other);
+	fprintf(stderr, "fine\n");
+}
+TEST(srcu_synchronize_inside_other_domain_is_fine)
+{
+	static char out[1024];
+	child_fn = srcu_sync_in_other_section;
+	int st = gt_run_child(child_trampoline, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
+	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
+}
+
+static void srcu_cb_barrier(struct rcu_head *h)
+{
+	(void)h;
+	srcu_barrier(&ss);
+}
+static void srcu_barrier_from_callback(void)
+{
+	call_srcu(&ss, &cb_head, srcu_cb_barrier);
+	srcu_barrier(&ss);
+}
+TEST(srcu_barrier_from_callback)
+{
+	EXPECT_MISUSE(srcu_barrier_from_callback, FATAL, "srcu_barrier", "from a callback");
+}
+
+static void srcu_deref_outside(void)
+{
+	int *p = srcu_dereference(shared_ptr, &ss);
+	sink = p != NULL;
+}
+TEST(srcu_dereference_outside_section)
+{
+	EXPECT_MISUSE(srcu_deref_outside, DEBUG_ONLY, "srcu_dereference", "outside");
+}
+
+static void srcu_use_after_cleanup(void)
+{
+	static struct srcu_struct dyn;
+	init_srcu_struct(&dyn);
+	cleanup_srcu_struct(&dyn);
+	synchronize_srcu(&dyn);
+}
+TEST(srcu_use_after_cleanup)
+{
+	EXPECT_MISUSE(srcu_use_after_cleanup, FATAL, "synchronize_srcu", "after cleanup");
+}
+
+static void srcu_uninitialised(void)
+{
+	static struct srcu_struct never; /* zeroed, neither DEFINE_SRCU nor init_srcu_struct */
+	srcu_read_lock(&never);
+}
+TEST(srcu_not_initialised)
+{
+	EXPECT_MISUSE(srcu_uninitialised, FATAL, "srcu_read_lock", "not initialised");
+}
+
+static void srcu_cleanup_with_reader(void)
+{
+	static struct srcu_struct dyn;
+	init_srcu_struct(&dyn);
+	int idx = srcu_read_lock(&dyn);
+	cleanup_srcu_struct(&dyn); /* release: reported, nothing freed, the domain still works */
+	srcu_read_unlock(&dyn, idx);
+	synchronize_srcu(&dyn);
+	cleanup_srcu_struct(&dyn);
+}
+TEST(srcu_cleanup_with_reader)
+{
+	EXPECT_MISUSE(srcu_cleanup_with_reader, MISUSE, "cleanup_srcu_struct", "still inside");
+}
+
+static void free_nothing(struct rcu_head *h)
+{
+	(void)h;
+}
+static void srcu_cleanup_with_callbacks(void)
+{
+	static struct srcu_struct dyn;
+	static struct rcu_head h;
+	init_srcu_struct(&dyn);
+	int idx = srcu_read_lock(&dyn); /* keeps the callback pending */
+	call_srcu(&dyn, &h, free_nothing);
+	cleanup_srcu_struct(&dyn);
+	srcu_read_unlock(&dyn, idx);
+	srcu_barrier(&dyn);
+	cleanup_srcu_struct(&dyn);
+}
+TEST(srcu_cleanup_with_pending_callbacks)
+{
+	EXPECT_MISUSE(srcu_cleanup_with_callbacks, MISUSE, "cleanup_srcu_struct", "srcu_barrier");
+}
+
+static void srcu_cleanup_twice(void)
+{
+	static struct srcu_struct dyn;
+	init_srcu_struct(&dyn);
+	cleanup_srcu_struct(&dyn);
+	cleanup_srcu_struct(&dyn);
+}
+TEST(srcu_cleanup_twice)
+{
+	EXPECT_MISUSE(srcu_cleanup_twice, MISUSE, "cleanup_srcu_struct", "twice");
+}
+
+GT_MAIN()
