@@ -10,3 +10,6 @@ grace_test(NAME ipc_kernel SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ipc_kernel.c L
            TIMEOUT 120)
 grace_test(NAME ipc_window SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ipc_window.c
            LIBS grace_ipc_hooked TIMEOUT 120)
+# The same races for 30 s per implementation (not in the test command: label long).
+grace_test(NAME ipc_race_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_ipc_race.c LIBS grace_ipc
+           ARGS 30 TIMEOUT 300 LABELS long)
