@@ -23,5 +23,6 @@ add_test(NAME consumer_install
                  -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
                  -DBUILD_TYPE=${_consumer_type}
                  "-DEXTRA_FLAGS=${_consumer_flags}"
+                 -DEXPECT_DEBUG=${GRACE_DEBUG}
                  -P ${CMAKE_CURRENT_LIST_DIR}/scripts/run_consumer.cmake)
 set_tests_properties(consumer_install PROPERTIES TIMEOUT 300 LABELS quick)

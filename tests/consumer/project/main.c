@@ -24,7 +24,15 @@
 struct cfg {
 	unsigned long gen;
 	unsigned long check; /* always ~gen while the object is live */
+	struct rcu_head rcu;
 };
+
+static void cfg_free(struct rcu_head *h)
+{
+	struct cfg *c = container_of(h, struct cfg, rcu);
+	c->check = 0;
+	free(c);
+}
 
 static struct cfg *cur;
 static int stop, started;
@@ -65,6 +73,10 @@ static void *qsbr_reader(void *arg)
 
 int main(void)
 {
+	/* The package passes the debug checks on to its users exactly when the library has them. */
+	if (GRACE__DEBUG != GRACE_EXPECT_DEBUG)
+		FAIL("GRACE_DEBUG is %d in user code, the library was built with %d", GRACE__DEBUG,
+		     GRACE_EXPECT_DEBUG);
 	if (strcmp(GRACE_VERSION_STRING, GRACE_EXPECT_VERSION) != 0)
 		FAIL("header version %s, package version %s", GRACE_VERSION_STRING, GRACE_EXPECT_VERSION);
 	if (grace_version_number() != GRACE_VERSION_NUMBER ||
@@ -100,9 +112,13 @@ int main(void)
 		n->check = ~gen;
 		old = rcu_dereference_protected(cur, 1);
 		rcu_assign_pointer(cur, n);
-		synchronize_rcu();
-		old->check = 0; /* poison: a reader still holding it would notice */
-		free(old);
+		if (gen % 2) {
+			synchronize_rcu();
+			old->check = 0; /* poison: a reader still holding it would notice */
+			free(old);
+		} else {
+			call_rcu(&old->rcu, cfg_free);
+		}
 		if (gen % 20 == 0)
 			synchronize_qsbr();
 	}
@@ -111,6 +127,7 @@ int main(void)
 	pthread_join(r[0], &reads);
 	pthread_join(r[1], NULL);
 	free(cur);
+	rcu_barrier();
 	printf("consumer: C OK (%lu reads)\n", (unsigned long)reads);
 	return 0;
 }

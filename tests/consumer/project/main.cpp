@@ -13,8 +13,9 @@
 
 namespace {
 
-struct cfg {
+struct cfg : grace::rcu_obj_base<cfg> {
 	int value;
+	explicit cfg(int v) : value(v) {}
 };
 cfg *cur;
 std::atomic<bool> stop(false);
@@ -31,7 +32,7 @@ int main()
 {
 	if (std::strcmp(grace_version_string(), GRACE_EXPECT_VERSION) != 0)
 		fail("library version differs from the package version");
-	cur = new cfg{1};
+	cur = new cfg(1);
 
 	std::thread qsbr_worker([] {
 		grace::qsbr_thread_guard reg;
@@ -58,9 +59,13 @@ int main()
 				fail("lock_guard<rcu_domain> did not open a section");
 		}
 		cfg *old = rcu_dereference_protected(cur, true);
-		rcu_assign_pointer(cur, new cfg{i});
-		grace::rcu_synchronize();
-		delete old;
+		rcu_assign_pointer(cur, new cfg(i));
+		if (i % 2) {
+			grace::rcu_synchronize();
+			delete old;
+		} else {
+			old->retire(); /* deleted after a grace period */
+		}
 		grace::qsbr_default_domain().synchronize();
 	}
 	if (grace_rcu_read_ongoing())
@@ -68,6 +73,7 @@ int main()
 	stop.store(true);
 	qsbr_worker.join();
 	delete cur;
+	grace::rcu_barrier();
 	std::printf("consumer_cxx: C++ OK\n");
 	return 0;
 }

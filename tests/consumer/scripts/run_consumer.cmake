@@ -3,7 +3,11 @@
 # then configure, build and run the consumer project against it twice, through find_package
 # and through pkg-config. Any failing step fails the test with its output.
 # Inputs (-D): GRACE_BUILD_DIR, WORK_DIR, PROJECT_DIR, LIBDIR, GENERATOR, C_COMPILER,
-#              CXX_COMPILER, BUILD_TYPE, EXTRA_FLAGS (sanitizer flags, ;-separated)
+#              CXX_COMPILER, BUILD_TYPE, EXTRA_FLAGS (sanitizer flags, ;-separated),
+#              EXPECT_DEBUG (ON if the library was built with GRACE_DEBUG)
+if(NOT EXPECT_DEBUG)
+  set(EXPECT_DEBUG OFF)
+endif()
 foreach(v GRACE_BUILD_DIR WORK_DIR PROJECT_DIR LIBDIR GENERATOR C_COMPILER CXX_COMPILER)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_consumer.cmake: -D${v}=... missing")
@@ -55,7 +59,8 @@ foreach(mode find_package pkg-config)
       -DCMAKE_BUILD_TYPE=${BUILD_TYPE} "-DCMAKE_C_FLAGS=${flags}" "-DCMAKE_CXX_FLAGS=${flags}"
       "-DCMAKE_EXE_LINKER_FLAGS=${flags}" -DCMAKE_PREFIX_PATH=${prefix}
       -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF
-      -DGRACE_CONSUMER_MODE=${mode} -DGRACE_EXPECT_PREFIX=${prefix})
+      -DGRACE_CONSUMER_MODE=${mode} -DGRACE_EXPECT_PREFIX=${prefix}
+      -DGRACE_EXPECT_DEBUG=${EXPECT_DEBUG})
   run("build (${mode})" ${CMAKE_COMMAND} --build ${b})
   file(READ ${b}/programs.txt programs)
   foreach(p ${programs})
