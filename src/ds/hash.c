@@ -92,6 +92,7 @@
 struct stripe {
 	pthread_mutex_t lock;
 	size_t count; /* nodes of this stripe; written under lock, read relaxed */
+	long delta;   /* changes not yet added to upd->approx; under lock */
 } GRACE_ALIGNED_CACHE;
 
 enum rs_step { RS_START, RS_UNZIP_FIRST, RS_UNZIP };
@@ -118,6 +119,15 @@ struct grace__hash_upd {
 	struct grace_hash_table *rs_old; /* old array freed after the first unzip grace period */
 	struct rcu_head rs_rcu;
 	struct grace_hash *ht;
+
+	/*
+	 * Approximate node count for the automatic-resize thresholds, like Linux's percpu_counter:
+	 * each stripe adds its changes here once they reach `batch` (about size / (16 nlocks)), so
+	 * the count is off by at most size / 16 and its cache line is written rarely; updaters
+	 * never sum the stripes on the fast path. Alone on its line.
+	 */
+	long approx GRACE_ALIGNED_CACHE;
+	long batch;
 
 	/* Statistics (relaxed atomics). */
 	uint64_t grows, shrinks, unzip_passes, unzip_links;
@@ -173,6 +183,27 @@ static void unlock_all(struct grace__hash_upd *u)
 {
 	for (unsigned int i = u->nlocks; i-- > 0;)
 		pthread_mutex_unlock(&u->stripes[i].lock);
+}
+
+/* The approximate counter's batch for a table of `size` buckets. */
+static void set_batch(struct grace__hash_upd *u, size_t size)
+{
+	size_t b = size / ((size_t)u->nlocks * 16);
+
+	grace_store_relaxed(&u->batch, (long)(b ? b : 1));
+}
+
+/* Account one insertion (+1) or deletion (-1) in stripe st, whose lock the caller holds. */
+static void count_change(struct grace__hash_upd *u, struct stripe *st, long d)
+{
+	long b = grace_load_relaxed(&u->batch);
+
+	grace_store_relaxed(&st->count, st->count + (size_t)d);
+	st->delta += d;
+	if (st->delta >= b || st->delta <= -b) {
+		grace_fetch_add(&u->approx, st->delta, __ATOMIC_RELAXED);
+		st->delta = 0;
+	}
 }
 
 /* ---- the updater's view of a hash's chain, under its stripe lock ---- */
@@ -300,6 +331,7 @@ static struct grace_hash_table *grow_publish(struct grace_hash *ht)
 	 * above (and by updaters since). Pairs with rcu_dereference(ht->tbl). */
 	rcu_assign_pointer(ht->tbl, f);
 	grace_store_relaxed(&u->size, (size_t)(2 * s_old));
+	set_batch(u, (size_t)(2 * s_old));
 	grace_store_relaxed(&u->unzip_half, s_old);
 	grace_store_relaxed(&u->future, (struct grace_hash_table *)NULL);
 	unlock_all(u);
@@ -412,6 +444,7 @@ static struct grace_hash_table *shrink_publish(struct grace_hash *ht)
 	/* Publish: store-release (pairs with rcu_dereference(ht->tbl)). */
 	rcu_assign_pointer(ht->tbl, nt);
 	grace_store_relaxed(&u->size, (size_t)half);
+	set_batch(u, (size_t)half);
 	unlock_all(u);
 	grace_fetch_add(&u->shrinks, 1, __ATOMIC_RELAXED);
 	return t;
@@ -547,15 +580,18 @@ static void resize_cb(struct rcu_head *head)
 	}
 }
 
-static void maybe_resize(struct grace_hash *ht, size_t stripe_count, size_t size, bool grew)
+/* After an update with GRACE_HASH_AUTO_RESIZE: start a background resize if the approximate
+ * count crossed a limit (confirmed with the exact count). Cost: two relaxed loads. */
+static void maybe_resize(struct grace_hash *ht, bool grew)
 {
 	struct grace__hash_upd *u = ht->upd;
-	size_t per = size / u->nlocks; /* buckets per stripe: the stripe's share of the limits */
+	long a = grace_load_relaxed(&u->approx);
+	size_t size = cur_size(ht);
 
 	if (grace_load_relaxed(&u->resizing))
 		return;
-	if (grew ? stripe_count <= per || size >= u->max_buckets
-		 : stripe_count >= per / 8 || size <= u->min_buckets)
+	if (grew ? a <= (long)size || size >= u->max_buckets
+		 : a >= (long)(size / 8) || size <= u->min_buckets)
 		return;
 	if (wanted(ht, size) != 0)
 		kick_resize(ht);
@@ -616,6 +652,7 @@ struct grace_hash *grace_hash_create(const struct grace_hash_params *p)
 	for (unsigned int i = 0; i < nlocks; i++) {
 		pthread_mutex_init(&st[i].lock, &attr);
 		st[i].count = 0;
+		st[i].delta = 0;
 	}
 	pthread_mutexattr_destroy(&attr);
 	pthread_mutex_init(&u->rs_lock, NULL);
@@ -629,6 +666,7 @@ struct grace_hash *grace_hash_create(const struct grace_hash_params *p)
 	u->flags = p->flags;
 	u->stripes = st;
 	u->size = init;
+	set_batch(u, init);
 	u->ht = ht;
 	ht->hash = p->hash;
 	ht->match = p->match;
@@ -695,7 +733,6 @@ static int do_add(struct grace_hash *ht, struct grace_hash_node *node, const voi
 	struct stripe *st;
 	struct view v;
 	uint64_t h;
-	size_t cnt, size;
 
 	if (!ht || !node || !key)
 		return -EINVAL;
@@ -710,12 +747,10 @@ static int do_add(struct grace_hash *ht, struct grace_hash_node *node, const voi
 		return -EEXIST;
 	}
 	view_insert(&v, node);
-	cnt = st->count + 1;
-	grace_store_relaxed(&st->count, cnt);
-	size = cur_size(ht);
+	count_change(u, st, 1);
 	pthread_mutex_unlock(&st->lock);
 	if (u->flags & GRACE_HASH_AUTO_RESIZE)
-		maybe_resize(ht, cnt, size, true);
+		maybe_resize(ht, true);
 	return 0;
 }
 
@@ -736,7 +771,6 @@ static int do_del(struct grace_hash *ht, struct grace_hash_node *n, const void *
 	uint64_t h = key ? ht->hash(key, ht->arg) : n->hash;
 	struct stripe *st = stripe_of(u, h);
 	struct view v;
-	size_t cnt, size;
 
 	pthread_mutex_lock(&st->lock);
 	get_view(ht, h, &v);
@@ -746,13 +780,11 @@ static int do_del(struct grace_hash *ht, struct grace_hash_node *n, const void *
 		pthread_mutex_unlock(&st->lock);
 		return -ENOENT;
 	}
-	cnt = st->count - 1;
-	grace_store_relaxed(&st->count, cnt);
-	size = cur_size(ht);
+	count_change(u, st, -1);
 	pthread_mutex_unlock(&st->lock);
 	retire(u, n); /* outside the lock: call_rcu may wait at its hard limit */
 	if (u->flags & GRACE_HASH_AUTO_RESIZE)
-		maybe_resize(ht, cnt, size, false);
+		maybe_resize(ht, false);
 	return 0;
 }
 
