@@ -257,6 +257,7 @@ struct hb_run {
 	/* results */
 	double seconds HB_ALIGNED;
 	unsigned long lookups, updates, misses;
+	double cpu_seconds;      /* process CPU time during the run: threads, workers, all */
 	double settle_seconds;   /* time the design needed after the run (barrier, frees) */
 	struct hb_thread *threads;
 };
@@ -272,6 +273,7 @@ void hb_wait_go(struct hb_thread *th);
  * counters into run. */
 void hb_run_threads(struct hb_run *run, void *(*fn)(void *));
 double hb_now(void);
+double hb_process_cpu(void); /* CPU time of the whole process, seconds */
 
 /* A design, as the driver sees it. */
 struct hb_design {

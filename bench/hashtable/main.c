@@ -43,6 +43,14 @@ double hb_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double hb_process_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 struct hb_el *hb_el_new(size_t size, unsigned long key)
 {
 	struct hb_el *e = (struct hb_el *)malloc(size);
@@ -124,7 +132,7 @@ void hb_run_threads(struct hb_run *run, void *(*fn)(void *))
 	unsigned int n = run->nthreads;
 	struct hb_thread *th = (struct hb_thread *)aligned_alloc(HB_LINE, n * sizeof(*th));
 	struct timespec d;
-	double t0, t1;
+	double t0, t1, c0;
 
 	if (!th)
 		hb_fatal("out of memory");
@@ -140,6 +148,7 @@ void hb_run_threads(struct hb_run *run, void *(*fn)(void *))
 	}
 	while (__atomic_load_n(&run->ready, __ATOMIC_RELAXED) != (int)n)
 		sched_yield();
+	c0 = hb_process_cpu();
 	t0 = hb_now();
 	/* Release: pairs with the acquire in hb_wait_go(). */
 	__atomic_store_n(&run->go, 1, __ATOMIC_RELEASE);
@@ -149,6 +158,7 @@ void hb_run_threads(struct hb_run *run, void *(*fn)(void *))
 		;
 	__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
 	run->lookups = run->updates = run->misses = 0;
+
 	for (unsigned int i = 0; i < n; i++) {
 		pthread_join(th[i].tid, NULL);
 		run->lookups += th[i].lookups;
@@ -157,6 +167,7 @@ void hb_run_threads(struct hb_run *run, void *(*fn)(void *))
 	}
 	t1 = hb_now();
 	run->seconds = t1 - t0;
+	run->cpu_seconds = hb_process_cpu() - c0;
 	run->threads = NULL;
 	free(th);
 }
@@ -189,7 +200,7 @@ static void wd_fire(int sig)
 
 #define HB_DESIGNS(X)                                                                      \
 	X(ideal) X(gspin) X(grw) X(bspin) X(brw) X(brlock) X(refcnt) X(grace_sync)         \
-	X(grace_call) X(qsbr_sync) X(qsbr_call) HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X)        \
+	X(grace_call) X(grace_poll) X(qsbr_sync) X(qsbr_call) HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X)        \
 	HB_DESIGNS_CHECK(X)
 #if HB_CHECK
 #define HB_DESIGNS_CHECK(X) X(broken)
@@ -398,7 +409,7 @@ int main(int argc, char **argv)
 			hb_fatal("cannot write %s: %s", csv_path, strerror(errno));
 	}
 	fprintf(csv, "design,kind,threads,update_fraction,rep,measured_threads,seconds,lookups,"
-		     "updates,misses,mops,settle_seconds\n");
+		     "updates,misses,mops,settle_seconds,cpu_seconds,mops_cpu\n");
 
 	unsigned long total = (unsigned long)reps * npoints * ndesigns, done = 0;
 	double start = hb_now(), last_note = start;
@@ -426,7 +437,7 @@ int main(int argc, char **argv)
 				const struct hb_design *d = designs[order[k]];
 				struct hb_run *run = (struct hb_run *)aligned_alloc(HB_LINE,
 					sizeof(*run));
-				double f = points[p].update, mops, now;
+				double f = points[p].update, mops, mops_cpu, now;
 				unsigned int measured;
 
 				if (!run)
@@ -446,10 +457,19 @@ int main(int argc, char **argv)
 				alarm(0);
 				mops = (double)(run->lookups + run->updates) / run->seconds / 1e6 *
 				       points[p].threads / measured;
-				fprintf(csv, "%s,%s,%u,%.4f,%u,%u,%.6f,%lu,%lu,%lu,%.4f,%.6f\n",
+				/* Per CPU-second the process used during the run (its threads and
+				 * any worker threads of the library), times the thread count: what
+				 * the run would do with a CPU per thread and nothing else running.
+				 * Steadier than the wall-clock figure on a shared machine; not
+				 * meaningful when the threads outnumber the CPUs. */
+				mops_cpu = (double)(run->lookups + run->updates) /
+					   (run->cpu_seconds / measured) / 1e6 *
+					   points[p].threads / measured;
+				fprintf(csv, "%s,%s,%u,%.4f,%u,%u,%.6f,%lu,%lu,%lu,%.4f,%.6f,%.6f,"
+					     "%.4f\n",
 					d->name, d->kind, points[p].threads, f, rep, measured,
 					run->seconds, run->lookups, run->updates, run->misses, mops,
-					run->settle_seconds);
+					run->settle_seconds, run->cpu_seconds, mops_cpu);
 				fflush(csv);
 				free(run);
 				done++;

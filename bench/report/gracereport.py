@@ -216,6 +216,7 @@ STYLE = {
     "refcnt": dict(color="#7f7f7f", ls="-", marker="X"),
     "grace-call": dict(color="#1f77b4", ls="-", marker="o", lw=2.2),
     "grace-sync": dict(color="#6baed6", ls=":", marker="o"),
+    "grace-poll": dict(color="#08306b", ls="-.", marker="o"),
     "grace-qsbr": dict(color="#2ca02c", ls="-", marker="*", lw=2.2, ms=9),
     "grace-qsbr-sync": dict(color="#98df8a", ls=":", marker="*", ms=9),
     "grace-srcu": dict(color="#17becf", ls="-", marker="h", lw=2.0),

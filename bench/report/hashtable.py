@@ -18,7 +18,7 @@ import gracereport as gr  # noqa: E402
 
 LOCKS = ["global-spinlock", "global-rwlock", "bucket-spinlock", "bucket-rwlock", "brlock",
          "refcnt"]
-GRACE = ["grace-call", "grace-sync", "grace-qsbr", "grace-qsbr-sync", "grace-srcu"]
+GRACE = ["grace-call", "grace-sync", "grace-poll", "grace-qsbr", "grace-qsbr-sync", "grace-srcu"]
 PEERS = ["urcu-memb", "urcu-memb-lgpl"]
 RCU = GRACE + PEERS
 ORDER = ["ideal"] + GRACE + PEERS + LOCKS
@@ -32,6 +32,7 @@ LABELS = {
     "refcnt": "refcnt",
     "grace-call": "grace default (call_rcu)",
     "grace-sync": "grace default (synchronize_rcu)",
+    "grace-poll": "grace default (polled GP, updater frees)",
     "grace-qsbr": "grace qsbr (call_qsbr)",
     "grace-qsbr-sync": "grace qsbr (synchronize_qsbr)",
     "grace-srcu": "grace srcu",
