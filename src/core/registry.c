@@ -80,15 +80,20 @@ static unsigned long count_holders(struct grace__registry *reg, uint64_t cur)
 	return n;
 }
 
-static void report_stalls(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
-			  uint64_t waited)
+/* Collect the readers that hold cur and were not reported yet for this grace period (lock
+ * held); the reports themselves are made after the lock is dropped, so a stall handler may
+ * register threads or read. Returns the number collected (at most max). */
+static unsigned int collect_stalls(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
+				   int *tids, unsigned int max)
 {
-	for (struct grace__reader *r = reg->head; r; r = r->next) {
+	unsigned int n = 0;
+	for (struct grace__reader *r = reg->head; r && n < max; r = r->next) {
 		if (!reg->holds(grace_load_acquire(&r->ctr), cur) || r->stall_seq == cookie)
 			continue;
 		r->stall_seq = cookie; /* once per stall */
-		grace__report_stall(reg->flavor, r->tid, waited, cookie);
+		tids[n++] = r->tid;
 	}
+	return n;
 }
 
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
@@ -134,12 +139,17 @@ void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned lo
 		pthread_mutex_unlock(&reg->lock);
 		if (timeout != 0)
 			grace__futex_wait(&reg->futex, GRACE__REG_SLEEPING, timeout);
-		pthread_mutex_lock(&reg->lock);
 		now = grace__now_ns();
 		if (stall_ns && !reported && now - t0 >= stall_ns) {
-			report_stalls(reg, cur, cookie, now - t0);
+			int tids[64];
+			pthread_mutex_lock(&reg->lock);
+			unsigned int n = collect_stalls(reg, cur, cookie, tids, 64);
+			pthread_mutex_unlock(&reg->lock);
+			for (unsigned int i = 0; i < n; i++)
+				grace__report_stall(reg->flavor, tids[i], now - t0, cookie);
 			reported = true;
 		}
+		pthread_mutex_lock(&reg->lock);
 		if (count_holders(reg, cur) == 0)
 			goto out;
 	}
