@@ -490,7 +490,7 @@ struct sweep_ctx {
 	double proc0, proc1, reader0, reader1, main0, main1;
 	pthread_t reader_th;
 	bool has_reader;
-	uint64_t sections, reader_ns;
+	uint64_t sections, reader_ns, reader_cpu_ns;
 	int stop __attribute__((aligned(64)));
 	char pad_[60];
 	int stop_reader __attribute__((aligned(64)));
@@ -504,10 +504,11 @@ static void *sweep_reader(void *arg)
 	pin_to(1);
 	c->d->thread_init();
 	bench_start_wait(&c->start);
-	uint64_t t0 = bench_now_ns();
+	uint64_t t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
 
 	c->sections = c->d->reader(&c->stop_reader);
 	c->reader_ns = bench_now_ns() - t0;
+	c->reader_cpu_ns = bench_thread_cpu_ns() - c0;
 	c->d->thread_fini();
 	return NULL;
 }
@@ -607,9 +608,15 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	}
 	bench_csv_row(stdout, bench, as, readers, run, "producer_ns_per_cb", prod / calls, "ns");
 	bench_csv_row(stdout, bench, as, readers, run, "process_cpu_pct", proc * 100 / wall, "%");
-	if (c.has_reader)
+	if (c.has_reader) {
 		bench_csv_row(stdout, bench, as, readers, run, "reader_mops",
 			      (double)c.sections * 1e3 / (double)c.reader_ns, "Mops/s");
+		/* The reader's own CPU time per section (its section, its work outside, and what
+		 * grace periods cost it: IPIs, wake-ups): steadier than sections per second, which
+		 * also measure how much CPU the scheduler granted. */
+		bench_csv_row(stdout, bench, as, readers, run, "reader_ns_per_section",
+			      (double)c.reader_cpu_ns / (double)c.sections, "ns");
+	}
 	if (c.s1.have & CB_STATS_GP) {
 		double gps = (double)(c.s1.grace_periods - c.s0.grace_periods);
 

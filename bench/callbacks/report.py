@@ -119,6 +119,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cpu", default="")
     ap.add_argument("--cmd", default="bench/callbacks/run.sh")
+    ap.add_argument("--build-type", default="?")
     a = ap.parse_args()
 
     rows, meta = load(a.csv)
@@ -129,13 +130,13 @@ def main():
                 default=0)
     md = []
     md.append("## Callback engine: call_rcu cost, throughput, latency and overhead per policy\n")
-    md.append("Command: `%s` (build: RelWithDebInfo, `-O2`). Machine: %s, %s CPUs, Linux %s; "
+    md.append("Command: `%s` (build: %s). Machine: %s, %s CPUs, Linux %s; "
               "load average %s before, %s after; %s s in all. Peer: Debian's liburcu 0.13 "
               "(memb flavor, `urcu_memb_call_rcu`). The machine is shared: absolute figures "
               "move with the load, the ratios (measured in interleaved runs) are the result.\n"
-              % (a.cmd, a.cpu or "?", meta.get("nproc", "?"), meta.get("kernel", "?"),
-                 meta.get(("load1", "0"), "?"), meta.get(("load1", "1"), "?"),
-                 meta.get(("elapsed_s", "0"), "?")))
+              % (a.cmd, a.build_type, a.cpu or "?", meta.get("nproc", "?"),
+                 meta.get("kernel", "?"), meta.get(("load1", "0"), "?"),
+                 meta.get(("load1", "1"), "?"), meta.get(("elapsed_s", "0"), "?")))
 
     # ---- enqueue cost -----------------------------------------------------------------------
     md.append("### call_rcu enqueue cost\n")
@@ -276,7 +277,7 @@ def main():
                 fmt_us(percentile(v, 50)), fmt_us(percentile(v, 99)),
                 "" if ach is None or ach >= 0.95 * r else " (achieved %s)" % fmt(ach)))
         md.append("| %s | %s |" % ("{:.0e}".format(r).replace("e+0", "e"), " | ".join(cells)))
-    md.append("")
+    md.append("\n![callback latency against offered load](callbacks_latency.png)\n")
 
     # ---- FREENIX 2003 Table 3 analogue ------------------------------------------------------
     md.append("### CPU overhead per policy (FREENIX 2003 Table 3 analogue)\n")
@@ -285,15 +286,16 @@ def main():
               "threads) per callback and as a share of one CPU; the rest of the process beyond "
               "producer, reader, driver and workers stays within noise of 0 (`rest_ns_per_cb` "
               "in the CSV). *Producer*: CPU time of the queuing thread per callback (call_rcu, "
-              "pacing sleeps, helping). *Reader*: million read-side sections per second of the "
-              "reader thread, the workload's own throughput (the paper's ms/iteration). Medians "
-              "of the runs. The paper (dcachebench, 4 CPUs): rcu-ltimer 77.52% CPU and 22.47 "
+              "pacing sleeps, helping). *Reader*: the reader thread's CPU time per section "
+              "(its section, its work outside, and what grace periods cost it: IPIs, "
+              "wake-ups), the workload's own cost (the paper's ms/iteration). Medians of the "
+              "runs. The paper (dcachebench, 4 CPUs): rcu-ltimer 77.52% CPU and 22.47 "
               "ms/iteration, rcu-poll 84.20% and 22.95 ms (8.6% more CPU for its latency), "
               "rcu-sched 81.95% and 22.46 ms. Plot: `callbacks_overhead.png`.\n")
     table_rates = [r for r in (1000, 100000, 1000000) if r in rates] or rates[:1]
     md.append("| offered | policy | engine CPU ns/cb | engine CPU % | producer CPU ns/cb | grace "
-              "periods /1000 cb | grace periods/s | reader Mops/s | p50 latency | engine CPU vs "
-              "grace BATCH 10 ms |")
+              "periods /1000 cb | grace periods/s | reader CPU ns/section | p50 latency | engine "
+              "CPU vs grace BATCH 10 ms |")
     md.append("|---|---|---|---|---|---|---|---|---|---|")
     for r in table_rates:
         b = "sweep@%d" % r
@@ -307,9 +309,9 @@ def main():
                 fmt(med(rows, (b, d, 1, "engine_cpu_pct"))),
                 fmt(med(rows, (b, d, 1, "producer_ns_per_cb"))),
                 fmt(med(rows, (b, d, 1, "gp_per_kcb"))), fmt(med(rows, (b, d, 1, "gp_per_s"))),
-                fmt(med(rows, (b, d, 1, "reader_mops"))),
+                fmt(med(rows, (b, d, 1, "reader_ns_per_section"))),
                 fmt_us(percentile(raw.get(("sweep", d, r)), 50)), fmt_ratio(ratio(e, base))))
-    md.append("")
+    md.append("\n![CPU overhead per policy against offered load](callbacks_overhead.png)\n")
 
     with open(os.path.join(a.out, "callbacks.md"), "w") as f:
         f.write("\n".join(md) + "\n")
@@ -357,7 +359,7 @@ def plots(rows, raw, rates, present, out):
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
     series = [("engine_ns_per_cb", "engine CPU per callback (ns)", True),
               ("gp_per_kcb", "grace periods per 1000 callbacks", True),
-              ("reader_mops", "reader sections (M/s)", False)]
+              ("reader_ns_per_section", "reader CPU per section (ns)", False)]
     for ax, (metric, label, logy) in zip(axes, series):
         for d, desc in pols:
             xs, ys = [], []

@@ -162,7 +162,8 @@ done
 echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
 echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
 
-"$py" "$here/report.py" --csv "$csv" --raw "$raw" --out "$out" \
+btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+"$py" "$here/report.py" --csv "$csv" --raw "$raw" --out "$out" --build-type "${btype:-?}" \
   --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
   --cmd "bench/callbacks/run.sh$([ $quick = 1 ] && echo ' --quick')"
 echo "callbacks: wrote $csv, $out/callbacks.md, $out/callbacks_latency.png, $out/callbacks_overhead.png" >&2
