@@ -17,10 +17,8 @@
  *    link per bucket pair per grace period ("unzip"); shrinking concatenates chain pairs and
  *    publishes. Correctness argument: src/ds/hash.c. Resizing is driven by the flavor's callbacks
  *    (one step per grace period) when GRACE_HASH_AUTO_RESIZE is set, or synchronously by
- *    grace_hash_resize(). Updaters proceed during resizes: building a doubled bucket array
- *    holds one lock stripe at a time, and its publication every stripe for O(nlocks); a
- *    halving holds every stripe for one pass over the table (it happens when the table is
- *    sparse).
+ *    grace_hash_resize(). Updaters proceed during resizes: building the new bucket array holds
+ *    one lock stripe at a time, its publication every stripe for O(nlocks).
  *
  * Kernel names: grace_hash_add ~ hash_add_rcu / rhashtable_insert_fast, grace_hash_del ~
  * hash_del_rcu / rhashtable_remove_fast, grace_hash_lookup ~ rhashtable_lookup,
@@ -198,6 +196,9 @@ GRACE_API int grace_hash_replace(struct grace_hash *ht, struct grace_hash_node *
  * read-side section of the readers' flavor; the node stays valid until the section ends.
  * An object present for the whole lookup is found, resize or not.
  * Context: never blocks, never writes shared memory.
+ * Cost: about 70 instructions plus the hash and match functions for a one-node chain (89 with
+ *   the caller's loop and read-side section, against 223 for liburcu's cds_lfht_lookup; the
+ *   inline grace_hash_for_each_possible_rcu() loop: 60): docs/ds.md.
  */
 GRACE_API struct grace_hash_node *grace_hash_lookup(struct grace_hash *ht, const void *key);
 

@@ -23,13 +23,19 @@
  * after every reader that could stand on it has finished. Replacement redirects that link to the
  * new node, whose next is the old node's next.
  *
- * SHRINK (2S -> S), all stripes locked: for each new bucket i, the tail of old chain i is linked
- * to the head of old chain i + S (a release store of an already published pointer) and the new
- * array's bucket i gets old head i (or old head i + S if chain i is empty); then the new array
- * is published and the old one retired through ops->call. Readers of the old array in bucket i
- * see extra nodes of class i + S (skipped: their hash differs; iteration filters them); readers
- * of old bucket i + S see their chain unchanged. Appending never removes a path, so consecutive
- * halvings need no grace period in between.
+ * SHRINK (2S -> S), stripe by stripe under that stripe's lock: for each new bucket i, the tail
+ * of old chain i is linked to the head of old chain j = i + S (a release store of an already
+ * published pointer) and the new array's bucket i gets old head i (or old head j if chain i is
+ * empty). Readers of the old array in bucket i see extra nodes of class j (skipped: their hash
+ * differs; iteration filters them); readers of old bucket j see their chain unchanged.
+ * Updaters of a stripe not yet zipped work on the old array as usual (the zip sees their
+ * result). Updaters of a zipped stripe keep the pair consistent: an insertion at the head of
+ * old chain i also becomes future[i]; one at the head of old chain j also becomes the target of
+ * the zip link (the last node of class i, or future[i] if chain i is empty); deletions and
+ * replacements redirect every link to the node reachable from old heads i and j and future[i]
+ * (relink_all). Then, all stripes locked, the new array is published and the old one retired
+ * through ops->call. Appending never removes a path, so consecutive halvings need no grace
+ * period in between.
  *
  * GROW (S -> 2S), phase 1, "build": the new array `future` is attached to the table
  * (upd->future, release), then stripe by stripe, under that stripe's lock, each new head A and
@@ -93,6 +99,7 @@ struct stripe {
 	pthread_mutex_t lock;
 	size_t count; /* nodes of this stripe; written under lock, read relaxed */
 	long delta;   /* changes not yet added to upd->approx; under lock */
+	bool zipped;  /* SHRINK build: this stripe's chain pairs are concatenated; under lock */
 } GRACE_ALIGNED_CACHE;
 
 enum rs_step { RS_START, RS_UNZIP_FIRST, RS_UNZIP };
@@ -109,6 +116,7 @@ struct grace__hash_upd {
 
 	/* Resize state seen by updaters under their stripe lock. */
 	struct grace_hash_table *future; /* GROW build phase: the array being built */
+	struct grace_hash_table *shrink_future; /* SHRINK build phase: the array being built */
 	uint64_t unzip_half;             /* UNZIP phase: S (pairs A, A + S); 0 otherwise */
 
 	/* Resize driver, under rs_lock. */
@@ -213,21 +221,29 @@ struct view {
 	struct grace_hash_node **future; /* GROW build: the future head to keep in step */
 	struct grace_hash_node **heads[3]; /* every head a node of this hash may be reached from */
 	int nheads;
+	/* SHRINK build, stripe already zipped: old heads i and j = i + S/2, future head i. */
+	bool zipped;
+	bool upper; /* the hash's old bucket is j */
+	uint64_t old_mask, i;
+	struct grace_hash_node **old_i, **old_j, **fut_i;
 };
 
-static void get_view(struct grace_hash *ht, uint64_t h, struct view *v)
+static void get_view(struct grace_hash *ht, struct stripe *st, uint64_t h, struct view *v)
 {
 	struct grace__hash_upd *u = ht->upd;
 	struct grace_hash_table *t = cur_tbl(ht);
 	struct grace_hash_node **th = grace__hash_heads(t);
-	/* Acquire: a future array seen here is initialised (pairs with the release in grow). */
+	/* Acquire: a future array seen here is initialised (pairs with the releases in
+	 * grow_publish and shrink_publish). */
 	struct grace_hash_table *f = grace_load_acquire(&u->future);
+	struct grace_hash_table *sf = grace_load_acquire(&u->shrink_future);
 	uint64_t half;
 
 	v->home = &th[h & t->mask];
 	v->heads[0] = v->home;
 	v->nheads = 1;
 	v->future = NULL;
+	v->zipped = false;
 	if (f) {
 		struct grace_hash_node **fh = grace__hash_heads(f);
 		uint64_t a = h & f->mask;
@@ -236,15 +252,64 @@ static void get_view(struct grace_hash *ht, uint64_t h, struct view *v)
 		v->heads[1] = &fh[a];
 		v->heads[2] = &fh[a ^ (t->mask + 1)];
 		v->nheads = 3;
+	} else if (sf && st->zipped) {
+		uint64_t i = h & sf->mask;
+
+		v->zipped = true;
+		v->upper = (h & t->mask) != i;
+		v->old_mask = t->mask;
+		v->i = i;
+		v->old_i = &th[i];
+		v->old_j = &th[i + sf->mask + 1];
+		v->fut_i = &grace__hash_heads(sf)[i];
+		v->heads[0] = v->old_i;
+		v->heads[1] = v->old_j;
+		v->heads[2] = v->fut_i;
+		v->nheads = 3;
 	} else if ((half = grace_load_relaxed(&u->unzip_half)) != 0) {
 		v->heads[1] = &th[(h & t->mask) ^ half];
 		v->nheads = 2;
 	}
 }
 
-/* Publish x at the head of its chain (and of its future chain while growing). */
+/*
+ * Insertion into a zipped pair during a SHRINK build: old chain i is followed by old chain j
+ * (its tail links to j's head) and future[i] is the pair's first node. x goes to the head of its
+ * old chain, and whatever pointed to that chain's old head within the pair now points to x.
+ */
+static void zipped_insert(struct view *v, struct grace_hash_node *x)
+{
+	if (!v->upper) {
+		struct grace_hash_node *first = grace_load_relaxed(v->old_i);
+
+		x->next = first ? first : grace_load_relaxed(v->old_j); /* not reachable yet */
+		/* Publish: store-release (pairs with rcu_dereference() of the head). */
+		rcu_assign_pointer(*v->old_i, x);
+		grace_store_release(v->fut_i, x);
+		return;
+	}
+	x->next = grace_load_relaxed(v->old_j);
+	/* Publish in old chain j: store-release (pairs with rcu_dereference()). */
+	rcu_assign_pointer(*v->old_j, x);
+	if (grace_load_relaxed(v->old_i)) {
+		struct grace_hash_node **link = v->old_i;
+
+		/* The zip link: the last node of class i, which pointed to j's old head. */
+		while (*link && ((*link)->hash & v->old_mask) == v->i)
+			link = &(*link)->next;
+		grace_store_release(link, x);
+	} else {
+		grace_store_release(v->fut_i, x);
+	}
+}
+
+/* Publish x at the head of its chain (and of its future chain while resizing). */
 static void view_insert(struct view *v, struct grace_hash_node *x)
 {
+	if (v->zipped) {
+		zipped_insert(v, x);
+		return;
+	}
 	x->next = grace_load_relaxed(v->home); /* x is not reachable yet: plain store */
 	/* Publish: store-release, so a reader that loads the head sees x initialised. Pairs with
 	 * rcu_dereference() of the head in lookups and iteration. */
@@ -412,7 +477,8 @@ static void unzip_done(struct grace__hash_upd *u)
 	grace_fetch_add(&u->grows, 1, __ATOMIC_RELAXED);
 }
 
-/* SHRINK: concatenate chain pairs, publish. Returns the old array (retire it), or NULL. */
+/* SHRINK: concatenate chain pairs stripe by stripe, then publish. Returns the old array
+ * (retire it), or NULL. */
 static struct grace_hash_table *shrink_publish(struct grace_hash *ht)
 {
 	struct grace__hash_upd *u = ht->upd;
@@ -424,27 +490,37 @@ static struct grace_hash_table *shrink_publish(struct grace_hash *ht)
 	if (!nt)
 		return NULL;
 	nh = grace__hash_heads(nt);
-	lock_all(u);
-	for (uint64_t i = 0; i < half; i++) {
-		struct grace_hash_node *hi = th[i], *hj = th[i + half];
+	/* Release: updaters that see it (acquire in get_view) see it zeroed and sized. */
+	grace_store_release(&u->shrink_future, nt);
+	for (unsigned int s = 0; s < u->nlocks; s++) {
+		pthread_mutex_lock(&u->stripes[s].lock);
+		for (uint64_t i = s; i < half; i += u->nlocks) {
+			struct grace_hash_node *hi = th[i], *hj = th[i + half];
 
-		if (!hi) {
-			grace_store_relaxed(&nh[i], hj);
-			continue;
+			if (!hi) {
+				grace_store_relaxed(&nh[i], hj);
+				continue;
+			}
+			struct grace_hash_node *tail = hi;
+			while (tail->next)
+				tail = tail->next;
+			if (hj)
+				/* Release: readers of old bucket i may now reach chain i + half
+				 * (published nodes; pairs with rcu_dereference()). */
+				grace_store_release(&tail->next, hj);
+			grace_store_relaxed(&nh[i], hi);
 		}
-		struct grace_hash_node *tail = hi;
-		while (tail->next)
-			tail = tail->next;
-		if (hj)
-			/* Release: readers of old bucket i may now reach chain i + half (published
-			 * nodes; pairs with rcu_dereference()). */
-			grace_store_release(&tail->next, hj);
-		grace_store_relaxed(&nh[i], hi);
+		u->stripes[s].zipped = true;
+		pthread_mutex_unlock(&u->stripes[s].lock);
 	}
+	lock_all(u);
 	/* Publish: store-release (pairs with rcu_dereference(ht->tbl)). */
 	rcu_assign_pointer(ht->tbl, nt);
 	grace_store_relaxed(&u->size, (size_t)half);
 	set_batch(u, (size_t)half);
+	grace_store_relaxed(&u->shrink_future, (struct grace_hash_table *)NULL);
+	for (unsigned int s = 0; s < u->nlocks; s++)
+		u->stripes[s].zipped = false;
 	unlock_all(u);
 	grace_fetch_add(&u->shrinks, 1, __ATOMIC_RELAXED);
 	return t;
@@ -741,7 +817,7 @@ static int do_add(struct grace_hash *ht, struct grace_hash_node *node, const voi
 	node->hash = h;
 	st = stripe_of(u, h);
 	pthread_mutex_lock(&st->lock);
-	get_view(ht, h, &v);
+	get_view(ht, st, h, &v);
 	if (unique && view_find(ht, &v, h, key)) {
 		pthread_mutex_unlock(&st->lock);
 		return -EEXIST;
@@ -773,7 +849,7 @@ static int do_del(struct grace_hash *ht, struct grace_hash_node *n, const void *
 	struct view v;
 
 	pthread_mutex_lock(&st->lock);
-	get_view(ht, h, &v);
+	get_view(ht, st, h, &v);
 	if (key)
 		n = view_find(ht, &v, h, key);
 	if (!n || !relink_all(&v, n, n->next)) {
@@ -816,7 +892,7 @@ int grace_hash_replace(struct grace_hash *ht, struct grace_hash_node *old,
 	h = old->hash;
 	st = stripe_of(u, h);
 	pthread_mutex_lock(&st->lock);
-	get_view(ht, h, &v);
+	get_view(ht, st, h, &v);
 	/* new_node is not reachable yet: plain stores. relink_all publishes it (release). */
 	new_node->hash = h;
 	new_node->next = old->next;
