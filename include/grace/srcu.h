@@ -44,18 +44,21 @@ struct grace__srcu_cpu {
 struct grace__srcu_state; /* src/flavor/srcu.c */
 
 /*
- * A domain. Treat as opaque. One cache line, read by every reader: `fast`, `idx`, `ncpus` and
- * `waiting` change only at initialisation, once per grace period (idx) and while an updater
- * sleeps (waiting).
+ * A domain. Treat as opaque. One cache line, read by every reader; written at set-up, once per
+ * grace period (cur, idx) and while an updater sleeps (waiting). The inline read side loads
+ * three words of it: cur (lock) or fast (unlock), rseq_n, and waiting (unlock).
  */
 struct srcu_struct {
-	struct grace__srcu_cpu *fast; /* per-CPU counters when the inline fast path may use them */
+	uint64_t *cur;                /* &fast[0].lock[idx & 1]: what srcu_read_lock increments;
+				       * NULL when the inline fast path is off (fallback modes) */
+	struct grace__srcu_cpu *fast; /* per-CPU counters, when the inline fast path is on */
+	uint64_t rseq_n;              /* GRACE__RSEQ_PACK(rseq area offset, per-CPU slots) */
 	uint32_t idx;                 /* bit 0: the index new readers use */
 	uint32_t waiting;             /* bit i: an updater sleeps until index i drains */
-	uint32_t ncpus;               /* per-CPU slots in `fast` */
-	uint32_t magic;
 	struct grace__srcu_state *state;
-	uint64_t pad_[4];
+	uint32_t magic;
+	uint32_t ncpus;               /* per-CPU slots in `fast` */
+	uint64_t pad_[2];
 } GRACE_ALIGNED_CACHE;
 
 #define GRACE__SRCU_MAGIC_STATIC 0x53524353u /* DEFINE_SRCU: set up on first use */
@@ -63,7 +66,7 @@ struct srcu_struct {
 #define GRACE__SRCU_MAGIC_DEAD 0x53524344u   /* cleanup_srcu_struct() done */
 
 /* Static initialiser (C and C++): the domain allocates its counters on first use. */
-#define GRACE_SRCU_INITIALIZER { 0, 0, 0, 0, GRACE__SRCU_MAGIC_STATIC, 0, { 0, 0, 0, 0 } }
+#define GRACE_SRCU_INITIALIZER { 0, 0, 0, 0, 0, 0, GRACE__SRCU_MAGIC_STATIC, 0, { 0, 0 } }
 /* Define a domain with static storage duration: no init_srcu_struct() needed. */
 #define DEFINE_SRCU(name) struct srcu_struct name = GRACE_SRCU_INITIALIZER
 #define DEFINE_STATIC_SRCU(name) static struct srcu_struct name = GRACE_SRCU_INITIALIZER
@@ -77,6 +80,18 @@ GRACE_API int grace__srcu_read_lock_dbg(struct srcu_struct *ssp);
 GRACE_API void grace__srcu_read_unlock_dbg(struct srcu_struct *ssp, int idx);
 GRACE_API int grace__srcu_dbg_held(const struct srcu_struct *ssp);
 GRACE_API GRACE_NORETURN void grace__srcu_deref_outside(const char *file, int line);
+
+/*
+ * Loads of `cur` and `fast` for the inline paths. Once either is non-NULL, rseq_n is valid: the
+ * domain stores it before them with release. On x86 loads are not reordered, so plain loads
+ * suffice; elsewhere acquire loads order the read of rseq_n after them (a wrong rseq_n would make
+ * the critical section store into another thread-local word).
+ */
+#if GRACE_ARCH_TSO
+#define GRACE__SRCU_LOAD(p) grace_load_relaxed(p)
+#else
+#define GRACE__SRCU_LOAD(p) grace_load_acquire(p)
+#endif
 
 /**
  * grace_srcu_init() / init_srcu_struct() - initialise a domain.
@@ -111,23 +126,19 @@ GRACE_INLINE int grace_srcu_read_lock(struct srcu_struct *ssp)
 	return grace__srcu_read_lock_dbg(ssp);
 #else
 #if GRACE__RSEQ_OPS
-	struct grace__srcu_cpu *pc = grace_load_relaxed(&ssp->fast);
+	uint64_t *cur = GRACE__SRCU_LOAD(&ssp->cur);
 
-	if (GRACE_LIKELY(pc != NULL)) {
-		unsigned int idx = grace_load_relaxed(&ssp->idx) & 1u;
-
-		/* The counter address depends on the loaded `fast`, which the domain published
-		 * with release after zeroing the counters. */
-		if (GRACE_LIKELY(grace__rseq_percpu_add(&pc->lock[idx], sizeof(*pc),
-							grace_load_relaxed(&ssp->ncpus), 1) >= 0)) {
-			/*
-			 * Compiler barrier (the asm above is one too): the section's accesses stay
-			 * after the increment. The CPU order comes from the updater's membarrier
-			 * (barrier M in src/flavor/srcu.c), which pairs with this point.
-			 */
-			grace_barrier();
-			return (int)idx;
-		}
+	/* One rseq critical section: lock[idx] of the current CPU += 1. cur points at lock[idx]
+	 * of CPU 0's line (16-byte aligned), so bit 3 of its address is idx. */
+	if (GRACE_LIKELY(cur != NULL) &&
+	    GRACE_LIKELY(grace__rseq_inc_line(grace_load_relaxed(&ssp->rseq_n), cur, 0) == 0)) {
+		/*
+		 * Compiler barrier (the asm above is one too): the section's accesses stay after
+		 * the increment. The CPU order comes from the updater's membarrier (barrier M in
+		 * src/flavor/srcu.c), which pairs with this point.
+		 */
+		grace_barrier();
+		return (int)(((uintptr_t)cur >> 3) & 1u);
 	}
 #endif
 	return grace__srcu_read_lock_slow(ssp);
@@ -147,25 +158,25 @@ GRACE_INLINE void grace_srcu_read_unlock(struct srcu_struct *ssp, int idx)
 	grace__srcu_read_unlock_dbg(ssp, idx);
 #else
 #if GRACE__RSEQ_OPS
-	struct grace__srcu_cpu *pc = grace_load_relaxed(&ssp->fast);
+	struct grace__srcu_cpu *pc = GRACE__SRCU_LOAD(&ssp->fast);
 
-	if (GRACE_LIKELY(pc != NULL && (unsigned int)idx < 2u)) {
+	/*
+	 * Release increment of unlock[idx] on the current CPU: the section's accesses complete
+	 * before it (pairs with the updater's acquire loads of the unlock counters; on x86 every
+	 * store is a release).
+	 */
+	if (GRACE_LIKELY(pc != NULL && (unsigned int)idx < 2u) &&
+	    GRACE_LIKELY(grace__rseq_inc_line(grace_load_relaxed(&ssp->rseq_n), &pc->unlock[idx],
+					      1) == 0)) {
 		/*
-		 * Release increment: the section's accesses complete before it (pairs with the
-		 * updater's acquire loads of the unlock counters; on x86 every store is a release).
+		 * Compiler barrier: the load of `waiting` stays after the increment. The CPU's
+		 * store->load order comes from the updater's membarrier between setting `waiting`
+		 * and re-reading the counters (barrier W in srcu.c).
 		 */
-		if (GRACE_LIKELY(grace__rseq_percpu_add_release(&pc->unlock[idx], sizeof(*pc),
-								grace_load_relaxed(&ssp->ncpus), 1) >= 0)) {
-			/*
-			 * Compiler barrier: the load of `waiting` stays after the increment. The
-			 * CPU's store->load order comes from the updater's membarrier between
-			 * setting `waiting` and re-reading the counters (barrier W in srcu.c).
-			 */
-			grace_barrier();
-			if (GRACE_UNLIKELY(grace_load_relaxed(&ssp->waiting) & (1u << idx)))
-				grace__srcu_unlock_wake(ssp);
-			return;
-		}
+		grace_barrier();
+		if (GRACE_UNLIKELY(grace_load_relaxed(&ssp->waiting) & (1u << idx)))
+			grace__srcu_unlock_wake(ssp);
+		return;
 	}
 #endif
 	grace__srcu_read_unlock_slow(ssp, idx);

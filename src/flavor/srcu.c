@@ -102,6 +102,9 @@
 /* Defined in core/debug.c: open sections of flavors other than rcu/qsbr (debug builds). */
 extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
 
+_Static_assert(sizeof(struct srcu_struct) == 64, "struct srcu_struct is one cache line");
+_Static_assert(sizeof(struct grace__srcu_cpu) == 64, "grace__rseq_inc_line() assumes 64-byte slots");
+
 #define SRCU_SLEEPING 1u
 #define SPIN_NS 20000ull
 #define SPIN_NS_EXPEDITED 200000ull
@@ -284,6 +287,8 @@ static void srcu_wait_readers(struct grace__gp *gp, unsigned int flags)
 	/* F. Relaxed: the scans' soundness does not depend on when readers see it (Claim 2);
 	 * it only steers new readers away from the index S2 drains. */
 	grace_store_relaxed(&ssp->idx, idx + 1);
+	if (ssp->cur) /* the inline path's copy: &lock[new index] */
+		grace_store_relaxed(&ssp->cur, &st->cpus[0].lock[(idx + 1) & 1u]);
 	wait_idx(st, idx & 1u, flags);       /* S2 */
 }
 
@@ -345,11 +350,22 @@ static void srcu_unlink(struct grace__srcu_state *st)
 /* Make the domain's counters visible to the inline fast path. */
 static void srcu_publish(struct srcu_struct *ssp, struct grace__srcu_state *st)
 {
+	intptr_t off = grace__rseq_tp_offset();
+
 	grace_store_relaxed(&ssp->ncpus, st->ncpus);
-	/* Release: the zeroed counters and ncpus before `fast` (the reader's accesses through it
-	 * are address-dependent on its load, as rcu_dereference). */
-	if (srcu_fast)
-		grace_store_release(&ssp->fast, st->cpus);
+	/* The packed form holds a 32-bit offset (it is a few kB in practice: the area lives in
+	 * the thread control block or the static TLS block); otherwise stay on the slow path. */
+	if (!srcu_fast || off != (intptr_t)(int32_t)off)
+		return;
+	grace_store_relaxed(&ssp->rseq_n, GRACE__RSEQ_PACK(off, st->ncpus));
+	/* Under drive_lock: a grace period of a DEFINE_SRCU() domain may already run (its state
+	 * is visible before this), and its flip must not interleave with the choice of cur. */
+	pthread_mutex_lock(&st->gp.drive_lock);
+	/* Release: the zeroed counters and rseq_n before `fast` and `cur` (pairs with the readers'
+	 * GRACE__SRCU_LOAD of them: TSO order on x86, acquire elsewhere). */
+	grace_store_release(&ssp->fast, st->cpus);
+	grace_store_release(&ssp->cur, &st->cpus[0].lock[grace_load_relaxed(&ssp->idx) & 1u]);
+	pthread_mutex_unlock(&st->gp.drive_lock);
 }
 
 int grace_srcu_init(struct srcu_struct *ssp)
@@ -362,7 +378,9 @@ int grace_srcu_init(struct srcu_struct *ssp)
 	st = srcu_alloc(ssp);
 	if (!st)
 		return -ENOMEM;
+	ssp->cur = NULL;
 	ssp->fast = NULL;
+	ssp->rseq_n = 0;
 	ssp->idx = 0;
 	ssp->waiting = 0;
 	ssp->ncpus = 0;
@@ -747,7 +765,9 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 		st->cb = NULL;
 	}
 	srcu_unlink(st);
+	grace_store_relaxed(&ssp->cur, (uint64_t *)NULL);
 	grace_store_relaxed(&ssp->fast, (struct grace__srcu_cpu *)NULL);
+	grace_store_relaxed(&ssp->rseq_n, (uint64_t)0);
 	grace_store_relaxed(&ssp->ncpus, 0u);
 	grace_store_relaxed(&ssp->waiting, 0u);
 	grace_store_release(&ssp->state, (struct grace__srcu_state *)NULL);

@@ -211,6 +211,16 @@ unsigned int grace__rseq_nr_cpus(void)
 	return rseq_nr_cpus;
 }
 
+intptr_t grace__rseq_tp_offset(void)
+{
+	uintptr_t own = (uintptr_t)&grace__rseq_own;
+
+	rseq_init_once();
+	__asm__("" : "+r"(own)); /* see rseq_init(): keep the TLS access relaxable */
+	return (intptr_t)(own + (uintptr_t)grace_load_relaxed(&grace__rseq_delta) -
+			  (uintptr_t)__builtin_thread_pointer());
+}
+
 int grace__rseq_enabled(void)
 {
 	rseq_init_once();

@@ -85,6 +85,10 @@ struct grace__rseq_abi {
 #define GRACE__RSEQ_OPS 0
 #endif
 
+/* Pack the thread-pointer offset of the rseq area and a slot count for grace__rseq_inc_line(). */
+#define GRACE__RSEQ_PACK(tpoff, nslots) \
+	(((uint64_t)(uint32_t)(int32_t)(tpoff) << 32) | (uint64_t)(uint32_t)(nslots))
+
 /* grace's own area (used when glibc registered none) and the delta to the area in use. */
 GRACE_API extern __thread struct grace__rseq_abi grace__rseq_own GRACE_TLS_IE;
 GRACE_API extern intptr_t grace__rseq_delta;
@@ -100,6 +104,9 @@ GRACE_API unsigned int grace__rseq_nr_cpus(void);
 /* Does the process use rseq (glibc's or grace's area; not disabled)? Individual threads may still
  * lack it (registration refused): the primitives report that per call. */
 GRACE_API int grace__rseq_enabled(void);
+/* The rseq area's offset from the thread pointer (the same in every thread); meaningful only when
+ * grace__rseq_enabled(). For grace__rseq_inc_line(). */
+GRACE_API intptr_t grace__rseq_tp_offset(void);
 /* Retry loops of the inline primitives below (same contract and return values). */
 GRACE_API int grace__rseq_percpu_add_slow(uint64_t *base, size_t stride, unsigned int nslots,
 					  uint64_t v, int release);
@@ -227,6 +234,94 @@ GRACE_INLINE int grace__rseq_add_on(struct grace__rseq_abi *rs, uint64_t *p, uin
 			:
 			: [cpu] "r"(cpu), [rs] "r"(rs), [p] "r"(p), [v] "r"(v)
 			: "memory", "cc", "x17"
+			: aborted);
+	}
+#endif
+	return 0;
+aborted:
+	return -1;
+}
+
+/*
+ * grace__rseq_inc_line() - one attempt at *(base + cpu * 64) += 1 on the current CPU, for arrays
+ * of one cache line per CPU. The fastest form, for the srcu read side:
+ *  - rseq_n = GRACE__RSEQ_PACK(grace__rseq_tp_offset(), nslots), cached by the caller next to
+ *    its data: one load gives both the area's offset from the thread pointer (so the area is
+ *    addressed %fs-relative, no global or GOT load) and the bound;
+ *  - the CPU number is read inside the critical section (one load: a migration after it aborts
+ *    the section), and the bound check also rejects a thread without a registration (cpu_id < 0
+ *    is huge unsigned).
+ * Returns 0 on commit, -1 otherwise (aborted, CPU >= nslots, no rseq): take the slow path.
+ * The offset must come from grace__rseq_tp_offset() after grace__rseq_enabled() said yes: any
+ * other value makes the section store into the wrong thread-local word.
+ * release: the commit orders the thread's earlier accesses before it (aarch64 stlr).
+ */
+GRACE_INLINE int grace__rseq_inc_line(uint64_t rseq_n, uint64_t *base, int release)
+{
+#if defined(__x86_64__)
+	(void)release;
+	__asm__ __volatile__ goto(
+		GRACE__RSEQ_DESC
+		"movq %[rn], %%rdx\n\t"
+		"sarq $32, %%rdx\n\t"            /* the area's offset from %fs */
+		"leaq 3b(%%rip), %%rax\n\t"
+		"movq %%rax, %%fs:8(%%rdx)\n\t"   /* rseq_cs */
+		"1:\n\t"
+		"movl %%fs:4(%%rdx), %%eax\n\t"   /* cpu_id (zero-extends) */
+		"cmpl %k[rn], %%eax\n\t"          /* against the bound */
+		"jae 4f\n\t"
+		"shlq $6, %%rax\n\t"
+		"addq $1, (%[base], %%rax)\n\t"   /* commit */
+		"2:\n\t"
+		GRACE__RSEQ_ABORT("%l[aborted]")
+		:
+		: [rn] "r"(rseq_n), [base] "r"(base)
+		: "memory", "cc", "rax", "rdx"
+		: aborted);
+#else
+	if (release) {
+		__asm__ __volatile__ goto(
+			GRACE__RSEQ_DESC
+			"mrs x16, tpidr_el0\n\t"
+			"add x16, x16, %[rn], asr #32\n\t"
+			"adrp x17, 3b\n\t"
+			"add x17, x17, :lo12:3b\n\t"
+			"str x17, [x16, #8]\n\t" /* rseq_cs */
+			"1:\n\t"
+			"ldr w17, [x16, #4]\n\t" /* cpu_id (zero-extends) */
+			"cmp w17, %w[rn]\n\t"
+			"b.hs 4f\n\t"
+			"add x17, %[base], x17, lsl #6\n\t"
+			"ldr x16, [x17]\n\t"
+			"add x16, x16, #1\n\t"
+			"stlr x16, [x17]\n\t" /* commit, store-release */
+			"2:\n\t"
+			GRACE__RSEQ_ABORT("%l[aborted]")
+			:
+			: [rn] "r"(rseq_n), [base] "r"(base)
+			: "memory", "cc", "x16", "x17"
+			: aborted);
+	} else {
+		__asm__ __volatile__ goto(
+			GRACE__RSEQ_DESC
+			"mrs x16, tpidr_el0\n\t"
+			"add x16, x16, %[rn], asr #32\n\t"
+			"adrp x17, 3b\n\t"
+			"add x17, x17, :lo12:3b\n\t"
+			"str x17, [x16, #8]\n\t"
+			"1:\n\t"
+			"ldr w17, [x16, #4]\n\t"
+			"cmp w17, %w[rn]\n\t"
+			"b.hs 4f\n\t"
+			"add x17, %[base], x17, lsl #6\n\t"
+			"ldr x16, [x17]\n\t"
+			"add x16, x16, #1\n\t"
+			"str x16, [x17]\n\t" /* commit */
+			"2:\n\t"
+			GRACE__RSEQ_ABORT("%l[aborted]")
+			:
+			: [rn] "r"(rseq_n), [base] "r"(base)
+			: "memory", "cc", "x16", "x17"
 			: aborted);
 	}
 #endif
