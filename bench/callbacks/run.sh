@@ -48,7 +48,7 @@ if [ $quick = 1 ]; then
   runs=2; lruns=1; enq_ms=100; tput_ms=200; lat_ms=500; sweep_ms=300; iters=20000
   rates="1000 100000 10000000"
 else
-  runs=5; lruns=3; enq_ms=150; tput_ms=250; lat_ms=600; sweep_ms=400; iters=50000
+  runs=5; lruns=3; enq_ms=100; tput_ms=250; lat_ms=500; sweep_ms=300; iters=50000
   rates="1000 10000 100000 1000000 10000000"
 fi
 
