@@ -90,7 +90,8 @@ def main():
               "...), %d runs per point, each a fresh namespace.\n"
               % (a.cmd, a.cpu or "?", ncpu or "?", kernel, load0, load1, elapsed, nruns))
     md.append("Each worker alternates `semop(+1)` and `semop(-1)` on its semaphore (never "
-              "blocks); a point is the workers' semop calls per second of wall clock, median of "
+              "blocks; workers pinned round-robin to the CPUs); a point is the workers' semop "
+              "calls per second of wall clock, median of "
               "the runs with [min, max]. The ratio is the median of the per-run RCU/global ratios. "
               "The global lock is Linux 2.5.42's design (one lock over the ID lookup and the "
               "operation); RCU is ipc-rcu (lookup in grace's ID registry under rcu_read_lock, "

@@ -16,7 +16,9 @@
  *
  * Usage:
  *   semopbench [--impl global|rcu|both] [--mode own|shared|churn|all] [--threads 1,2,4,8]
- *              [--ms 250] [--runs 5] [--header]
+ *              [--ms 250] [--runs 5] [--no-pin] [--header]
+ *       Worker i is pinned to CPU i mod (CPUs of the affinity mask), so 2 workers on 2 CPUs run
+ *       in parallel whenever they run; the churn thread is not pinned.
  *       CSV rows (bench,design,threads,run,metric,value,unit) on stdout. Metrics: ops_per_s
  *       (the workers' semop calls per second of wall clock), cpu_ns_per_op (the workers' CPU
  *       time per call: time spent asleep on a contended lock is not in it); churn mode also
@@ -36,11 +38,17 @@
 #define CHURN_WINDOW 8192
 #define BATCH 64 /* semop pairs between two looks at the stop flag */
 
+/* Workers are pinned round-robin to the CPUs of the process's affinity mask (--no-pin: not). */
+static int g_cpus[BENCH_MAX_CPUS];
+static int g_ncpus;
+static bool g_pin = true;
+
 enum mode { M_OWN, M_SHARED, M_CHURN };
 static const char *const mode_name[] = { "semop-own", "semop-shared", "semop-churn" };
 
 struct worker {
 	struct run *r;
+	int cpu;   /* pinned to this CPU, or -1 */
 	int semid;
 	unsigned short semnum;
 	uint64_t ops;
@@ -91,6 +99,8 @@ static void *worker_main(void *arg)
 	struct worker *w = (struct worker *)arg;
 	uint64_t c0;
 
+	if (w->cpu >= 0)
+		(void)bench_pin_cpu(w->cpu);
 	bench_start_wait(&w->r->start);
 	c0 = bench_thread_cpu_ns();
 	w->ops = semop_loop(w->r, w->r->ns, w->semid, w->semnum, &w->err);
@@ -157,6 +167,7 @@ static int one_run(enum mode m, enum grace_ipc_impl impl, int nthreads, unsigned
 		shared = grace_ipc_semget(r.ns, GRACE_IPC_PRIVATE, nthreads, 0600);
 	for (int i = 0; i < nthreads; i++) {
 		r.w[i].r = &r;
+		r.w[i].cpu = g_pin ? g_cpus[i % g_ncpus] : -1;
 		r.w[i].semid = m == M_SHARED ? shared
 					     : grace_ipc_semget(r.ns, GRACE_IPC_PRIVATE, 1, 0600);
 		r.w[i].semnum = m == M_SHARED ? (unsigned short)i : 0;
@@ -246,10 +257,12 @@ int main(int argc, char **argv)
 
 	if (bench_arg_flag(argc, argv, "-h") || bench_arg_flag(argc, argv, "--help")) {
 		printf("usage: semopbench [--impl global|rcu|both] [--mode own|shared|churn|all]\n"
-		       "                  [--threads 1,2,4,8] [--ms 250] [--runs 5] [--header]\n"
+		       "                  [--threads 1,2,4,8] [--ms 250] [--runs 5] [--no-pin] [--header]\n"
 		       "       semopbench --count N --impl global|rcu\n");
 		return 0;
 	}
+	g_ncpus = bench_affinity_cpus(g_cpus, BENCH_MAX_CPUS);
+	g_pin = !bench_arg_flag(argc, argv, "--no-pin");
 	if (impl_s && strcmp(impl_s, "both") != 0) {
 		impls[0] = parse_impl(impl_s);
 		nimpl = 1;
