@@ -244,17 +244,8 @@ def _new_fig(width=7.5, height=4.6):
     return fig, ax
 
 
-def line_plot(path, series, xlabel, ylabel, title, logx=False, logy=False, symlogx=None,
-              xticks=None, xticklabels=None, shade_from=None, shade_label=None,
-              legend_loc="best", subtitle=None, labels=None, width=7.5, height=4.6,
-              ylim=None):
-    """One line per series. series: ordered list of (name, xs, medians, lows, highs); lows and
-    highs (the spread, drawn as error bars) may be None. labels: {name: legend label}.
-    legend_loc: a matplotlib location, or "outside" (to the right of the axes).
-    shade_from: x from which the background is shaded (e.g. oversubscribed thread counts).
-    symlogx: linear threshold for a symlog x axis (shows 0 and a log range)."""
-    fig, ax = _new_fig(width, height)
-    labels = labels or {}
+def _draw(ax, series, labels, logx, logy, symlogx, xticks, xticklabels, shade_from,
+          shade_label, ylim, title, xlabel, ylabel, legend_loc):
     for i, (name, xs, ys, lo, hi) in enumerate(series):
         st = style_for(name, i)
         pts = [(x, y, l, h) for x, y, l, h in
@@ -293,16 +284,62 @@ def line_plot(path, series, xlabel, ylabel, title, logx=False, logy=False, symlo
         if shade_label:
             ax.text(0.985, 0.97, shade_label, transform=ax.transAxes, ha="right", va="top",
                     fontsize=8, color="#8a6d3b")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
     ax.set_title(title)
-    if subtitle:
-        fig.text(0.5, 0.005, subtitle, ha="center", va="bottom", fontsize=7.5, color="#555555")
     if legend_loc == "outside":
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1, framealpha=0.9,
                   borderaxespad=0.0)
-    else:
+    elif legend_loc == "below":
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, framealpha=0.9)
+    elif legend_loc:
         ax.legend(loc=legend_loc, ncol=1, framealpha=0.9)
+
+
+def line_plot(path, series, xlabel, ylabel, title, logx=False, logy=False, symlogx=None,
+              xticks=None, xticklabels=None, shade_from=None, shade_label=None,
+              legend_loc="best", subtitle=None, labels=None, width=7.5, height=4.6,
+              ylim=None):
+    """One line per series. series: ordered list of (name, xs, medians, lows, highs); lows and
+    highs (the spread, drawn as error bars) may be None. labels: {name: legend label}.
+    legend_loc: a matplotlib location, "outside" (right of the axes) or "below".
+    shade_from: x from which the background is shaded (e.g. oversubscribed thread counts).
+    symlogx: linear threshold for a symlog x axis (shows 0 and a log range)."""
+    fig, ax = _new_fig(width, height)
+    _draw(ax, series, labels or {}, logx, logy, symlogx, xticks, xticklabels, shade_from,
+          shade_label, ylim, title, xlabel, ylabel, legend_loc)
+    if subtitle:
+        fig.text(0.5, 0.005, subtitle, ha="center", va="bottom", fontsize=7.5, color="#555555")
+    fig.tight_layout(rect=(0, 0.03 if subtitle else 0, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def panels_plot(path, panels, xlabel, ylabel, title, logx=False, logy=False, symlogx=None,
+                xticks=None, xticklabels=None, shade_from=None, shade_label=None,
+                legend_loc="below", subtitle=None, labels=None, width=11.0, height=5.2):
+    """Side-by-side panels sharing the y axis, one (panel_title, series) per panel; each
+    panel as in line_plot(). For figures with too many lines for one axes."""
+    plt.rcParams.update({"font.size": 9.5, "axes.titlesize": 10.5, "axes.labelsize": 10,
+                         "legend.fontsize": 8.0, "figure.dpi": 100})
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, height), sharey=True)
+    if len(panels) == 1:
+        axes = [axes]
+    for i, (ax, (ptitle, series)) in enumerate(zip(axes, panels)):
+        ax.grid(True, which="major", alpha=0.35)
+        ax.grid(True, which="minor", alpha=0.12)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        _draw(ax, series, labels or {}, logx, logy, symlogx, xticks, xticklabels, shade_from,
+              shade_label, None, ptitle, xlabel, ylabel if i == 0 else None, legend_loc)
+        if i:
+            ax.tick_params(labelleft=True)
+    fig.suptitle(title, fontsize=11.5)
+    if subtitle:
+        fig.text(0.5, 0.005, subtitle, ha="center", va="bottom", fontsize=7.5, color="#555555")
     fig.tight_layout(rect=(0, 0.03 if subtitle else 0, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
