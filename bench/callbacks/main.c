@@ -72,11 +72,14 @@ static void usage(void)
 		"usage: callbacks_bench list\n"
 		"       callbacks_bench enqueue --design D [--ms M] [--batch K]\n"
 		"       callbacks_bench count   --design D [--iters N] [--batch K]\n"
-		"       callbacks_bench tput    --design D [--producers P] [--ms M] [--cb flag|free] [--pool N]\n"
-		"       callbacks_bench lat     --design D [--ms M] [--gap-us G] [--load] [--raw FILE]\n"
-		"       callbacks_bench sweep   --design D --rate R [--ms M] [--readers 0|1] [--raw FILE]\n"
-		"       common: [--policy default|poll|batch] [--period-us U] [--run K] [--as NAME]\n"
-		"               [--no-pin] [--header]\n");
+		"       callbacks_bench tput    --design D [--producers P] [--ms M]\n"
+		"                               [--cb flag|free] [--pool N]\n"
+		"       callbacks_bench lat     --design D [--ms M] [--gap-us G] [--load]\n"
+		"                               [--raw FILE]\n"
+		"       callbacks_bench sweep   --design D --rate R [--ms M] [--readers 0|1]\n"
+		"                               [--raw FILE]\n"
+		"       common: [--policy default|poll|batch] [--period-us U] [--run K]\n"
+		"               [--as NAME] [--no-pin] [--header]\n");
 	exit(2);
 }
 
@@ -196,7 +199,7 @@ static void emit_lat(const char *bench, const char *as, int threads, int run, ui
 	free(us);
 }
 
-/* ---- enqueue: ns per call_rcu ------------------------------------------------------------------ */
+/* ---- enqueue: ns per call_rcu ---------------------------------------------------------------- */
 
 static int cmd_enqueue(const struct cb_design *d, const char *as, int run, int argc, char **argv)
 {
@@ -233,7 +236,7 @@ static int cmd_enqueue(const struct cb_design *d, const char *as, int run, int a
 	return 0;
 }
 
-/* ---- count: a fixed number of calls (for callgrind) -------------------------------------------- */
+/* ---- count: a fixed number of calls (for callgrind) ------------------------------------------ */
 
 static int cmd_count(const struct cb_design *d, const char *as, int run, int argc, char **argv)
 {
@@ -259,7 +262,7 @@ static int cmd_count(const struct cb_design *d, const char *as, int run, int arg
 	return 0;
 }
 
-/* ---- tput: callbacks per second with P producers ----------------------------------------------- */
+/* ---- tput: callbacks per second with P producers --------------------------------------------- */
 
 struct tput_ctx {
 	const struct cb_design *d;
@@ -384,7 +387,7 @@ static int cmd_tput(const struct cb_design *d, const char *as, int run, int argc
 	return 0;
 }
 
-/* ---- lat: enqueue-to-invoke latency of a lone callback ----------------------------------------- */
+/* ---- lat: enqueue-to-invoke latency of a lone callback --------------------------------------- */
 
 struct load_ctx {
 	const struct cb_design *d;
@@ -479,7 +482,7 @@ static int cmd_lat(const struct cb_design *d, const char *as, int run, int argc,
 	return 0;
 }
 
-/* ---- sweep: latency and CPU overhead against offered load -------------------------------------- */
+/* ---- sweep: latency and CPU overhead against offered load ------------------------------------ */
 
 struct sweep_ctx {
 	const struct cb_design *d;
@@ -558,7 +561,7 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	c.p.stop = &c.stop;
 	c.p.rate = rate;
 	c.p.max_samples = (uint32_t)max;
-	/* Pool: 200 ms of calls (the peer's latency is about 10 ms), at least 4096, at most 2^20. */
+	/* Pool: 200 ms of calls (the peer's latency is about 10 ms), 4096 to 2^20 objects. */
 	uint64_t np = rate / 5;
 
 	c.p.npool = np < 4096 ? 4096 : np > (1u << 20) ? (1u << 20) : np;
@@ -602,9 +605,10 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	if (c.s1.have & CB_STATS_WORKER) {
 		bench_csv_row(stdout, bench, as, readers, run, "engine_ns_per_cb", workers / calls,
 			      "ns");
-		bench_csv_row(stdout, bench, as, readers, run, "engine_cpu_pct", workers * 100 / wall,
-			      "%");
-		bench_csv_row(stdout, bench, as, readers, run, "rest_ns_per_cb", rest / calls, "ns");
+		bench_csv_row(stdout, bench, as, readers, run, "engine_cpu_pct",
+			      workers * 100 / wall, "%");
+		bench_csv_row(stdout, bench, as, readers, run, "rest_ns_per_cb", rest / calls,
+			      "ns");
 	}
 	bench_csv_row(stdout, bench, as, readers, run, "producer_ns_per_cb", prod / calls, "ns");
 	bench_csv_row(stdout, bench, as, readers, run, "process_cpu_pct", proc * 100 / wall, "%");
@@ -658,8 +662,8 @@ int main(int argc, char **argv)
 		if (strcmp(designs[i]->name, name) == 0)
 			d = designs[i];
 	if (!d) {
-		fprintf(stderr, "callbacks_bench: unknown design '%s' (see: callbacks_bench list)\n",
-			name);
+		fprintf(stderr, "callbacks_bench: unknown design '%s' (see: %s list)\n", name,
+			argv[0]);
 		return 2;
 	}
 	as = bench_arg_str(argc, argv, "--as");

@@ -2,7 +2,8 @@
 """Turn callbacks.csv (and the raw latency samples) into callbacks.md and two PNG plots.
 
 Called by bench/callbacks/run.sh; run it again by hand to re-render without re-measuring:
-    /usr/bin/python3 bench/callbacks/report.py --csv DIR/callbacks.csv --raw DIR/callbacks-raw --out DIR
+    /usr/bin/python3 bench/callbacks/report.py --csv DIR/callbacks.csv \
+        --raw DIR/callbacks-raw --out DIR
 """
 import argparse
 import csv
@@ -206,8 +207,10 @@ def main():
         md.append("| %s | %s | %s | %s | %s | %s / %s | %s | %s | %s MB |" % (
             desc, cell(rows, ("tput", d, 1, "mcb_per_s")), cell(rows, ("tput", d, 2, "mcb_per_s")),
             r1, r2, fmt(c1), fmt(c2), cr, fr, fmt(med(rows, ("tput", d, 2, "maxrss_mb")))))
-    g1 = ratio(med(rows, ("tput", "grace", 1, "mcb_per_s")), med(rows, ("tput", PEER, 1, "mcb_per_s")))
-    g2 = ratio(med(rows, ("tput", "grace", 2, "mcb_per_s")), med(rows, ("tput", PEER, 2, "mcb_per_s")))
+    g1 = ratio(med(rows, ("tput", "grace", 1, "mcb_per_s")),
+               med(rows, ("tput", PEER, 1, "mcb_per_s")))
+    g2 = ratio(med(rows, ("tput", "grace", 2, "mcb_per_s")),
+               med(rows, ("tput", PEER, 2, "mcb_per_s")))
     ok = g1 is not None and g2 is not None and min(g1, g2) >= 3
     c1 = ratio(med(rows, ("tput", PEER, 1, "process_ns_cpu")),
                med(rows, ("tput", "grace", 1, "process_ns_cpu")))
@@ -215,12 +218,13 @@ def main():
                med(rows, ("tput", "grace", 2, "process_ns_cpu")))
     md.append("\nTarget: >= 3x liburcu's callbacks per second: **%s** on the wall clock (%s with "
               "1 producer, %s with 2); per CPU-second the process spends, grace does %s and %s "
-              "liburcu's callbacks. Producer CPU per call (ns; includes the pool and, for grace past its soft "
-              "limit, helping): %s. Grace periods per 1000 callbacks (grace, 1 / 2 producers): "
-              "%s / %s; context switches per 1000 callbacks (grace / liburcu, 1 producer): "
+              "liburcu's callbacks. Producer CPU per call (ns; includes the pool and, for grace "
+              "past its soft limit, helping): %s. Grace periods per 1000 callbacks (grace, "
+              "1 / 2 producers): %s / %s; context switches per 1000 callbacks (grace / liburcu, 1 producer): "
               "%s / %s.\n" % (
                   "met" if ok else "missed", fmt_ratio(g1), fmt_ratio(g2), fmt_ratio(c1),
-                  fmt_ratio(c2), ", ".join("%s %s / %s" % (d, fmt(med(rows, ("tput", d, 1, "producer_ns_cpu"))),
+                  fmt_ratio(c2),
+                  ", ".join("%s %s / %s" % (d, fmt(med(rows, ("tput", d, 1, "producer_ns_cpu"))),
                                            fmt(med(rows, ("tput", d, 2, "producer_ns_cpu"))))
                             for d, _ in TP_ROWS if ("tput", d, 1, "producer_ns_cpu") in rows),
                   fmt(med(rows, ("tput", "grace", 1, "gp_per_kcb"))),
@@ -288,9 +292,10 @@ def main():
     md.append("### CPU overhead per policy (FREENIX 2003 Table 3 analogue)\n")
     md.append("Same runs. *Engine CPU*: CPU time of the engine's worker threads (grace: "
               "`grace_rcu_callback_stats().worker_cpu_ns`; liburcu: the clocks of its call_rcu "
-              "threads) per callback and as a share of one CPU; the rest of the process beyond "
-              "producer, reader, driver and workers stays within noise of 0 (`rest_ns_per_cb` "
-              "in the CSV). *Producer*: CPU time of the queuing thread per callback (call_rcu, "
+              "threads) per callback and as a share of one CPU; *process CPU*: getrusage of the "
+              "whole process (producer, reader, workers) as a share of one CPU; the rest of "
+              "the process beyond producer, reader, driver and workers stays within noise of 0 "
+              "(`rest_ns_per_cb` in the CSV). *Producer*: CPU time of the queuing thread per callback (call_rcu, "
               "pacing sleeps, helping). *Reader*: the reader thread's CPU time per section "
               "(its section, its work outside, and what grace periods cost it: IPIs, "
               "wake-ups), the workload's own cost (the paper's ms/iteration). Medians of the "
@@ -298,10 +303,11 @@ def main():
               "ms/iteration, rcu-poll 84.20% and 22.95 ms (8.6% more CPU for its latency), "
               "rcu-sched 81.95% and 22.46 ms. Plot: `callbacks_overhead.png`.\n")
     table_rates = [r for r in (1000, 100000, 1000000) if r in rates] or rates[:1]
-    md.append("| offered | policy | engine CPU ns/cb | engine CPU % | producer CPU ns/cb | grace "
+    md.append("| offered | policy | engine CPU ns/cb | engine CPU % | process CPU % | producer "
+              "CPU ns/cb | grace "
               "periods /1000 cb | grace periods/s | reader CPU ns/section | p50 latency | engine "
               "CPU vs grace BATCH 10 ms |")
-    md.append("|---|---|---|---|---|---|---|---|---|---|")
+    md.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in table_rates:
         b = "sweep@%d" % r
         base = med(rows, (b, "grace-batch10ms", 1, "engine_ns_per_cb"))
@@ -309,9 +315,10 @@ def main():
             if (b, d, 1, "producer_ns_per_cb") not in rows:
                 continue
             e = med(rows, (b, d, 1, "engine_ns_per_cb"))
-            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 "{:.0e}".format(r).replace("e+0", "e"), d, fmt(e),
                 fmt(med(rows, (b, d, 1, "engine_cpu_pct"))),
+                fmt(med(rows, (b, d, 1, "process_cpu_pct"))),
                 fmt(med(rows, (b, d, 1, "producer_ns_per_cb"))),
                 fmt(med(rows, (b, d, 1, "gp_per_kcb"))), fmt(med(rows, (b, d, 1, "gp_per_s"))),
                 fmt(med(rows, (b, d, 1, "reader_ns_per_section"))),
