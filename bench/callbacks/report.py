@@ -220,7 +220,8 @@ def main():
               "1 producer, %s with 2); per CPU-second the process spends, grace does %s and %s "
               "liburcu's callbacks. Producer CPU per call (ns; includes the pool and, for grace "
               "past its soft limit, helping): %s. Grace periods per 1000 callbacks (grace, "
-              "1 / 2 producers): %s / %s; context switches per 1000 callbacks (grace / liburcu, 1 producer): "
+              "1 / 2 producers): %s / %s; context switches per 1000 callbacks (grace / liburcu, "
+              "1 producer): "
               "%s / %s.\n" % (
                   "met" if ok else "missed", fmt_ratio(g1), fmt_ratio(g2), fmt_ratio(c1),
                   fmt_ratio(c2),
@@ -295,7 +296,8 @@ def main():
               "threads) per callback and as a share of one CPU; *process CPU*: getrusage of the "
               "whole process (producer, reader, workers) as a share of one CPU; the rest of "
               "the process beyond producer, reader, driver and workers stays within noise of 0 "
-              "(`rest_ns_per_cb` in the CSV). *Producer*: CPU time of the queuing thread per callback (call_rcu, "
+              "(`rest_ns_per_cb` in the CSV). *Producer*: CPU time of the queuing thread per "
+              "callback (call_rcu, "
               "pacing sleeps, helping). *Reader*: the reader thread's CPU time per section "
               "(its section, its work outside, and what grace periods cost it: IPIs, "
               "wake-ups), the workload's own cost (the paper's ms/iteration). Medians of the "
