@@ -280,6 +280,7 @@ struct hb_design {
 	const char *name;  /* CSV id */
 	const char *label; /* for humans */
 	const char *kind;  /* "ideal", "lock", "rcu" (grace), "peer" (liburcu) */
+	const char *loop_symbol; /* the measured loop's function, for callgrind --toggle-collect */
 	bool single_thread; /* ideal: always run with one thread, scaled by the thread count */
 	bool hidden;        /* only run when named (the deliberately broken design) */
 	const char *(*unavailable)(void); /* NULL, or returns NULL when available, else why not */

@@ -31,6 +31,8 @@
 
 #define HB_CAT_(a, b) a##b
 #define HB_CAT(a, b) HB_CAT_(a, b)
+#define HB_STR_(a) #a
+#define HB_STR(a) HB_STR_(a)
 
 static struct hb_bucket *HB_CAT(hb_tab_, HB_SYM);
 
@@ -131,6 +133,7 @@ const struct hb_design HB_CAT(hb_design_, HB_SYM) = {
 	.name = HB_NAME,
 	.label = HB_LABEL,
 	.kind = HB_KIND,
+	.loop_symbol = HB_STR(HB_CAT(hb_thread_, HB_SYM)),
 	.single_thread = HB_SINGLE,
 	.hidden = HB_HIDDEN,
 	.unavailable = HB_UNAVAILABLE,

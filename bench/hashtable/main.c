@@ -7,6 +7,7 @@
  *
  *   hashbench [--designs a,b,...] [--points T:F,...] [--threads 1,2] [--updates 0,0.1]
  *             [--duration s] [--reps n] [--buckets n] [--seed n] [--csv file] [--list]
+ *   hashbench --symbol DESIGN    prints the design's loop function (callgrind --toggle-collect)
  *
  * --points gives explicit points; otherwise the cross product of --threads and --updates.
  * The ideal design always runs one thread; its row for T threads is that figure times T.
@@ -241,7 +242,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: hashbench [--designs a,b,...] [--points T:F,...] [--threads 1,2,4,8]\n"
 		"                 [--updates 0,0.1,...] [--duration s] [--reps n] [--buckets n]\n"
-		"                 [--seed n] [--csv file] [--list]\n");
+		"                 [--seed n] [--csv file] [--list]\n"
+		"       hashbench --symbol DESIGN\n");
 	exit(2);
 }
 
@@ -300,6 +302,14 @@ int main(int argc, char **argv)
 		if (!v)
 			usage();
 		i++;
+		if (!strcmp(a, "--symbol")) { /* the measured loop's symbol, for callgrind */
+			const struct hb_design *d = find_design(v);
+
+			if (!d)
+				hb_fatal("unknown design '%s' (see --list)", v);
+			printf("%s\n", d->loop_symbol);
+			return 0;
+		}
 		if (!strcmp(a, "--designs")) {
 			design_list = v;
 		} else if (!strcmp(a, "--points")) {

@@ -40,6 +40,36 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "hashtable: $reps x $duration s per point and design (load average $load)"
 cmd="hashbench --points $points --reps $reps --duration $duration --csv hashtable.csv"
 "$exe" --points "$points" --reps "$reps" --duration "$duration" --csv "$out/hashtable.csv"
+
+# Instructions per read-only operation, one thread, under callgrind: repeatable where timings
+# are not. The loop function alone is counted (--toggle-collect), callees included. grace srcu
+# is left out: valgrind does not support rseq, so srcu would run its atomic fallback.
+icsv=$out/hashtable_instr.csv
+if command -v valgrind >/dev/null 2>&1; then
+  if [ $quick = 1 ]; then
+    idesigns="ideal grace-call urcu-memb-lgpl"
+  else
+    idesigns="ideal grace-call grace-qsbr urcu-memb urcu-memb-lgpl global-spinlock global-rwlock bucket-spinlock bucket-rwlock brlock refcnt"
+  fi
+  echo "hashtable: instructions per lookup under callgrind ($(echo $idesigns | wc -w) designs)"
+  tmp=$(mktemp -d)
+  echo "design,update_fraction,ops,instructions,per_op" >"$icsv"
+  for d in $idesigns; do
+    sym=$("$exe" --symbol "$d" 2>/dev/null) || continue
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect="$sym" \
+      "$exe" --designs "$d" --points 1:0 --reps 1 --duration 0.1 --csv "$tmp/cg.csv" \
+      >/dev/null 2>&1 || { echo "hashtable: callgrind failed for $d" >&2; continue; }
+    ops=$(tail -n 1 "$tmp/cg.csv" | cut -d, -f8)
+    ir=$(awk '/^summary:/ {print $2; exit}' "$tmp/cg.out")
+    [ -n "$ops" ] && [ "$ops" -gt 0 ] && [ -n "$ir" ] &&
+      echo "$d,0,$ops,$ir,$(awk -v i="$ir" -v o="$ops" 'BEGIN {printf "%.2f", i / o}')" >>"$icsv"
+  done
+  rm -rf "$tmp"
+else
+  echo "hashtable: valgrind not found: no instruction counts" >&2
+  rm -f "$icsv"
+fi
+
 py=/usr/bin/python3
 [ -x $py ] || py=python3
 args=(--csv "$out/hashtable.csv" --out "$out" --command "$cmd" --load-before "$load")

@@ -325,6 +325,20 @@ def main():
     md.append(gr.md_table(["design"] + ["%d thr%s" % (t, " (over)" if t > CORES else "")
                                         for t in ro_threads], pct_rows))
     md.append("")
+    ipath = os.path.join(os.path.dirname(os.path.abspath(a.csv)), "hashtable_instr.csv")
+    if os.path.exists(ipath):
+        irows = [r for r in gr.load_csv(ipath) if r.get("update_fraction", 0) == 0]
+        base = next((r["per_op"] for r in irows if r["design"] == "ideal"), None)
+        irows.sort(key=lambda r: ORDER.index(r["design"]) if r["design"] in ORDER else 99)
+        md.append("Instructions per read-only operation, one thread (`valgrind "
+                  "--tool=callgrind`, the measured loop only, callees included: the random "
+                  "key, the search, the loop; *ideal* is exactly that, so the difference is "
+                  "the synchronization):\n")
+        md.append(gr.md_table(["design", "instructions/op", "over ideal"],
+                              [[label(r["design"]), gr.fmt(r["per_op"]),
+                                "" if base is None or r["design"] == "ideal"
+                                else "+" + gr.fmt(r["per_op"] - base)] for r in irows]))
+        md.append("")
     md.append("Read-only lookups, M/s (median ± half the interquartile range, in percent):\n")
     md.append(gr.md_table(["design"] + ["%d thr" % t for t in ro_threads], abs_rows))
     md.append("")
