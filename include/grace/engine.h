@@ -6,7 +6,10 @@
  * seven implementations):
  *  GRACE_POLICY_POLL   a worker starts a grace period as soon as callbacks wait for one and
  *                      drives it to the end (rcu-poll): lowest callback latency. All callbacks
- *                      queued while a grace period runs share the next one. The default.
+ *                      queued while a grace period runs share the next one. When grace
+ *                      periods run back to back, a worker leaves at least 50 us between them
+ *                      (GRACE_POLL_MIN_GAP_US, 0 to disable) so each serves a larger batch;
+ *                      a lone callback never waits for that. The default.
  *  GRACE_POLICY_BATCH  callbacks wait until the oldest has waited `period_us` (default 10000,
  *                      one 100 Hz tick as in rcu-ltimer), then one grace period serves all of
  *                      them: fewest grace periods and wake-ups per callback, lowest overhead.

@@ -61,26 +61,39 @@ static pthread_once_t memb_once = PTHREAD_ONCE_INIT, qsbr_once = PTHREAD_ONCE_IN
 static void memb_cb_init(void)
 {
 	grace__init();
-	memb_cb = grace__cbdom_create(&grace__memb_gp, &memb_ops, "rcu", 0);
+	struct grace__cbdom *d = grace__cbdom_create(&grace__memb_gp, &memb_ops, "rcu", 0);
+	/* Release: the domain is complete before a thread that skips pthread_once sees it. */
+	__atomic_store_n(&memb_cb, d, __ATOMIC_RELEASE);
 	if (!memb_cb)
 		grace__fatal("call_rcu", "out of memory creating the callback queues");
 }
 static void qsbr_cb_init(void)
 {
 	grace__init();
-	qsbr_cb = grace__cbdom_create(&grace__qsbr_gp, &qsbr_ops, "qsbr", 0);
+	struct grace__cbdom *d = grace__cbdom_create(&grace__qsbr_gp, &qsbr_ops, "qsbr", 0);
+	__atomic_store_n(&qsbr_cb, d, __ATOMIC_RELEASE); /* as in memb_cb_init */
 	if (!qsbr_cb)
 		grace__fatal("call_qsbr", "out of memory creating the callback queues");
 }
+/* The domain, created on first use. Acquire: pairs with the release in pthread_once's
+ * completion (the pointer is published only once the domain is fully built). */
 static inline struct grace__cbdom *memb_dom(void)
 {
-	pthread_once(&memb_once, memb_cb_init);
-	return memb_cb;
+	struct grace__cbdom *d = __atomic_load_n(&memb_cb, __ATOMIC_ACQUIRE);
+	if (GRACE_UNLIKELY(!d)) {
+		pthread_once(&memb_once, memb_cb_init);
+		d = memb_cb;
+	}
+	return d;
 }
 static inline struct grace__cbdom *qsbr_dom(void)
 {
-	pthread_once(&qsbr_once, qsbr_cb_init);
-	return qsbr_cb;
+	struct grace__cbdom *d = __atomic_load_n(&qsbr_cb, __ATOMIC_ACQUIRE);
+	if (GRACE_UNLIKELY(!d)) {
+		pthread_once(&qsbr_once, qsbr_cb_init);
+		d = qsbr_cb;
+	}
+	return d;
 }
 
 void grace_rcu_call(struct rcu_head *head, rcu_callback_t func)
