@@ -11,7 +11,10 @@
  * lock[i] + alock[i] and unlock[i] + aunlock[i].
  *
  * Reader. srcu_read_lock: i = idx & 1; lock[i]++ on the current CPU (one rseq commit, or an
- * atomic add); return i. srcu_read_unlock(i): unlock[i]++ with release on the CPU it runs on
+ * atomic add); return i. (The inline path reads `cur` instead of idx: a pointer to CPU 0's
+ * lock[i], which the flip updates together with idx; bit 3 of its address is i. A reader may see
+ * idx and cur disagree for an instant around a flip: each reader uses one of them consistently,
+ * and nothing below depends on which index a reader picks.) srcu_read_unlock(i): unlock[i]++ with release on the CPU it runs on
  * now (any CPU: the sums do not care where). In "fast" mode (membarrier available) the reader
  * executes no fence at all: only compiler barriers. In fence mode (no membarrier: old kernels,
  * seccomp, TSan, GRACE_NO_MEMBARRIER=1) it executes smp_mb after the lock increment (B) and
@@ -124,6 +127,7 @@ struct grace__srcu_state {
 static pthread_once_t srcu_once = PTHREAD_ONCE_INIT;
 static bool srcu_fast;  /* inline fast path usable: rseq ops + membarrier */
 static bool srcu_fence; /* readers fence (no membarrier) */
+static bool srcu_rseq;  /* rseq critical sections usable in this process (else atomics only) */
 static pthread_mutex_t srcu_all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct grace__srcu_state *srcu_all;
 
@@ -154,7 +158,8 @@ static void srcu_mode_init(void)
 {
 	grace__init(); /* membarrier or fence, chosen once for the library */
 	srcu_fence = !grace__use_membarrier;
-	srcu_fast = GRACE__RSEQ_OPS && grace__rseq_enabled() && !srcu_fence;
+	srcu_rseq = GRACE__RSEQ_OPS && grace__rseq_enabled();
+	srcu_fast = srcu_rseq && !srcu_fence;
 	pthread_atfork(srcu_atfork_prepare, srcu_atfork_parent, srcu_atfork_child);
 }
 
@@ -437,8 +442,8 @@ int grace__srcu_read_lock_slow(struct srcu_struct *ssp)
 	struct grace__srcu_state *st = srcu_get(ssp, "srcu_read_lock");
 	unsigned int idx = grace_load_relaxed(&ssp->idx) & 1u;
 
-	if (grace__rseq_percpu_add(&st->cpus[0].lock[idx], sizeof(struct grace__srcu_cpu),
-				   st->ncpus, 1) < 0) {
+	if (!srcu_rseq || grace__rseq_percpu_add(&st->cpus[0].lock[idx],
+						 sizeof(struct grace__srcu_cpu), st->ncpus, 1) < 0) {
 		/* No rseq in this thread: the atomic counter of the CPU it runs on (contract rule 1
 		 * of internal/rseq.h: never the rseq counter). */
 		unsigned int c = (unsigned int)grace__rseq_cpu() % st->ncpus;
@@ -465,8 +470,9 @@ void grace__srcu_read_unlock_slow(struct srcu_struct *ssp, int idx)
 				    "(never locked, or cleaned up)", (void *)ssp);
 	if (srcu_fence)
 		grace_smp_mb(); /* C: the section before the increment (pairs with the scans) */
-	if (grace__rseq_percpu_add_release(&st->cpus[0].unlock[k], sizeof(struct grace__srcu_cpu),
-					   st->ncpus, 1) < 0) {
+	if (!srcu_rseq || grace__rseq_percpu_add_release(&st->cpus[0].unlock[k],
+							 sizeof(struct grace__srcu_cpu), st->ncpus,
+							 1) < 0) {
 		unsigned int c = (unsigned int)grace__rseq_cpu() % st->ncpus;
 		/* Release: the section before the increment (pairs with the acquire scan). */
 		grace_fetch_add(&st->cpus[c].aunlock[k], 1u, __ATOMIC_RELEASE);

@@ -374,8 +374,15 @@ TEST(call_srcu_and_barrier)
 	srcu_barrier(&d);
 	CHECK(__atomic_load_n(&n, __ATOMIC_RELAXED) == 1000);
 	struct grace_cb_stats st;
-	grace_srcu_callback_stats(&d, &st);
-	CHECK(st.invoked == 1000 && st.pending == 0);
+	/* The engine publishes its counts after each invocation batch: they may trail the
+	 * barrier by a moment. */
+	uint64_t t0 = gt_now_ns();
+	do
+		grace_srcu_callback_stats(&d, &st);
+	while (st.pending != 0 && gt_now_ns() - t0 < 5000000000ull && (gt_sleep_ms(1), 1));
+	CHECK_MSG(st.queued == 1000 && st.invoked == 1000 && st.pending == 0,
+		  "queued %llu invoked %llu pending %llu", (unsigned long long)st.queued,
+		  (unsigned long long)st.invoked, (unsigned long long)st.pending);
 	cleanup_srcu_struct(&d);
 }
 
@@ -633,6 +640,11 @@ static void cleanup_pending_cb_child(void *arg)
 TEST(cleanup_with_callbacks_is_reported)
 {
 	char out[2048];
+	if (GRACE__TSAN_MODE) {
+		/* The child starts threads, which TSan refuses after a multi-threaded fork. */
+		printf("  skipped under TSan\n");
+		return;
+	}
 	int st = gt_run_child(cleanup_pending_cb_child, NULL, out, sizeof(out));
 	CHECK_MSG(strstr(out, "cleanup_srcu_struct") && strstr(out, "callback") &&
 		  strstr(out, "srcu_barrier") && strstr(out, "not freed"), "stderr: %s", out);

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Seed 004 reproduced: what rseq buys a per-CPU algorithm.
+ *
+ *   rseq_bench cpu --design D [--ms M] [--run R]
+ *       D: rseq          grace__rseq_cpu(): one load from the rseq area
+ *          sched_getcpu  glibc's sched_getcpu() (itself reads the rseq area when glibc
+ *                        registered one; vDSO getcpu otherwise)
+ *          vdso          the vDSO getcpu (what sched_getcpu costs without rseq)
+ *          syscall       syscall(SYS_getcpu): a real system call
+ *   rseq_bench inc --design D [--threads T] [--ms M] [--run R]
+ *       D: rseq          grace__rseq_percpu_add(): an rseq critical section, no lock prefix
+ *          getcpu-xadd   sched_getcpu() + lock xadd on that CPU's counter (the paper's baseline)
+ *          rseq-xadd     rseq CPU read + lock xadd (isolates the cost of the atomic)
+ *   rseq_bench list
+ * Prints CSV rows: bench,design,threads,run,metric,value,unit with metric ns_per_op (thread CPU
+ * time per operation, median-free: one run; run.sh repeats and interleaves) and, for inc, a
+ * check that the per-CPU counters sum to the number of increments.
+ *
+ * One measured loop per design (noinline), the operation inlined into it.
+ */
+#include "bench.h"
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <grace/internal/rseq.h>
+
+#define BENCH "rseq"
+
+/* ---- CPU number ---- */
+
+typedef long (*getcpu_fn)(unsigned int *, unsigned int *, void *);
+static getcpu_fn vdso_getcpu;
+
+static BENCH_NOINLINE uint64_t loop_cpu_rseq(uint64_t n)
+{
+	uint64_t s = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		int c = grace__rseq_cpu();
+		BENCH_USE(c);
+		s += (unsigned int)c;
+	}
+	return s;
+}
+
+static BENCH_NOINLINE uint64_t loop_cpu_sched(uint64_t n)
+{
+	uint64_t s = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		int c = sched_getcpu();
+		BENCH_USE(c);
+		s += (unsigned int)c;
+	}
+	return s;
+}
+
+static BENCH_NOINLINE uint64_t loop_cpu_vdso(uint64_t n)
+{
+	uint64_t s = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned int c = 0;
+		vdso_getcpu(&c, NULL, NULL);
+		BENCH_USE(c);
+		s += c;
+	}
+	return s;
+}
+
+static BENCH_NOINLINE uint64_t loop_cpu_syscall(uint64_t n)
+{
+	uint64_t s = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned int c = 0;
+		syscall(SYS_getcpu, &c, NULL, NULL);
+		BENCH_USE(c);
+		s += c;
+	}
+	return s;
+}
+
+/* ---- per-CPU increment ---- */
+
+struct slot {
+	uint64_t rseq_ctr;   /* rseq only */
+	uint64_t atomic_ctr; /* lock xadd only */
+	uint64_t pad_[6];
+};
+static struct slot *slots;
+static unsigned int nslots;
+
+static BENCH_NOINLINE void loop_inc_rseq(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (__builtin_expect(grace__rseq_percpu_add(&slots[0].rseq_ctr, sizeof(struct slot),
+							    nslots, 1) < 0, 0)) {
+			unsigned int c = (unsigned int)grace__rseq_cpu() % nslots;
+			__atomic_fetch_add(&slots[c].atomic_ctr, 1, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+static BENCH_NOINLINE void loop_inc_getcpu_xadd(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		int c = sched_getcpu();
+		unsigned int k = (c < 0 ? 0u : (unsigned int)c) % nslots;
+		__atomic_fetch_add(&slots[k].atomic_ctr, 1, __ATOMIC_RELAXED); /* lock xadd */
+	}
+}
+
+static BENCH_NOINLINE void loop_inc_rseq_xadd(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned int k = (unsigned int)grace__rseq_cpu() % nslots;
+		__atomic_fetch_add(&slots[k].atomic_ctr, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* ---- driver ---- */
+
+struct design {
+	const char *name;
+	int inc; /* 0: cpu test, 1: inc test */
+	void *fn;
+};
+
+static const struct design designs[] = {
+	{ "rseq", 0, (void *)loop_cpu_rseq },
+	{ "sched_getcpu", 0, (void *)loop_cpu_sched },
+	{ "vdso", 0, (void *)loop_cpu_vdso },
+	{ "syscall", 0, (void *)loop_cpu_syscall },
+	{ "rseq", 1, (void *)loop_inc_rseq },
+	{ "getcpu-xadd", 1, (void *)loop_inc_getcpu_xadd },
+	{ "rseq-xadd", 1, (void *)loop_inc_rseq_xadd },
+};
+
+struct worker {
+	pthread_t th;
+	const struct design *d;
+	int cpu;
+	uint64_t ms;
+	struct bench_start *start;
+	uint64_t ops, cpu_ns;
+};
+
+/* Run the design's loop in batches until ms of thread CPU time have elapsed. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = (struct worker *)arg;
+	uint64_t batch = 1000;
+
+	if (w->cpu >= 0)
+		bench_pin_cpu(w->cpu);
+	(void)grace__rseq_cpu(); /* registration (grace's own area) outside the timing */
+	bench_start_wait(w->start);
+	uint64_t t0 = bench_thread_cpu_ns(), t, ops = 0;
+	do {
+		if (w->d->inc) {
+			((void (*)(uint64_t))w->d->fn)(batch);
+		} else {
+			uint64_t s = ((uint64_t(*)(uint64_t))w->d->fn)(batch);
+			BENCH_USE(s);
+		}
+		ops += batch;
+		t = bench_thread_cpu_ns() - t0;
+		if (batch < 1000000 && t < w->ms * 100000)
+			batch *= 2; /* batches of about 1 % of the run, so clock reads do not count */
+	} while (t < w->ms * 1000000);
+	w->ops = ops;
+	w->cpu_ns = t;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *test = argc > 1 ? argv[1] : "list";
+	const char *dname = bench_arg_str(argc, argv, "--design");
+	const char *as = bench_arg_str(argc, argv, "--as");
+	unsigned int threads = (unsigned int)bench_arg_u64(argc, argv, "--threads", 1);
+	uint64_t ms = bench_arg_u64(argc, argv, "--ms", 100);
+	int run = (int)bench_arg_u64(argc, argv, "--run", 0);
+	const struct design *d = NULL;
+	int inc = strcmp(test, "inc") == 0;
+	int cpus[BENCH_MAX_CPUS];
+	int ncpu = bench_affinity_cpus(cpus, BENCH_MAX_CPUS);
+
+	if (strcmp(test, "list") == 0) {
+		for (size_t i = 0; i < sizeof(designs) / sizeof(designs[0]); i++)
+			printf("%s\t%s\n", designs[i].inc ? "inc" : "cpu", designs[i].name);
+		printf("# rseq mode: %s\n", grace_rseq_mode());
+		return 0;
+	}
+	if (!inc && strcmp(test, "cpu") != 0) {
+		fprintf(stderr, "usage: rseq_bench cpu|inc|list --design D [--threads T] [--ms M]\n");
+		return 2;
+	}
+	for (size_t i = 0; dname && i < sizeof(designs) / sizeof(designs[0]); i++)
+		if (designs[i].inc == inc && strcmp(designs[i].name, dname) == 0)
+			d = &designs[i];
+	if (!d) {
+		fprintf(stderr, "rseq_bench: unknown %s design '%s'\n", test, dname ? dname : "");
+		return 2;
+	}
+	if (d->fn == (void *)loop_cpu_vdso) {
+		void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (h)
+			vdso_getcpu = (getcpu_fn)dlsym(h, "__vdso_getcpu");
+		if (!vdso_getcpu) {
+			fprintf(stderr, "rseq_bench: no vDSO getcpu on this system\n");
+			return 3;
+		}
+	}
+	nslots = grace__rseq_nr_cpus();
+	if (posix_memalign((void **)&slots, 64, nslots * sizeof(struct slot)) != 0)
+		return 1;
+	memset(slots, 0, nslots * sizeof(struct slot));
+
+	struct bench_start start;
+	struct worker *w = (struct worker *)calloc(threads, sizeof(*w));
+	bench_start_init(&start, threads);
+	for (unsigned int i = 0; i < threads; i++) {
+		w[i].d = d;
+		w[i].cpu = cpus[i % (unsigned int)ncpu];
+		w[i].ms = ms;
+		w[i].start = &start;
+		pthread_create(&w[i].th, NULL, worker_main, &w[i]);
+	}
+	uint64_t ops = 0, cpu_ns = 0;
+	for (unsigned int i = 0; i < threads; i++) {
+		pthread_join(w[i].th, NULL);
+		ops += w[i].ops;
+		cpu_ns += w[i].cpu_ns;
+	}
+	const char *name = as ? as : d->name;
+	bench_csv_row(stdout, inc ? "rseq_inc" : "rseq_cpu", name, (int)threads, run, "ns_per_op",
+		      (double)cpu_ns / (double)ops, "ns");
+	if (inc) {
+		uint64_t sum = 0;
+		for (unsigned int i = 0; i < nslots; i++)
+			sum += slots[i].rseq_ctr + slots[i].atomic_ctr;
+		if (sum != ops) {
+			fprintf(stderr, "rseq_bench: counters sum to %llu, %llu increments made\n",
+				(unsigned long long)sum, (unsigned long long)ops);
+			return 1;
+		}
+	}
+	free(w);
+	free(slots);
+	return 0;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# srcu read side: srcu_read_lock+unlock against grace's default flavor and against the same srcu
+# algorithm with atomic increments, at 1 and 2 threads and 8 threads on the machine's CPUs
+# (oversubscribed when the machine has fewer); plus the library's own fallback modes, and
+# synchronize latency with 0, 1 and 2 busy readers. Runs are interleaved, medians reported.
+#
+#   bench/srcu/run.sh [--out DIR] [--quick]
+#
+# Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
+#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build/bench
+# Writes DIR/srcu.csv (rows: bench,design,threads,run,metric,value,unit), DIR/srcu.md (markdown
+# fragment) and DIR/srcu.png. DIR defaults to $GRACE_BUILD/results. About 40 s (--quick: 15 s).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${GRACE_BUILD:-$root/build/bench}
+case "$build" in /*) ;; *) build=$root/$build ;; esac
+out=""
+quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (usage: run.sh [--out DIR] [--quick])" >&2; exit 2 ;;
+  esac
+done
+[ -n "$out" ] || out=$build/results
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+bin=$build/bench/srcu/srcu_bench
+if [ ! -x "$bin" ]; then
+  echo "run.sh: $bin not found; build first:" >&2
+  echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C ${GRACE_BUILD:-build/bench}" >&2
+  exit 1
+fi
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+if [ $quick = 1 ]; then runs=3; ms=40; sync_ms=100; else runs=7; ms=80; sync_ms=200; fi
+csv=$out/srcu.csv
+echo "bench,design,threads,run,metric,value,unit" >"$csv"
+load0=$(cut -d' ' -f1 /proc/loadavg)
+t_begin=$(date +%s)
+mode=$("$bin" list | sed -n 's/^# srcu mode: //p')
+
+echo "srcu: $runs interleaved rounds of lock+unlock pairs, $ms ms each (mode: $mode)" >&2
+for run in $(seq 1 $runs); do
+  for t in 1 2 8; do
+    for d in srcu rcu srcu-atomic srcu-getcpu srcu-deref rcu-deref; do
+      "$bin" pair --design $d --threads $t --ms $ms --run "$run" >>"$csv"
+    done
+    # The library's fallback modes (chosen at start-up): atomic counters without rseq, and
+    # reader fences without membarrier. Both take the out-of-line path.
+    GRACE_NO_RSEQ=1 "$bin" pair --design srcu --as srcu-norseq --threads $t --ms $ms --run "$run" >>"$csv"
+    GRACE_NO_MEMBARRIER=1 "$bin" pair --design srcu --as srcu-fence --threads $t --ms $ms --run "$run" >>"$csv"
+  done
+done
+
+echo "srcu: synchronize latency, $runs rounds" >&2
+for run in $(seq 1 $runs); do
+  for r in 0 1 2; do
+    for d in srcu rcu; do
+      "$bin" sync --design $d --readers $r --ms $sync_ms --run "$run" >>"$csv"
+    done
+  done
+done
+
+echo "machine,$(uname -r),$(nproc),0,load1,$load0,load" >>"$csv"
+echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
+echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
+
+"$py" "$here/report.py" --csv "$csv" --out "$out" --mode "$mode" \
+  --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
+  --cmd "bench/srcu/run.sh$([ $quick = 1 ] && echo ' --quick')"
+echo "srcu: wrote $csv, $out/srcu.md, $out/srcu.png" >&2
