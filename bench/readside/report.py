@@ -161,6 +161,8 @@ def main():
               "against liburcu's.\n")
 
     # ---- synchronize latency ----
+    clocks = [x for k, v in rows.items() if k[0] == "sync" and k[3] == "clock_us" for x in v]
+    clock_us = statistics.median(clocks) if clocks else None
     md.append("### synchronize latency\n")
     md.append("Back-to-back synchronize calls from an unregistered thread while R reader threads "
               "run back-to-back short sections (one rcu_dereference and a load each). "
@@ -171,7 +173,10 @@ def main():
               "it again. There the distribution can be bimodal (many grace periods find no "
               "preempted reader inside a section, a few wait for the scheduler), so the mean "
               "(total time / grace periods) is the telling figure. Reader Mops/s: million "
-              "sections per second per reader (median over runs), to show the readers ran.\n" % (nruns, meta.get("nproc", "?")))
+              "sections per second per reader (median over runs), to show the readers ran. Every "
+              "sample includes the two clock reads around it (%s us, median), which matters "
+              "only for the sub-microsecond rows.\n"
+              % (nruns, meta.get("nproc", "?"), fmt(clock_us)))
     md.append("| scenario | design | p50 us | p99 us | mean us | p50 vs liburcu | p99 vs liburcu "
               "| mean vs liburcu | samples | reader Mops/s |")
     md.append("|---|---|---|---|---|---|---|---|---|---|")
