@@ -261,7 +261,10 @@ static int cmd_sync(const struct rs_design *d, const char *as, int argc, char **
 		xpthread_create(&r[i].th, sync_reader_fn, &r[i]);
 	}
 	bench_start_wait(&c.start);
-	for (int i = 0; i < 20; i++) /* warm-up: first grace periods, page faults */
+	/* Warm-up (first grace periods, page faults): 20 grace periods, or a tenth of the run
+	 * when grace periods are slow (oversubscribed readers). */
+	t_start = bench_now_ns();
+	for (int i = 0; i < 20 && bench_now_ns() - t_start < ms * 100000ull; i++)
 		d->synchronize();
 	/* Cost of the two clock reads around each sample (in every sample: matters below 1 us). */
 	for (int i = 0; i < 1000 && (uint64_t)i < max; i++) {

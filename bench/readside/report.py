@@ -114,6 +114,8 @@ def main():
     designs_present = {k[1] for k in rows}
     nruns = max((len(v) for k, v in rows.items() if k[0] == "pair" and k[3] == "ns_cpu"),
                 default=0)
+    nsync = max((len(v) for k, v in rows.items() if k[0] == "sync" and k[3] == "p50_us"),
+                default=0)
     ir = {d: med(rows, ("instr", d, 1, "ir_per_pair")) for d in designs_present}
     ir_empty = ir.get("empty")
 
@@ -176,7 +178,7 @@ def main():
               "sections per second per reader (median over runs), to show the readers ran. Every "
               "sample includes the two clock reads around it (%s us, median), which matters "
               "only for the sub-microsecond rows.\n"
-              % (nruns, meta.get("nproc", "?"), fmt(clock_us)))
+              % (nsync, meta.get("nproc", "?"), fmt(clock_us)))
     md.append("| scenario | design | p50 us | p99 us | mean us | p50 vs liburcu | p99 vs liburcu "
               "| mean vs liburcu | samples | reader Mops/s |")
     md.append("|---|---|---|---|---|---|---|---|---|---|")

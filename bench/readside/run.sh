@@ -10,7 +10,8 @@
 #   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build/bench
 # Writes DIR/readside.csv (rows: bench,design,threads,run,metric,value,unit), DIR/readside.md (a
 # markdown fragment: tables of medians and ratios) and DIR/readside.png. DIR defaults to
-# $GRACE_BUILD/results. About 80 s (--quick: about 30 s).
+# $GRACE_BUILD/results. About 60 s on an idle 2-CPU machine, up to 90 s under load (--quick: 20-30 s).
+# Read side: 7 runs per design (--quick: 3); synchronize: 5 runs per scenario (--quick: 3).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,9 +45,9 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
 if [ $quick = 1 ]; then
-  runs=3; pair_ms=30; sync_ms=150; sync_over_ms=400; iters=200000
+  runs=3; sync_runs=3; pair_ms=20; sync_ms=150; sync_over_ms=400; iters=100000
 else
-  runs=7; pair_ms=50; sync_ms=300; sync_over_ms=1000; iters=1000000
+  runs=7; sync_runs=5; pair_ms=30; sync_ms=250; sync_over_ms=700; iters=200000
 fi
 sync_max=20000
 
@@ -74,6 +75,7 @@ pair_one() { # run threads
 
 echo "machine,$(uname -r),$(nproc),0,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
 t_begin=$(date +%s)
+t0=$SECONDS
 
 echo "readside: lock+unlock pairs, $runs interleaved runs x {1,2} threads" >&2
 for run in $(seq 1 $runs); do
@@ -82,6 +84,8 @@ for run in $(seq 1 $runs); do
   done
 done
 
+echo "readside: ... $((SECONDS - t0)) s" >&2
+t0=$SECONDS
 echo "readside: instructions per pair under callgrind ($iters pairs)" >&2
 count_one() { # name-in-csv binary design [env...]
   local as=$1 b=$2 d=$3
@@ -107,12 +111,14 @@ else
   echo "run.sh: valgrind not found: no instruction counts" >&2
 fi
 
-echo "readside: synchronize latency, $runs interleaved runs" >&2
+echo "readside: ... $((SECONDS - t0)) s" >&2
+t0=$SECONDS
+echo "readside: synchronize latency, $sync_runs interleaved runs" >&2
 sync_designs="grace urcu-memb"
 has urcu-memb || sync_designs="grace"
 qsbr_pairs="grace-qsbr urcu-qsbr"
 has urcu-qsbr || qsbr_pairs="grace-qsbr"
-for run in $(seq 1 $runs); do
+for run in $(seq 1 $sync_runs); do
   for readers in 0 1 8; do
     ms=$sync_ms
     [ $readers -ge "$(nproc)" ] && ms=$sync_over_ms
@@ -129,6 +135,7 @@ for run in $(seq 1 $runs); do
   done
 done
 
+echo "readside: ... $((SECONDS - t0)) s" >&2
 echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
 echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
 
