@@ -274,32 +274,32 @@ static void get_view(struct grace_hash *ht, struct stripe *st, uint64_t h, struc
 
 /*
  * Insertion into a zipped pair during a SHRINK build: old chain i is followed by old chain j
- * (its tail links to j's head) and future[i] is the pair's first node. x goes to the head of its
- * old chain, and whatever pointed to that chain's old head within the pair now points to x.
+ * (the last node of class i links to j's first node) and future[i] is the pair's first node.
+ * x goes to the head of its old chain, and every link of the pair that pointed to that chain's
+ * old first node (the zip link, old head i or future[i] when chain i holds no node of class i
+ * any more) now points to x, whose next is that node.
  */
 static void zipped_insert(struct view *v, struct grace_hash_node *x)
 {
-	if (!v->upper) {
-		struct grace_hash_node *first = grace_load_relaxed(v->old_i);
+	struct grace_hash_node **own = v->upper ? v->old_j : v->old_i;
+	struct grace_hash_node *first = grace_load_relaxed(own);
 
-		x->next = first ? first : grace_load_relaxed(v->old_j); /* not reachable yet */
-		/* Publish: store-release (pairs with rcu_dereference() of the head). */
-		rcu_assign_pointer(*v->old_i, x);
-		grace_store_release(v->fut_i, x);
-		return;
-	}
-	x->next = grace_load_relaxed(v->old_j);
-	/* Publish in old chain j: store-release (pairs with rcu_dereference()). */
-	rcu_assign_pointer(*v->old_j, x);
-	if (grace_load_relaxed(v->old_i)) {
-		struct grace_hash_node **link = v->old_i;
+	if (!v->upper && !first)
+		first = grace_load_relaxed(v->old_j); /* chain i empty: it continues into chain j */
+	x->next = first; /* not reachable yet: plain store */
+	/* Publish: store-release, so a reader that loads the head sees x initialised. Pairs with
+	 * rcu_dereference() of the head in lookups and iteration. */
+	rcu_assign_pointer(*own, x);
+	/* The other ways into `first` from within the pair (walks stop at x: a path that already
+	 * leads to it was redirected by an earlier walk). Release: as above. */
+	struct grace_hash_node **starts[2] = { v->upper ? v->old_i : v->old_j, v->fut_i };
+	for (int k = v->upper ? 0 : 1; k < 2; k++) {
+		struct grace_hash_node **link = starts[k];
 
-		/* The zip link: the last node of class i, which pointed to j's old head. */
-		while (*link && ((*link)->hash & v->old_mask) == v->i)
+		while (*link && *link != first && *link != x)
 			link = &(*link)->next;
-		grace_store_release(link, x);
-	} else {
-		grace_store_release(v->fut_i, x);
+		if (*link == first)
+			grace_store_release(link, x);
 	}
 }
 

@@ -329,7 +329,7 @@ enum { NPERM = 400, NTRANS = 400 };
 
 struct conc {
 	struct grace_hash *ht;
-	int qsbr, stop, failed;
+	int qsbr, churn, stop, failed;
 	unsigned long lookups, iterations, updates, resizes;
 };
 
@@ -534,17 +534,20 @@ static void *updater(void *arg)
 static void *resizer(void *arg)
 {
 	struct conc *c = (struct conc *)arg;
-	size_t sizes[] = { 64, 1024, 128, 512, 64, 2048 };
+	/* churn: halve 2048 -> 64 (builds, no grace period) and double back, over and over;
+	 * otherwise a mix of sizes. */
+	size_t mix_sizes[] = { 64, 1024, 128, 512, 64, 2048 }, churn[] = { 64, 2048 };
 	unsigned long n = 0;
 	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
-		REQUIRE(grace_hash_resize(c->ht, sizes[n % 6]) == 0);
+		size_t target = c->churn ? churn[n % 2] : mix_sizes[n % 6];
+		REQUIRE(grace_hash_resize(c->ht, target) == 0);
 		n++;
 	}
 	c->resizes = n;
 	return NULL;
 }
 
-static void run_concurrent(int qsbr, unsigned ms)
+static void run_concurrent(int qsbr, int churn, unsigned ms)
 {
 	struct conc c;
 	struct grace_hash_params p = params(hash_key, qsbr ? &grace_flavor_qsbr : &grace_flavor_rcu);
@@ -555,13 +558,17 @@ static void run_concurrent(int qsbr, unsigned ms)
 	p.min_buckets = 64;
 	p.nlocks = 4;
 	c.qsbr = qsbr;
+	c.churn = churn;
+	if (churn)
+		p.init_buckets = 2048;
 	c.ht = grace_hash_create(&p);
 	REQUIRE(c.ht);
 	for (uint64_t k = 0; k < NPERM; k++)
 		REQUIRE(grace_hash_add(c.ht, &obj_new(k)->hn, &k) == 0);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&r[i], NULL, reader, &c);
-	pthread_create(&r[2], NULL, slow_iterator, &c);
+	if (!churn) /* its long sections would slow the grace periods the doublings wait for */
+		pthread_create(&r[2], NULL, slow_iterator, &c);
 	for (int i = 0; i < 2; i++) {
 		ua[i].c = &c;
 		ua[i].index = i;
@@ -573,26 +580,33 @@ static void run_concurrent(int qsbr, unsigned ms)
 	pthread_join(z, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(w[i], NULL);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < (churn ? 2 : 3); i++)
 		pthread_join(r[i], NULL);
 	struct grace_hash_stats st;
 	grace_hash_get_stats(c.ht, &st);
-	printf("  %s: %lu lookups, %lu iterations, %lu updates, %lu resizes (%llu doublings, "
-	       "%llu unzip passes), %zu entries\n",
-	       qsbr ? "qsbr" : "rcu", c.lookups, c.iterations, c.updates, c.resizes,
-	       (unsigned long long)st.grows, (unsigned long long)st.unzip_passes, st.count);
+	printf("  %s%s: %lu lookups, %lu iterations, %lu updates, %lu resizes (%llu doublings, "
+	       "%llu halvings, %llu unzip passes), %zu entries\n",
+	       qsbr ? "qsbr" : "rcu", churn ? " churn" : "", c.lookups, c.iterations, c.updates,
+	       c.resizes, (unsigned long long)st.grows, (unsigned long long)st.shrinks,
+	       (unsigned long long)st.unzip_passes, st.count);
 	REQUIRE(!c.failed);
 	grace_hash_destroy(c.ht);
 }
 
 TEST(concurrent_resize_rcu)
 {
-	run_concurrent(0, test_ms(1000));
+	run_concurrent(0, 0, test_ms(1000));
 }
 
 TEST(concurrent_resize_qsbr)
 {
-	run_concurrent(1, test_ms(1000));
+	run_concurrent(1, 0, test_ms(1000));
+}
+
+/* Updaters racing with halvings: many builds of zipped chain pairs per second. */
+TEST(concurrent_shrink_churn)
+{
+	run_concurrent(0, 1, test_ms(1000));
 }
 
 /* Automatic resizing under load: updaters swing the population up and down. */
