@@ -725,11 +725,9 @@ struct grace_hash *grace_hash_create(const struct grace_hash_params *p)
 	/* Short critical sections: spin briefly before sleeping. */
 	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
 #endif
-	for (unsigned int i = 0; i < nlocks; i++) {
+	memset(st, 0, nlocks * sizeof(*st)); /* counts, deltas, zipped flags */
+	for (unsigned int i = 0; i < nlocks; i++)
 		pthread_mutex_init(&st[i].lock, &attr);
-		st[i].count = 0;
-		st[i].delta = 0;
-	}
 	pthread_mutexattr_destroy(&attr);
 	pthread_mutex_init(&u->rs_lock, NULL);
 	pthread_cond_init(&u->rs_cond, NULL);
