@@ -15,4 +15,5 @@ const struct rs_design rs_design_empty = {
 	.thread_init = nothing,
 	.thread_fini = nothing,
 	.loop = rs_loop_empty,
+	.loop8 = rs_loop_empty_x8,
 };

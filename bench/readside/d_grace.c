@@ -37,6 +37,7 @@ const struct rs_design rs_design_grace = {
 	.thread_init = grace_init_thread,
 	.thread_fini = grace_fini_thread,
 	.loop = rs_loop_grace,
+	.loop8 = rs_loop_grace_x8,
 	.synchronize = grace_sync,
 	.reader = rs_reader_grace,
 };

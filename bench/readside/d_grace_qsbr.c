@@ -38,6 +38,7 @@ const struct rs_design rs_design_grace_qsbr = {
 	.thread_init = qsbr_init_thread,
 	.thread_fini = qsbr_fini_thread,
 	.loop = rs_loop_grace_qsbr,
+	.loop8 = rs_loop_grace_qsbr_x8,
 	.synchronize = qsbr_sync,
 	.reader = rs_reader_grace_qsbr,
 };
@@ -49,4 +50,5 @@ const struct rs_design rs_design_grace_qsbr_qs = {
 	.thread_init = qsbr_init_thread,
 	.thread_fini = qsbr_fini_thread,
 	.loop = rs_loop_grace_qsbr_qs,
+	.loop8 = rs_loop_grace_qsbr_qs_x8,
 };

@@ -19,4 +19,5 @@ const struct rs_design rs_design_rwlock = {
 	.thread_init = rw_nothing,
 	.thread_fini = rw_nothing,
 	.loop = rs_loop_rwlock,
+	.loop8 = rs_loop_rwlock_x8,
 };

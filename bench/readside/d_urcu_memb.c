@@ -37,6 +37,7 @@ const struct rs_design rs_design_urcu_memb = {
 	.thread_init = um_init_thread,
 	.thread_fini = um_fini_thread,
 	.loop = rs_loop_urcu_memb,
+	.loop8 = rs_loop_urcu_memb_x8,
 	.synchronize = um_sync,
 	.reader = rs_reader_urcu_memb,
 };

@@ -37,6 +37,7 @@ const struct rs_design rs_design_urcu_memb_so = {
 	.thread_init = ums_init_thread,
 	.thread_fini = ums_fini_thread,
 	.loop = rs_loop_urcu_memb_so,
+	.loop8 = rs_loop_urcu_memb_so_x8,
 	.synchronize = ums_sync,
 	.reader = rs_reader_urcu_memb_so,
 };

@@ -38,6 +38,7 @@ const struct rs_design rs_design_urcu_qsbr = {
 	.thread_init = uq_init_thread,
 	.thread_fini = uq_fini_thread,
 	.loop = rs_loop_urcu_qsbr,
+	.loop8 = rs_loop_urcu_qsbr_x8,
 	.synchronize = uq_sync,
 	.reader = rs_reader_urcu_qsbr,
 };
@@ -49,4 +50,5 @@ const struct rs_design rs_design_urcu_qsbr_qs = {
 	.thread_init = uq_init_thread,
 	.thread_fini = uq_fini_thread,
 	.loop = rs_loop_urcu_qsbr_qs,
+	.loop8 = rs_loop_urcu_qsbr_qs_x8,
 };

@@ -4,9 +4,10 @@
  *
  *   readside_bench list
  *       designs, one per line: name, measured function, has-update-side, label
- *   readside_bench pair  --design D [--threads T] [--ms M] [--run K] [--no-pin] [--as NAME]
+ *   readside_bench pair  --design D [--threads T] [--ms M] [--run K] [--no-pin] [--as NAME] [--x8]
  *       T threads run lock+unlock pairs with an empty body for M ms; prints ns per pair (wall
- *       clock and thread CPU time, mean over threads) as CSV rows
+ *       clock and thread CPU time, mean over threads) as CSV rows; --x8 then measures again
+ *       with eight pairs per loop iteration (rows "pair_x8")
  *   readside_bench count --design D [--iters N]
  *       N pairs in the calling thread, nothing else: run it under
  *       valgrind --tool=callgrind --toggle-collect=<measured function> for instructions per pair
@@ -64,7 +65,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: readside_bench list\n"
-		"       readside_bench pair  --design D [--threads T] [--ms M] [--run K] [--no-pin] [--as NAME]\n"
+		"       readside_bench pair  --design D [--threads T] [--ms M] [--run K] [--no-pin] [--as NAME] [--x8]\n"
 		"       readside_bench count --design D [--iters N]\n"
 		"       readside_bench sync  --design D [--readers R] [--ms M] [--max N] [--run K] [--no-pin] [--as NAME]\n"
 		"                            [--raw FILE]\n"
@@ -94,6 +95,7 @@ static void xpthread_create(pthread_t *th, void *(*fn)(void *), void *arg)
 
 struct pair_ctx {
 	const struct rs_design *d;
+	uint64_t (*loop)(uint64_t n); /* d->loop or d->loop8 */
 	bool pin;
 	struct bench_start start;
 	/* Read by the measuring threads in their loop: a cache line of its own, so no write to a
@@ -122,7 +124,7 @@ static void *pair_worker(void *arg)
 	 * measured function) about once a millisecond. */
 	for (;;) {
 		uint64_t s = bench_now_ns();
-		d->loop(chunk);
+		t->c->loop(chunk);
 		if (bench_now_ns() - s >= 1000000 || chunk >= (1ull << 32))
 			break;
 		chunk *= 2;
@@ -131,7 +133,7 @@ static void *pair_worker(void *arg)
 	w0 = bench_now_ns();
 	c0 = bench_thread_cpu_ns();
 	do
-		n += d->loop(chunk);
+		n += t->c->loop(chunk);
 	while (!__atomic_load_n(&t->c->stop, __ATOMIC_RELAXED));
 	t->cpu_ns = bench_thread_cpu_ns() - c0;
 	t->wall_ns = bench_now_ns() - w0;
@@ -140,42 +142,56 @@ static void *pair_worker(void *arg)
 	return NULL;
 }
 
-static int cmd_pair(const struct rs_design *d, const char *as, int argc, char **argv)
+/* One measurement: nthreads threads run c->loop for ms milliseconds; one set of CSV rows. */
+static void pair_round(struct pair_ctx *c, const char *bench, const char *as, int nthreads,
+		       uint64_t ms, int run)
 {
-	int nthreads = (int)bench_arg_u64(argc, argv, "--threads", 1);
-	uint64_t ms = bench_arg_u64(argc, argv, "--ms", 100);
-	int run = (int)bench_arg_u64(argc, argv, "--run", 0);
-	static struct pair_ctx c;
 	struct pair_thread *t;
 	double wall = 0, cpu = 0;
 	uint64_t pairs = 0;
 
-	if (nthreads < 1)
-		usage();
-	c.d = d;
-	c.pin = !bench_arg_flag(argc, argv, "--no-pin") && nthreads <= ncpus;
 	t = (struct pair_thread *)calloc((size_t)nthreads, sizeof(*t));
 	if (!t)
-		return 1;
-	bench_start_init(&c.start, (unsigned int)nthreads + 1);
+		exit(1);
+	c->stop = 0;
+	bench_start_init(&c->start, (unsigned int)nthreads + 1);
 	for (int i = 0; i < nthreads; i++) {
-		t[i].c = &c;
+		t[i].c = c;
 		t[i].idx = i;
 		xpthread_create(&t[i].th, pair_worker, &t[i]);
 	}
-	bench_start_wait(&c.start);
+	bench_start_wait(&c->start);
 	sleep_ms(ms);
-	__atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(t[i].th, NULL);
 		wall += (double)t[i].wall_ns / (double)t[i].pairs;
 		cpu += (double)t[i].cpu_ns / (double)t[i].pairs;
 		pairs += t[i].pairs;
 	}
-	bench_csv_row(stdout, "pair", as, nthreads, run, "ns_wall", wall / nthreads, "ns");
-	bench_csv_row(stdout, "pair", as, nthreads, run, "ns_cpu", cpu / nthreads, "ns");
-	bench_csv_row(stdout, "pair", as, nthreads, run, "pairs", (double)pairs, "count");
+	bench_csv_row(stdout, bench, as, nthreads, run, "ns_wall", wall / nthreads, "ns");
+	bench_csv_row(stdout, bench, as, nthreads, run, "ns_cpu", cpu / nthreads, "ns");
+	bench_csv_row(stdout, bench, as, nthreads, run, "pairs", (double)pairs, "count");
 	free(t);
+}
+
+static int cmd_pair(const struct rs_design *d, const char *as, int argc, char **argv)
+{
+	int nthreads = (int)bench_arg_u64(argc, argv, "--threads", 1);
+	uint64_t ms = bench_arg_u64(argc, argv, "--ms", 100);
+	int run = (int)bench_arg_u64(argc, argv, "--run", 0);
+	static struct pair_ctx c;
+
+	if (nthreads < 1)
+		usage();
+	c.d = d;
+	c.pin = !bench_arg_flag(argc, argv, "--no-pin") && nthreads <= ncpus;
+	c.loop = d->loop;
+	pair_round(&c, "pair", as, nthreads, ms, run);
+	if (bench_arg_flag(argc, argv, "--x8")) {
+		c.loop = d->loop8;
+		pair_round(&c, "pair_x8", as, nthreads, ms, run);
+	}
 	return 0;
 }
 

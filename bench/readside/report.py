@@ -57,7 +57,10 @@ def ratio(a, b):
 
 
 def fmt_ratio(r):
-    return "n/a" if r is None else "%.2fx" % r
+    if r is None:
+        return "n/a"
+    # Near 1, two decimals would hide which side of a "<= 1.0x" target a ratio falls on.
+    return ("%.3fx" if 0.98 <= r <= 1.02 else "%.2fx") % r
 
 
 def load(path):
@@ -133,30 +136,34 @@ def main():
     md.append("### Read-side lock+unlock, empty body\n")
     md.append("ns per pair: median of %d interleaved runs (one process each, threads pinned), "
               "thread CPU time per pair averaged over the threads, min-max of the runs in "
-              "brackets; wall-clock figures are in the CSV (`ns_wall`). Instructions per pair: "
+              "brackets; wall-clock figures are in the CSV (`ns_wall`). *loop*: one pair per "
+              "loop iteration; *x8*: eight pairs per iteration (straight-line code, closer to "
+              "sections inlined in real code; a one-pair loop runs faster when it fits in one "
+              "64-byte block, which says more about the layout than about the design). Every "
+              "measured loop starts on a 64-byte boundary. Instructions per pair: "
               "`valgrind --tool=callgrind --toggle-collect=rs_loop_<design>` over one call of "
-              "the measured loop; *net* subtracts the empty loop's %s instructions per "
+              "the one-pair loop; *net* subtracts the empty loop's %s instructions per "
               "iteration.\n" % (nruns, fmt(ir_empty)))
-    md.append("| design | ns/pair, 1 thread | ns/pair, 2 threads | vs liburcu inline (1 thr / 2 thr) "
-              "| instr/pair | net of loop |")
-    md.append("|---|---|---|---|---|---|")
+    md.append("| design | ns/pair, loop, 1 thread | loop, 2 threads | x8, 1 thread | x8, 2 threads "
+              "| vs liburcu inline (loop 1 / 2 thr, x8 1 / 2 thr) | instr/pair | net of loop |")
+    md.append("|---|---|---|---|---|---|---|---|")
     for d, desc in PAIR_ROWS + QS_ROWS:
         if d not in designs_present:
             continue
-        cells = []
-        for t in (1, 2):
-            lo, hi = spread(rows, ("pair", d, t, "ns_cpu"))
-            cells.append("%s (%s-%s)" % (fmt(ns(d, t)), fmt(lo), fmt(hi)) if lo is not None
-                         else "n/a")
+        cells, rats = [], []
         peer = "urcu-qsbr-qs" if d.endswith("-qs") else PEER
-        rat = "%s / %s" % (fmt_ratio(ratio(ns(d, 1), ns(peer, 1))),
-                           fmt_ratio(ratio(ns(d, 2), ns(peer, 2))))
-        if d == peer:
-            rat = "1 (peer)"
+        for b in ("pair", "pair_x8"):
+            for t in (1, 2):
+                lo, hi = spread(rows, (b, d, t, "ns_cpu"))
+                m = med(rows, (b, d, t, "ns_cpu"))
+                cells.append("%s (%s-%s)" % (fmt(m), fmt(lo), fmt(hi)) if lo is not None
+                             else "n/a")
+                rats.append(fmt_ratio(ratio(m, med(rows, (b, peer, t, "ns_cpu")))))
+        rat = "1 (peer)" if d == peer else "%s / %s, %s / %s" % tuple(rats)
         i = ir.get(d)
         net = i - ir_empty if i is not None and ir_empty is not None else None
-        md.append("| %s: %s | %s | %s | %s | %s | %s |"
-                  % (d, desc, cells[0], cells[1], rat, fmt(i), fmt(net)))
+        md.append("| %s: %s | %s | %s | %s | %s | %s | %s | %s |"
+                  % (d, desc, cells[0], cells[1], cells[2], cells[3], rat, fmt(i), fmt(net)))
     md.append("")
     md.append("The `-qs` rows are not lock+unlock: one QSBR quiescent-state report per iteration "
               "(the cost a QSBR reader actually pays, as often as it chooses); their ratio is "
@@ -227,10 +234,12 @@ def main():
                    ir.get(PEER) - ir_empty if ir.get(PEER) is not None and ir_empty is not None
                    else None),
                None if gnet is None else gnet <= 22))
-    for t in (1, 2):
-        r = ratio(ns("grace", t), ns(PEER, t))
-        tg.append(("grace default <= 1.0x liburcu inline, ns per pair, %d thread%s"
-                   % (t, "s" if t > 1 else ""), fmt_ratio(r), None if r is None else r <= 1.0))
+    for b, what in (("pair", "one-pair loop"), ("pair_x8", "x8 straight-line")):
+        for t in (1, 2):
+            r = ratio(med(rows, (b, "grace", t, "ns_cpu")), med(rows, (b, PEER, t, "ns_cpu")))
+            tg.append(("grace default <= 1.0x liburcu inline, ns per pair, %s, %d thread%s"
+                       % (what, t, "s" if t > 1 else ""), fmt_ratio(r),
+                       None if r is None else r <= 1.0))
     qi = ir.get("grace-qsbr")
     qnet = qi - ir_empty if qi is not None and ir_empty is not None else None
     tg.append(("grace qsbr read_lock+unlock: 0 instructions (net)", fmt(qnet),

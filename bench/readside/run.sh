@@ -47,7 +47,7 @@ py=/usr/bin/python3
 if [ $quick = 1 ]; then
   runs=3; sync_runs=3; pair_ms=20; sync_ms=150; sync_over_ms=400; iters=100000
 else
-  runs=7; sync_runs=5; pair_ms=30; sync_ms=250; sync_over_ms=700; iters=200000
+  runs=7; sync_runs=5; pair_ms=25; sync_ms=250; sync_over_ms=700; iters=200000
 fi
 sync_max=20000
 
@@ -67,10 +67,10 @@ sym() { "$bin" list | awk -F'\t' -v d="$1" '$1 == d { print $2 }'; }
 pair_one() { # run threads
   local d
   for d in "${designs[@]}"; do
-    "$bin" pair --design "$d" --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
+    "$bin" pair --x8 --design "$d" --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
   done
-  GRACE_NO_MEMBARRIER=1 "$bin" pair --design grace --as grace-fence --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
-  "$sbin" pair --design grace --as grace-static --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
+  GRACE_NO_MEMBARRIER=1 "$bin" pair --x8 --design grace --as grace-fence --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
+  "$sbin" pair --x8 --design grace --as grace-static --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
 }
 
 echo "machine,$(uname -r),$(nproc),0,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
