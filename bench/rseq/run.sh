@@ -9,7 +9,7 @@
 # Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
 #   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build/bench
 # Writes DIR/rseq.csv (rows: bench,design,threads,run,metric,value,unit), DIR/rseq.md (markdown
-# fragment) and DIR/rseq.png. DIR defaults to $GRACE_BUILD/results. About 20 s (--quick: 8 s).
+# fragment) and DIR/rseq.png. DIR defaults to $GRACE_BUILD/results. About 25 s (--quick: 8 s).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +39,7 @@ fi
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
-if [ $quick = 1 ]; then runs=3; ms=40; else runs=7; ms=100; fi
+if [ $quick = 1 ]; then runs=3; ms=30; else runs=7; ms=80; fi
 csv=$out/rseq.csv
 echo "bench,design,threads,run,metric,value,unit" >"$csv"
 load0=$(cut -d' ' -f1 /proc/loadavg)

@@ -32,8 +32,9 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 bin=$build/bench/srcu/srcu_bench
-if [ ! -x "$bin" ]; then
-  echo "run.sh: $bin not found; build first:" >&2
+abin=$build/bench/srcu/srcu_bench_a64 # same source, functions and loops 64-byte aligned
+if [ ! -x "$bin" ] || [ ! -x "$abin" ]; then
+  echo "run.sh: $bin or $abin not found; build first:" >&2
   echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C ${GRACE_BUILD:-build/bench}" >&2
   exit 1
 fi
@@ -50,8 +51,11 @@ mode=$("$bin" list | sed -n 's/^# srcu mode: //p')
 echo "srcu: $runs interleaved rounds of lock+unlock pairs, $ms ms each (mode: $mode)" >&2
 for run in $(seq 1 $runs); do
   for t in 1 2 8; do
-    for d in srcu rcu srcu-atomic srcu-getcpu srcu-deref rcu-deref; do
+    for d in srcu rcu srcu-atomic srcu-getcpu rseq-floor srcu-deref rcu-deref; do
       "$bin" pair --design $d --threads $t --ms $ms --run "$run" >>"$csv"
+    done
+    for d in srcu rcu rseq-floor; do
+      "$abin" pair --design $d --as "$d@a64" --threads $t --ms $ms --run "$run" >>"$csv"
     done
     # The library's fallback modes (chosen at start-up): atomic counters without rseq, and
     # reader fences without membarrier. Both take the out-of-line path.

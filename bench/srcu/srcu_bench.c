@@ -9,6 +9,8 @@
  *          srcu-atomic  the srcu algorithm, same domain and counters, with lock xadd instead
  *                       of rseq (CPU number still read from the rseq area)
  *          srcu-getcpu  the same with sched_getcpu() + lock xadd (no rseq at all)
+ *          rseq-floor   only the pair's two rseq critical sections, domain words hoisted
+ *                       (a decomposition of srcu's cost, not a usable reader)
  *          srcu-deref, rcu-deref  a minimal real section: srcu_dereference / rcu_dereference of
  *                       a global pointer and one load through it
  *       Threads are pinned round-robin to the CPUs of the affinity mask: with more threads
@@ -114,6 +116,27 @@ static BENCH_NOINLINE void loop_srcu_atomic(uint64_t n)
 		ATOMIC_PAIR(grace__rseq_cpu());
 }
 
+/* The floor of the design: the two rseq critical sections of a pair on the domain's own
+ * counters, with the domain's words hoisted out of the loop (no loads of the srcu_struct, no
+ * misuse checks, no wake-up check). Not a usable reader: a decomposition of srcu's cost. */
+static BENCH_NOINLINE void loop_rseq_floor(uint64_t n)
+{
+#if GRACE__RSEQ_OPS
+	uint64_t rn = dom.rseq_n;
+	uint64_t *l = dom.cur, *u = l + 2; /* unlock[idx] is two words after lock[idx] */
+
+	for (uint64_t i = 0; i < n; i++) {
+		while (grace__rseq_inc_line(rn, l, 0) != 0) {
+		}
+		BENCH_CLOBBER();
+		while (grace__rseq_inc_line(rn, u, 1) != 0) {
+		}
+	}
+#else
+	(void)n;
+#endif
+}
+
 static inline int getcpu0(void)
 {
 	int c = sched_getcpu();
@@ -137,6 +160,7 @@ static const struct design designs[] = {
 	{ "rcu", loop_rcu, 0 },
 	{ "srcu-atomic", loop_srcu_atomic, 1 },
 	{ "srcu-getcpu", loop_srcu_getcpu, 1 },
+	{ "rseq-floor", loop_rseq_floor, 1 },
 	{ "srcu-deref", loop_srcu_deref_v, 0 },
 	{ "rcu-deref", loop_rcu_deref_v, 0 },
 };
