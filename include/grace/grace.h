@@ -5,6 +5,12 @@
 #include <grace/version.h>
 #include <grace/pointer.h>
 #include <grace/diag.h>
+#include <grace/engine.h>
 #include <grace/rcu.h>
 #include <grace/qsbr.h>
+#include <grace/srcu.h>
+#include <grace/list.h>
+#include <grace/hlist.h>
+#include <grace/hash.h>
+#include <grace/idr.h>
 #endif

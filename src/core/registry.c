@@ -166,7 +166,7 @@ void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r)
 
 void grace__registry_after_fork(struct grace__registry *reg, struct grace__reader *self)
 {
-	pthread_mutex_init(&reg->lock, NULL);
+	/* The lock was taken in the prepare handler and released by the caller. */
 	reg->head = NULL;
 	reg->nthreads = 0;
 	reg->futex = 0;

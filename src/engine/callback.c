@@ -57,6 +57,7 @@
 #define DEFAULT_HARD 100000u
 #define DEFAULT_PERIOD_US 10000u
 #define DEFAULT_MIN_GAP_US 50u
+#define HARD_WAIT_NS 1000000000ull /* longest wait of one call_* at the hard limit */
 
 enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2 };
 
@@ -567,7 +568,23 @@ static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *
 		return;
 	grace_fetch_add(&d->waits, 1u, __ATOMIC_RELAXED);
 	int tok = d->ops->enter_wait(call);
+	uint64_t t0 = grace__now_ns();
 	for (;;) {
+		/*
+		 * Bounded: if this thread holds a lock that a reader waits for inside its section,
+		 * the grace period cannot end while we wait here. After HARD_WAIT_NS, say so once
+		 * and let the call return (memory then grows by one callback per call and second
+		 * per such thread, instead of a silent deadlock).
+		 */
+		if (grace__now_ns() - t0 > HARD_WAIT_NS) {
+			static uint32_t warned;
+			if (!grace_xchg(&warned, 1u, __ATOMIC_RELAXED))
+				grace__warn("%s: %lld callbacks pending, past the hard limit for 1 s: "
+					    "a reader may be stalled, or blocked on a lock this thread "
+					    "holds; continuing without waiting for it", call,
+					    (long long)domain_backlog(d));
+			break;
+		}
 		uint32_t p = grace_load_acquire(&d->progress);
 		grace_fetch_add(&d->progress_waiters, 1u, __ATOMIC_SEQ_CST);
 		/* seq_cst: the waiter count before the re-check (pairs with the worker's seq_cst
@@ -793,18 +810,20 @@ void grace__cb_atfork_parent(void)
 
 void grace__cb_atfork_child(void)
 {
-	/* The child has no workers: they restart on the next call_*, start_poll or barrier. */
+	/* The locks taken in prepare belong to this thread: release them. barrier_lock was not
+	 * taken (a barrier may have been waiting in another thread): re-initialise it. The child
+	 * has no workers: they restart on the next call_*, start_poll or barrier. */
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		for (unsigned int i = 0; i < d->ncpu; i++)
-			pthread_mutex_init(&d->q[i].lock, NULL);
-		d->progress_waiters = 0;
+			pthread_mutex_unlock(&d->q[i].lock);
 		for (unsigned int i = 0; i < d->nworkers; i++) {
 			d->w[i].started = 0;
 			d->w[i].sleeping = AWAKE;
 		}
-		pthread_mutex_init(&d->start_lock, NULL);
+		d->progress_waiters = 0;
+		pthread_mutex_unlock(&d->start_lock);
 		pthread_mutex_init(&d->barrier_lock, NULL);
 		d->barrier_done = 0;
 	}
-	pthread_mutex_init(&all_lock, NULL);
+	pthread_mutex_unlock(&all_lock);
 }

@@ -192,7 +192,9 @@ void grace__memb_unlock_slow(void)
 		/* Fallback, outermost unlock. Fence: the section's accesses before the store
 		 * (pairs with the updater's acquire scan and its barrier B). */
 		grace_smp_mb();
-		grace_store_relaxed(&r->ctr, c - 1);
+		/* Release as well: in TSan mode the fences are invisible to the sanitizer, and the
+		 * release/acquire pair with the scan is what shows it the happens-before edge. */
+		grace_store_release(&r->ctr, c - 1);
 		/* Fence: the store before the load of waiter (pairs with barrier W). */
 		grace_smp_mb();
 	} else {
@@ -261,6 +263,8 @@ void grace__memb_atfork_parent(void)
 void grace__memb_atfork_child(void)
 {
 	struct grace__reader *r = &grace__memb_reader;
+	/* This thread took the registry lock in prepare: release it, then prune the list. */
+	pthread_mutex_unlock(&memb_registry.lock);
 	grace__registry_after_fork(&memb_registry, (r->flags & GRACE__F_REGISTERED) ? r : NULL);
 	grace__gp_reset_after_fork(&grace__memb_gp);
 }

@@ -224,6 +224,7 @@ void grace__qsbr_atfork_parent(void)
 void grace__qsbr_atfork_child(void)
 {
 	struct grace__reader *r = &grace__qsbr_reader;
+	pthread_mutex_unlock(&qsbr_registry.lock); /* taken by this thread in prepare */
 	grace__registry_after_fork(&qsbr_registry, (r->flags & GRACE__F_REGISTERED) ? r : NULL);
 	grace__gp_reset_after_fork(&grace__qsbr_gp);
 }
