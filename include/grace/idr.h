@@ -69,6 +69,10 @@ struct grace_flavor_ops {
 GRACE_API extern const struct grace_flavor_ops grace_flavor_rcu;
 /* QSBR (call_qsbr, synchronize_qsbr, qsbr_barrier). */
 GRACE_API extern const struct grace_flavor_ops grace_flavor_qsbr;
+struct srcu_struct;
+/* Fill *ops for readers of the srcu domain ssp (call_srcu, synchronize_srcu, srcu_barrier);
+ * the domain must outlive every structure that uses ops. */
+GRACE_API void grace_flavor_ops_srcu(struct grace_flavor_ops *ops, struct srcu_struct *ssp);
 #endif
 
 /* Default and largest number of IDs a registry can hold (max_ids). */

@@ -5,6 +5,7 @@
  */
 #include <grace/rcu.h>
 #include <grace/qsbr.h>
+#include <grace/srcu.h>
 #include <grace/idr.h>
 
 static void rcu_call_op(void *ctx, struct rcu_head *head, rcu_callback_t func)
@@ -50,3 +51,27 @@ GRACE_API const struct grace_flavor_ops grace_flavor_rcu = {
 GRACE_API const struct grace_flavor_ops grace_flavor_qsbr = {
 	"qsbr", qsbr_call_op, qsbr_sync_op, qsbr_barrier_op, NULL,
 };
+
+static void srcu_call_op(void *ctx, struct rcu_head *head, rcu_callback_t func)
+{
+	grace_srcu_call((struct srcu_struct *)ctx, head, func);
+}
+
+static void srcu_sync_op(void *ctx)
+{
+	grace_srcu_synchronize((struct srcu_struct *)ctx);
+}
+
+static void srcu_barrier_op(void *ctx)
+{
+	grace_srcu_barrier((struct srcu_struct *)ctx);
+}
+
+void grace_flavor_ops_srcu(struct grace_flavor_ops *ops, struct srcu_struct *ssp)
+{
+	ops->name = "srcu";
+	ops->call = srcu_call_op;
+	ops->synchronize = srcu_sync_op;
+	ops->barrier = srcu_barrier_op;
+	ops->ctx = ssp;
+}

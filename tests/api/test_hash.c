@@ -327,11 +327,56 @@ TEST(automatic_resize)
 
 enum { NPERM = 400, NTRANS = 400 };
 
+enum { RCU, QSBR, SRCU };
+
 struct conc {
 	struct grace_hash *ht;
-	int qsbr, churn, stop, failed;
+	int flavor, churn, stop, failed;
 	unsigned long lookups, iterations, updates, resizes;
 };
+
+/* The readers' flavor; the table itself only sees struct grace_flavor_ops. */
+static DEFINE_SRCU(test_srcu);
+
+static int rd_lock(struct conc *c)
+{
+	if (c->flavor == QSBR) {
+		qsbr_read_lock();
+		return 0;
+	}
+	if (c->flavor == SRCU)
+		return srcu_read_lock(&test_srcu);
+	rcu_read_lock();
+	return 0;
+}
+
+static void rd_unlock(struct conc *c, int idx)
+{
+	if (c->flavor == QSBR)
+		qsbr_read_unlock();
+	else if (c->flavor == SRCU)
+		srcu_read_unlock(&test_srcu, idx);
+	else
+		rcu_read_unlock();
+}
+
+static void rd_quiescent(struct conc *c)
+{
+	if (c->flavor == QSBR)
+		qsbr_quiescent_state();
+}
+
+static void rd_register(struct conc *c)
+{
+	if (c->flavor == QSBR)
+		qsbr_register_thread();
+}
+
+static void rd_unregister(struct conc *c)
+{
+	if (c->flavor == QSBR)
+		qsbr_unregister_thread();
+}
 
 static void fail(struct conc *c, const char *what, long v)
 {
@@ -355,13 +400,9 @@ static void *reader(void *arg)
 	unsigned long n = 0, iters = 0;
 	unsigned char *seen = (unsigned char *)malloc(NPERM);
 	REQUIRE(seen);
-	if (c->qsbr)
-		qsbr_register_thread();
+	rd_register(c);
 	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
-		if (c->qsbr)
-			qsbr_read_lock();
-		else
-			rcu_read_lock();
+		int rdx = rd_lock(c);
 		for (int i = 0; i < 100; i++) {
 			uint64_t k = xorshift(&rnd) % (NPERM + NTRANS);
 			struct obj *o;
@@ -393,15 +434,10 @@ static void *reader(void *arg)
 					: r == -2 ? "iteration saw a key twice" : "iteration missed a key", r);
 			iters++;
 		}
-		if (c->qsbr) {
-			qsbr_read_unlock();
-			qsbr_quiescent_state();
-		} else {
-			rcu_read_unlock();
-		}
+		rd_unlock(c, rdx);
+		rd_quiescent(c);
 	}
-	if (c->qsbr)
-		qsbr_unregister_thread();
+	rd_unregister(c);
 	free(seen);
 	__atomic_fetch_add(&c->lookups, n, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->iterations, iters, __ATOMIC_RELAXED);
@@ -416,17 +452,13 @@ static void *slow_iterator(void *arg)
 	unsigned char *seen = (unsigned char *)malloc(NPERM);
 	unsigned long iters = 0;
 	REQUIRE(seen);
-	if (c->qsbr)
-		qsbr_register_thread();
+	rd_register(c);
 	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
 		struct grace_hash_iter it;
 		struct grace_hash_node *n;
 		long count = 0;
 		memset(seen, 0, NPERM);
-		if (c->qsbr)
-			qsbr_read_lock();
-		else
-			rcu_read_lock();
+		int rdx = rd_lock(c);
 		grace_hash_for_each_rcu(c->ht, it, n) {
 			struct obj *o = container_of(n, struct obj, hn);
 			if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != LIVE)
@@ -440,16 +472,11 @@ static void *slow_iterator(void *arg)
 		for (uint64_t k = 0; k < NPERM; k++)
 			if (!seen[k])
 				fail(c, "slow iteration missed a key", (long)k);
-		if (c->qsbr) {
-			qsbr_read_unlock();
-			qsbr_quiescent_state();
-		} else {
-			rcu_read_unlock();
-		}
+		rd_unlock(c, rdx);
+		rd_quiescent(c);
 		iters++;
 	}
-	if (c->qsbr)
-		qsbr_unregister_thread();
+	rd_unregister(c);
 	free(seen);
 	__atomic_fetch_add(&c->iterations, iters, __ATOMIC_RELAXED);
 	return NULL;
@@ -474,8 +501,7 @@ static void *updater(void *arg)
 	unsigned long n = 0;
 	unsigned char present[NTRANS / 2];
 	memset(present, 0, sizeof(present));
-	if (c->qsbr)
-		qsbr_register_thread();
+	rd_register(c);
 	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
 		unsigned i = (unsigned)(xorshift(&rnd) % (NTRANS / 2));
 		uint64_t k = NPERM + 2 * i + (uint64_t)ua->index;
@@ -484,16 +510,10 @@ static void *updater(void *arg)
 			 * one. Two updaters may race for the same key: the loser gets -ENOENT. */
 			uint64_t pk = xorshift(&rnd) % NPERM;
 			struct obj *o = obj_new(pk);
-			if (c->qsbr)
-				qsbr_read_lock();
-			else
-				rcu_read_lock();
+			int rdx = rd_lock(c);
 			struct grace_hash_node *old = grace_hash_lookup(c->ht, &pk);
 			int r = old ? grace_hash_replace(c->ht, old, &o->hn) : -ENOENT;
-			if (c->qsbr)
-				qsbr_read_unlock();
-			else
-				rcu_read_unlock();
+			rd_unlock(c, rdx);
 			if (r != 0)
 				free(o);
 		} else if (!present[i]) {
@@ -510,23 +530,15 @@ static void *updater(void *arg)
 			present[i] = 0;
 		}
 		/* Whatever the resize phase, the table now holds k exactly when present[i]. */
-		if (c->qsbr)
-			qsbr_read_lock();
-		else
-			rcu_read_lock();
+		int rdx = rd_lock(c);
 		struct obj *f = find(c->ht, k);
 		if ((f != NULL) != (present[i] != 0))
 			upd_fail(c, present[i] ? "own key not found" : "deleted key still found", k);
-		if (c->qsbr) {
-			qsbr_read_unlock();
-			qsbr_quiescent_state();
-		} else {
-			rcu_read_unlock();
-		}
+		rd_unlock(c, rdx);
+		rd_quiescent(c);
 		n++;
 	}
-	if (c->qsbr)
-		qsbr_unregister_thread();
+	rd_unregister(c);
 	__atomic_fetch_add(&c->updates, n, __ATOMIC_RELAXED);
 	return NULL;
 }
@@ -547,17 +559,20 @@ static void *resizer(void *arg)
 	return NULL;
 }
 
-static void run_concurrent(int qsbr, int churn, unsigned ms)
+static void run_concurrent(int flavor, int churn, unsigned ms)
 {
+	static struct grace_flavor_ops srcu_ops;
 	struct conc c;
-	struct grace_hash_params p = params(hash_key, qsbr ? &grace_flavor_qsbr : &grace_flavor_rcu);
+	grace_flavor_ops_srcu(&srcu_ops, &test_srcu);
+	struct grace_hash_params p = params(hash_key, flavor == QSBR ? &grace_flavor_qsbr
+						      : flavor == SRCU ? &srcu_ops : &grace_flavor_rcu);
 	pthread_t r[3], w[2], z;
 	struct upd_arg ua[2];
 	memset(&c, 0, sizeof(c));
 	p.init_buckets = 512;
 	p.min_buckets = 64;
 	p.nlocks = 4;
-	c.qsbr = qsbr;
+	c.flavor = flavor;
 	c.churn = churn;
 	if (churn)
 		p.init_buckets = 2048;
@@ -586,7 +601,7 @@ static void run_concurrent(int qsbr, int churn, unsigned ms)
 	grace_hash_get_stats(c.ht, &st);
 	printf("  %s%s: %lu lookups, %lu iterations, %lu updates, %lu resizes (%llu doublings, "
 	       "%llu halvings, %llu unzip passes), %zu entries\n",
-	       qsbr ? "qsbr" : "rcu", churn ? " churn" : "", c.lookups, c.iterations, c.updates,
+	       flavor == QSBR ? "qsbr" : flavor == SRCU ? "srcu" : "rcu", churn ? " churn" : "", c.lookups, c.iterations, c.updates,
 	       c.resizes, (unsigned long long)st.grows, (unsigned long long)st.shrinks,
 	       (unsigned long long)st.unzip_passes, st.count);
 	REQUIRE(!c.failed);
@@ -595,18 +610,24 @@ static void run_concurrent(int qsbr, int churn, unsigned ms)
 
 TEST(concurrent_resize_rcu)
 {
-	run_concurrent(0, 0, test_ms(1000));
+	run_concurrent(RCU, 0, test_ms(1000));
 }
 
 TEST(concurrent_resize_qsbr)
 {
-	run_concurrent(1, 0, test_ms(1000));
+	run_concurrent(QSBR, 0, test_ms(1000));
+}
+
+/* srcu readers: the table gets call_srcu/synchronize_srcu/srcu_barrier through its ops. */
+TEST(concurrent_resize_srcu)
+{
+	run_concurrent(SRCU, 0, test_ms(700));
 }
 
 /* Updaters racing with halvings: many builds of zipped chain pairs per second. */
 TEST(concurrent_shrink_churn)
 {
-	run_concurrent(0, 1, test_ms(1000));
+	run_concurrent(RCU, 1, test_ms(1000));
 }
 
 /* Automatic resizing under load: updaters swing the population up and down. */
