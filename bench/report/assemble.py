@@ -64,6 +64,16 @@ def main():
         ["load average at start", a.load_start or "n/a"],
         ["load average at end", m["load"]],
     ], align="ll"))
+    try:
+        busy = float((a.load_start or "").split()[0]) > 0.5 * (m["cores"] or 1)
+    except (ValueError, IndexError):
+        busy = False
+    if busy:
+        md.append("\n> **The machine was busy while the report ran** (load average %s at the "
+                  "start, on %s cores): other work took CPU time from the benchmarks, so "
+                  "wall-clock figures are disturbed. Sections that can say which of their "
+                  "figures are affected do so; re-run on a quiet machine before quoting "
+                  "absolute numbers or scaling.\n" % (a.load_start, m["cores"]))
     md.append("\nOn a machine with %s cores, thread counts above %s are oversubscribed. "
               "Figures are medians of repeated runs with the designs interleaved; compare "
               "ratios measured in the same run, not absolute numbers across runs. A load "
