@@ -26,6 +26,7 @@ import platform
 import re
 import statistics
 import subprocess
+import textwrap
 import time
 
 import matplotlib
@@ -310,12 +311,22 @@ def line_plot(path, series, xlabel, ylabel, title, logx=False, logy=False, symlo
     fig, ax = _new_fig(width, height)
     _draw(ax, series, labels or {}, logx, logy, symlogx, xticks, xticklabels, shade_from,
           shade_label, ylim, title, xlabel, ylabel, legend_loc)
-    if subtitle:
-        fig.text(0.5, 0.005, subtitle, ha="center", va="bottom", fontsize=7.5, color="#555555")
-    fig.tight_layout(rect=(0, 0.03 if subtitle else 0, 1, 1))
+    bottom = _subtitle(fig, subtitle, width, height)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _subtitle(fig, text, width, height):
+    """Small grey note under the axes, wrapped to the figure's width; returns the fraction of
+    the figure's height it takes (the bottom margin to leave for it)."""
+    if not text:
+        return 0.0
+    lines = textwrap.wrap(text, max(40, int(width * 17)))
+    fig.text(0.5, 0.005, "\n".join(lines), ha="center", va="bottom", fontsize=7.5,
+             color="#555555")
+    return min(0.3, (0.012 + 0.0155 * len(lines)) * 4.6 / height)
 
 
 def panels_plot(path, panels, xlabel, ylabel, title, logx=False, logy=False, symlogx=None,
@@ -338,9 +349,8 @@ def panels_plot(path, panels, xlabel, ylabel, title, logx=False, logy=False, sym
         if i:
             ax.tick_params(labelleft=True)
     fig.suptitle(title, fontsize=11.5)
-    if subtitle:
-        fig.text(0.5, 0.005, subtitle, ha="center", va="bottom", fontsize=7.5, color="#555555")
-    fig.tight_layout(rect=(0, 0.03 if subtitle else 0, 1, 1))
+    bottom = _subtitle(fig, subtitle, width, height)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
