@@ -610,24 +610,24 @@ static void run_concurrent(int flavor, int churn, unsigned ms)
 
 TEST(concurrent_resize_rcu)
 {
-	run_concurrent(RCU, 0, test_ms(1000));
+	run_concurrent(RCU, 0, test_ms(700));
 }
 
 TEST(concurrent_resize_qsbr)
 {
-	run_concurrent(QSBR, 0, test_ms(1000));
+	run_concurrent(QSBR, 0, test_ms(700));
 }
 
 /* srcu readers: the table gets call_srcu/synchronize_srcu/srcu_barrier through its ops. */
 TEST(concurrent_resize_srcu)
 {
-	run_concurrent(SRCU, 0, test_ms(700));
+	run_concurrent(SRCU, 0, test_ms(500));
 }
 
 /* Updaters racing with halvings: many builds of zipped chain pairs per second. */
 TEST(concurrent_shrink_churn)
 {
-	run_concurrent(RCU, 1, test_ms(1000));
+	run_concurrent(RCU, 1, test_ms(700));
 }
 
 /* Automatic resizing under load: updaters swing the population up and down. */
@@ -671,7 +671,7 @@ TEST(automatic_resize_under_load)
 		CHECK(grace_hash_add(s.ht, &obj_new(k)->hn, &k) == 0);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&r[i], NULL, swing_reader, &s);
-	uint64_t t_end = gt_now_ns() + (uint64_t)test_ms(1000) * 1000000ull;
+	uint64_t t_end = gt_now_ns() + (uint64_t)test_ms(700) * 1000000ull;
 	int rounds = 0;
 	while (gt_now_ns() < t_end) {
 		for (uint64_t k = 1000; k < 9000; k++)
