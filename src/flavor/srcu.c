@@ -276,6 +276,21 @@ static void wait_idx(struct grace__srcu_state *st, unsigned int k, unsigned int 
 	grace_store_relaxed(&st->futex, 0u);
 }
 
+/* F: new readers use index idx & 1 from now on. Driver only. */
+static void srcu_flip(struct grace__srcu_state *st, uint32_t idx)
+{
+	struct srcu_struct *ssp = st->ssp;
+
+	/* Relaxed: the scans' soundness does not depend on when readers see it (Claim 2); it only
+	 * steers new readers away from the index S2 drains. */
+	grace_store_relaxed(&ssp->idx, idx);
+	/* Full fence: idx before the load of fast (store-buffering with srcu_publish()). */
+	grace_smp_mb();
+	/* Acquire/release: a reader that sees this cur sees the rseq_n published before fast. */
+	if (grace_load_acquire(&ssp->fast))
+		grace_store_release(&ssp->cur, &st->cpus[0].lock[idx & 1u]);
+}
+
 static void srcu_wait_readers(struct grace__gp *gp, unsigned int flags)
 {
 	struct grace__srcu_state *st = (struct grace__srcu_state *)gp->flavor;
@@ -289,11 +304,7 @@ static void srcu_wait_readers(struct grace__gp *gp, unsigned int flags)
 	grace__heavy_barrier();
 	idx = grace_load_relaxed(&ssp->idx); /* only the driver writes it */
 	wait_idx(st, (idx + 1) & 1u, flags); /* S1: stragglers of the previous flip */
-	/* F. Relaxed: the scans' soundness does not depend on when readers see it (Claim 2);
-	 * it only steers new readers away from the index S2 drains. */
-	grace_store_relaxed(&ssp->idx, idx + 1);
-	if (ssp->cur) /* the inline path's copy: &lock[new index] */
-		grace_store_relaxed(&ssp->cur, &st->cpus[0].lock[(idx + 1) & 1u]);
+	srcu_flip(st, idx + 1);               /* F */
 	wait_idx(st, idx & 1u, flags);       /* S2 */
 }
 
@@ -363,14 +374,22 @@ static void srcu_publish(struct srcu_struct *ssp, struct grace__srcu_state *st)
 	if (!srcu_fast || off != (intptr_t)(int32_t)off)
 		return;
 	grace_store_relaxed(&ssp->rseq_n, GRACE__RSEQ_PACK(off, st->ncpus));
-	/* Under drive_lock: a grace period of a DEFINE_SRCU() domain may already run (its state
-	 * is visible before this), and its flip must not interleave with the choice of cur. */
-	pthread_mutex_lock(&st->gp.drive_lock);
 	/* Release: the zeroed counters and rseq_n before `fast` and `cur` (pairs with the readers'
-	 * GRACE__SRCU_LOAD of them: TSO order on x86, acquire elsewhere). */
+	 * GRACE__SRCU_LOAD of them: TSO order on x86, acquire elsewhere; and with the driver's
+	 * acquire load of `fast` in srcu_flip()). */
 	grace_store_release(&ssp->fast, st->cpus);
-	grace_store_release(&ssp->cur, &st->cpus[0].lock[grace_load_relaxed(&ssp->idx) & 1u]);
-	pthread_mutex_unlock(&st->gp.drive_lock);
+	/*
+	 * A grace period of a DEFINE_SRCU() domain may already run (its state was visible before
+	 * this): its flip and this choice of `cur` must not leave `cur` on the old index. Store-
+	 * buffering with srcu_flip(): this side stores fast, fences, reads idx; the driver stores
+	 * idx, fences, reads fast. Either this side reads the new idx, or the driver sees fast and
+	 * stores cur itself (then the exchange below fails, or the driver's store lands after it).
+	 * Getting it wrong would only slow that grace period (readers on the index it drains), never
+	 * make it unsafe; the exchange keeps srcu_read_lock() from ever blocking here.
+	 */
+	grace_smp_mb();
+	uint64_t *want = &st->cpus[0].lock[grace_load_relaxed(&ssp->idx) & 1u], *none = NULL;
+	grace_cmpxchg(&ssp->cur, &none, want, __ATOMIC_RELEASE);
 }
 
 int grace_srcu_init(struct srcu_struct *ssp)
