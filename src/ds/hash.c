@@ -29,11 +29,12 @@
  * empty). Readers of the old array in bucket i see extra nodes of class j (skipped: their hash
  * differs; iteration filters them); readers of old bucket j see their chain unchanged.
  * Updaters of a stripe not yet zipped work on the old array as usual (the zip sees their
- * result). Updaters of a zipped stripe keep the pair consistent: an insertion at the head of
- * old chain i also becomes future[i]; one at the head of old chain j also becomes the target of
- * the zip link (the last node of class i, or future[i] if chain i is empty); deletions and
- * replacements redirect every link to the node reachable from old heads i and j and future[i]
- * (relink_all). Then, all stripes locked, the new array is published and the old one retired
+ * result). Updaters of a zipped stripe keep the pair consistent: an insertion goes to the
+ * head of its old chain, and every other link of the pair that pointed to that chain's first
+ * node (future[i]; for chain j the zip link, or old head i and future[i] once chain i holds no
+ * node of its class) is redirected to the new node, whose next is that first node
+ * (zipped_insert); deletions and replacements redirect every link to the node reachable from
+ * old heads i and j and future[i] (relink_all). Then, all stripes locked, the new array is published and the old one retired
  * through ops->call. Appending never removes a path, so consecutive halvings need no grace
  * period in between.
  *
@@ -68,7 +69,9 @@
  * unzip step on A's chain, which removes a run of B nodes. p is live, so it left CA by an unzip
  * step of an earlier pass, and every pass is followed by a grace period before the next one:
  * every reader that could have seen p in CA has finished. Nodes never re-enter CA (insertions
- * add new nodes at the head; redirections only shorten paths). Hence one step per pair per pass,
+ * add new nodes at the head; redirections only shorten paths). A reader standing on a node
+ * deleted meanwhile follows its frozen next, which was in CA when the node was deleted: the
+ * same argument applies from that moment. Hence one step per pair per pass,
  * a grace period between passes, and the pair's alternation count drops by one per step;
  * concurrent insertions (at a head, class-pure) and deletions (merging runs) never increase it,
  * so the passes end; when a pass finds every pair clean the table is STABLE again.
@@ -76,11 +79,12 @@
  * both point to s0): deletion and replacement therefore walk both chains of the pair and
  * redirect every link to the node (relink_all), so no reader starting later can reach it.
  *
- * Locks and callbacks. Updaters hold one stripe lock at a time and never call into the flavor
- * (call_rcu) or user code other than match() while holding it, except match() (which must not
- * block on the table). The resizer takes stripes in index order. Resizing in the background runs
- * as a chain of flavor callbacks (one step per grace period): a callback never waits for a
- * grace period, it only takes the stripe locks briefly.
+ * Locks and callbacks. Updaters hold one stripe lock at a time, and while holding it call no
+ * user code but match() (which must not use the table) and never the flavor (call_rcu may wait
+ * at its hard limit for callbacks, one of which may be a resize step that needs the lock). The
+ * resizer takes stripes in index order. Resizing in the background runs as a chain of flavor
+ * callbacks (one step per grace period): a callback never waits for a grace period, it only
+ * takes the stripe locks briefly.
  */
 #include <errno.h>
 #include <pthread.h>
