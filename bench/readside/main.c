@@ -65,10 +65,11 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: readside_bench list\n"
-		"       readside_bench pair  --design D [--threads T] [--ms M] [--run K] [--no-pin] [--as NAME] [--x8]\n"
+		"       readside_bench pair  --design D [--threads T] [--ms M] [--run K] [--no-pin]\n"
+		"                            [--as NAME] [--x8]\n"
 		"       readside_bench count --design D [--iters N]\n"
-		"       readside_bench sync  --design D [--readers R] [--ms M] [--max N] [--run K] [--no-pin] [--as NAME]\n"
-		"                            [--raw FILE]\n"
+		"       readside_bench sync  --design D [--readers R] [--ms M] [--max N] [--run K] [--no-pin]\n"
+		"                            [--as NAME] [--raw FILE]\n"
 		"       (--header: print the CSV header first)\n");
 	exit(2);
 }
@@ -91,7 +92,7 @@ static void xpthread_create(pthread_t *th, void *(*fn)(void *), void *arg)
 	}
 }
 
-/* ---- pair: ns per lock+unlock pair ------------------------------------------------------------ */
+/* ---- pair: ns per lock+unlock pair ---------------------------------------------------------- */
 
 struct pair_ctx {
 	const struct rs_design *d;
@@ -195,7 +196,7 @@ static int cmd_pair(const struct rs_design *d, const char *as, int argc, char **
 	return 0;
 }
 
-/* ---- count: a fixed number of pairs in this thread (for callgrind) ---------------------------- */
+/* ---- count: a fixed number of pairs in this thread (for callgrind) -------------------------- */
 
 static int cmd_count(const struct rs_design *d, const char *as, int argc, char **argv)
 {
@@ -208,7 +209,7 @@ static int cmd_count(const struct rs_design *d, const char *as, int argc, char *
 	return 0;
 }
 
-/* ---- sync: synchronize latency with R busy readers -------------------------------------------- */
+/* ---- sync: synchronize latency with R busy readers ------------------------------------------ */
 
 struct sync_ctx {
 	const struct rs_design *d;

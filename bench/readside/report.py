@@ -2,7 +2,8 @@
 """Turn readside.csv (and the raw synchronize samples) into readside.md and readside.png.
 
 Called by bench/readside/run.sh; run it again by hand to re-render without re-measuring:
-    /usr/bin/python3 bench/readside/report.py --csv DIR/readside.csv --raw DIR/readside-raw --out DIR
+    /usr/bin/python3 bench/readside/report.py --csv DIR/readside.csv --raw DIR/readside-raw \
+        --out DIR
 """
 import argparse
 import csv
@@ -110,6 +111,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cpu", default="")
     ap.add_argument("--cmd", default="bench/readside/run.sh")
+    ap.add_argument("--build-type", default="?")
+    ap.add_argument("--urcu", default="?", help="liburcu version")
     a = ap.parse_args()
 
     rows, meta = load(a.csv)
@@ -127,11 +130,11 @@ def main():
 
     md = []
     md.append("## Read side: lock+unlock cost and synchronize latency\n")
-    md.append("Command: `%s` (build: RelWithDebInfo, `-O2`). Machine: %s, %s CPUs, Linux %s; "
+    md.append("Command: `%s` (CMake build type %s). Machine: %s, %s CPUs, Linux %s; "
               "load average %s before, %s after; %s s in all. Peer: Debian's liburcu %s.\n"
-              % (a.cmd, a.cpu or "?", meta.get("nproc", "?"), meta.get("kernel", "?"),
-                 meta.get(("load1", "0"), "?"), meta.get(("load1", "1"), "?"),
-                 meta.get(("elapsed_s", "0"), "?"), "0.13 (liburcu-dev)"))
+              % (a.cmd, a.build_type, a.cpu or "?", meta.get("nproc", "?"),
+                 meta.get("kernel", "?"), meta.get(("load1", "0"), "?"),
+                 meta.get(("load1", "1"), "?"), meta.get(("elapsed_s", "0"), "?"), a.urcu))
 
     md.append("### Read-side lock+unlock, empty body\n")
     md.append("ns per pair: median of %d interleaved runs (one process each, threads pinned), "

@@ -10,7 +10,8 @@
 #   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build/bench
 # Writes DIR/readside.csv (rows: bench,design,threads,run,metric,value,unit), DIR/readside.md (a
 # markdown fragment: tables of medians and ratios) and DIR/readside.png. DIR defaults to
-# $GRACE_BUILD/results. About 60 s on an idle 2-CPU machine, up to 90 s under load (--quick: 20-30 s).
+# $GRACE_BUILD/results. About 60 s on an idle 2-CPU machine, up to 90 s under load (--quick:
+# 20-40 s).
 # Read side: 7 runs per design (--quick: 3); synchronize: 5 runs per scenario (--quick: 3).
 set -euo pipefail
 
@@ -37,7 +38,8 @@ sbin=$build/bench/readside/readside_bench_static
 for b in "$bin" "$sbin"; do
   if [ ! -x "$b" ]; then
     echo "run.sh: $b not found; build first:" >&2
-    echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C ${GRACE_BUILD:-build/bench}" >&2
+    echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -DCMAKE_BUILD_TYPE=RelWithDebInfo" >&2
+    echo "  cmake --build ${GRACE_BUILD:-build/bench}" >&2
     exit 1
   fi
 done
@@ -69,8 +71,10 @@ pair_one() { # run threads
   for d in "${designs[@]}"; do
     "$bin" pair --x8 --design "$d" --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
   done
-  GRACE_NO_MEMBARRIER=1 "$bin" pair --x8 --design grace --as grace-fence --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
-  "$sbin" pair --x8 --design grace --as grace-static --threads "$2" --ms $pair_ms --run "$1" >>"$csv"
+  GRACE_NO_MEMBARRIER=1 "$bin" pair --x8 --design grace --as grace-fence --threads "$2" \
+    --ms $pair_ms --run "$1" >>"$csv"
+  "$sbin" pair --x8 --design grace --as grace-static --threads "$2" --ms $pair_ms --run "$1" \
+    >>"$csv"
 }
 
 echo "machine,$(uname -r),$(nproc),0,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
@@ -98,7 +102,8 @@ count_one() { # name-in-csv binary design [env...]
     echo "run.sh: callgrind failed for $as (see $raw/callgrind.$as.log)" >&2
     return 0
   fi
-  awk -v as="$as" -v n=$iters '/^totals:/ { printf "instr,%s,1,0,ir_per_pair,%.4f,instr\n", as, $2 / n }' \
+  awk -v as="$as" -v n=$iters \
+    '/^totals:/ { printf "instr,%s,1,0,ir_per_pair,%.4f,instr\n", as, $2 / n }' \
     "$f" >>"$csv"
 }
 if command -v valgrind >/dev/null; then
@@ -139,7 +144,10 @@ echo "readside: ... $((SECONDS - t0)) s" >&2
 echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
 echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
 
-"$py" "$here/report.py" --csv "$csv" --raw "$raw" --out "$out" \
+btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+urcu_v=$(pkg-config --modversion liburcu-memb 2>/dev/null || echo "?")
+"$py" "$here/report.py" --csv "$csv" --raw "$raw" --out "$out" --build-type "${btype:-?}" \
+  --urcu "$urcu_v" \
   --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
   --cmd "bench/readside/run.sh$([ $quick = 1 ] && echo ' --quick')"
 echo "readside: wrote $csv, $out/readside.md, $out/readside.png" >&2
