@@ -6,6 +6,7 @@
 #include <grace/pointer.h>
 #include <grace/diag.h>
 #include <grace/engine.h>
+#include <grace/flavor.h>
 #include <grace/rcu.h>
 #include <grace/qsbr.h>
 #include <grace/srcu.h>

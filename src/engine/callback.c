@@ -245,14 +245,30 @@ static void marker_fn(struct rcu_head *h)
 	grace__futex_wake(&d->barrier_done, INT_MAX);
 }
 
-/* Invoke a FIFO list; returns the number of real callbacks (markers excluded). */
-static uint64_t invoke(struct cbq *q, struct rcu_head *l)
+/* Publish q->invoked += n and wake threads waiting for progress. Release: the callbacks ran
+ * before anyone who reads the count with acquire (barrier users via pending counts, the
+ * hard-limit waiters, stats). */
+static void publish_invoked(struct grace__cbdom *d, struct cbq *q, uint64_t n)
+{
+	if (!n)
+		return;
+	grace_store_release(&q->invoked, q->invoked + n);
+	grace_fetch_add(&d->progress, 1u, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&d->progress_waiters, __ATOMIC_SEQ_CST))
+		grace__futex_wake(&d->progress, INT_MAX);
+}
+
+/* Invoke a FIFO list. The count of the callbacks ahead of a barrier marker is published before
+ * the marker signals, so a thread that returns from the barrier sees them counted. */
+static void invoke(struct grace__cbdom *d, struct cbq *q, struct rcu_head *l)
 {
 	uint64_t n = 0;
 	in_callback = 1;
 	while (l) {
 		struct rcu_head *nx = l->next;
 		if (l == &q->marker) {
+			publish_invoked(d, q, n);
+			n = 0;
 			marker_fn(l);
 		} else {
 			l->func(l);
@@ -261,7 +277,7 @@ static uint64_t invoke(struct cbq *q, struct rcu_head *l)
 		l = nx;
 	}
 	in_callback = 0;
-	return n;
+	publish_invoked(d, q, n);
 }
 
 static bool worker_has_work(struct worker *w, bool only_urgent)
@@ -365,15 +381,8 @@ static void *worker_main(void *arg)
 			}
 			pthread_mutex_unlock(&q->lock);
 
-			if (ready) {
-				uint64_t n = invoke(q, ready);
-				/* Release: the callbacks ran before a waiter sees the count (hard limit
-				 * waiters and stats read it with acquire). */
-				grace_store_release(&q->invoked, q->invoked + n);
-				grace_fetch_add(&d->progress, 1u, __ATOMIC_SEQ_CST);
-				if (__atomic_load_n(&d->progress_waiters, __ATOMIC_SEQ_CST))
-					grace__futex_wake(&d->progress, INT_MAX);
-			}
+			if (ready)
+				invoke(d, q, ready);
 		}
 
 		uint64_t req = grace_load_relaxed(&d->gp_req);

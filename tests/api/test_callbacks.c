@@ -56,6 +56,10 @@ TEST(barrier_counts_several_threads)
 		pthread_join(t[i], NULL);
 	rcu_barrier();
 	CHECK_MSG(mt_invoked == 80000, "posted 80000, invoked %lu", mt_invoked);
+	/* The engine's own count agrees as soon as the barrier returns. */
+	struct grace_cb_stats st;
+	grace_rcu_callback_stats(&st);
+	CHECK_MSG(st.pending == 0, "pending %llu after rcu_barrier", (unsigned long long)st.pending);
 }
 
 static unsigned long chain_invoked;
