@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: MIT
+# The Promela model of the default flavor (memb.pml), checked with spin by check.sh: the protocol
+# must hold and every deliberately broken variant must be caught. The model does not depend on
+# the build, so it runs in the release configuration only (the debug and sanitizer builds
+# would repeat the same check); check.sh --full is the deeper run (about 1 GB, minutes).
+find_program(GRACE_SPIN spin)
+if(GRACE_SPIN AND NOT GRACE_DEBUG AND NOT GRACE_SANITIZE AND NOT GRACE_TSAN)
+  add_test(NAME model_memb COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check.sh --quick)
+  set_tests_properties(model_memb PROPERTIES TIMEOUT 600 LABELS quick)
+  add_test(NAME model_memb_full COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check.sh --full)
+  set_tests_properties(model_memb_full PROPERTIES TIMEOUT 3600 LABELS long)
+endif()
