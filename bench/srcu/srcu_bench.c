@@ -122,14 +122,14 @@ static BENCH_NOINLINE void loop_srcu_atomic(uint64_t n)
 static BENCH_NOINLINE void loop_rseq_floor(uint64_t n)
 {
 #if GRACE__RSEQ_OPS
-	uint64_t rn = dom.rseq_n;
+	struct grace__rseq_ref ref = dom.rseq;
 	uint64_t *l = dom.cur, *u = l + 2; /* unlock[idx] is two words after lock[idx] */
 
 	for (uint64_t i = 0; i < n; i++) {
-		while (grace__rseq_inc_line(rn, l, 0) != 0) {
+		while (grace__rseq_inc_line(&ref, l, 0) != 0) {
 		}
 		BENCH_CLOBBER();
-		while (grace__rseq_inc_line(rn, u, 1) != 0) {
+		while (grace__rseq_inc_line(&ref, u, 1) != 0) {
 		}
 	}
 #else

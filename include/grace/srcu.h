@@ -46,13 +46,13 @@ struct grace__srcu_state; /* src/flavor/srcu.c */
 /*
  * A domain. Treat as opaque. One cache line, read by every reader; written at set-up, once per
  * grace period (cur, idx) and while an updater sleeps (waiting). The inline read side loads
- * three words of it: cur (lock) or fast (unlock), rseq_n, and waiting (unlock).
+ * three words of it: cur (lock) or fast (unlock), rseq, and waiting (unlock).
  */
 struct srcu_struct {
 	uint64_t *cur;                /* &fast[0].lock[idx & 1]: what srcu_read_lock increments;
 				       * NULL when the inline fast path is off (fallback modes) */
 	struct grace__srcu_cpu *fast; /* per-CPU counters, when the inline fast path is on */
-	uint64_t rseq_n;              /* GRACE__RSEQ_PACK(rseq area offset, per-CPU slots) */
+	struct grace__rseq_ref rseq;  /* the rseq area's thread-pointer offset and the slot count */
 	uint32_t idx;                 /* bit 0: the index new readers use */
 	uint32_t waiting;             /* bit i: an updater sleeps until index i drains */
 	struct grace__srcu_state *state;
@@ -66,7 +66,7 @@ struct srcu_struct {
 #define GRACE__SRCU_MAGIC_DEAD 0x53524344u   /* cleanup_srcu_struct() done */
 
 /* Static initialiser (C and C++): the domain allocates its counters on first use. */
-#define GRACE_SRCU_INITIALIZER { 0, 0, 0, 0, 0, 0, GRACE__SRCU_MAGIC_STATIC, 0, { 0, 0 } }
+#define GRACE_SRCU_INITIALIZER { 0, 0, { 0, 0 }, 0, 0, 0, GRACE__SRCU_MAGIC_STATIC, 0, { 0, 0 } }
 /* Define a domain with static storage duration: no init_srcu_struct() needed. */
 #define DEFINE_SRCU(name) struct srcu_struct name = GRACE_SRCU_INITIALIZER
 #define DEFINE_STATIC_SRCU(name) static struct srcu_struct name = GRACE_SRCU_INITIALIZER
@@ -82,10 +82,10 @@ GRACE_API int grace__srcu_dbg_held(const struct srcu_struct *ssp);
 GRACE_API GRACE_NORETURN void grace__srcu_deref_outside(const char *file, int line);
 
 /*
- * Loads of `cur` and `fast` for the inline paths. Once either is non-NULL, rseq_n is valid: the
+ * Loads of `cur` and `fast` for the inline paths. Once either is non-NULL, `rseq` is valid: the
  * domain stores it before them with release. On x86 loads are not reordered, so plain loads
- * suffice; elsewhere acquire loads order the read of rseq_n after them (a wrong rseq_n would make
- * the critical section store into another thread-local word).
+ * suffice; elsewhere acquire loads order the reads of `rseq` after them (a wrong offset would
+ * make the critical section store into another thread-local word).
  */
 #if GRACE_ARCH_TSO
 #define GRACE__SRCU_LOAD(p) grace_load_relaxed(p)
@@ -131,7 +131,7 @@ GRACE_INLINE int grace_srcu_read_lock(struct srcu_struct *ssp)
 	/* One rseq critical section: lock[idx] of the current CPU += 1. cur points at lock[idx]
 	 * of CPU 0's line (16-byte aligned), so bit 3 of its address is idx. */
 	if (GRACE_LIKELY(cur != NULL) &&
-	    GRACE_LIKELY(grace__rseq_inc_line(grace_load_relaxed(&ssp->rseq_n), cur, 0) == 0)) {
+	    GRACE_LIKELY(grace__rseq_inc_line(&ssp->rseq, cur, 0) == 0)) {
 		/*
 		 * Compiler barrier (the asm above is one too): the section's accesses stay after
 		 * the increment. The CPU order comes from the updater's membarrier (barrier M in
@@ -166,8 +166,7 @@ GRACE_INLINE void grace_srcu_read_unlock(struct srcu_struct *ssp, int idx)
 	 * store is a release).
 	 */
 	if (GRACE_LIKELY(pc != NULL && (unsigned int)idx < 2u) &&
-	    GRACE_LIKELY(grace__rseq_inc_line(grace_load_relaxed(&ssp->rseq_n), &pc->unlock[idx],
-					      1) == 0)) {
+	    GRACE_LIKELY(grace__rseq_inc_line(&ssp->rseq, &pc->unlock[idx], 1) == 0)) {
 		/*
 		 * Compiler barrier: the load of `waiting` stays after the increment. The CPU's
 		 * store->load order comes from the updater's membarrier between setting `waiting`

@@ -286,7 +286,7 @@ static void srcu_flip(struct grace__srcu_state *st, uint32_t idx)
 	grace_store_relaxed(&ssp->idx, idx);
 	/* Full fence: idx before the load of fast (store-buffering with srcu_publish()). */
 	grace_smp_mb();
-	/* Acquire/release: a reader that sees this cur sees the rseq_n published before fast. */
+	/* Acquire/release: a reader that sees this cur sees the `rseq` published before fast. */
 	if (grace_load_acquire(&ssp->fast))
 		grace_store_release(&ssp->cur, &st->cpus[0].lock[idx & 1u]);
 }
@@ -369,12 +369,13 @@ static void srcu_publish(struct srcu_struct *ssp, struct grace__srcu_state *st)
 	intptr_t off = grace__rseq_tp_offset();
 
 	grace_store_relaxed(&ssp->ncpus, st->ncpus);
-	/* The packed form holds a 32-bit offset (it is a few kB in practice: the area lives in
-	 * the thread control block or the static TLS block); otherwise stay on the slow path. */
+	/* `rseq` holds a 32-bit offset (a few kB in practice: the area lives in the thread control
+	 * block or the static TLS block); otherwise stay on the slow path. */
 	if (!srcu_fast || off != (intptr_t)(int32_t)off)
 		return;
-	grace_store_relaxed(&ssp->rseq_n, GRACE__RSEQ_PACK(off, st->ncpus));
-	/* Release: the zeroed counters and rseq_n before `fast` and `cur` (pairs with the readers'
+	grace_store_relaxed(&ssp->rseq.off, (int32_t)off);
+	grace_store_relaxed(&ssp->rseq.bound, st->ncpus);
+	/* Release: the zeroed counters and `rseq` before `fast` and `cur` (pairs with the readers'
 	 * GRACE__SRCU_LOAD of them: TSO order on x86, acquire elsewhere; and with the driver's
 	 * acquire load of `fast` in srcu_flip()). */
 	grace_store_release(&ssp->fast, st->cpus);
@@ -404,7 +405,8 @@ int grace_srcu_init(struct srcu_struct *ssp)
 		return -ENOMEM;
 	ssp->cur = NULL;
 	ssp->fast = NULL;
-	ssp->rseq_n = 0;
+	ssp->rseq.off = 0;
+	ssp->rseq.bound = 0;
 	ssp->idx = 0;
 	ssp->waiting = 0;
 	ssp->ncpus = 0;
@@ -792,7 +794,8 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 	srcu_unlink(st);
 	grace_store_relaxed(&ssp->cur, (uint64_t *)NULL);
 	grace_store_relaxed(&ssp->fast, (struct grace__srcu_cpu *)NULL);
-	grace_store_relaxed(&ssp->rseq_n, (uint64_t)0);
+	grace_store_relaxed(&ssp->rseq.bound, 0u);
+	grace_store_relaxed(&ssp->rseq.off, 0);
 	grace_store_relaxed(&ssp->ncpus, 0u);
 	grace_store_relaxed(&ssp->waiting, 0u);
 	grace_store_release(&ssp->state, (struct grace__srcu_state *)NULL);

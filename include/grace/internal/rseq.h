@@ -85,9 +85,11 @@ struct grace__rseq_abi {
 #define GRACE__RSEQ_OPS 0
 #endif
 
-/* Pack the thread-pointer offset of the rseq area and a slot count for grace__rseq_inc_line(). */
-#define GRACE__RSEQ_PACK(tpoff, nslots) \
-	(((uint64_t)(uint32_t)(int32_t)(tpoff) << 32) | (uint64_t)(uint32_t)(nslots))
+/* Where grace__rseq_inc_line() finds the rseq area and how many per-CPU slots it may touch. */
+struct grace__rseq_ref {
+	int32_t off;    /* the area's offset from the thread pointer: grace__rseq_tp_offset() */
+	uint32_t bound; /* per-CPU slots of the array (0: never commit) */
+};
 
 /* grace's own area (used when glibc registered none) and the delta to the area in use. */
 GRACE_API extern __thread struct grace__rseq_abi grace__rseq_own GRACE_TLS_IE;
@@ -245,85 +247,69 @@ aborted:
 /*
  * grace__rseq_inc_line() - one attempt at *(base + cpu * 64) += 1 on the current CPU, for arrays
  * of one cache line per CPU. The fastest form, for the srcu read side:
- *  - rseq_n = GRACE__RSEQ_PACK(grace__rseq_tp_offset(), nslots), cached by the caller next to
- *    its data: one load gives both the area's offset from the thread pointer (so the area is
- *    addressed %fs-relative, no global or GOT load) and the bound;
+ *  - ref (cached by the caller next to its data) gives the area's offset from the thread pointer,
+ *    so the area is addressed %fs-relative without loading a global or a GOT entry, and the
+ *    bound, compared straight from memory;
  *  - the CPU number is read inside the critical section (one load: a migration after it aborts
  *    the section), and the bound check also rejects a thread without a registration (cpu_id < 0
  *    is huge unsigned).
- * Returns 0 on commit, -1 otherwise (aborted, CPU >= nslots, no rseq): take the slow path.
- * The offset must come from grace__rseq_tp_offset() after grace__rseq_enabled() said yes: any
- * other value makes the section store into the wrong thread-local word.
+ * Returns 0 on commit, -1 otherwise (aborted, CPU >= bound, no rseq): take the slow path.
+ * ref->off must come from grace__rseq_tp_offset() after grace__rseq_enabled() said yes: any other
+ * value makes the section store into the wrong thread-local word.
  * release: the commit orders the thread's earlier accesses before it (aarch64 stlr).
  */
-GRACE_INLINE int grace__rseq_inc_line(uint64_t rseq_n, uint64_t *base, int release)
+GRACE_INLINE int grace__rseq_inc_line(const struct grace__rseq_ref *ref, uint64_t *base,
+				      int release)
 {
 #if defined(__x86_64__)
 	(void)release;
 	__asm__ __volatile__ goto(
 		GRACE__RSEQ_DESC
-		"movq %[rn], %%rdx\n\t"
-		"sarq $32, %%rdx\n\t"            /* the area's offset from %fs */
+		"movslq %[off], %%rdx\n\t"        /* the area's offset from %fs */
 		"leaq 3b(%%rip), %%rax\n\t"
 		"movq %%rax, %%fs:8(%%rdx)\n\t"   /* rseq_cs */
 		"1:\n\t"
 		"movl %%fs:4(%%rdx), %%eax\n\t"   /* cpu_id (zero-extends) */
-		"cmpl %k[rn], %%eax\n\t"          /* against the bound */
+		"cmpl %[bound], %%eax\n\t"
 		"jae 4f\n\t"
 		"shlq $6, %%rax\n\t"
 		"addq $1, (%[base], %%rax)\n\t"   /* commit */
 		"2:\n\t"
 		GRACE__RSEQ_ABORT("%l[aborted]")
 		:
-		: [rn] "r"(rseq_n), [base] "r"(base)
+		: [off] "m"(ref->off), [bound] "m"(ref->bound), [base] "r"(base)
 		: "memory", "cc", "rax", "rdx"
 		: aborted);
 #else
-	if (release) {
-		__asm__ __volatile__ goto(
-			GRACE__RSEQ_DESC
-			"mrs x16, tpidr_el0\n\t"
-			"add x16, x16, %[rn], asr #32\n\t"
-			"adrp x17, 3b\n\t"
-			"add x17, x17, :lo12:3b\n\t"
-			"str x17, [x16, #8]\n\t" /* rseq_cs */
-			"1:\n\t"
-			"ldr w17, [x16, #4]\n\t" /* cpu_id (zero-extends) */
-			"cmp w17, %w[rn]\n\t"
-			"b.hs 4f\n\t"
-			"add x17, %[base], x17, lsl #6\n\t"
-			"ldr x16, [x17]\n\t"
-			"add x16, x16, #1\n\t"
-			"stlr x16, [x17]\n\t" /* commit, store-release */
-			"2:\n\t"
-			GRACE__RSEQ_ABORT("%l[aborted]")
-			:
-			: [rn] "r"(rseq_n), [base] "r"(base)
-			: "memory", "cc", "x16", "x17"
-			: aborted);
-	} else {
-		__asm__ __volatile__ goto(
-			GRACE__RSEQ_DESC
-			"mrs x16, tpidr_el0\n\t"
-			"add x16, x16, %[rn], asr #32\n\t"
-			"adrp x17, 3b\n\t"
-			"add x17, x17, :lo12:3b\n\t"
-			"str x17, [x16, #8]\n\t"
-			"1:\n\t"
-			"ldr w17, [x16, #4]\n\t"
-			"cmp w17, %w[rn]\n\t"
-			"b.hs 4f\n\t"
-			"add x17, %[base], x17, lsl #6\n\t"
-			"ldr x16, [x17]\n\t"
-			"add x16, x16, #1\n\t"
-			"str x16, [x17]\n\t" /* commit */
-			"2:\n\t"
-			GRACE__RSEQ_ABORT("%l[aborted]")
-			:
-			: [rn] "r"(rseq_n), [base] "r"(base)
-			: "memory", "cc", "x16", "x17"
-			: aborted);
-	}
+#define GRACE__RSEQ_INC_LINE_ASM(commit)                                                   \
+	__asm__ __volatile__ goto(                                                         \
+		GRACE__RSEQ_DESC                                                           \
+		"ldrsw x17, [%[ref]]\n\t"                                                  \
+		"mrs x16, tpidr_el0\n\t"                                                   \
+		"add x16, x16, x17\n\t"                                                    \
+		"adrp x17, 3b\n\t"                                                         \
+		"add x17, x17, :lo12:3b\n\t"                                               \
+		"str x17, [x16, #8]\n\t" /* rseq_cs */                                     \
+		"1:\n\t"                                                                   \
+		"ldr w17, [x16, #4]\n\t" /* cpu_id (zero-extends) */                       \
+		"ldr w16, [%[ref], #4]\n\t" /* bound */                                    \
+		"cmp w17, w16\n\t"                                                         \
+		"b.hs 4f\n\t"                                                              \
+		"add x17, %[base], x17, lsl #6\n\t"                                        \
+		"ldr x16, [x17]\n\t"                                                       \
+		"add x16, x16, #1\n\t"                                                     \
+		commit " x16, [x17]\n\t" /* commit */                                      \
+		"2:\n\t"                                                                   \
+		GRACE__RSEQ_ABORT("%l[aborted]")                                           \
+		:                                                                          \
+		: [ref] "r"(ref), [base] "r"(base)                                         \
+		: "memory", "cc", "x16", "x17"                                             \
+		: aborted)
+	if (release)
+		GRACE__RSEQ_INC_LINE_ASM("stlr");
+	else
+		GRACE__RSEQ_INC_LINE_ASM("str");
+#undef GRACE__RSEQ_INC_LINE_ASM
 #endif
 	return 0;
 aborted:
