@@ -118,7 +118,9 @@ GRACE_API void grace_srcu_cleanup(struct srcu_struct *ssp);
  * Thread-safety: any thread, no registration. Context: never blocks; async-signal-safe once
  *   the domain is set up. The section itself may block or sleep (it then delays only the grace
  *   periods of ssp).
- * Cost: one rseq increment of a per-CPU counter, no atomic, no fence (see docs/figures/srcu.md).
+ * Cost: one rseq increment of a per-CPU counter, no atomic, no fence. A lock+unlock pair took
+ *   1.33 ns on the reference machine (AMD EPYC, x86-64): 1.3x-1.8x the default flavor depending on
+ *   code placement, 8.3x faster than the same algorithm with lock xadd (docs/figures/srcu.md).
  */
 GRACE_INLINE int grace_srcu_read_lock(struct srcu_struct *ssp)
 {

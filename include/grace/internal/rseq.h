@@ -125,8 +125,9 @@ GRACE_INLINE struct grace__rseq_abi *grace__rseq_area(void)
 
 /**
  * grace__rseq_cpu() - the CPU the calling thread runs on (it may move right after).
- * Cost: two loads and a branch with rseq; otherwise the registration attempt (once per thread)
- * or sched_getcpu().
+ * Cost: two loads and a branch with rseq (0.28 ns on the reference machine, against 1.75 ns for
+ * sched_getcpu() and 103 ns for the getcpu system call: docs/figures/srcu.md); otherwise the
+ * registration attempt (once per thread) or sched_getcpu().
  */
 GRACE_INLINE int grace__rseq_cpu(void)
 {
@@ -324,7 +325,8 @@ aborted:
  * Returns the CPU whose word was incremented, or -1 when the calling thread cannot use rseq
  * (then nothing was written: the caller updates its atomic fallback word instead).
  * Thread-safety: any thread; see the contract at the top. Context: never blocks; signal-safe.
- * Cost: about 10 instructions, no atomic, no fence (measured in bench/rseq: docs/figures/srcu.md).
+ * Cost: about 10 instructions, no atomic, no fence: 0.62 ns on the reference machine, against
+ * 6.9 ns for sched_getcpu() + lock xadd (bench/rseq, docs/figures/srcu.md).
  */
 GRACE_INLINE int grace__rseq_percpu_add_x(uint64_t *base, size_t stride, unsigned int nslots,
 					  uint64_t v, int release)
