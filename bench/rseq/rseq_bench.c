@@ -165,7 +165,7 @@ static void *worker_main(void *arg)
 		ops += batch;
 		t = bench_now_ns() - w0;
 		if (batch < 1000000 && t < w->ms * 50000)
-			batch *= 2; /* batches of well under 1 % of the run: clock reads do not count */
+			batch *= 2; /* batches << 1 % of the run: clock reads do not count */
 	} while (t < w->ms * 1000000);
 	w->ops = ops;
 	w->cpu_ns = bench_thread_cpu_ns() - t0;

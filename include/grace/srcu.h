@@ -269,19 +269,46 @@ GRACE_API const char *grace_srcu_mode(void);
 #endif
 
 /* Kernel-style names. */
-GRACE_INLINE int init_srcu_struct(struct srcu_struct *ssp) { return grace_srcu_init(ssp); }
-GRACE_INLINE void cleanup_srcu_struct(struct srcu_struct *ssp) { grace_srcu_cleanup(ssp); }
-GRACE_INLINE int srcu_read_lock(struct srcu_struct *ssp) { return grace_srcu_read_lock(ssp); }
-GRACE_INLINE void srcu_read_unlock(struct srcu_struct *ssp, int idx) { grace_srcu_read_unlock(ssp, idx); }
-GRACE_INLINE void synchronize_srcu(struct srcu_struct *ssp) { grace_srcu_synchronize(ssp); }
-GRACE_INLINE void synchronize_srcu_expedited(struct srcu_struct *ssp) { grace_srcu_synchronize_expedited(ssp); }
+GRACE_INLINE int init_srcu_struct(struct srcu_struct *ssp)
+{
+	return grace_srcu_init(ssp);
+}
+GRACE_INLINE void cleanup_srcu_struct(struct srcu_struct *ssp)
+{
+	grace_srcu_cleanup(ssp);
+}
+GRACE_INLINE int srcu_read_lock(struct srcu_struct *ssp)
+{
+	return grace_srcu_read_lock(ssp);
+}
+GRACE_INLINE void srcu_read_unlock(struct srcu_struct *ssp, int idx)
+{
+	grace_srcu_read_unlock(ssp, idx);
+}
+GRACE_INLINE void synchronize_srcu(struct srcu_struct *ssp)
+{
+	grace_srcu_synchronize(ssp);
+}
+GRACE_INLINE void synchronize_srcu_expedited(struct srcu_struct *ssp)
+{
+	grace_srcu_synchronize_expedited(ssp);
+}
 GRACE_INLINE void call_srcu(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
 {
 	grace_srcu_call(ssp, head, func);
 }
-GRACE_INLINE void srcu_barrier(struct srcu_struct *ssp) { grace_srcu_barrier(ssp); }
-GRACE_INLINE unsigned long get_state_synchronize_srcu(struct srcu_struct *ssp) { return grace_srcu_get_state(ssp); }
-GRACE_INLINE unsigned long start_poll_synchronize_srcu(struct srcu_struct *ssp) { return grace_srcu_start_poll(ssp); }
+GRACE_INLINE void srcu_barrier(struct srcu_struct *ssp)
+{
+	grace_srcu_barrier(ssp);
+}
+GRACE_INLINE unsigned long get_state_synchronize_srcu(struct srcu_struct *ssp)
+{
+	return grace_srcu_get_state(ssp);
+}
+GRACE_INLINE unsigned long start_poll_synchronize_srcu(struct srcu_struct *ssp)
+{
+	return grace_srcu_start_poll(ssp);
+}
 GRACE_INLINE bool poll_state_synchronize_srcu(struct srcu_struct *ssp, unsigned long c)
 {
 	return grace_srcu_poll_state(ssp, c);

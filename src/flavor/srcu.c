@@ -11,14 +11,14 @@
  * lock[i] + alock[i] and unlock[i] + aunlock[i].
  *
  * Reader. srcu_read_lock: i = idx & 1; lock[i]++ on the current CPU (one rseq commit, or an
- * atomic add); return i. (The inline path reads `cur` instead of idx: a pointer to CPU 0's
- * lock[i], which the flip updates together with idx; bit 3 of its address is i. A reader may see
- * idx and cur disagree for an instant around a flip: each reader uses one of them consistently,
- * and nothing below depends on which index a reader picks.) srcu_read_unlock(i): unlock[i]++ with release on the CPU it runs on
- * now (any CPU: the sums do not care where). In "fast" mode (membarrier available) the reader
- * executes no fence at all: only compiler barriers. In fence mode (no membarrier: old kernels,
- * seccomp, TSan, GRACE_NO_MEMBARRIER=1) it executes smp_mb after the lock increment (B) and
- * before the unlock increment (C).
+ * atomic add); return i. srcu_read_unlock(i): unlock[i]++ with release on the CPU it runs on now
+ * (any CPU: the sums do not care where). The inline path reads `cur` instead of idx: a pointer
+ * to CPU 0's lock[i], which the flip updates together with idx; bit 3 of its address is i. A
+ * reader may see idx and cur disagree for an instant around a flip: each reader uses one of them
+ * consistently, and nothing below depends on which index a reader picks. In "fast" mode
+ * (membarrier available) the reader executes no fence at all: only compiler barriers. In fence
+ * mode (no membarrier: old kernels, seccomp, TSan, GRACE_NO_MEMBARRIER=1) it executes smp_mb
+ * after the lock increment (B) and before the unlock increment (C).
  *
  * Grace period (srcu_wait_readers, run by the domain's single driver, see core/gp.c):
  *   M.  heavy barrier: membarrier(PRIVATE_EXPEDITED), smp_mb in fence mode.
@@ -106,7 +106,7 @@
 extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
 
 _Static_assert(sizeof(struct srcu_struct) == 64, "struct srcu_struct is one cache line");
-_Static_assert(sizeof(struct grace__srcu_cpu) == 64, "grace__rseq_inc_line() assumes 64-byte slots");
+_Static_assert(sizeof(struct grace__srcu_cpu) == 64, "grace__rseq_inc_line() needs 64-byte slots");
 
 #define SRCU_SLEEPING 1u
 #define SPIN_NS 20000ull
@@ -385,8 +385,8 @@ static void srcu_publish(struct srcu_struct *ssp, struct grace__srcu_state *st)
 	 * buffering with srcu_flip(): this side stores fast, fences, reads idx; the driver stores
 	 * idx, fences, reads fast. Either this side reads the new idx, or the driver sees fast and
 	 * stores cur itself (then the exchange below fails, or the driver's store lands after it).
-	 * Getting it wrong would only slow that grace period (readers on the index it drains), never
-	 * make it unsafe; the exchange keeps srcu_read_lock() from ever blocking here.
+	 * Getting it wrong would only slow that grace period (readers on the index it drains),
+	 * never make it unsafe; the exchange keeps srcu_read_lock() from ever blocking here.
 	 */
 	grace_smp_mb();
 	uint64_t *want = &st->cpus[0].lock[grace_load_relaxed(&ssp->idx) & 1u], *none = NULL;
@@ -463,8 +463,8 @@ int grace__srcu_read_lock_slow(struct srcu_struct *ssp)
 	struct grace__srcu_state *st = srcu_get(ssp, "srcu_read_lock");
 	unsigned int idx = grace_load_relaxed(&ssp->idx) & 1u;
 
-	if (!srcu_rseq || grace__rseq_percpu_add(&st->cpus[0].lock[idx],
-						 sizeof(struct grace__srcu_cpu), st->ncpus, 1) < 0) {
+	if (!srcu_rseq || grace__rseq_percpu_add(&st->cpus[0].lock[idx], sizeof(st->cpus[0]),
+						 st->ncpus, 1) < 0) {
 		/* No rseq in this thread: the atomic counter of the CPU it runs on (contract rule 1
 		 * of internal/rseq.h: never the rseq counter). */
 		unsigned int c = (unsigned int)grace__rseq_cpu() % st->ncpus;

@@ -270,8 +270,9 @@ int grace__rseq_percpu_add_slow(uint64_t *base, size_t stride, unsigned int nslo
 
 		if (cpu >= nslots)
 			return -1;
-		if (grace__rseq_add_on(rs, (uint64_t *)((char *)base + (size_t)cpu * stride), v, cpu,
-				       release) == 0)
+		uint64_t *p = (uint64_t *)((char *)base + (size_t)cpu * stride);
+
+		if (grace__rseq_add_on(rs, p, v, cpu, release) == 0)
 			return (int)cpu;
 		/* Aborted: preempted, migrated or signalled; the next attempt starts afresh. */
 		if ((int32_t)grace_load_relaxed(&rs->cpu_id) < 0)
@@ -326,7 +327,8 @@ void grace__rseq_list_init(struct grace__rseq_list *l)
 	l->ahead = NULL;
 	/* Without the membarrier command that aborts rseq critical sections, a list pushed with
 	 * rseq could be consumed only on its own CPU: keep it atomic for good. */
-	l->mode = (GRACE__RSEQ_OPS && rseq_mode != MODE_NONE && rseq_remote_ok) ? 0u : LIST_PERMANENT;
+	l->mode = (GRACE__RSEQ_OPS && rseq_mode != MODE_NONE && rseq_remote_ok) ? 0u
+										  : LIST_PERMANENT;
 	l->pad_ = 0;
 }
 
@@ -348,7 +350,9 @@ struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l)
 		grace_store_relaxed(&l->mode, LIST_DRAINING);
 		if (sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0) {
 			/* Registration lost (a fork child): register again once. */
-			if (sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0) != 0 ||
+			int reg = MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ;
+
+			if (sys_membarrier(reg, 0) != 0 ||
 			    sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0)
 				grace__fatal("grace__rseq_list_take",
 					     "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) failed "

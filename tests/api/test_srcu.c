@@ -251,7 +251,8 @@ TEST(straggler_on_inactive_index_is_waited_for)
 	if (__atomic_load_n(&d.waiting, __ATOMIC_SEQ_CST) & (1u << i))
 		grace__srcu_unlock_wake(&d);
 	pthread_join(s, NULL);
-	CHECK_MSG(!early, "synchronize_srcu returned while a reader on the inactive index was inside");
+	CHECK_MSG(!early, "synchronize_srcu returned while a reader on the inactive index "
+		  "was inside");
 	CHECK(h.sync_done);
 	cleanup_srcu_struct(&d);
 }
@@ -739,7 +740,8 @@ TEST(uninitialised_domain_is_reported)
 	char out[2048];
 	int st = gt_run_child(use_uninitialised, NULL, out, sizeof(out));
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
-	CHECK_MSG(strstr(out, "synchronize_srcu") && strstr(out, "not initialised"), "stderr: %s", out);
+	CHECK_MSG(strstr(out, "synchronize_srcu") && strstr(out, "not initialised"), "stderr: %s",
+		  out);
 }
 
 static void sync_inside_own_section(void *arg)
@@ -802,7 +804,8 @@ TEST(debug_checks)
 	CHECK_MSG(strstr(out, "synchronize_srcu") && strstr(out, "deadlock"), "stderr: %s", out);
 	st = gt_run_child(unlock_wrong_index, NULL, out, sizeof(out));
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
-	CHECK_MSG(strstr(out, "srcu_read_unlock") && strstr(out, "does not match"), "stderr: %s", out);
+	CHECK_MSG(strstr(out, "srcu_read_unlock") && strstr(out, "does not match"), "stderr: %s",
+		  out);
 	st = gt_run_child(deref_outside, NULL, out, sizeof(out));
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 	CHECK_MSG(strstr(out, "srcu_dereference") && strstr(out, "outside"), "stderr: %s", out);

@@ -290,7 +290,8 @@ static void *producer(void *p)
 		items[i].seq = i;
 		if (id == 0 && (i & 511) == 0)
 			pin_to((i >> 9) % online);
-		int c = grace__rseq_list_push(&lists[0].l, sizeof(struct plist), nlists, &items[i].h);
+		int c = grace__rseq_list_push(&lists[0].l, sizeof(struct plist), nlists,
+					      &items[i].h);
 		REQUIRE(c >= 0 && (unsigned int)c < nlists);
 	}
 	unpin();
@@ -317,10 +318,12 @@ TEST(list_push_take_and_local_pop_lose_nothing)
 	while (__atomic_load_n(&consumed, __ATOMIC_RELAXED) < NPROD * PER_PROD) {
 		unsigned int c = (unsigned int)(rounds % online);
 		struct rcu_head *h = NULL;
-		if ((rounds & 1) && pin_to(c) == 0 && grace__rseq_list_pop_local(&lists[c].l, c, &h) == 0) {
+		if ((rounds & 1) && pin_to(c) == 0 &&
+		    grace__rseq_list_pop_local(&lists[c].l, c, &h) == 0) {
 			local_ok++;
 			consume_chain(h);
-			consume_chain(__atomic_exchange_n(&lists[c].l.ahead, (struct rcu_head *)NULL,
+			struct rcu_head *none = NULL;
+			consume_chain(__atomic_exchange_n(&lists[c].l.ahead, none,
 							  __ATOMIC_ACQUIRE));
 		} else {
 			unpin();

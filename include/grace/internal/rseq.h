@@ -337,9 +337,10 @@ GRACE_INLINE int grace__rseq_percpu_add_x(uint64_t *base, size_t stride, unsigne
 
 	/* One attempt inline; retries (preempted, migrated, signalled), the thread's first
 	 * registration and the bound check's failure are handled out of line. */
+	uint64_t *p = (uint64_t *)((char *)base + (size_t)cpu * stride);
+
 	if (GRACE_LIKELY(cpu < nslots) &&
-	    GRACE_LIKELY(grace__rseq_add_on(rs, (uint64_t *)((char *)base + (size_t)cpu * stride), v,
-					    cpu, release) == 0)) {
+	    GRACE_LIKELY(grace__rseq_add_on(rs, p, v, cpu, release) == 0)) {
 		if ((int32_t)cpu < 0)
 			__builtin_unreachable(); /* CPU numbers are below nslots <= INT_MAX */
 		return (int)cpu;
