@@ -246,6 +246,41 @@ TEST(percpu_add_rejects_out_of_range_cpu)
 	CHECK(one == 0);
 }
 
+TEST(inc_line_hits_the_current_cpu_line_and_respects_the_bound)
+{
+#if GRACE__RSEQ_OPS
+	if (!grace__rseq_enabled() || !grace__rseq_thread_ready()) {
+		printf("  skipped (no rseq in this run)\n");
+		return;
+	}
+	unsigned int n = grace__rseq_nr_cpus();
+	struct slot *a = (struct slot *)aligned_alloc(64, n * sizeof(struct slot));
+	struct grace__rseq_ref ref = { (int32_t)grace__rseq_tp_offset(), n };
+	struct grace__rseq_ref none = { (int32_t)grace__rseq_tp_offset(), 0 };
+	memset(a, 0, n * sizeof(struct slot));
+	int hits = 0;
+	for (unsigned int c = 0; c < n && c < CPU_SETSIZE; c++) {
+		if (pin_to(c) != 0)
+			continue;
+		while (grace__rseq_inc_line(&ref, &a[0].rseq_ctr, (int)(c & 1)) != 0) {
+		} /* retry aborts */
+		CHECK_MSG(a[c].rseq_ctr == 1, "CPU %u: its line holds %llu", c,
+			  (unsigned long long)a[c].rseq_ctr);
+		CHECK(grace__rseq_inc_line(&none, &a[0].rseq_ctr, 0) == -1); /* bound 0: never */
+		CHECK(a[c].rseq_ctr == 1);
+		hits++;
+	}
+	unpin();
+	uint64_t sum = 0;
+	for (unsigned int c = 0; c < n; c++)
+		sum += a[c].rseq_ctr;
+	free(a);
+	CHECK(hits > 0 && sum == (uint64_t)hits);
+#else
+	printf("  skipped (no rseq operations in this build)\n");
+#endif
+}
+
 /* ---- lists ---- */
 
 struct item {
