@@ -278,24 +278,27 @@ def plot(out, rows, sync_stats, designs_present):
         return
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
     names = [d for d, _ in PAIR_ROWS if d in designs_present and d != "empty"]
-    width = 0.38
-    for k, t in enumerate((1, 2)):
+    width = 0.2
+    variants = [("pair", 1, "loop, 1 thread", "tab:blue", ""), ("pair", 2, "loop, 2 threads",
+                "tab:orange", ""), ("pair_x8", 1, "x8, 1 thread", "tab:blue", "//"),
+                ("pair_x8", 2, "x8, 2 threads", "tab:orange", "//")]
+    for k, (b, t, label, color, hatch) in enumerate(variants):
         meds, lo, hi = [], [], []
         for d in names:
-            v = rows.get(("pair", d, t, "ns_cpu"), [])
+            v = rows.get((b, d, t, "ns_cpu"), [])
             m = statistics.median(v) if v else float("nan")
             meds.append(m)
             lo.append(m - min(v) if v else 0)
             hi.append(max(v) - m if v else 0)
-        xs = [i + (k - 0.5) * width for i in range(len(names))]
-        ax1.bar(xs, meds, width, yerr=[lo, hi], capsize=3,
-                label="%d thread%s" % (t, "s" if t > 1 else ""))
+        xs = [i + (k - 1.5) * width for i in range(len(names))]
+        ax1.bar(xs, meds, width, yerr=[lo, hi], capsize=2, color=color, hatch=hatch,
+                edgecolor="black", linewidth=0.4, label=label)
     ax1.set_xticks(range(len(names)))
     ax1.set_xticklabels(names, rotation=30, ha="right")
     ax1.set_yscale("log")
     ax1.set_ylabel("ns per lock+unlock pair (median, min-max)")
     ax1.set_title("Read-side lock+unlock, empty body")
-    ax1.legend()
+    ax1.legend(loc="upper left", fontsize=8)
     ax1.grid(axis="y", which="both", alpha=0.3)
 
     scen = [(0, "0 readers"), (1, "1 reader"), (8, "8 readers\n(oversubscribed)")]
