@@ -52,13 +52,20 @@ GRACE_INLINE void grace_qsbr_quiescent_state(void)
 	/* Acquire: accesses after this quiescent state see everything the updater published
 	 * before advancing the counter (pairs with the release store in qsbr_gp_start()). */
 	uint64_t g = grace_load_acquire(&grace__qsbr_gp_ctr.v);
+	uint64_t c = grace_load_relaxed(&r->ctr);
 
-	if (GRACE_UNLIKELY(grace_load_relaxed(&r->ctr) == 0))
-		grace__qsbr_misuse("qsbr_quiescent_state", "thread is offline or not registered");
 #if GRACE__DEBUG
 	if (GRACE_UNLIKELY(r->dbg_nest))
 		grace__qsbr_misuse("qsbr_quiescent_state", "called inside qsbr_read_lock()");
 #endif
+	/* Already reported for this grace period: nothing to publish, and no updater waits for
+	 * this thread (it flags only readers whose ctr differs from the current counter, and
+	 * re-reads ctr after barrier W). The next grace period waits for the next store, whose
+	 * release covers everything before it. g is never 0, so c == g also means online. */
+	if (GRACE_LIKELY(c == g))
+		return;
+	if (GRACE_UNLIKELY(c == 0))
+		grace__qsbr_misuse("qsbr_quiescent_state", "thread is offline or not registered");
 	/* Release: every access of the thread before this point is complete before an updater
 	 * sees the new counter (pairs with the acquire load in qsbr_holds_gp()). */
 	grace_store_release(&r->ctr, g);

@@ -72,15 +72,16 @@ GRACE_INLINE void grace_rcu_read_lock(void)
 GRACE_INLINE void grace_rcu_read_unlock(void)
 {
 	struct grace__reader *r = &grace__memb_reader;
-	uint64_t c = grace_load_relaxed(&r->ctr);
+	/* One subtraction serves both the test and the store. */
+	uint64_t c = grace_load_relaxed(&r->ctr) - 1;
 
-	if (GRACE_LIKELY((c & GRACE__R_LOW) == 1)) {
+	if (GRACE_LIKELY((c & GRACE__R_LOW) == 0)) {
 		/*
 		 * Outermost unlock: store-release, so the section's accesses are complete before an
 		 * updater can see the thread quiescent. Pairs with the acquire load of ctr in the
 		 * updater's scan (src/flavor/memb.c, memb_holds_gp()).
 		 */
-		grace_store_release(&r->ctr, c - 1);
+		grace_store_release(&r->ctr, c);
 		/*
 		 * Compiler barrier: the waiter load stays after the store. Store->load order on the
 		 * CPU comes from the updater's membarrier between setting waiter and re-reading ctr
@@ -89,8 +90,10 @@ GRACE_INLINE void grace_rcu_read_unlock(void)
 		grace_barrier();
 		if (GRACE_UNLIKELY(grace_load_relaxed(&r->waiter)))
 			grace__memb_unlock_wake();
-	} else if (GRACE_LIKELY((c & GRACE__R_LOW) - 2 < GRACE__R_NEST_MASK - 1)) {
-		grace_store_relaxed(&r->ctr, c - 1); /* nested: depth 2..0xffff, no flags */
+	} else if (GRACE_LIKELY((c & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
+		/* Nested: depth 2..0x8000 before the decrement, no flags. Underflow (unlock without
+		 * lock) borrows into SLOW and takes the slow path. */
+		grace_store_relaxed(&r->ctr, c);
 	} else {
 		grace__memb_unlock_slow(); /* fence fallback, or unlock without lock */
 	}

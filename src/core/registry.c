@@ -51,7 +51,12 @@ void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 	if (reg->head)
 		reg->head->prev = r;
 	reg->head = r;
-	reg->nthreads++;
+	grace_store_relaxed(&reg->nthreads, reg->nthreads + 1);
+	/* Full fence: the count before any read-side access of the new reader. Pairs with the
+	 * fence after seq_start (core/gp.c) that precedes grace__registry_alone()'s load: with
+	 * full fences on both sides (store-buffering), either the driver sees the new thread or
+	 * the thread's first section sees the removal (see memb_wait_readers()). */
+	grace_smp_mb();
 	pthread_mutex_unlock(&reg->lock);
 }
 
@@ -65,8 +70,14 @@ void grace__registry_del(struct grace__registry *reg, struct grace__reader *r)
 	if (r->next)
 		r->next->prev = r->prev;
 	r->next = r->prev = NULL;
-	reg->nthreads--;
+	grace_store_relaxed(&reg->nthreads, reg->nthreads - 1);
 	pthread_mutex_unlock(&reg->lock);
+}
+
+bool grace__registry_alone(struct grace__registry *reg, bool self_alone)
+{
+	unsigned long n = grace_load_relaxed(&reg->nthreads);
+	return n == 0 || (n == 1 && self_alone);
 }
 
 /* Count readers holding cur. Acquire loads: pair with the readers' release stores of a
@@ -109,8 +120,8 @@ void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned lo
 	if (count_holders(reg, cur) == 0)
 		goto out;
 	t0 = grace__now_ns();
-	for (;;) {
-		for (unsigned int i = 0; i < 64; i++)
+	for (unsigned int spins = 1;; spins = spins < 64 ? spins * 2 : 64) {
+		for (unsigned int i = 0; i < spins; i++)
 			grace_cpu_relax();
 		if (count_holders(reg, cur) == 0)
 			goto out;

@@ -31,6 +31,9 @@ void grace__registry_init(struct grace__registry *reg, bool (*holds)(uint64_t, u
 			  const char *flavor);
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r);
 void grace__registry_del(struct grace__registry *reg, struct grace__reader *r);
+/* Is no thread registered, or only the caller (self_alone: it is registered and quiescent)?
+ * Lock-free; the caller provides a full fence before it (see memb.c). */
+bool grace__registry_alone(struct grace__registry *reg, bool self_alone);
 /* Wait until no registered reader holds `cur`. cookie/expedited only shape spinning and reports. */
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
 			  bool expedited);

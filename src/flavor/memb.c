@@ -79,6 +79,19 @@ static inline uint64_t memb_rest(void)
 
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 {
+	/*
+	 * Idle fast path: no registered thread but, at most, the driver itself outside any
+	 * section, so nothing to wait for and no membarrier. A thread that registers meanwhile
+	 * executes a full fence after adding itself (registry_add) and before its first section;
+	 * the driver executed one after seq_start (core/gp.c) before reading the count. Chained
+	 * with the updater's fence before its snapshot (core/gp.c argument (1)), that is a
+	 * store-buffering cycle with full fences everywhere: either the count read here includes
+	 * the new thread, or the thread's first section sees the removal.
+	 */
+	if (grace__registry_alone(&memb_registry,
+				  (grace__memb_reader.flags & GRACE__F_REGISTERED) &&
+				  !(grace_load_relaxed(&grace__memb_reader.ctr) & GRACE__R_NEST_MASK)))
+		return;
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
 	 * lock store (smp_mb in the fallback, memb_lock_slow). */
 	grace__heavy_barrier();
