@@ -21,9 +21,10 @@
  * queuing thread waits (for a grace period and the invocations it allows) before returning,
  * so pending callbacks never exceed about hard x CPUs (+ 32 per thread queuing at that moment,
  * the check being amortised over 32 calls; + the callbacks of threads that queue from inside a
- * read-side section or a callback, where waiting would deadlock). One call waits at most 1 s:
- * if the grace period cannot end meanwhile (a reader stalled, or blocked on a lock the queuing
- * thread holds), a warning says so once and the call returns. Defaults: soft 10000, hard
+ * read-side section or a callback, where waiting would deadlock). One call waits at most the
+ * stall timeout (at least 1 s): if the grace period cannot end meanwhile (a reader stalled, or
+ * blocked on a lock the queuing thread holds), the stall warning names the reader, a warning
+ * says so once, and the call returns. Defaults: soft 10000, hard
  * 100000 per CPU.
  */
 #ifndef GRACE_ENGINE_H

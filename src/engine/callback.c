@@ -10,19 +10,20 @@
  *    worker's `sleeping` word and wake it if it sleeps idle.
  *  - worker: detach the list (an rseq pop on its own CPU, or grace__rseq_list_take() from
  *    elsewhere) with acquire semantics (contract rule 5 in internal/rseq.h: the callback's
- *    fields and everything the caller did before call_* are visible), reverse it into FIFO
- *    order, then take the cookie with grace__gp_snap(). The caller's removal happens before the
+ *    fields and everything the caller did before call_* are visible), keep the detached chain
+ *    as it is (no pass over it), then take the cookie with grace__gp_snap(). The caller's removal happens before the
  *    snap, so the grace period named by the cookie covers every reader that could hold the
  *    removed object (core/gp.c argument (1), with happens-before in place of program order).
- *  - Batches wait in segments ordered by cookie (later batches never get an earlier cookie:
- *    snaps are monotonic), so invocation is FIFO per queue. A segment is invoked once
+ *  - Chains wait in segments ordered by cookie (later chains never get an earlier cookie:
+ *    snaps are monotonic), so harvests are invoked in order (FIFO per queue from one harvest
+ *    to the next; within one harvest, newest first). A segment is invoked once
  *    grace__gp_done(cookie) (acquire, pairs with seq_end's release): the readers' sections
  *    happen before the callback.
  *  - rcu_barrier: under barrier_lock, bump each started queue's barrier_req (release) and wake
  *    its worker; the worker, on seeing the request (acquire), harvests again and appends a
- *    marker behind everything harvested. Every callback whose call_* returned before the
- *    barrier began was pushed before the request was seen, so it is ahead of the marker in FIFO
- *    order; the barrier returns when every marker has run.
+ *    marker (a chain of its own) behind everything harvested. Every callback whose call_*
+ *    returned before the barrier began was pushed before the request was seen, so its chain is
+ *    ahead of the marker; the barrier returns when every marker has run.
  *  - Sleep/wake: the worker stores sleeping, executes membarrier (fence in the fallback), then
  *    re-checks its lists before sleeping on the futex; a pusher loads sleeping after its push
  *    (fence first in the fallback). Store-buffering argument in worker_sleep().
@@ -57,12 +58,21 @@
 #define DEFAULT_HARD 100000u
 #define DEFAULT_PERIOD_US 10000u
 #define DEFAULT_MIN_GAP_US 50u
-#define HARD_WAIT_NS 1000000000ull /* longest wait of one call_* at the hard limit */
+#define HARD_WAIT_NS 1000000000ull /* least wait of one call_* at the hard limit */
 
 enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2 };
 
+/*
+ * A segment: the callbacks that wait for one cookie, as the chains harvested for it, oldest
+ * harvest first. A chain stays in the LIFO order it was pushed in: reversing it would be one
+ * more pass over cold callback memory (the costliest part of the worker under load), and no
+ * guarantee needs the order inside one harvest: a barrier marker is always a chain of its own,
+ * behind every chain harvested before it.
+ */
+#define NCHAIN 16
 struct seg {
-	struct rcu_head *head, **tail;
+	struct rcu_head *chain[NCHAIN];
+	unsigned int nchain;
 	uint64_t cookie;
 	uint64_t t_ns; /* when the oldest callback of the segment was harvested */
 };
@@ -168,8 +178,33 @@ static int64_t domain_backlog(const struct grace__cbdom *d)
 
 /* ---- worker side ---- */
 
-/* Move the incoming stack into a new FIFO segment. q->lock held. Returns the count. */
-static uint64_t harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
+/* Add chain l (non-empty) behind everything queued, waiting for cookie c. q->lock held. */
+static void enqueue_chain(struct cbq *q, struct rcu_head *l, uint64_t c, uint64_t now)
+{
+	struct seg *s;
+
+	if (q->nseg && (q->segs[q->nseg - 1].cookie == c || q->nseg == NSEG)) {
+		s = &q->segs[q->nseg - 1]; /* same grace period (or full: wait for the later one) */
+		s->cookie = c;
+	} else {
+		s = &q->segs[q->nseg++];
+		s->nchain = 0;
+		s->cookie = c;
+		s->t_ns = now;
+	}
+	if (s->nchain < NCHAIN) {
+		s->chain[s->nchain++] = l;
+		return;
+	}
+	/* Rare (many harvests for one grace period): append behind the last chain. */
+	struct rcu_head *t = s->chain[NCHAIN - 1];
+	while (t->next)
+		t = t->next;
+	t->next = l;
+}
+
+/* Move what was pushed on q into its segments. q->lock held. */
+static void harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 {
 	struct rcu_head *l = NULL, *a;
 
@@ -190,51 +225,16 @@ static uint64_t harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 	} else {
 		l = grace__rseq_list_take(&q->list);
 	}
-	struct rcu_head *fifo = NULL, *last = l;
-	uint64_t n = 0;
-
 	if (!l)
-		return 0;
-	while (l) {
-		struct rcu_head *nx = l->next;
-		l->next = fifo;
-		fifo = l;
-		l = nx;
-		n++;
-	}
+		return;
 	/* The cookie is taken after the harvest: see the argument at the top. */
-	uint64_t c = grace__gp_snap(d->gp);
-	struct seg *s;
-	if (q->nseg && (q->segs[q->nseg - 1].cookie == c || q->nseg == NSEG)) {
-		s = &q->segs[q->nseg - 1]; /* same grace period (or full: wait for the later one) */
-		*s->tail = fifo;
-		s->cookie = c;
-	} else {
-		s = &q->segs[q->nseg++];
-		s->head = fifo;
-		s->cookie = c;
-		s->t_ns = now;
-	}
-	s->tail = &last->next;
-	return n;
+	enqueue_chain(q, l, grace__gp_snap(d->gp), now);
 }
 
 static void append_marker(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 {
 	q->marker.next = NULL;
-	uint64_t c = grace__gp_snap(d->gp);
-	if (q->nseg && (q->segs[q->nseg - 1].cookie == c || q->nseg == NSEG)) {
-		struct seg *s = &q->segs[q->nseg - 1];
-		*s->tail = &q->marker;
-		s->tail = &q->marker.next;
-		s->cookie = c;
-	} else {
-		struct seg *s = &q->segs[q->nseg++];
-		s->head = &q->marker;
-		s->tail = &q->marker.next;
-		s->cookie = c;
-		s->t_ns = now;
-	}
+	enqueue_chain(q, &q->marker, grace__gp_snap(d->gp), now);
 }
 
 static void marker_fn(struct rcu_head *h)
@@ -258,23 +258,29 @@ static void publish_invoked(struct grace__cbdom *d, struct cbq *q, uint64_t n)
 		grace__futex_wake(&d->progress, INT_MAX);
 }
 
-/* Invoke a FIFO list. The count of the callbacks ahead of a barrier marker is published before
- * the marker signals, so a thread that returns from the barrier sees them counted. */
-static void invoke(struct grace__cbdom *d, struct cbq *q, struct rcu_head *l)
+/* Invoke ready chains in order. The count of the callbacks ahead of a barrier marker is
+ * published before the marker signals, so a thread that returns from the barrier sees them
+ * counted. */
+static void invoke(struct grace__cbdom *d, struct cbq *q, struct rcu_head **chains,
+		   unsigned int nchains)
 {
 	uint64_t n = 0;
 	in_callback = 1;
-	while (l) {
-		struct rcu_head *nx = l->next;
-		if (l == &q->marker) {
-			publish_invoked(d, q, n);
-			n = 0;
-			marker_fn(l);
-		} else {
-			l->func(l);
-			n++;
+	for (unsigned int i = 0; i < nchains; i++) {
+		for (struct rcu_head *l = chains[i]; l;) {
+			struct rcu_head *nx = l->next;
+			if (nx)
+				__builtin_prefetch(nx); /* the next callback is cold: start the miss now */
+			if (l == &q->marker) {
+				publish_invoked(d, q, n);
+				n = 0;
+				marker_fn(l);
+			} else {
+				l->func(l);
+				n++;
+			}
+			l = nx;
 		}
-		l = nx;
 	}
 	in_callback = 0;
 	publish_invoked(d, q, n);
@@ -347,7 +353,8 @@ static void *worker_main(void *arg)
 
 		for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 			struct cbq *q = &d->q[i];
-			struct rcu_head *ready = NULL, **rtail = &ready;
+			struct rcu_head *ready[NSEG * NCHAIN];
+			unsigned int nready = 0;
 
 			pthread_mutex_lock(&q->lock);
 			harvest(d, q, now);
@@ -360,8 +367,8 @@ static void *worker_main(void *arg)
 			}
 			unsigned int k = 0;
 			while (k < q->nseg && grace__gp_done(d->gp, q->segs[k].cookie)) {
-				*rtail = q->segs[k].head;
-				rtail = q->segs[k].tail;
+				for (unsigned int c = 0; c < q->segs[k].nchain; c++)
+					ready[nready++] = q->segs[k].chain[c];
 				k++;
 			}
 			if (k) {
@@ -381,8 +388,8 @@ static void *worker_main(void *arg)
 			}
 			pthread_mutex_unlock(&q->lock);
 
-			if (ready)
-				invoke(d, q, ready);
+			if (nready)
+				invoke(d, q, ready, nready);
 		}
 
 		uint64_t req = grace_load_relaxed(&d->gp_req);
@@ -578,17 +585,21 @@ static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *
 	grace_fetch_add(&d->waits, 1u, __ATOMIC_RELAXED);
 	int tok = d->ops->enter_wait(call);
 	uint64_t t0 = grace__now_ns();
+	uint64_t cap = grace__stall_timeout_ns();
+	if (cap < HARD_WAIT_NS)
+		cap = HARD_WAIT_NS;
 	for (;;) {
 		/*
 		 * Bounded: if this thread holds a lock that a reader waits for inside its section,
-		 * the grace period cannot end while we wait here. After HARD_WAIT_NS, say so once
-		 * and let the call return (memory then grows by one callback per call and second
-		 * per such thread, instead of a silent deadlock).
+		 * the grace period cannot end while we wait here. After the stall timeout (at least
+		 * 1 s; the stalled reader has been reported by then), say so once and let the call
+		 * return: memory then grows by CHECK_EVERY callbacks per such wait, not without a
+		 * word, and the thread is not deadlocked.
 		 */
-		if (grace__now_ns() - t0 > HARD_WAIT_NS) {
+		if (grace__now_ns() - t0 > cap) {
 			static uint32_t warned;
 			if (!grace_xchg(&warned, 1u, __ATOMIC_RELAXED))
-				grace__warn("%s: %lld callbacks pending, past the hard limit for 1 s: "
+				grace__warn("%s: %lld callbacks pending, past the hard limit for too long: "
 					    "a reader may be stalled, or blocked on a lock this thread "
 					    "holds; continuing without waiting for it", call,
 					    (long long)domain_backlog(d));
