@@ -136,6 +136,7 @@ TEST(policy_and_limits_validate)
 	CHECK(grace_rcu_set_callback_limits(10, 5) == -EINVAL);
 	CHECK(grace_rcu_set_callback_limits(0, 5) == -EINVAL);
 	CHECK(grace_rcu_set_callback_limits(10000, 100000) == 0);
+	grace_set_stall_timeout_ms(10000);
 }
 
 TEST(batch_policy)
@@ -229,6 +230,9 @@ TEST(flood_stays_bounded)
 	long before = rss_kb();
 	flood_invoked = 0;
 	CHECK(grace_rcu_set_callback_limits(2000, 20000) == 0);
+	/* A producer at the hard limit waits up to the stall timeout before giving up (and then
+	 * may pass the bound): make that longer than any scheduling delay of a loaded machine. */
+	grace_set_stall_timeout_ms(120000);
 	pthread_create(&r, NULL, flood_reader, &f);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&p[i], NULL, flooder, &f);
@@ -262,6 +266,7 @@ TEST(flood_stays_bounded)
 	CHECK_MSG(after - before < 40 * 1024, "peak RSS grew %ld kB", after - before);
 #endif
 	CHECK(grace_rcu_set_callback_limits(10000, 100000) == 0);
+	grace_set_stall_timeout_ms(10000);
 }
 
 static void child_uses_grace(void *arg)
