@@ -70,13 +70,18 @@ void grace__registry_del(struct grace__registry *reg, struct grace__reader *r)
 	if (r->next)
 		r->next->prev = r->prev;
 	r->next = r->prev = NULL;
-	grace_store_relaxed(&reg->nthreads, reg->nthreads - 1);
+	/* Release: the departing thread's last sections happen before a driver that reads the
+	 * lower count with acquire and skips the wait (grace__registry_alone), so what it frees
+	 * after that is no longer read. The mutex alone would not order the section's loads
+	 * before this store on a weakly ordered CPU. */
+	grace_store_release(&reg->nthreads, reg->nthreads - 1);
 	pthread_mutex_unlock(&reg->lock);
 }
 
 bool grace__registry_alone(struct grace__registry *reg, bool self_alone)
 {
-	unsigned long n = grace_load_relaxed(&reg->nthreads);
+	/* Acquire: pairs with the release in grace__registry_del(). */
+	unsigned long n = grace_load_acquire(&reg->nthreads);
 	return n == 0 || (n == 1 && self_alone);
 }
 
@@ -142,6 +147,8 @@ void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned lo
 			grace_store_relaxed(&reg->futex, 0u);
 			goto out;
 		}
+		/* Re-read: a change of the stall timeout applies to waits already under way. */
+		stall_ns = grace__stall_timeout_ns();
 		int64_t timeout = -1;
 		if (stall_ns && !reported) {
 			uint64_t waited = now - t0;

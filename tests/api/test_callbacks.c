@@ -321,6 +321,9 @@ TEST(stall_warning_hook)
 	stall_reports = 0;
 	grace_set_stall_handler(on_stall, NULL);
 	grace_set_stall_timeout_ms(100);
+	/* Let earlier tests' grace periods and callbacks finish first. */
+	rcu_barrier();
+	synchronize_rcu();
 	pthread_create(&t, NULL, staller, &go);
 	while (!__atomic_load_n(&go, __ATOMIC_SEQ_CST))
 		gt_sleep_ms(1);
