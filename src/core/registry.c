@@ -96,6 +96,22 @@ static unsigned long count_holders(struct grace__registry *reg, uint64_t cur)
 	return n;
 }
 
+/* count_holders(), and in *unflagged the holders whose waiter flag is not set. Lock held. */
+static unsigned long count_holders_unflagged(struct grace__registry *reg, uint64_t cur,
+					     unsigned long *unflagged)
+{
+	unsigned long n = 0, u = 0;
+	for (struct grace__reader *r = reg->head; r; r = r->next) {
+		if (reg->holds(grace_load_acquire(&r->ctr), cur)) {
+			n++;
+			if (!(grace_load_relaxed(&r->waiter) & GRACE__W_WAITING))
+				u++;
+		}
+	}
+	*unflagged = u;
+	return n;
+}
+
 /* Collect the readers that hold cur and were not reported yet for this grace period (lock
  * held); the reports themselves are made after the lock is dropped, so a stall handler may
  * register threads or read. Returns the number collected (at most max). */
@@ -134,16 +150,28 @@ void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned lo
 		if (now - t0 < spin_ns)
 			continue;
 
-		/* Sleep. Announce it in the futex word and in each holder's own cache line. */
+		/* Sleep. Announce it in the futex word and in each holder's own cache line. A
+		 * reader can become a holder after the flag loop (a section whose snapshot was
+		 * loaded before the grace period's new counter became visible, its lock store
+		 * delayed or preempted until now; a QSBR thread coming online): the re-read after
+		 * barrier W also checks that every holder carries the flag, and flags the new ones
+		 * and runs W again if not. Sleeping on an unflagged holder is a lost wake-up (found
+		 * by the Promela model, tests/model/memb.pml). Bounded: a reader can start at most
+		 * one such section per grace period. */
+		unsigned long holders, unflagged;
 		grace_store_relaxed(&reg->futex, GRACE__REG_SLEEPING);
-		for (struct grace__reader *r = reg->head; r; r = r->next)
-			if (reg->holds(grace_load_relaxed(&r->ctr), cur))
-				grace_fetch_or(&r->waiter, GRACE__W_WAITING, __ATOMIC_RELAXED);
-		/* Barrier W: the waiter stores above before the re-read of ctr below. Pairs with the
-		 * compiler barrier (fence in the fallback) between a reader's quiescent store and
-		 * its load of waiter; see the argument at the top of this file. */
-		grace__heavy_barrier();
-		if (count_holders(reg, cur) == 0) {
+		do {
+			for (struct grace__reader *r = reg->head; r; r = r->next)
+				if (reg->holds(grace_load_relaxed(&r->ctr), cur))
+					grace_fetch_or(&r->waiter, GRACE__W_WAITING, __ATOMIC_RELAXED);
+			/* Barrier W: the waiter stores above before the re-read of ctr below. Pairs
+			 * with the compiler barrier (fence in the fallback) between a reader's
+			 * quiescent store and its load of waiter; see the argument at the top of
+			 * this file. */
+			grace__heavy_barrier();
+			holders = count_holders_unflagged(reg, cur, &unflagged);
+		} while (holders && unflagged);
+		if (holders == 0) {
 			grace_store_relaxed(&reg->futex, 0u);
 			goto out;
 		}

@@ -679,8 +679,12 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 	for (unsigned int i = 0; i < d->ncpu; i++) {
 		struct cbq *q = &d->q[i];
 		if (!grace_load_acquire(&q->w->started)) {
-			/* A queue with work but no worker (fork child): restart it. */
-			if (queue_pushed(q) == grace_load_relaxed(&q->invoked) && !q->nseg &&
+			/* A queue with work but no worker (fork child): restart it. nseg under the
+			 * queue's lock: a worker started a moment ago may be harvesting. */
+			pthread_mutex_lock(&q->lock);
+			unsigned int nseg = q->nseg;
+			pthread_mutex_unlock(&q->lock);
+			if (queue_pushed(q) == grace_load_relaxed(&q->invoked) && !nseg &&
 			    !grace_load_relaxed(&q->list.head) && !grace_load_relaxed(&q->list.ahead))
 				continue;
 			start_worker(d, q->w);
