@@ -127,6 +127,7 @@ static void *churn_main(void *arg)
 			}
 			head++;
 			live--;
+			n++;
 		}
 		int id = grace_ipc_semget(r->ns, GRACE_IPC_PRIVATE, 1, 0600);
 
@@ -136,7 +137,7 @@ static void *churn_main(void *arg)
 		}
 		ring[(head + live) % CHURN_WINDOW] = id;
 		live++;
-		n += 2;
+		n++;
 	}
 	r->churn_ops = n;
 	return NULL; /* the namespace's destroy removes what is left */
