@@ -13,22 +13,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${GRACE_BUILD:-$root/build/bench}
-case "$build" in /*) ;; *) build=$root/$build ;; esac
-out=""
-quick=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --out) out=${2:?--out needs a directory}; shift 2 ;;
-    --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "run.sh: unknown argument '$1' (usage: run.sh [--out DIR] [--quick])" >&2; exit 2 ;;
-  esac
-done
-[ -n "$out" ] || out=$build/results
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+. "$here/../common/run-args.sh"
 
 bin=$build/bench/rseq/rseq_bench
 if [ ! -x "$bin" ]; then
