@@ -207,7 +207,7 @@ void grace_qsbr_cond_synchronize(unsigned long cookie)
 {
 	bool online;
 	if (grace__gp_done(&grace__qsbr_gp, cookie)) {
-		grace_smp_mb();
+		grace_smp_mb(); /* as grace_qsbr_poll_state: later accesses after the grace period */
 		return;
 	}
 	grace__qsbr_check_wait("cond_synchronize_qsbr", &online);

@@ -154,6 +154,9 @@ static void memb_thread_exit(void *arg)
 			      "thread exited inside an rcu_read_lock() section (nesting %llu); "
 			      "the section is ended for it",
 			      (unsigned long long)(c & GRACE__R_NEST_MASK));
+		/* As the fallback's outermost unlock (memb_unlock_slow): fence, then the quiescent
+		 * store with release (pairs with the scan's acquire load and barrier B), then a
+		 * fence before the waiter load (pairs with barrier W in core/registry.c). */
 		grace_smp_mb();
 		grace_store_release(&r->ctr, memb_rest());
 		grace_smp_mb();
