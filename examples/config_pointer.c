@@ -23,8 +23,8 @@ struct config {
 	unsigned int version;
 	unsigned int timeout_ms;
 	char server[32];
-	unsigned int check;     /* == version * 7 + timeout_ms while published: readers verify */
-	struct rcu_head rcu;    /* for call_rcu() */
+	unsigned int check;  /* == version * 7 + timeout_ms while published: readers verify */
+	struct rcu_head rcu; /* for call_rcu() */
 };
 
 /* The published configuration: written with rcu_assign_pointer(), read with rcu_dereference(). */

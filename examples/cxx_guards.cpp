@@ -19,14 +19,18 @@
 #include <vector>
 #include <grace/grace.hpp>
 
-namespace {
+namespace
+{
 
 /* A published snapshot of some settings; replaced whole, never modified in place. */
 struct settings : grace::rcu_obj_base<settings> {
 	std::string greeting;
 	int level;
 	settings(std::string g, int l) : greeting(std::move(g)), level(l) {}
-	~settings() { level = -1; } /* poison: a reader that outlived the grace period would see it */
+	~settings()
+	{
+		level = -1;
+	} /* poison: a reader that outlived the grace period would see it */
 };
 
 settings *current; /* RCU-protected */

@@ -121,9 +121,9 @@ int main(void)
 
 	p.hash = session_hash;
 	p.match = session_match;
-	p.free = session_free;           /* after a grace period, for deleted/replaced nodes */
-	p.ops = &grace_flavor_rcu;       /* the readers use the default flavor */
-	p.init_buckets = 16;             /* small on purpose: watch it grow */
+	p.free = session_free;     /* after a grace period, for deleted/replaced nodes */
+	p.ops = &grace_flavor_rcu; /* the readers use the default flavor */
+	p.init_buckets = 16;       /* small on purpose: watch it grow */
 	p.flags = GRACE_HASH_AUTO_RESIZE;
 	sessions = grace_hash_create(&p);
 	if (!sessions) {
@@ -159,8 +159,9 @@ int main(void)
 	int ok = session_user(1) == 102 && session_user(2) == 0 && session_user(3) == 103 &&
 		 grace_hash_count(sessions) == NSESSIONS - 1 - (NSESSIONS - 2 + 2) / 3;
 	printf("hash_table: %zu sessions in %zu buckets (%llu grows, %llu shrinks); %lu hits by "
-	       "lock-free readers\n", st.count, st.buckets, (unsigned long long)st.grows,
-	       (unsigned long long)st.shrinks, found);
+	       "lock-free readers\n",
+	       st.count, st.buckets, (unsigned long long)st.grows, (unsigned long long)st.shrinks,
+	       found);
 	grace_hash_destroy(sessions); /* frees the remaining sessions through p.free */
 	return ok ? 0 : 1;
 }

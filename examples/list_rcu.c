@@ -62,7 +62,7 @@ static void insert(long key, long data)
 	pthread_mutex_unlock(&list_lock);
 }
 
-static void delete(long key)
+static void delete (long key)
 {
 	struct el *p;
 
@@ -148,7 +148,7 @@ int main(void)
 		pthread_create(&r[i], NULL, reader, NULL);
 	for (int round = 0; round < 200; round++) {
 		long k = round % NKEYS;
-		delete(k);
+		delete (k);
 		insert(k, round);
 		update((k + 1) % NKEYS, round * 3);
 	}

@@ -138,7 +138,8 @@ int main(void)
 		free(old);
 	}
 	printf("srcu_sleepers: 50 stats grace periods completed while a storage reader slept in "
-	       "its section (%lu storage readers active)\n", grace_srcu_readers_active(&storage));
+	       "its section (%lu storage readers active)\n",
+	       grace_srcu_readers_active(&storage));
 	pthread_mutex_lock(&park_lock);
 	release_parked = 1;
 	pthread_cond_broadcast(&park_cond);

@@ -26,7 +26,7 @@
 
 struct cb_obj {
 	void *head_[CB_HEAD_BYTES / sizeof(void *)]; /* the design's struct rcu_head */
-	uint64_t t0;   /* enqueue time in ns (latency samples only) */
+	uint64_t t0;                                 /* enqueue time in ns (latency samples only) */
 	uint32_t busy; /* 1 from enqueue until the callback ran (pool objects; futex word) */
 	uint32_t slot; /* index of the latency sample in cb_lat_ns */
 };
@@ -69,13 +69,13 @@ static inline void cb_done_free(struct cb_obj *o)
 struct cb_prod {
 	struct cb_obj *pool; /* ring of preallocated objects (flood, paced) */
 	size_t npool;
-	size_t next;         /* next pool index */
-	const int *stop;     /* the loop returns once it reads non-zero */
-	uint64_t rate;       /* paced: offered callbacks per second */
-	uint64_t t_start;    /* paced: time of call 0 (ns, monotonic) */
+	size_t next;           /* next pool index */
+	const int *stop;       /* the loop returns once it reads non-zero */
+	uint64_t rate;         /* paced: offered callbacks per second */
+	uint64_t t_start;      /* paced: time of call 0 (ns, monotonic) */
 	uint64_t sample_every; /* paced: every k-th callback is a latency sample */
 	uint32_t nsamples, max_samples;
-	uint64_t stalls;     /* times the next pool object was still queued */
+	uint64_t stalls; /* times the next pool object was still queued */
 };
 
 /* The pool ran out (every object still waits for its callback): sleep briefly rather than spin,
@@ -101,47 +101,47 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
  * The measured enqueue loop: CALL(o) on objs[0..n), nothing else. Objects come preallocated and
  * are not reused before rcu_barrier() (the driver's job), so the loop is call_rcu alone.
  */
-#define CB_DEFINE_ENQUEUE(sym, CALL)                                                               \
-	BENCH_NOINLINE uint64_t sym(struct cb_obj *objs, uint64_t n)                               \
-	{                                                                                          \
-		for (uint64_t i = 0; i < n; i++)                                                   \
-			CALL(&objs[i]);                                                            \
-		return n;                                                                          \
+#define CB_DEFINE_ENQUEUE(sym, CALL)                                 \
+	BENCH_NOINLINE uint64_t sym(struct cb_obj *objs, uint64_t n) \
+	{                                                            \
+		for (uint64_t i = 0; i < n; i++)                     \
+			CALL(&objs[i]);                              \
+		return n;                                            \
 	}
 
 /* Flood from a pool: CALL(o) as fast as possible until *stop, reusing each object once its
  * callback has run; returns the number of calls. */
-#define CB_DEFINE_FLOOD(sym, CALL)                                                                 \
-	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                                             \
-	{                                                                                          \
-		uint64_t n = 0;                                                                    \
-		size_t i = p->next;                                                                \
-		while (!__atomic_load_n(p->stop, __ATOMIC_RELAXED)) {                              \
-			for (int k = 0; k < 64; k++) {                                             \
-				struct cb_obj *o = cb_pool_get(p, &i);                             \
-				CALL(o);                                                           \
-			}                                                                          \
-			n += 64;                                                                   \
-		}                                                                                  \
-		p->next = i;                                                                       \
-		return n;                                                                          \
+#define CB_DEFINE_FLOOD(sym, CALL)                                     \
+	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                 \
+	{                                                              \
+		uint64_t n = 0;                                        \
+		size_t i = p->next;                                    \
+		while (!__atomic_load_n(p->stop, __ATOMIC_RELAXED)) {  \
+			for (int k = 0; k < 64; k++) {                 \
+				struct cb_obj *o = cb_pool_get(p, &i); \
+				CALL(o);                               \
+			}                                              \
+			n += 64;                                       \
+		}                                                      \
+		p->next = i;                                           \
+		return n;                                              \
 	}
 
 /* Flood with malloc'd objects whose callback frees them. */
-#define CB_DEFINE_FLOOD_FREE(sym, CALL)                                                            \
-	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                                             \
-	{                                                                                          \
-		uint64_t n = 0;                                                                    \
-		while (!__atomic_load_n(p->stop, __ATOMIC_RELAXED)) {                              \
-			for (int k = 0; k < 64; k++) {                                             \
-				struct cb_obj *o = (struct cb_obj *)malloc(sizeof(*o));            \
-				if (!o)                                                            \
-					abort();                                                   \
-				CALL(o);                                                           \
-			}                                                                          \
-			n += 64;                                                                   \
-		}                                                                                  \
-		return n;                                                                          \
+#define CB_DEFINE_FLOOD_FREE(sym, CALL)                                                 \
+	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                                  \
+	{                                                                               \
+		uint64_t n = 0;                                                         \
+		while (!__atomic_load_n(p->stop, __ATOMIC_RELAXED)) {                   \
+			for (int k = 0; k < 64; k++) {                                  \
+				struct cb_obj *o = (struct cb_obj *)malloc(sizeof(*o)); \
+				if (!o)                                                 \
+					abort();                                        \
+				CALL(o);                                                \
+			}                                                               \
+			n += 64;                                                        \
+		}                                                                       \
+		return n;                                                               \
 	}
 
 /*
@@ -150,36 +150,36 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
  * one is due: at high rates the calls come in bursts of about one timer wake-up's worth. Every
  * sample_every-th call (up to max_samples) is a latency sample (CALL_LAT), the others CALL.
  */
-#define CB_DEFINE_PACED(sym, CALL, CALL_LAT)                                                       \
-	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                                             \
-	{                                                                                          \
-		uint64_t n = 0, countdown = 0;                                                     \
-		size_t i = p->next;                                                                \
-		const double ns_per = 1e9 / (double)p->rate;                                       \
-		while (!__atomic_load_n(p->stop, __ATOMIC_RELAXED)) {                              \
-			uint64_t now = bench_now_ns();                                             \
-			uint64_t due = (uint64_t)((double)(now - p->t_start) / ns_per) + 1;        \
-			if (n >= due) {                                                            \
-				cb_sleep_until(p->t_start + (uint64_t)((double)n * ns_per));       \
-				continue;                                                          \
-			}                                                                          \
-			uint64_t burst = due - n > 1024 ? 1024 : due - n;                          \
-			for (uint64_t b = 0; b < burst; b++) {                                     \
-				struct cb_obj *o = cb_pool_get(p, &i);                             \
-				if (countdown == 0 && p->nsamples < p->max_samples) {              \
-					countdown = p->sample_every;                               \
-					o->slot = p->nsamples++;                                   \
-					o->t0 = bench_now_ns();                                    \
-					CALL_LAT(o);                                               \
-				} else {                                                           \
-					CALL(o);                                                   \
-				}                                                                  \
-				countdown--;                                                       \
-			}                                                                          \
-			n += burst;                                                                \
-		}                                                                                  \
-		p->next = i;                                                                       \
-		return n;                                                                          \
+#define CB_DEFINE_PACED(sym, CALL, CALL_LAT)                                                 \
+	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                                       \
+	{                                                                                    \
+		uint64_t n = 0, countdown = 0;                                               \
+		size_t i = p->next;                                                          \
+		const double ns_per = 1e9 / (double)p->rate;                                 \
+		while (!__atomic_load_n(p->stop, __ATOMIC_RELAXED)) {                        \
+			uint64_t now = bench_now_ns();                                       \
+			uint64_t due = (uint64_t)((double)(now - p->t_start) / ns_per) + 1;  \
+			if (n >= due) {                                                      \
+				cb_sleep_until(p->t_start + (uint64_t)((double)n * ns_per)); \
+				continue;                                                    \
+			}                                                                    \
+			uint64_t burst = due - n > 1024 ? 1024 : due - n;                    \
+			for (uint64_t b = 0; b < burst; b++) {                               \
+				struct cb_obj *o = cb_pool_get(p, &i);                       \
+				if (countdown == 0 && p->nsamples < p->max_samples) {        \
+					countdown = p->sample_every;                         \
+					o->slot = p->nsamples++;                             \
+					o->t0 = bench_now_ns();                              \
+					CALL_LAT(o);                                         \
+				} else {                                                     \
+					CALL(o);                                             \
+				}                                                            \
+				countdown--;                                                 \
+			}                                                                    \
+			n += burst;                                                          \
+		}                                                                            \
+		p->next = i;                                                                 \
+		return n;                                                                    \
 	}
 
 /*
@@ -190,20 +190,20 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
  * keeps it off the CPU (tens of milliseconds on a loaded machine), whatever the RCU.
  */
 #define CB_READER_OUTSIDE 64
-#define CB_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp)                                             \
-	BENCH_NOINLINE uint64_t sym(const int *stop)                                               \
-	{                                                                                          \
-		uint64_t n = 0, sum = 0;                                                           \
-		while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {                                 \
-			LOCK;                                                                      \
-			sum += *DEREF(pp);                                                         \
-			UNLOCK;                                                                    \
-			for (int k = 0; k < CB_READER_OUTSIDE; k++)                                \
-				BENCH_CLOBBER();                                                   \
-			n++;                                                                       \
-		}                                                                                  \
-		BENCH_USE(sum);                                                                    \
-		return n;                                                                          \
+#define CB_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp)              \
+	BENCH_NOINLINE uint64_t sym(const int *stop)                \
+	{                                                           \
+		uint64_t n = 0, sum = 0;                            \
+		while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {  \
+			LOCK;                                       \
+			sum += *DEREF(pp);                          \
+			UNLOCK;                                     \
+			for (int k = 0; k < CB_READER_OUTSIDE; k++) \
+				BENCH_CLOBBER();                    \
+			n++;                                        \
+		}                                                   \
+		BENCH_USE(sum);                                     \
+		return n;                                           \
 	}
 
 /* ---- designs ------------------------------------------------------------------------------- */
@@ -225,8 +225,8 @@ struct cb_design {
 	/* Once per process, before any call: choose the policy (period in us for BATCH).
 	 * Returns 0, or -1 if the design has no such policy. */
 	int (*setup)(enum cb_policy policy, unsigned int period_us);
-	void (*teardown)(void);     /* after the last barrier */
-	void (*thread_init)(void);  /* every thread that queues, waits or reads */
+	void (*teardown)(void);    /* after the last barrier */
+	void (*thread_init)(void); /* every thread that queues, waits or reads */
 	void (*thread_fini)(void);
 	uint64_t (*enqueue)(struct cb_obj *objs, uint64_t n);
 	uint64_t (*flood)(struct cb_prod *p);

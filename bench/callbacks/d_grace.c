@@ -82,9 +82,7 @@ static int g_setup(enum cb_policy policy, unsigned int period_us)
 	return -1;
 }
 
-static void g_nothing(void)
-{
-}
+static void g_nothing(void) {}
 
 static void g_barrier(void)
 {

@@ -78,9 +78,7 @@ static int um_setup_percpu(enum cb_policy policy, unsigned int period_us)
 	return 0;
 }
 
-static void um_nothing(void)
-{
-}
+static void um_nothing(void) {}
 
 static void um_teardown_percpu(void)
 {

@@ -445,7 +445,7 @@ static int cmd_lat(const struct cb_design *d, const char *as, int run, int argc,
 	}
 	bench_start_wait(&start);
 	/* Warm-up: workers started, first grace periods; then the measured samples. */
-	for (uint64_t warm = 0, t_end = 0; n < max; ) {
+	for (uint64_t warm = 0, t_end = 0; n < max;) {
 		lone_obj.slot = (uint32_t)n;
 		__atomic_store_n(&lone_obj.busy, 1u, __ATOMIC_RELAXED);
 		lone_obj.t0 = bench_now_ns();

@@ -10,10 +10,10 @@
 
 #define RD_LOCK() rcu_read_lock()
 #define RD_UNLOCK() rcu_read_unlock()
-#define RD_RETIRE(el)                         \
-	do {                                  \
-		synchronize_rcu();            \
-		hb_el_free(&(el)->e);         \
+#define RD_RETIRE(el)                 \
+	do {                          \
+		synchronize_rcu();    \
+		hb_el_free(&(el)->e); \
 	} while (0)
 #define RD_THREAD_START(th) ((void)(th)) /* no registration: the first rcu_read_lock() does it */
 #define RD_THREAD_STOP(th) ((void)(th))

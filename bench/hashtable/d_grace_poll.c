@@ -12,8 +12,8 @@
 #define HB_DEREF(p) rcu_dereference(p)
 #define HB_PUBLISH(p, v) rcu_assign_pointer(p, v)
 
-#define PB_BATCH 64  /* retired elements per batch (one cookie) */
-#define PB_MAX 256   /* closed batches a thread holds before it waits for the oldest */
+#define PB_BATCH 64 /* retired elements per batch (one cookie) */
+#define PB_MAX 256  /* closed batches a thread holds before it waits for the oldest */
 
 struct pb_batch {
 	struct rcu_head *head; /* chained through rcu_head.next: the element's links stay intact

@@ -9,10 +9,10 @@
 
 #define RD_LOCK() qsbr_read_lock()
 #define RD_UNLOCK() qsbr_read_unlock()
-#define RD_RETIRE(el)                         \
-	do {                                  \
-		synchronize_qsbr();           \
-		hb_el_free(&(el)->e);         \
+#define RD_RETIRE(el)                 \
+	do {                          \
+		synchronize_qsbr();   \
+		hb_el_free(&(el)->e); \
 	} while (0)
 #define RD_THREAD_START(th) qsbr_register_thread()
 #define RD_THREAD_STOP(th) qsbr_unregister_thread()

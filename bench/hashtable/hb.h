@@ -83,7 +83,7 @@ struct hb_node {
 #define HB_POISON_PTR ((struct hb_node *)(uintptr_t)0xdead000000000100ull)
 /* The data an element of key k carries; a reader that finds key k checks it in check mode,
  * which catches a reader seeing an element before its initialisation. */
-#define HB_DATA(k) ((unsigned long)(k) * 0x9e3779b97f4a7c15ul + 1)
+#define HB_DATA(k) ((unsigned long)(k)*0x9e3779b97f4a7c15ul + 1)
 
 /* The part of an element every design shares; designs embed it first in their own element
  * type and add what they need (struct rcu_head, ...). */
@@ -122,7 +122,8 @@ HB_INLINE void hb_check_el(const struct hb_el *e)
 	unsigned int m = __atomic_load_n(&e->magic, __ATOMIC_RELAXED);
 	if (HB_UNLIKELY(m != HB_MAGIC_LIVE))
 		hb_fatal("check: a reader reached a freed element (key %lu, magic %#x): "
-			 "it was freed before a grace period ended", e->key, m);
+			 "it was freed before a grace period ended",
+			 e->key, m);
 #else
 	(void)e;
 #endif
@@ -136,7 +137,8 @@ HB_INLINE void hb_check_found(const struct hb_el *e, unsigned long key)
 #if HB_CHECK
 	if (HB_UNLIKELY(e->data != HB_DATA(key)))
 		hb_fatal("check: key %lu found with data %#lx: element seen before its "
-			 "initialisation was published", key, e->data);
+			 "initialisation was published",
+			 key, e->data);
 	for (int i = 0; i < 32; i++)
 		hb_relax();
 	hb_check_el(e);
@@ -244,11 +246,11 @@ struct hb_thread {
 
 struct hb_run {
 	/* parameters */
-	unsigned int nthreads;   /* threads actually started */
-	unsigned long nbuckets;  /* power of two */
+	unsigned int nthreads;  /* threads actually started */
+	unsigned long nbuckets; /* power of two */
 	unsigned long mask;
-	uint64_t upd_thresh;     /* an op is an update when (rng >> 32) < upd_thresh */
-	double duration;         /* seconds */
+	uint64_t upd_thresh; /* an op is an update when (rng >> 32) < upd_thresh */
+	double duration;     /* seconds */
 	uint64_t seed;
 	/* control, each on its own line: read by every thread in the loop */
 	int ready HB_ALIGNED;
@@ -257,8 +259,8 @@ struct hb_run {
 	/* results */
 	double seconds HB_ALIGNED;
 	unsigned long lookups, updates, misses;
-	double cpu_seconds;      /* process CPU time during the run: threads, workers, all */
-	double settle_seconds;   /* time the design needed after the run (barrier, frees) */
+	double cpu_seconds;    /* process CPU time during the run: threads, workers, all */
+	double settle_seconds; /* time the design needed after the run (barrier, frees) */
 	struct hb_thread *threads;
 };
 
@@ -277,12 +279,12 @@ double hb_process_cpu(void); /* CPU time of the whole process, seconds */
 
 /* A design, as the driver sees it. */
 struct hb_design {
-	const char *name;  /* CSV id */
-	const char *label; /* for humans */
-	const char *kind;  /* "ideal", "lock", "rcu" (grace), "peer" (liburcu) */
+	const char *name;        /* CSV id */
+	const char *label;       /* for humans */
+	const char *kind;        /* "ideal", "lock", "rcu" (grace), "peer" (liburcu) */
 	const char *loop_symbol; /* the measured loop's function, for callgrind --toggle-collect */
-	bool single_thread; /* ideal: always run with one thread, scaled by the thread count */
-	bool hidden;        /* only run when named (the deliberately broken design) */
+	bool single_thread;      /* ideal: always run with one thread, scaled by the thread count */
+	bool hidden;             /* only run when named (the deliberately broken design) */
 	const char *(*unavailable)(void); /* NULL, or returns NULL when available, else why not */
 	void (*run)(struct hb_run *run);
 };

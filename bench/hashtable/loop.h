@@ -77,7 +77,8 @@ static void HB_CAT(hb_run_, HB_SYM)(struct hb_run *run)
 {
 	unsigned long n = run->nbuckets;
 	struct hb_bucket *b = (struct hb_bucket *)aligned_alloc(HB_LINE,
-		(n * sizeof(*b) + HB_LINE - 1) / HB_LINE * HB_LINE);
+								(n * sizeof(*b) + HB_LINE - 1) /
+									HB_LINE * HB_LINE);
 	double t;
 
 	if (!b)
@@ -106,8 +107,8 @@ static void HB_CAT(hb_run_, HB_SYM)(struct hb_run *run)
 
 			if (e->magic != HB_MAGIC_LIVE || e->key != i || e->data != HB_DATA(i) ||
 			    p->next->prev != p)
-				hb_fatal("%s: bucket %lu holds a corrupt element (key %lu)", HB_NAME,
-					 i, e->key);
+				hb_fatal("%s: bucket %lu holds a corrupt element (key %lu)",
+					 HB_NAME, i, e->key);
 		}
 		if (cnt != 1)
 			hb_fatal("%s: bucket %lu holds %lu elements after the run, not 1", HB_NAME,

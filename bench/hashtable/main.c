@@ -105,9 +105,7 @@ void hb_el_free(struct hb_el *e)
 	free(e);
 }
 
-void hb_quarantine_drain(void)
-{
-}
+void hb_quarantine_drain(void) {}
 #endif
 
 void hb_wait_go(struct hb_thread *th)
@@ -199,10 +197,11 @@ static void wd_fire(int sig)
 
 /* ---- the designs ----------------------------------------------------------------------- */
 
-#define HB_DESIGNS(X)                                                                      \
-	X(ideal) X(gspin) X(grw) X(bspin) X(brw) X(brlock) X(refcnt) X(grace_sync)         \
-	X(grace_call) X(grace_poll) X(qsbr_sync) X(qsbr_call) HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X)        \
-	HB_DESIGNS_CHECK(X)
+#define HB_DESIGNS(X)                                                                         \
+	X(ideal)                                                                              \
+	X(gspin) X(grw) X(bspin) X(brw) X(brlock) X(refcnt) X(grace_sync) X(grace_call)       \
+		X(grace_poll) X(qsbr_sync) X(qsbr_call) HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X) \
+			HB_DESIGNS_CHECK(X)
 #if HB_CHECK
 #define HB_DESIGNS_CHECK(X) X(broken)
 #else
@@ -320,7 +319,8 @@ int main(int argc, char **argv)
 			size_t *cnt = th ? &nthreads : &nupdates;
 
 			*cnt = 0;
-			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			for (char *t = strtok_r(copy, ",", &save); t;
+			     t = strtok_r(NULL, ",", &save)) {
 				if (*cnt >= (th ? 32u : 64u))
 					hb_fatal("too many values for %s", a);
 				if (th)
@@ -374,8 +374,8 @@ int main(int argc, char **argv)
 			if (all_designs[k]->hidden)
 				continue;
 			if (why)
-				fprintf(stderr, "hashbench: skipping %s: %s\n", all_designs[k]->name,
-					why);
+				fprintf(stderr, "hashbench: skipping %s: %s\n",
+					all_designs[k]->name, why);
 			else
 				designs[ndesigns++] = all_designs[k];
 		}
@@ -427,9 +427,10 @@ int main(int argc, char **argv)
 	uint64_t order_rng = splitmix(seed) | 1;
 
 	signal(SIGALRM, wd_fire);
-	fprintf(stderr, "hashbench: %zu designs x %zu points x %u reps = %lu runs of %.2f s "
-			"(about %.0f s)\n", ndesigns, npoints, reps, total, duration,
-		(double)total * (duration + 0.01));
+	fprintf(stderr,
+		"hashbench: %zu designs x %zu points x %u reps = %lu runs of %.2f s "
+		"(about %.0f s)\n",
+		ndesigns, npoints, reps, total, duration, (double)total * (duration + 0.01));
 	for (unsigned int rep = 0; rep < reps; rep++) {
 		for (size_t p = 0; p < npoints; p++) {
 			size_t order[N_ALL];
@@ -446,7 +447,7 @@ int main(int argc, char **argv)
 			for (size_t k = 0; k < ndesigns; k++) {
 				const struct hb_design *d = designs[order[k]];
 				struct hb_run *run = (struct hb_run *)aligned_alloc(HB_LINE,
-					sizeof(*run));
+										    sizeof(*run));
 				double f = points[p].update, mops, mops_cpu, now;
 				unsigned int measured;
 
@@ -457,8 +458,8 @@ int main(int argc, char **argv)
 				run->nthreads = measured;
 				run->nbuckets = nbuckets;
 				run->mask = nbuckets - 1;
-				run->upd_thresh = f >= 1.0 ? (1ull << 32) :
-					(uint64_t)(f * 4294967296.0 + 0.5);
+				run->upd_thresh = f >= 1.0 ? (1ull << 32)
+							   : (uint64_t)(f * 4294967296.0 + 0.5);
 				run->duration = duration;
 				run->seed = seed + rep * 7919u + p * 104729u;
 				wd_design = d->name;
@@ -473,10 +474,11 @@ int main(int argc, char **argv)
 				 * Steadier than the wall-clock figure on a shared machine; not
 				 * meaningful when the threads outnumber the CPUs. */
 				mops_cpu = (double)(run->lookups + run->updates) /
-					   (run->cpu_seconds / measured) / 1e6 *
-					   points[p].threads / measured;
-				fprintf(csv, "%s,%s,%u,%.4f,%u,%u,%.6f,%lu,%lu,%lu,%.4f,%.6f,%.6f,"
-					     "%.4f\n",
+					   (run->cpu_seconds / measured) / 1e6 * points[p].threads /
+					   measured;
+				fprintf(csv,
+					"%s,%s,%u,%.4f,%u,%u,%.6f,%lu,%lu,%lu,%.4f,%.6f,%.6f,"
+					"%.4f\n",
 					d->name, d->kind, points[p].threads, f, rep, measured,
 					run->seconds, run->lookups, run->updates, run->misses, mops,
 					run->settle_seconds, run->cpu_seconds, mops_cpu);
@@ -485,12 +487,15 @@ int main(int argc, char **argv)
 				done++;
 				now = hb_now();
 				if (tty || now - last_note >= 10 || done == total) {
-					double left = (now - start) / (double)done * (double)(total - done);
+					double left = (now - start) / (double)done *
+						      (double)(total - done);
 
-					fprintf(stderr, "%s[%5.1f%%] rep %u/%u  T=%u upd=%.3f  %-16s %9.2f "
-							"Mops/s  ~%.0f s left%s",
-						tty ? "\r" : "", 100.0 * (double)done / (double)total,
-						rep + 1, reps, points[p].threads, f, d->name, mops, left,
+					fprintf(stderr,
+						"%s[%5.1f%%] rep %u/%u  T=%u upd=%.3f  %-16s %9.2f "
+						"Mops/s  ~%.0f s left%s",
+						tty ? "\r" : "",
+						100.0 * (double)done / (double)total, rep + 1, reps,
+						points[p].threads, f, d->name, mops, left,
 						tty ? "   " : "\n");
 					last_note = now;
 				}

@@ -47,10 +47,22 @@ static inline void d_table_fini(struct hb_bucket *b, unsigned long n)
 		pthread_spin_destroy(&b[i].lock);
 }
 
-static inline void d_thread_start(struct hb_thread *th) { RD_THREAD_START(th); }
-static inline void d_thread_stop(struct hb_thread *th) { RD_THREAD_STOP(th); }
-HB_INLINE void d_batch_end(struct hb_thread *th) { RD_BATCH_END(th); }
-static inline void d_settle(struct hb_run *run) { RD_SETTLE(); }
+static inline void d_thread_start(struct hb_thread *th)
+{
+	RD_THREAD_START(th);
+}
+static inline void d_thread_stop(struct hb_thread *th)
+{
+	RD_THREAD_STOP(th);
+}
+HB_INLINE void d_batch_end(struct hb_thread *th)
+{
+	RD_BATCH_END(th);
+}
+static inline void d_settle(struct hb_run *run)
+{
+	RD_SETTLE();
+}
 
 HB_INLINE bool d_lookup(struct hb_bucket *b, unsigned long mask, struct hb_thread *th,
 			unsigned long key, unsigned long *sum)

@@ -2,9 +2,7 @@
 /* Baseline: the measured loop with nothing in it (loop overhead per iteration). */
 #include "readside.h"
 
-static void nothing(void)
-{
-}
+static void nothing(void) {}
 
 RS_DEFINE_LOOP(rs_loop_empty, , )
 

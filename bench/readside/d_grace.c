@@ -15,9 +15,7 @@ static void grace_init_thread(void)
 	rcu_read_unlock();
 }
 
-static void grace_fini_thread(void)
-{
-}
+static void grace_fini_thread(void) {}
 
 static long grace_value = 42;
 static long *grace_ptr = &grace_value;

@@ -6,9 +6,7 @@
 
 static pthread_rwlock_t rw_lock = PTHREAD_RWLOCK_INITIALIZER;
 
-static void rw_nothing(void)
-{
-}
+static void rw_nothing(void) {}
 
 RS_DEFINE_LOOP(rs_loop_rwlock, pthread_rwlock_rdlock(&rw_lock), pthread_rwlock_unlock(&rw_lock))
 

@@ -27,15 +27,11 @@
 #include "readside.h"
 
 static const struct rs_design *const designs[] = {
-	&rs_design_empty,
-	&rs_design_grace,
-	&rs_design_grace_qsbr,
-	&rs_design_grace_qsbr_qs,
+	&rs_design_empty,      &rs_design_grace,
+	&rs_design_grace_qsbr, &rs_design_grace_qsbr_qs,
 #ifdef RS_HAVE_URCU
-	&rs_design_urcu_memb,
-	&rs_design_urcu_memb_so,
-	&rs_design_urcu_qsbr,
-	&rs_design_urcu_qsbr_qs,
+	&rs_design_urcu_memb,  &rs_design_urcu_memb_so,
+	&rs_design_urcu_qsbr,  &rs_design_urcu_qsbr_qs,
 #endif
 	&rs_design_rwlock,
 };
@@ -50,7 +46,8 @@ static void pin_to(int idx)
 	int e = bench_pin_cpu(cpus[idx % ncpus]);
 
 	if (e)
-		fprintf(stderr, "readside_bench: pinning to CPU %d: %s\n", cpus[idx % ncpus], strerror(-e));
+		fprintf(stderr, "readside_bench: pinning to CPU %d: %s\n", cpus[idx % ncpus],
+			strerror(-e));
 }
 
 static const struct rs_design *find_design(const char *name)
@@ -349,7 +346,8 @@ int main(int argc, char **argv)
 		usage();
 	d = find_design(name);
 	if (!d) {
-		fprintf(stderr, "readside_bench: unknown design '%s' (see: readside_bench list)\n", name);
+		fprintf(stderr, "readside_bench: unknown design '%s' (see: readside_bench list)\n",
+			name);
 		return 2;
 	}
 	as = bench_arg_str(argc, argv, "--as");

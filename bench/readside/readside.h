@@ -15,13 +15,14 @@
 #include "bench.h"
 
 struct rs_design {
-	const char *name;        /* command-line name, e.g. "grace" */
-	const char *loop_symbol; /* the measured function, for valgrind --toggle-collect */
-	const char *label;       /* one line for the report */
+	const char *name;          /* command-line name, e.g. "grace" */
+	const char *loop_symbol;   /* the measured function, for valgrind --toggle-collect */
+	const char *label;         /* one line for the report */
 	void (*thread_init)(void); /* register the calling thread (and warm its state) */
 	void (*thread_fini)(void);
 	uint64_t (*loop)(uint64_t n); /* n lock+unlock pairs with an empty body; returns n */
-	uint64_t (*loop8)(uint64_t n); /* the same, eight pairs per iteration; returns the pairs run */
+	uint64_t (*loop8)(
+		uint64_t n); /* the same, eight pairs per iteration; returns the pairs run */
 	/* Update side, NULL for designs without one (empty loop, rwlock). */
 	void (*synchronize)(void);
 	/* A busy reader: back-to-back short sections (one rcu_dereference and a load each) until
@@ -41,49 +42,49 @@ struct rs_design {
  * starts on a 64-byte boundary and CMakeLists.txt aligns loop heads to 64 bytes: each design
  * gets the same, repeatable layout.
  */
-#define RS_PAIR(LOCK, UNLOCK)                                                                      \
-	do {                                                                                       \
-		LOCK;                                                                              \
-		BENCH_CLOBBER();                                                                   \
-		UNLOCK;                                                                            \
+#define RS_PAIR(LOCK, UNLOCK)    \
+	do {                     \
+		LOCK;            \
+		BENCH_CLOBBER(); \
+		UNLOCK;          \
 	} while (0)
-#define RS_DEFINE_LOOP(sym, LOCK, UNLOCK)                                                          \
-	BENCH_NOINLINE __attribute__((aligned(64))) uint64_t sym(uint64_t n)                       \
-	{                                                                                          \
-		for (uint64_t i = 0; i < n; i++)                                                   \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-		return n;                                                                          \
-	}                                                                                          \
-	BENCH_NOINLINE __attribute__((aligned(64))) uint64_t sym##_x8(uint64_t n)                  \
-	{                                                                                          \
-		for (uint64_t i = 0; i < n / 8; i++) {                                             \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-			RS_PAIR(LOCK, UNLOCK);                                                     \
-		}                                                                                  \
-		return n / 8 * 8;                                                                  \
+#define RS_DEFINE_LOOP(sym, LOCK, UNLOCK)                                         \
+	BENCH_NOINLINE __attribute__((aligned(64))) uint64_t sym(uint64_t n)      \
+	{                                                                         \
+		for (uint64_t i = 0; i < n; i++)                                  \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+		return n;                                                         \
+	}                                                                         \
+	BENCH_NOINLINE __attribute__((aligned(64))) uint64_t sym##_x8(uint64_t n) \
+	{                                                                         \
+		for (uint64_t i = 0; i < n / 8; i++) {                            \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+			RS_PAIR(LOCK, UNLOCK);                                    \
+		}                                                                 \
+		return n / 8 * 8;                                                 \
 	}
 
 /* The busy reader of one design: back-to-back sections that dereference *pp and load a word.
  * QS is a statement run between sections (a QSBR quiescent state), or nothing. */
-#define RS_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp, QS)                                         \
-	BENCH_NOINLINE uint64_t sym(const int *stop)                                               \
-	{                                                                                          \
-		uint64_t n = 0, sum = 0;                                                           \
-		while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {                                 \
-			LOCK;                                                                      \
-			sum += *DEREF(pp);                                                         \
-			UNLOCK;                                                                    \
-			QS;                                                                        \
-			n++;                                                                       \
-		}                                                                                  \
-		BENCH_USE(sum);                                                                    \
-		return n;                                                                          \
+#define RS_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp, QS)         \
+	BENCH_NOINLINE uint64_t sym(const int *stop)               \
+	{                                                          \
+		uint64_t n = 0, sum = 0;                           \
+		while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) { \
+			LOCK;                                      \
+			sum += *DEREF(pp);                         \
+			UNLOCK;                                    \
+			QS;                                        \
+			n++;                                       \
+		}                                                  \
+		BENCH_USE(sum);                                    \
+		return n;                                          \
 	}
 
 extern const struct rs_design rs_design_empty;

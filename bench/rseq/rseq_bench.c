@@ -92,7 +92,8 @@ static BENCH_NOINLINE void loop_inc_rseq(uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		if (__builtin_expect(grace__rseq_percpu_add(&slots[0].rseq_ctr, sizeof(struct slot),
-							    nslots, 1) < 0, 0)) {
+							    nslots, 1) < 0,
+				     0)) {
 			unsigned int c = (unsigned int)grace__rseq_cpu() % nslots;
 			__atomic_fetch_add(&slots[c].atomic_ctr, 1, __ATOMIC_RELAXED);
 		}
@@ -192,7 +193,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!inc && strcmp(test, "cpu") != 0) {
-		fprintf(stderr, "usage: rseq_bench cpu|inc|list --design D [--threads T] [--ms M]\n");
+		fprintf(stderr,
+			"usage: rseq_bench cpu|inc|list --design D [--threads T] [--ms M]\n");
 		return 2;
 	}
 	for (size_t i = 0; dname && i < sizeof(designs) / sizeof(designs[0]); i++)

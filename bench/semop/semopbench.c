@@ -48,7 +48,7 @@ static const char *const mode_name[] = { "semop-own", "semop-shared", "semop-chu
 
 struct worker {
 	struct run *r;
-	int cpu;   /* pinned to this CPU, or -1 */
+	int cpu; /* pinned to this CPU, or -1 */
 	int semid;
 	unsigned short semnum;
 	uint64_t ops;
@@ -202,14 +202,14 @@ static int one_run(enum mode m, enum grace_ipc_impl impl, int nthreads, unsigned
 	grace_ipc_info(r.ns, &info);
 	grace_ipc_ns_destroy(r.ns);
 	if (err) {
-		fprintf(stderr, "semopbench: %s %s %d threads: error %s\n", mode_name[m], d, nthreads,
-			strerror(-err));
+		fprintf(stderr, "semopbench: %s %s %d threads: error %s\n", mode_name[m], d,
+			nthreads, strerror(-err));
 		return 1;
 	}
 	double secs = (double)(t1 - t0) / 1e9;
 	emit(mode_name[m], d, nthreads, run_no, "ops_per_s", (double)ops / secs, "op/s");
-	emit(mode_name[m], d, nthreads, run_no, "cpu_ns_per_op", ops ? (double)cpu / (double)ops : 0,
-	     "ns");
+	emit(mode_name[m], d, nthreads, run_no, "cpu_ns_per_op",
+	     ops ? (double)cpu / (double)ops : 0, "ns");
 	if (m == M_CHURN) {
 		emit(mode_name[m], d, nthreads, run_no, "churn_per_s", (double)r.churn_ops / secs,
 		     "create+rmid/s");

@@ -66,8 +66,8 @@
 #define KEYTAB_BITS 8
 #define KEYTAB_SIZE (1u << KEYTAB_BITS)
 
-#define Q_PENDING 1    /* waiter status until a waker or the remover decides */
-#define WOULD_BLOCK 1  /* try_apply(): the caller must sleep */
+#define Q_PENDING 1   /* waiter status until a waker or the remover decides */
+#define WOULD_BLOCK 1 /* try_apply(): the caller must sleep */
 
 /* A semop sleeping on a set: on its stack, linked on the set's pending queue. */
 struct ipc_waiter {
@@ -84,7 +84,7 @@ struct ipc_set {
 	/* Guarded by lock (RCU mode) or ns->glock (global mode). */
 	pthread_mutex_t lock;
 	bool deleted;
-	int refcnt;  /* sleepers that hold the set across a sleep */
+	int refcnt; /* sleepers that hold the set across a sleep */
 	struct ipc_waiter *qhead, *qtail;
 	/* Immutable once published (initialised before grace_idr_replace() publishes the set). */
 	int id;
@@ -92,7 +92,7 @@ struct ipc_set {
 	int nsems;
 	struct ipc_set *key_next; /* key table chain, under the update lock */
 	struct rcu_head rcu;
-	unsigned short sem[];     /* values, guarded like the head */
+	unsigned short sem[]; /* values, guarded like the head */
 };
 
 struct grace_ipc_ns {
@@ -125,13 +125,15 @@ struct grace_ipc_ns {
  */
 #ifdef GRACE_IPC_TEST_HOOKS
 void (*grace_ipc__hook_after_lookup)(int semid);
-#define HOOK_AFTER_LOOKUP(id)                                    \
-	do {                                                     \
-		if (grace_ipc__hook_after_lookup)                \
-			grace_ipc__hook_after_lookup(id);        \
+#define HOOK_AFTER_LOOKUP(id)                             \
+	do {                                              \
+		if (grace_ipc__hook_after_lookup)         \
+			grace_ipc__hook_after_lookup(id); \
 	} while (0)
 #else
-#define HOOK_AFTER_LOOKUP(id) do { } while (0)
+#define HOOK_AFTER_LOOKUP(id) \
+	do {                  \
+	} while (0)
 #endif
 
 /* A set found and locked: the lock to release, and whether a read-side section is open. */
@@ -213,7 +215,7 @@ int grace_ipc_ns_create(enum grace_ipc_impl impl, const struct grace_ipc_limits 
 		memset(&p, 0, sizeof(p));
 		p.max_ids = (uint32_t)lim.semmni;
 		p.init_size = (uint32_t)lim.semmni < IPC_IDS_INIT ? (uint32_t)lim.semmni
-								   : IPC_IDS_INIT;
+								  : IPC_IDS_INIT;
 		err = grace_idr_init(&ns->idr, &p); /* call_rcu retires replaced arrays */
 		if (err) {
 			free(ns);
@@ -244,7 +246,8 @@ static void set_free_cb(struct rcu_head *head)
 
 static inline int id_slot(struct grace_ipc_ns *ns, int id)
 {
-	return is_rcu(ns) ? grace_idr_id_slot(&ns->idr, id) : (int)((uint32_t)id & ns->gids.slot_mask);
+	return is_rcu(ns) ? grace_idr_id_slot(&ns->idr, id)
+			  : (int)((uint32_t)id & ns->gids.slot_mask);
 }
 
 /* ---------------------------------------------------------------- key table (update lock) */
@@ -350,7 +353,8 @@ would_block:
 	err = (sops[i].sem_flg & GRACE_IPC_NOWAIT) ? -EAGAIN : WOULD_BLOCK;
 undo:
 	while (i-- > 0)
-		s->sem[sops[i].sem_num] = (unsigned short)(s->sem[sops[i].sem_num] - sops[i].sem_op);
+		s->sem[sops[i].sem_num] = (unsigned short)(s->sem[sops[i].sem_num] -
+							   sops[i].sem_op);
 	return err;
 }
 
@@ -385,8 +389,7 @@ again:
  * the set is locked and, in RCU mode, the caller is inside a read-side section: release both
  * with set_unlock().
  */
-static inline int set_lock(struct grace_ipc_ns *ns, int semid, int num, int num_err,
-			   struct held *h)
+static inline int set_lock(struct grace_ipc_ns *ns, int semid, int num, int num_err, struct held *h)
 {
 	struct ipc_set *s;
 

@@ -44,16 +44,17 @@ extern "C" {
 #define GRACE_IPC_NOWAIT 04000   /* sem_flg: fail with -EAGAIN instead of blocking */
 #define GRACE_IPC_MODE_MASK 0777 /* semflg: permission bits, accepted and ignored */
 
-#define GRACE_IPC_SEMVMX 32767   /* largest semaphore value */
-#define GRACE_IPC_IPCMNI 32768   /* largest semmni. IDs are seq << slot_bits | slot, slot_bits
+#define GRACE_IPC_SEMVMX 32767 /* largest semaphore value */
+#define GRACE_IPC_IPCMNI \
+	32768 /* largest semmni. IDs are seq << slot_bits | slot, slot_bits
 				  * the bits needed to index semmni slots (15 by default, as
 				  * Linux's seq * IPCMNI + slot); treat them as opaque */
 
 /* One operation of grace_ipc_semop(): the layout of struct sembuf (<sys/sem.h>). */
 struct grace_ipc_sembuf {
 	unsigned short sem_num; /* semaphore index in the set */
-	short sem_op;           /* > 0 add; < 0 subtract, blocking until possible; 0 wait for zero */
-	short sem_flg;          /* GRACE_IPC_NOWAIT or 0 */
+	short sem_op;  /* > 0 add; < 0 subtract, blocking until possible; 0 wait for zero */
+	short sem_flg; /* GRACE_IPC_NOWAIT or 0 */
 };
 
 enum grace_ipc_impl {
@@ -79,11 +80,11 @@ struct grace_ipc_semid_ds {
 /* Counters of a namespace (for tests and benchmarks; a racy snapshot under concurrency). */
 struct grace_ipc_ns_info {
 	enum grace_ipc_impl impl;
-	int sets;             /* sets in use */
-	int sems;             /* semaphores in use */
-	int ary_size;         /* slots in the current ID array (RCU mode: derived from the
+	int sets;            /* sets in use */
+	int sems;            /* semaphores in use */
+	int ary_size;        /* slots in the current ID array (RCU mode: derived from the
 			       * highest slot used, the registry doubling from 16) */
-	unsigned long grows;  /* times the ID array was replaced by a larger one */
+	unsigned long grows; /* times the ID array was replaced by a larger one */
 };
 
 struct grace_ipc_ns;

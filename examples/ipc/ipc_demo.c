@@ -34,9 +34,9 @@ struct demo {
 	int semid;
 	long items_per_producer;
 	long ring[RING];
-	unsigned head, tail;       /* guarded by the MUTEX semaphore */
-	long long consumed_sum;    /* guarded by the MUTEX semaphore */
-	long consumed;             /* guarded by the MUTEX semaphore */
+	unsigned head, tail;    /* guarded by the MUTEX semaphore */
+	long long consumed_sum; /* guarded by the MUTEX semaphore */
+	long consumed;          /* guarded by the MUTEX semaphore */
 };
 
 static int sem2(struct demo *d, int a, short oa, int b, short ob)

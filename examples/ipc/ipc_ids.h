@@ -18,12 +18,12 @@
 #define IPC_IDS_INIT 16u /* slots in the first array (also passed to grace_idr_init) */
 
 struct ipc_ids {
-	void **slot;      /* size entries; NULL when free */
-	uint32_t *seq;    /* sequence of each slot's current (or last) allocation */
+	void **slot;   /* size entries; NULL when free */
+	uint32_t *seq; /* sequence of each slot's current (or last) allocation */
 	uint32_t size;
-	uint32_t limit;   /* slots at most (semmni) */
+	uint32_t limit; /* slots at most (semmni) */
 	uint32_t in_use;
-	uint32_t hint;    /* no free slot below it */
+	uint32_t hint; /* no free slot below it */
 	uint32_t slot_bits, slot_mask, seq_mask;
 	unsigned long grows;
 };

@@ -40,13 +40,15 @@
 #define GRACE__HPP_HAVE_SRCU 0
 #endif
 
-namespace grace {
+namespace grace
+{
 
 /* ---- default flavor ---- */
 
 /** A default-flavor read-side section for the guard's scope (rcu_read_lock/rcu_read_unlock). */
-class rcu_read_guard {
-public:
+class rcu_read_guard
+{
+      public:
 	rcu_read_guard() noexcept { grace_rcu_read_lock(); }
 	~rcu_read_guard() { grace_rcu_read_unlock(); }
 	rcu_read_guard(const rcu_read_guard &) = delete;
@@ -58,8 +60,9 @@ public:
  * unlock() open and close a read-side section, so std::lock_guard, std::unique_lock and
  * std::scoped_lock work with it. try_lock() always succeeds: readers never wait.
  */
-class rcu_domain {
-public:
+class rcu_domain
+{
+      public:
 	constexpr rcu_domain() noexcept {}
 	void lock() noexcept { grace_rcu_read_lock(); }
 	bool try_lock() noexcept
@@ -82,17 +85,24 @@ inline rcu_domain &rcu_default_domain() noexcept
 }
 
 /** synchronize_rcu(). */
-inline void rcu_synchronize() noexcept { grace_rcu_synchronize(); }
+inline void rcu_synchronize() noexcept
+{
+	grace_rcu_synchronize();
+}
 /** rcu_barrier(). */
-inline void rcu_barrier() noexcept { grace_rcu_barrier(); }
+inline void rcu_barrier() noexcept
+{
+	grace_rcu_barrier();
+}
 
 /**
  * Explicit default-flavor registration for the guard's scope (rcu_register_thread() /
  * rcu_unregister_thread()). Optional: a thread is registered by its first read-side section
  * and unregistered when it exits; this guard makes the registry lock cost explicit and early.
  */
-class rcu_thread_guard {
-public:
+class rcu_thread_guard
+{
+      public:
 	rcu_thread_guard() noexcept { grace_rcu_register_thread(); }
 	~rcu_thread_guard() { grace_rcu_unregister_thread(); }
 	rcu_thread_guard(const rcu_thread_guard &) = delete;
@@ -105,19 +115,20 @@ public:
  * worker (by default `delete obj`). The deleter must be stateless (it is not stored). Same
  * context rules as call_rcu(): may be called inside a read-side section and with locks held.
  */
-template <class T, class D = std::default_delete<T>>
-class rcu_obj_base {
-public:
+template <class T, class D = std::default_delete<T>> class rcu_obj_base
+{
+      public:
 	void retire() noexcept { grace_rcu_call(&grace_rcu_head_, &rcu_obj_base::invoke); }
 
-protected:
+      protected:
 	rcu_obj_base() noexcept : grace_rcu_head_() {}
 	rcu_obj_base(const rcu_obj_base &) noexcept : grace_rcu_head_() {}
 	rcu_obj_base &operator=(const rcu_obj_base &) noexcept { return *this; }
 	~rcu_obj_base() = default;
 
-private:
-	static_assert(std::is_empty<D>::value, "grace::rcu_obj_base: the deleter must be stateless");
+      private:
+	static_assert(std::is_empty<D>::value,
+		      "grace::rcu_obj_base: the deleter must be stateless");
 	static void invoke(struct rcu_head *h) noexcept
 	{
 		rcu_obj_base *b = reinterpret_cast<rcu_obj_base *>(
@@ -134,8 +145,9 @@ private:
  * qsbr_unregister_thread()); the thread is online in between. Put one at the top of a QSBR
  * worker thread's function.
  */
-class qsbr_thread_guard {
-public:
+class qsbr_thread_guard
+{
+      public:
 	qsbr_thread_guard() noexcept { grace_qsbr_register_thread(); }
 	~qsbr_thread_guard() { grace_qsbr_unregister_thread(); }
 	qsbr_thread_guard(const qsbr_thread_guard &) = delete;
@@ -148,8 +160,9 @@ public:
  * so the thread does not stall grace periods while it waits. No QSBR-protected pointer may be
  * used inside the scope, nor one read before it after it.
  */
-class qsbr_offline_guard {
-public:
+class qsbr_offline_guard
+{
+      public:
 	qsbr_offline_guard() noexcept { grace_qsbr_thread_offline(); }
 	~qsbr_offline_guard() { grace_qsbr_thread_online(); }
 	qsbr_offline_guard(const qsbr_offline_guard &) = delete;
@@ -157,8 +170,9 @@ public:
 };
 
 /** qsbr_read_lock()/qsbr_read_unlock() for the guard's scope (no code in release builds). */
-class qsbr_read_guard {
-public:
+class qsbr_read_guard
+{
+      public:
 	qsbr_read_guard() noexcept { grace_qsbr_read_lock(); }
 	~qsbr_read_guard() { grace_qsbr_read_unlock(); }
 	qsbr_read_guard(const qsbr_read_guard &) = delete;
@@ -166,8 +180,9 @@ public:
 };
 
 /** QSBR as a Lockable object; see rcu_domain. */
-class qsbr_domain {
-public:
+class qsbr_domain
+{
+      public:
 	constexpr qsbr_domain() noexcept {}
 	void lock() noexcept { grace_qsbr_read_lock(); }
 	bool try_lock() noexcept
@@ -189,19 +204,20 @@ inline qsbr_domain &qsbr_default_domain() noexcept
 }
 
 /** The QSBR counterpart of rcu_obj_base: D()(obj) runs after a QSBR grace period. */
-template <class T, class D = std::default_delete<T>>
-class qsbr_obj_base {
-public:
+template <class T, class D = std::default_delete<T>> class qsbr_obj_base
+{
+      public:
 	void retire() noexcept { grace_qsbr_call(&grace_rcu_head_, &qsbr_obj_base::invoke); }
 
-protected:
+      protected:
 	qsbr_obj_base() noexcept : grace_rcu_head_() {}
 	qsbr_obj_base(const qsbr_obj_base &) noexcept : grace_rcu_head_() {}
 	qsbr_obj_base &operator=(const qsbr_obj_base &) noexcept { return *this; }
 	~qsbr_obj_base() = default;
 
-private:
-	static_assert(std::is_empty<D>::value, "grace::qsbr_obj_base: the deleter must be stateless");
+      private:
+	static_assert(std::is_empty<D>::value,
+		      "grace::qsbr_obj_base: the deleter must be stateless");
 	static void invoke(struct rcu_head *h) noexcept
 	{
 		qsbr_obj_base *b = reinterpret_cast<qsbr_obj_base *>(
@@ -219,10 +235,11 @@ private:
  * srcu_read_unlock() with the index it returned). The section may sleep; it delays only the
  * grace periods of d. index() is the value srcu_read_lock() returned.
  */
-class srcu_read_guard {
-public:
+class srcu_read_guard
+{
+      public:
 	explicit srcu_read_guard(struct srcu_struct &d) noexcept
-		: d_(&d), idx_(grace_srcu_read_lock(&d))
+	    : d_(&d), idx_(grace_srcu_read_lock(&d))
 	{
 	}
 	~srcu_read_guard() { grace_srcu_read_unlock(d_, idx_); }
@@ -230,15 +247,21 @@ public:
 	srcu_read_guard(const srcu_read_guard &) = delete;
 	srcu_read_guard &operator=(const srcu_read_guard &) = delete;
 
-private:
+      private:
 	struct srcu_struct *d_;
 	int idx_;
 };
 
 /** synchronize_srcu(&d). */
-inline void srcu_synchronize(struct srcu_struct &d) noexcept { grace_srcu_synchronize(&d); }
+inline void srcu_synchronize(struct srcu_struct &d) noexcept
+{
+	grace_srcu_synchronize(&d);
+}
 /** srcu_barrier(&d). */
-inline void srcu_barrier(struct srcu_struct &d) noexcept { grace_srcu_barrier(&d); }
+inline void srcu_barrier(struct srcu_struct &d) noexcept
+{
+	grace_srcu_barrier(&d);
+}
 #endif
 
 } // namespace grace

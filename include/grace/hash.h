@@ -58,7 +58,8 @@ typedef uint64_t (*grace_hash_fn)(const void *key, void *arg);
 typedef bool (*grace_hash_match_fn)(const struct grace_hash_node *node, const void *key, void *arg);
 
 /* grace_hash_params.flags */
-#define GRACE_HASH_AUTO_RESIZE 1u /* grow past one entry per bucket on average, shrink below one
+#define GRACE_HASH_AUTO_RESIZE \
+	1u /* grow past one entry per bucket on average, shrink below one
 				   * per eight buckets, in the background (flavor callbacks) */
 
 /**
@@ -191,9 +192,9 @@ GRACE_API size_t grace_hash_buckets(struct grace_hash *ht);
 
 struct grace_hash_stats {
 	size_t buckets, count;
-	uint64_t grows, shrinks;    /* completed resizes, by doubling or halving */
-	uint64_t unzip_passes;      /* grace periods spent separating chains after growth */
-	uint64_t unzip_links;       /* chain links redirected by those passes */
+	uint64_t grows, shrinks; /* completed resizes, by doubling or halving */
+	uint64_t unzip_passes;   /* grace periods spent separating chains after growth */
+	uint64_t unzip_links;    /* chain links redirected by those passes */
 	unsigned int nlocks;
 	bool resizing;
 };
@@ -233,8 +234,9 @@ GRACE_INLINE struct grace_hash_node *grace_hash_next_rcu(struct grace_hash_node 
  * hash_for_each_possible_rcu(): visit every node whose stored hash is @h, so the caller compares
  * keys inline (no indirect call). @h is the hash the table's hash function gives the key.
  */
-#define grace_hash_for_each_possible_rcu(ht, pos, h)                                   \
-	for ((pos) = grace_hash_first_rcu((ht), (h)); (pos); (pos) = grace_hash_next_rcu((pos), (h)))
+#define grace_hash_for_each_possible_rcu(ht, pos, h)         \
+	for ((pos) = grace_hash_first_rcu((ht), (h)); (pos); \
+	     (pos) = grace_hash_next_rcu((pos), (h)))
 
 /* Iterator over every node, inside one read-side section. Fields internal. */
 struct grace_hash_iter {
@@ -253,7 +255,7 @@ GRACE_API struct grace_hash_node *grace_hash_iter_first(struct grace_hash *ht,
 							struct grace_hash_iter *it);
 GRACE_API struct grace_hash_node *grace_hash_iter_next(struct grace_hash_iter *it);
 
-#define grace_hash_for_each_rcu(ht, it, pos)                                          \
+#define grace_hash_for_each_rcu(ht, it, pos) \
 	for ((pos) = grace_hash_iter_first((ht), &(it)); (pos); (pos) = grace_hash_iter_next(&(it)))
 
 /* The node of a retired rcu_head (for params.free callbacks). */

@@ -43,7 +43,10 @@ struct grace_hlist_head {
 GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *entry,
 						  const char *what);
 
-#define GRACE_HLIST_HEAD_INIT { NULL }
+#define GRACE_HLIST_HEAD_INIT \
+	{                     \
+		NULL          \
+	}
 #define GRACE_HLIST_HEAD(name) struct grace_hlist_head name = GRACE_HLIST_HEAD_INIT
 
 /* Link stores: atomic store-release (as GRACE__LIST_SET_NEXT in <grace/list.h>). */
@@ -268,26 +271,28 @@ GRACE_END_DECLS
 #define grace_hlist_entry(ptr, type, member) grace_container_of(ptr, type, member)
 #define grace_hlist_entry_safe(ptr, type, member)                                      \
 	__extension__({                                                                \
-		struct grace_hlist_node *grace__hn = (ptr);                             \
-		grace__hn ? grace_hlist_entry(grace__hn, type, member) : (type *)NULL;   \
+		struct grace_hlist_node *grace__hn = (ptr);                            \
+		grace__hn ? grace_hlist_entry(grace__hn, type, member) : (type *)NULL; \
 	})
 
 /* Update side. */
 #define grace_hlist_for_each(pos, head) for ((pos) = (head)->first; (pos); (pos) = (pos)->next)
-#define grace_hlist_for_each_safe(pos, n, head)                                        \
+#define grace_hlist_for_each_safe(pos, n, head) \
 	for ((pos) = (head)->first; (pos) && ((n) = (pos)->next, 1); (pos) = (n))
-#define grace_hlist_for_each_entry(pos, head, member)                                  \
-	for ((pos) = grace_hlist_entry_safe((head)->first, __typeof__(*(pos)), member); \
-	     (pos); (pos) = grace_hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member))
-#define grace_hlist_for_each_entry_continue(pos, member)                               \
+#define grace_hlist_for_each_entry(pos, head, member)                                          \
+	for ((pos) = grace_hlist_entry_safe((head)->first, __typeof__(*(pos)), member); (pos); \
+	     (pos) = grace_hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member))
+#define grace_hlist_for_each_entry_continue(pos, member)                                     \
 	for ((pos) = grace_hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member); \
-	     (pos); (pos) = grace_hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member))
+	     (pos);                                                                          \
+	     (pos) = grace_hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member))
 #define grace_hlist_for_each_entry_from(pos, member) \
-	for (; (pos); (pos) = grace_hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member))
+	for (; (pos);                                \
+	     (pos) = grace_hlist_entry_safe((pos)->member.next, __typeof__(*(pos)), member))
 /* The body may delete (and free) @pos: @n holds the next node. */
-#define grace_hlist_for_each_entry_safe(pos, n, head, member)                          \
+#define grace_hlist_for_each_entry_safe(pos, n, head, member)                           \
 	for ((pos) = grace_hlist_entry_safe((head)->first, __typeof__(*(pos)), member); \
-	     (pos) && ((n) = (pos)->member.next, 1);                                   \
+	     (pos) && ((n) = (pos)->member.next, 1);                                    \
 	     (pos) = grace_hlist_entry_safe(n, __typeof__(*(pos)), member))
 
 /* Readers (inside a read-side section): dependency-ordered loads. */
@@ -296,29 +301,26 @@ GRACE_END_DECLS
 #define grace_hlist_first_rcu(head) rcu_dereference((head)->first)
 #define grace_hlist_next_rcu(node) rcu_dereference((node)->next)
 /* hlist_for_each_entry_rcu(): every entry present during the whole traversal is visited once. */
-#define grace_hlist_for_each_entry_rcu(pos, head, member)                              \
-	for ((pos) = grace_hlist_entry_safe(rcu_dereference((head)->first),           \
-					    __typeof__(*(pos)), member);               \
-	     (pos);                                                                    \
-	     (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next),       \
-					    __typeof__(*(pos)), member))
+#define grace_hlist_for_each_entry_rcu(pos, head, member)                                       \
+	for ((pos) = grace_hlist_entry_safe(rcu_dereference((head)->first), __typeof__(*(pos)), \
+					    member);                                            \
+	     (pos); (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next),         \
+						   __typeof__(*(pos)), member))
 /* hlist_for_each_entry_continue_rcu(): continue after @pos, found in the same section. */
-#define grace_hlist_for_each_entry_continue_rcu(pos, member)                           \
-	for ((pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next),       \
-					    __typeof__(*(pos)), member);               \
-	     (pos);                                                                    \
-	     (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next),       \
-					    __typeof__(*(pos)), member))
+#define grace_hlist_for_each_entry_continue_rcu(pos, member)                            \
+	for ((pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next),        \
+					    __typeof__(*(pos)), member);                \
+	     (pos); (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next), \
+						   __typeof__(*(pos)), member))
 /* hlist_for_each_entry_from_rcu(): start at @pos itself. */
-#define grace_hlist_for_each_entry_from_rcu(pos, member)                               \
-	for (; (pos);                                                                  \
-	     (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next),       \
-					    __typeof__(*(pos)), member))
+#define grace_hlist_for_each_entry_from_rcu(pos, member)                                  \
+	for (; (pos); (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next), \
+						     __typeof__(*(pos)), member))
 /* As grace_list_for_each_entry_safe_rcu(): @n is loaded before the body, which may unlink @pos. */
-#define grace_hlist_for_each_entry_safe_rcu(pos, n, head, member)                      \
-	for ((pos) = grace_hlist_entry_safe(rcu_dereference((head)->first),           \
-					    __typeof__(*(pos)), member);               \
-	     (pos) && ((n) = rcu_dereference((pos)->member.next), 1);                  \
+#define grace_hlist_for_each_entry_safe_rcu(pos, n, head, member)                               \
+	for ((pos) = grace_hlist_entry_safe(rcu_dereference((head)->first), __typeof__(*(pos)), \
+					    member);                                            \
+	     (pos) && ((n) = rcu_dereference((pos)->member.next), 1);                           \
 	     (pos) = grace_hlist_entry_safe(n, __typeof__(*(pos)), member))
 
 #endif /* GRACE_HLIST_H */

@@ -47,10 +47,11 @@ GRACE_BEGIN_DECLS
 
 /* Default and largest number of IDs a registry can hold (max_ids). */
 #define GRACE_IDR_DEFAULT_MAX 32768u /* IPCMNI: slot_bits 15, 16 sequence bits */
-#define GRACE_IDR_MAX_IDS (1u << 24)  /* leaves at least 7 sequence bits */
+#define GRACE_IDR_MAX_IDS (1u << 24) /* leaves at least 7 sequence bits */
 
 /* grace_idr_params.flags */
-#define GRACE_IDR_CYCLIC 1u /* allocate the slot after the last one allocated (wrapping) instead
+#define GRACE_IDR_CYCLIC \
+	1u /* allocate the slot after the last one allocated (wrapping) instead
 			     * of the lowest free slot: slots are reused as late as possible,
 			     * which stretches the stale-ID protection further */
 
@@ -97,7 +98,7 @@ struct grace_idr {
 	uint32_t max_ids;            /* constant after init */
 	uint32_t flags;              /* constant after init */
 	const struct grace_flavor_ops *ops;
-	uint64_t magic_;             /* set by init, cleared by destroy (misuse checks) */
+	uint64_t magic_; /* set by init, cleared by destroy (misuse checks) */
 	char pad_[GRACE_CACHE_LINE];
 	/* Update side: under lock. */
 	pthread_mutex_t lock;
@@ -235,9 +236,8 @@ GRACE_INLINE void *grace_idr_lookup(const struct grace_idr *idr, int id)
 GRACE_API void *grace_idr_get_next(const struct grace_idr *idr, uint32_t *slot, int *id);
 
 /* Iterate over live objects: grace_idr_for_each(idr, slot, id, ptr) { ... } (read-side). */
-#define grace_idr_for_each(idr, slot, id, ptr)                                       \
-	for ((slot) = 0; ((ptr) = grace_idr_get_next((idr), &(slot), &(id))) != NULL; \
-	     (slot)++)
+#define grace_idr_for_each(idr, slot, id, ptr) \
+	for ((slot) = 0; ((ptr) = grace_idr_get_next((idr), &(slot), &(id))) != NULL; (slot)++)
 
 GRACE_END_DECLS
 

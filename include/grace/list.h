@@ -57,7 +57,10 @@ struct grace_list_head {
 GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *entry,
 						  const char *what);
 
-#define GRACE_LIST_HEAD_INIT(name) { &(name), &(name) }
+#define GRACE_LIST_HEAD_INIT(name) \
+	{                          \
+		&(name), &(name)   \
+	}
 #define GRACE_LIST_HEAD(name) struct grace_list_head name = GRACE_LIST_HEAD_INIT(name)
 
 /*
@@ -229,7 +232,8 @@ GRACE_INLINE void grace__list_splice(const struct grace_list_head *list,
 }
 
 /** Insert the entries of @list at the front of @head (@list is left stale: reinitialise it). */
-GRACE_INLINE void grace_list_splice(const struct grace_list_head *list, struct grace_list_head *head)
+GRACE_INLINE void grace_list_splice(const struct grace_list_head *list,
+				    struct grace_list_head *head)
 {
 	if (!grace_list_empty(list))
 		grace__list_splice(list, head, head->next);
@@ -370,36 +374,36 @@ GRACE_END_DECLS
 #define grace_list_prev_entry(pos, member) \
 	grace_list_entry((pos)->member.prev, __typeof__(*(pos)), member)
 /* The first entry, or NULL if the list is empty (update side). */
-#define grace_list_first_entry_or_null(head, type, member)                            \
-	__extension__({                                                               \
-		struct grace_list_head *grace__h = (head);                            \
-		struct grace_list_head *grace__n = grace__h->next;                    \
+#define grace_list_first_entry_or_null(head, type, member)                                      \
+	__extension__({                                                                         \
+		struct grace_list_head *grace__h = (head);                                      \
+		struct grace_list_head *grace__n = grace__h->next;                              \
 		grace__n != grace__h ? grace_list_entry(grace__n, type, member) : (type *)NULL; \
 	})
 
 /* Update side (or no concurrent updaters). */
 #define grace_list_for_each(pos, head) \
 	for ((pos) = (head)->next; (pos) != (head); (pos) = (pos)->next)
-#define grace_list_for_each_safe(pos, n, head)                                         \
-	for ((pos) = (head)->next, (n) = (pos)->next; (pos) != (head);                 \
+#define grace_list_for_each_safe(pos, n, head)                         \
+	for ((pos) = (head)->next, (n) = (pos)->next; (pos) != (head); \
 	     (pos) = (n), (n) = (pos)->next)
-#define grace_list_for_each_entry(pos, head, member)                                   \
-	for ((pos) = grace_list_first_entry(head, __typeof__(*(pos)), member);         \
+#define grace_list_for_each_entry(pos, head, member)                           \
+	for ((pos) = grace_list_first_entry(head, __typeof__(*(pos)), member); \
 	     &(pos)->member != (head); (pos) = grace_list_next_entry(pos, member))
-#define grace_list_for_each_entry_reverse(pos, head, member)                           \
-	for ((pos) = grace_list_last_entry(head, __typeof__(*(pos)), member);          \
+#define grace_list_for_each_entry_reverse(pos, head, member)                  \
+	for ((pos) = grace_list_last_entry(head, __typeof__(*(pos)), member); \
 	     &(pos)->member != (head); (pos) = grace_list_prev_entry(pos, member))
 /* Continue after @pos (which must be an entry of the list, or its head as an entry). */
-#define grace_list_for_each_entry_continue(pos, head, member)                          \
-	for ((pos) = grace_list_next_entry(pos, member); &(pos)->member != (head);      \
+#define grace_list_for_each_entry_continue(pos, head, member)                      \
+	for ((pos) = grace_list_next_entry(pos, member); &(pos)->member != (head); \
 	     (pos) = grace_list_next_entry(pos, member))
 /* Start at @pos itself. */
 #define grace_list_for_each_entry_from(pos, head, member) \
 	for (; &(pos)->member != (head); (pos) = grace_list_next_entry(pos, member))
 /* The body may delete (and free) @pos: @n holds the next entry. */
-#define grace_list_for_each_entry_safe(pos, n, head, member)                           \
-	for ((pos) = grace_list_first_entry(head, __typeof__(*(pos)), member),         \
-	    (n) = grace_list_next_entry(pos, member);                                   \
+#define grace_list_for_each_entry_safe(pos, n, head, member)                   \
+	for ((pos) = grace_list_first_entry(head, __typeof__(*(pos)), member), \
+	    (n) = grace_list_next_entry(pos, member);                          \
 	     &(pos)->member != (head); (pos) = (n), (n) = grace_list_next_entry(n, member))
 /* "pos" of a list head: start a continue/from iteration at the beginning. */
 #define grace_list_prepare_entry(pos, head, member) \
@@ -408,49 +412,50 @@ GRACE_END_DECLS
 /* Readers (inside a read-side section): dependency-ordered loads of ->next. */
 
 /* list_entry_rcu(): container of the pointer loaded from @ptr (an lvalue such as p->next). */
-#define grace_list_entry_rcu(ptr, type, member) grace_container_of(rcu_dereference(ptr), type, member)
+#define grace_list_entry_rcu(ptr, type, member) \
+	grace_container_of(rcu_dereference(ptr), type, member)
 /* The first entry, or NULL: one load of head->next. */
-#define grace_list_first_or_null_rcu(head, type, member)                               \
-	__extension__({                                                                \
-		struct grace_list_head *grace__h = (head);                             \
-		struct grace_list_head *grace__n = rcu_dereference(grace__h->next);    \
+#define grace_list_first_or_null_rcu(head, type, member)                                        \
+	__extension__({                                                                         \
+		struct grace_list_head *grace__h = (head);                                      \
+		struct grace_list_head *grace__n = rcu_dereference(grace__h->next);             \
 		grace__n != grace__h ? grace_list_entry(grace__n, type, member) : (type *)NULL; \
 	})
 /* The entry after @pos, or NULL at the end of the list. */
-#define grace_list_next_or_null_rcu(head, pos, member)                                 \
-	__extension__({                                                                \
-		struct grace_list_head *grace__h = (head);                             \
-		struct grace_list_head *grace__n = rcu_dereference((pos)->member.next); \
+#define grace_list_next_or_null_rcu(head, pos, member)                                        \
+	__extension__({                                                                       \
+		struct grace_list_head *grace__h = (head);                                    \
+		struct grace_list_head *grace__n = rcu_dereference((pos)->member.next);       \
 		grace__n != grace__h ? grace_list_entry(grace__n, __typeof__(*(pos)), member) \
-				     : (__typeof__(pos))NULL;                          \
+				     : (__typeof__(pos))NULL;                                 \
 	})
 /* list_for_each_rcu(): iterate over the struct grace_list_head links. */
-#define grace_list_for_each_rcu(pos, head)                                             \
-	for ((pos) = rcu_dereference((head)->next); (pos) != (head);                   \
+#define grace_list_for_each_rcu(pos, head)                           \
+	for ((pos) = rcu_dereference((head)->next); (pos) != (head); \
 	     (pos) = rcu_dereference((pos)->next))
 /* list_for_each_entry_rcu(): every entry present during the whole traversal is visited once. */
-#define grace_list_for_each_entry_rcu(pos, head, member)                               \
-	for ((pos) = grace_list_entry_rcu((head)->next, __typeof__(*(pos)), member);   \
-	     &(pos)->member != (head);                                                 \
+#define grace_list_for_each_entry_rcu(pos, head, member)                             \
+	for ((pos) = grace_list_entry_rcu((head)->next, __typeof__(*(pos)), member); \
+	     &(pos)->member != (head);                                               \
 	     (pos) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member))
 /* list_for_each_entry_continue_rcu(): continue after @pos, found in the same section. */
-#define grace_list_for_each_entry_continue_rcu(pos, head, member)                      \
+#define grace_list_for_each_entry_continue_rcu(pos, head, member)                          \
 	for ((pos) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member); \
-	     &(pos)->member != (head);                                                 \
+	     &(pos)->member != (head);                                                     \
 	     (pos) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member))
 /* list_for_each_entry_from_rcu(): start at @pos itself. */
-#define grace_list_for_each_entry_from_rcu(pos, head, member)                          \
-	for (; &(pos)->member != (head);                                               \
+#define grace_list_for_each_entry_from_rcu(pos, head, member) \
+	for (; &(pos)->member != (head);                      \
 	     (pos) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member))
 /*
  * list_for_each_safe_rcu() (FREENIX Fig. 5): @n is loaded before the body runs, so the body may
  * unlink @pos (grace_list_del_rcu() plus call_rcu()) or move it to another list and the
  * traversal still continues along this list.
  */
-#define grace_list_for_each_entry_safe_rcu(pos, n, head, member)                       \
-	for ((pos) = grace_list_entry_rcu((head)->next, __typeof__(*(pos)), member),   \
+#define grace_list_for_each_entry_safe_rcu(pos, n, head, member)                        \
+	for ((pos) = grace_list_entry_rcu((head)->next, __typeof__(*(pos)), member),    \
 	    (n) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member); \
-	     &(pos)->member != (head);                                                 \
-	     (pos) = (n), (n) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member))
+	     &(pos)->member != (head); (pos) = (n),                                     \
+	    (n) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member))
 
 #endif /* GRACE_LIST_H */

@@ -36,12 +36,13 @@ typedef void (*rcu_callback_t)(struct rcu_head *head);
 
 /* Debug builds: is the calling thread inside a read-side section of any flavor? */
 GRACE_API int grace_debug_in_read_section(void);
-GRACE_API GRACE_NORETURN void grace__debug_deref_outside(const char *call, const char *file, int line);
+GRACE_API GRACE_NORETURN void grace__debug_deref_outside(const char *call, const char *file,
+							 int line);
 
 GRACE_END_DECLS
 
 #define grace_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 #ifndef container_of
 #define container_of(ptr, type, member) grace_container_of(ptr, type, member)
 #endif
@@ -53,21 +54,23 @@ GRACE_END_DECLS
 #endif
 
 #if GRACE__DEBUG
-#define GRACE__DEREF_CHECK(call)                                                     \
-	do {                                                                         \
-		if (!grace_debug_in_read_section())                                  \
-			grace__debug_deref_outside(call, __FILE__, __LINE__);        \
+#define GRACE__DEREF_CHECK(call)                                              \
+	do {                                                                  \
+		if (!grace_debug_in_read_section())                           \
+			grace__debug_deref_outside(call, __FILE__, __LINE__); \
 	} while (0)
 #else
-#define GRACE__DEREF_CHECK(call) do { } while (0)
+#define GRACE__DEREF_CHECK(call) \
+	do {                     \
+	} while (0)
 #endif
 
 /* Load an RCU-protected pointer for dereferencing inside a read-side section. */
-#define rcu_dereference(p)                                                           \
-	__extension__({                                                              \
+#define rcu_dereference(p)                                                          \
+	__extension__({                                                             \
 		__typeof__(p) grace__p = __atomic_load_n(&(p), GRACE__DEREF_ORDER); \
-		GRACE__DEREF_CHECK("rcu_dereference");                               \
-		grace__p;                                                            \
+		GRACE__DEREF_CHECK("rcu_dereference");                              \
+		grace__p;                                                           \
 	})
 /* rcu_dereference without the debug check: for code that is protected some other way. */
 #define rcu_dereference_raw(p) (__atomic_load_n(&(p), GRACE__DEREF_ORDER))
@@ -77,10 +80,10 @@ GRACE_END_DECLS
 #define rcu_access_pointer(p) (__atomic_load_n(&(p), __ATOMIC_RELAXED))
 
 /* Publish v in p: store-release, pairs with rcu_dereference(). */
-#define rcu_assign_pointer(p, v)                                                     \
-	do {                                                                         \
-		__typeof__(p) grace__v = (v);                                        \
-		__atomic_store_n(&(p), grace__v, __ATOMIC_RELEASE);                  \
+#define rcu_assign_pointer(p, v)                                    \
+	do {                                                        \
+		__typeof__(p) grace__v = (v);                       \
+		__atomic_store_n(&(p), grace__v, __ATOMIC_RELEASE); \
 	} while (0)
 /* Initialise or clear p when no reader can see the difference (NULL, or before publication). */
 #define RCU_INIT_POINTER(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
@@ -88,12 +91,12 @@ GRACE_END_DECLS
 /* Exchange *pp with v, returning the old value; full barrier. */
 #define rcu_xchg_pointer(pp, v) __atomic_exchange_n((pp), (v), __ATOMIC_SEQ_CST)
 /* If *pp == old, set it to new; returns the value found (== old on success); full barrier. */
-#define rcu_cmpxchg_pointer(pp, old, new_)                                           \
-	__extension__({                                                              \
-		__typeof__(*(pp)) grace__old = (old);                                \
-		__atomic_compare_exchange_n((pp), &grace__old, (new_), 0,            \
-					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);     \
-		grace__old;                                                          \
+#define rcu_cmpxchg_pointer(pp, old, new_)                                                  \
+	__extension__({                                                                     \
+		__typeof__(*(pp)) grace__old = (old);                                       \
+		__atomic_compare_exchange_n((pp), &grace__old, (new_), 0, __ATOMIC_SEQ_CST, \
+					    __ATOMIC_SEQ_CST);                              \
+		grace__old;                                                                 \
 	})
 
 #endif /* GRACE_POINTER_H */

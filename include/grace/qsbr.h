@@ -142,21 +142,66 @@ GRACE_API int grace_qsbr_set_callback_limits(size_t soft, size_t hard);
 GRACE_API void grace_qsbr_callback_stats(struct grace_cb_stats *stats);
 
 /* Short names. */
-GRACE_INLINE void qsbr_register_thread(void) { grace_qsbr_register_thread(); }
-GRACE_INLINE void qsbr_unregister_thread(void) { grace_qsbr_unregister_thread(); }
-GRACE_INLINE void qsbr_quiescent_state(void) { grace_qsbr_quiescent_state(); }
-GRACE_INLINE void qsbr_thread_offline(void) { grace_qsbr_thread_offline(); }
-GRACE_INLINE void qsbr_thread_online(void) { grace_qsbr_thread_online(); }
-GRACE_INLINE void qsbr_read_lock(void) { grace_qsbr_read_lock(); }
-GRACE_INLINE void qsbr_read_unlock(void) { grace_qsbr_read_unlock(); }
-GRACE_INLINE void synchronize_qsbr(void) { grace_qsbr_synchronize(); }
-GRACE_INLINE void synchronize_qsbr_expedited(void) { grace_qsbr_synchronize_expedited(); }
-GRACE_INLINE void call_qsbr(struct rcu_head *head, rcu_callback_t func) { grace_qsbr_call(head, func); }
-GRACE_INLINE void qsbr_barrier(void) { grace_qsbr_barrier(); }
-GRACE_INLINE unsigned long get_state_synchronize_qsbr(void) { return grace_qsbr_get_state(); }
-GRACE_INLINE unsigned long start_poll_synchronize_qsbr(void) { return grace_qsbr_start_poll(); }
-GRACE_INLINE bool poll_state_synchronize_qsbr(unsigned long c) { return grace_qsbr_poll_state(c); }
-GRACE_INLINE void cond_synchronize_qsbr(unsigned long c) { grace_qsbr_cond_synchronize(c); }
+GRACE_INLINE void qsbr_register_thread(void)
+{
+	grace_qsbr_register_thread();
+}
+GRACE_INLINE void qsbr_unregister_thread(void)
+{
+	grace_qsbr_unregister_thread();
+}
+GRACE_INLINE void qsbr_quiescent_state(void)
+{
+	grace_qsbr_quiescent_state();
+}
+GRACE_INLINE void qsbr_thread_offline(void)
+{
+	grace_qsbr_thread_offline();
+}
+GRACE_INLINE void qsbr_thread_online(void)
+{
+	grace_qsbr_thread_online();
+}
+GRACE_INLINE void qsbr_read_lock(void)
+{
+	grace_qsbr_read_lock();
+}
+GRACE_INLINE void qsbr_read_unlock(void)
+{
+	grace_qsbr_read_unlock();
+}
+GRACE_INLINE void synchronize_qsbr(void)
+{
+	grace_qsbr_synchronize();
+}
+GRACE_INLINE void synchronize_qsbr_expedited(void)
+{
+	grace_qsbr_synchronize_expedited();
+}
+GRACE_INLINE void call_qsbr(struct rcu_head *head, rcu_callback_t func)
+{
+	grace_qsbr_call(head, func);
+}
+GRACE_INLINE void qsbr_barrier(void)
+{
+	grace_qsbr_barrier();
+}
+GRACE_INLINE unsigned long get_state_synchronize_qsbr(void)
+{
+	return grace_qsbr_get_state();
+}
+GRACE_INLINE unsigned long start_poll_synchronize_qsbr(void)
+{
+	return grace_qsbr_start_poll();
+}
+GRACE_INLINE bool poll_state_synchronize_qsbr(unsigned long c)
+{
+	return grace_qsbr_poll_state(c);
+}
+GRACE_INLINE void cond_synchronize_qsbr(unsigned long c)
+{
+	grace_qsbr_cond_synchronize(c);
+}
 
 GRACE_END_DECLS
 

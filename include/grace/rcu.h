@@ -192,19 +192,58 @@ GRACE_API int grace_rcu_set_callback_limits(size_t soft, size_t hard);
 GRACE_API void grace_rcu_callback_stats(struct grace_cb_stats *stats);
 
 /* Kernel-style names. */
-GRACE_INLINE void rcu_read_lock(void) { grace_rcu_read_lock(); }
-GRACE_INLINE void rcu_read_unlock(void) { grace_rcu_read_unlock(); }
-GRACE_INLINE bool rcu_read_ongoing(void) { return grace_rcu_read_ongoing(); }
-GRACE_INLINE void rcu_register_thread(void) { grace_rcu_register_thread(); }
-GRACE_INLINE void rcu_unregister_thread(void) { grace_rcu_unregister_thread(); }
-GRACE_INLINE void synchronize_rcu(void) { grace_rcu_synchronize(); }
-GRACE_INLINE void synchronize_rcu_expedited(void) { grace_rcu_synchronize_expedited(); }
-GRACE_INLINE void call_rcu(struct rcu_head *head, rcu_callback_t func) { grace_rcu_call(head, func); }
-GRACE_INLINE void rcu_barrier(void) { grace_rcu_barrier(); }
-GRACE_INLINE unsigned long get_state_synchronize_rcu(void) { return grace_rcu_get_state(); }
-GRACE_INLINE unsigned long start_poll_synchronize_rcu(void) { return grace_rcu_start_poll(); }
-GRACE_INLINE bool poll_state_synchronize_rcu(unsigned long c) { return grace_rcu_poll_state(c); }
-GRACE_INLINE void cond_synchronize_rcu(unsigned long c) { grace_rcu_cond_synchronize(c); }
+GRACE_INLINE void rcu_read_lock(void)
+{
+	grace_rcu_read_lock();
+}
+GRACE_INLINE void rcu_read_unlock(void)
+{
+	grace_rcu_read_unlock();
+}
+GRACE_INLINE bool rcu_read_ongoing(void)
+{
+	return grace_rcu_read_ongoing();
+}
+GRACE_INLINE void rcu_register_thread(void)
+{
+	grace_rcu_register_thread();
+}
+GRACE_INLINE void rcu_unregister_thread(void)
+{
+	grace_rcu_unregister_thread();
+}
+GRACE_INLINE void synchronize_rcu(void)
+{
+	grace_rcu_synchronize();
+}
+GRACE_INLINE void synchronize_rcu_expedited(void)
+{
+	grace_rcu_synchronize_expedited();
+}
+GRACE_INLINE void call_rcu(struct rcu_head *head, rcu_callback_t func)
+{
+	grace_rcu_call(head, func);
+}
+GRACE_INLINE void rcu_barrier(void)
+{
+	grace_rcu_barrier();
+}
+GRACE_INLINE unsigned long get_state_synchronize_rcu(void)
+{
+	return grace_rcu_get_state();
+}
+GRACE_INLINE unsigned long start_poll_synchronize_rcu(void)
+{
+	return grace_rcu_start_poll();
+}
+GRACE_INLINE bool poll_state_synchronize_rcu(unsigned long c)
+{
+	return grace_rcu_poll_state(c);
+}
+GRACE_INLINE void cond_synchronize_rcu(unsigned long c)
+{
+	grace_rcu_cond_synchronize(c);
+}
 
 GRACE_END_DECLS
 

@@ -35,9 +35,9 @@ GRACE_BEGIN_DECLS
 
 /* Per-CPU counters of one domain: one cache line per possible CPU. */
 struct grace__srcu_cpu {
-	uint64_t lock[2];    /* rseq increments by threads running on this CPU only */
+	uint64_t lock[2]; /* rseq increments by threads running on this CPU only */
 	uint64_t unlock[2];
-	uint64_t alock[2];   /* atomic increments (threads without rseq), from any CPU */
+	uint64_t alock[2]; /* atomic increments (threads without rseq), from any CPU */
 	uint64_t aunlock[2];
 } GRACE_ALIGNED_CACHE;
 
@@ -57,7 +57,7 @@ struct srcu_struct {
 	uint32_t waiting;             /* bit i: an updater sleeps until index i drains */
 	struct grace__srcu_state *state;
 	uint32_t magic;
-	uint32_t ncpus;               /* per-CPU slots in `fast` */
+	uint32_t ncpus; /* per-CPU slots in `fast` */
 	uint64_t pad_[2];
 } GRACE_ALIGNED_CACHE;
 
@@ -66,7 +66,13 @@ struct srcu_struct {
 #define GRACE__SRCU_MAGIC_DEAD 0x53524344u   /* cleanup_srcu_struct() done */
 
 /* Static initialiser (C and C++): the domain allocates its counters on first use. */
-#define GRACE_SRCU_INITIALIZER { 0, 0, { 0, 0 }, 0, 0, 0, GRACE__SRCU_MAGIC_STATIC, 0, { 0, 0 } }
+#define GRACE_SRCU_INITIALIZER                                        \
+	{                                                             \
+		0, 0, { 0, 0 }, 0, 0, 0, GRACE__SRCU_MAGIC_STATIC, 0, \
+		{                                                     \
+			0, 0                                          \
+		}                                                     \
+	}
 /* Define a domain with static storage duration: no init_srcu_struct() needed. */
 #define DEFINE_SRCU(name) struct srcu_struct name = GRACE_SRCU_INITIALIZER
 #define DEFINE_STATIC_SRCU(name) static struct srcu_struct name = GRACE_SRCU_INITIALIZER
@@ -236,10 +242,10 @@ GRACE_API void grace_srcu_callback_stats(struct srcu_struct *ssp, struct grace_c
 GRACE_API const char *grace_srcu_mode(void);
 
 #if GRACE__DEBUG
-#define GRACE__SRCU_DEREF_CHECK(ssp)                                                 \
-	do {                                                                         \
-		if (!grace__srcu_dbg_held(ssp))                                      \
-			grace__srcu_deref_outside(__FILE__, __LINE__);               \
+#define GRACE__SRCU_DEREF_CHECK(ssp)                                   \
+	do {                                                           \
+		if (!grace__srcu_dbg_held(ssp))                        \
+			grace__srcu_deref_outside(__FILE__, __LINE__); \
 	} while (0)
 #else
 #define GRACE__SRCU_DEREF_CHECK(ssp) ((void)sizeof(ssp))

@@ -17,6 +17,8 @@ int grace_debug_in_read_section(void)
 
 void grace__debug_deref_outside(const char *call, const char *file, int line)
 {
-	grace__misuse_fatal(call, "%s:%d: called outside any read-side section "
-			    "(use rcu_dereference_protected() on the update side)", file, line);
+	grace__misuse_fatal(call,
+			    "%s:%d: called outside any read-side section "
+			    "(use rcu_dereference_protected() on the update side)",
+			    file, line);
 }

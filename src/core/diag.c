@@ -64,7 +64,7 @@ void grace__warn(const char *fmt, ...)
 
 /* ---- stall reports ---- */
 
-static uint32_t stall_ms_set;   /* 0: not set by the program yet */
+static uint32_t stall_ms_set; /* 0: not set by the program yet */
 static uint32_t stall_ms_value;
 static pthread_mutex_t stall_lock = PTHREAD_MUTEX_INITIALIZER;
 static grace_stall_handler_t stall_fn;

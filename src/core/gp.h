@@ -33,14 +33,17 @@ struct grace__gp {
 	grace__wait_readers_fn wait_readers; /* the flavor's part of a grace period */
 	void *flavor;                        /* the flavor's state for wait_readers */
 	const char *name;
-	uint64_t started_ns;                 /* when the current grace period started (stalls) */
+	uint64_t started_ns; /* when the current grace period started (stalls) */
 };
 
-#define GRACE__GP_INIT(fn, flv, nm) \
-	{ .seq = 0, .event = 0, .nsleepers = 0, .drive_lock = PTHREAD_MUTEX_INITIALIZER, \
-	  .wait_readers = (fn), .flavor = (flv), .name = (nm), .started_ns = 0 }
+#define GRACE__GP_INIT(fn, flv, nm)                                                            \
+	{                                                                                      \
+		.seq = 0, .event = 0, .nsleepers = 0, .drive_lock = PTHREAD_MUTEX_INITIALIZER, \
+		.wait_readers = (fn), .flavor = (flv), .name = (nm), .started_ns = 0           \
+	}
 
-void grace__gp_init(struct grace__gp *gp, grace__wait_readers_fn fn, void *flavor, const char *name);
+void grace__gp_init(struct grace__gp *gp, grace__wait_readers_fn fn, void *flavor,
+		    const char *name);
 
 /* The cookie for a grace period that starts after this call. Full barrier first: the caller's
  * earlier accesses are ordered before the read of seq (pairs with the smp_mb after seq_start in

@@ -163,7 +163,8 @@ void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned lo
 		do {
 			for (struct grace__reader *r = reg->head; r; r = r->next)
 				if (reg->holds(grace_load_relaxed(&r->ctr), cur))
-					grace_fetch_or(&r->waiter, GRACE__W_WAITING, __ATOMIC_RELAXED);
+					grace_fetch_or(&r->waiter, GRACE__W_WAITING,
+						       __ATOMIC_RELAXED);
 			/* Barrier W: the waiter stores above before the re-read of ctr below. Pairs
 			 * with the compiler barrier (fence in the fallback) between a reader's
 			 * quiescent store and its load of waiter; see the argument at the top of

@@ -41,7 +41,10 @@ void grace__sys_membarrier(void)
 	 * orders their accesses the same way. It also acts as a full barrier for the caller.
 	 */
 	if (membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
-		grace__fatal("membarrier", "MEMBARRIER_CMD_PRIVATE_EXPEDITED failed after registration (errno %d)", errno);
+		grace__fatal(
+			"membarrier",
+			"MEMBARRIER_CMD_PRIVATE_EXPEDITED failed after registration (errno %d)",
+			errno);
 }
 
 int grace__futex_wait(uint32_t *addr, uint32_t val, int64_t timeout_ns)

@@ -119,9 +119,9 @@ struct grace__hash_upd {
 	struct stripe *stripes;
 
 	/* Resize state seen by updaters under their stripe lock. */
-	struct grace_hash_table *future; /* GROW build phase: the array being built */
+	struct grace_hash_table *future;        /* GROW build phase: the array being built */
 	struct grace_hash_table *shrink_future; /* SHRINK build phase: the array being built */
-	uint64_t unzip_half;             /* UNZIP phase: S (pairs A, A + S); 0 otherwise */
+	uint64_t unzip_half;                    /* UNZIP phase: S (pairs A, A + S); 0 otherwise */
 
 	/* Resize driver, under rs_lock. */
 	pthread_mutex_t rs_lock;
@@ -156,7 +156,8 @@ static size_t roundup_pow2(size_t x)
 
 static struct grace_hash_table *tbl_alloc(size_t nbuckets)
 {
-	size_t bytes = sizeof(struct grace_hash_table) + nbuckets * sizeof(struct grace_hash_node *);
+	size_t bytes = sizeof(struct grace_hash_table) +
+		       nbuckets * sizeof(struct grace_hash_node *);
 	struct grace_hash_table *t;
 
 	bytes = (bytes + GRACE_CACHE_LINE - 1) & ~(size_t)(GRACE_CACHE_LINE - 1);
@@ -221,8 +222,8 @@ static void count_change(struct grace__hash_upd *u, struct stripe *st, long d)
 /* ---- the updater's view of a hash's chain, under its stripe lock ---- */
 
 struct view {
-	struct grace_hash_node **home;   /* reader-visible head for this hash */
-	struct grace_hash_node **future; /* GROW build: the future head to keep in step */
+	struct grace_hash_node **home;     /* reader-visible head for this hash */
+	struct grace_hash_node **future;   /* GROW build: the future head to keep in step */
 	struct grace_hash_node **heads[3]; /* every head a node of this hash may be reached from */
 	int nheads;
 	/* SHRINK build, stripe already zipped: old heads i and j = i + S/2, future head i. */
@@ -290,7 +291,7 @@ static void zipped_insert(struct view *v, struct grace_hash_node *x)
 
 	if (!v->upper && !first)
 		first = grace_load_relaxed(v->old_j); /* chain i empty: it continues into chain j */
-	x->next = first; /* not reachable yet: plain store */
+	x->next = first;                              /* not reachable yet: plain store */
 	/* Publish: store-release, so a reader that loads the head sees x initialised. Pairs with
 	 * rcu_dereference() of the head in lookups and iteration. */
 	rcu_assign_pointer(*own, x);

@@ -65,7 +65,8 @@ static bool idr_ok(const struct grace_idr *idr)
 
 static struct grace_idr_array *ary_alloc(uint32_t size)
 {
-	size_t bytes = sizeof(struct grace_idr_array) + (size_t)size * sizeof(struct grace_idr_slot);
+	size_t bytes = sizeof(struct grace_idr_array) +
+		       (size_t)size * sizeof(struct grace_idr_slot);
 	struct grace_idr_array *a;
 
 	bytes = (bytes + GRACE_CACHE_LINE - 1) & ~(size_t)(GRACE_CACHE_LINE - 1);
@@ -181,8 +182,8 @@ void grace_idr_destroy(struct grace_idr *idr)
 	struct grace_idr_array *a;
 
 	if (!idr_ok(idr)) {
-		grace__misuse("grace_idr_destroy", "registry %p is not initialised (or destroyed twice)",
-			      (void *)idr);
+		grace__misuse("grace_idr_destroy",
+			      "registry %p is not initialised (or destroyed twice)", (void *)idr);
 		return;
 	}
 	a = rcu_dereference_protected(idr->ary, 1);

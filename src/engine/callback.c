@@ -119,10 +119,10 @@ struct grace__cbdom {
 	pthread_mutex_t start_lock;
 	uint32_t policy;
 	uint32_t period_us;
-	uint32_t min_gap_us;   /* POLL: least time between two grace periods driven back to back */
+	uint32_t min_gap_us; /* POLL: least time between two grace periods driven back to back */
 	uint64_t soft, hard;
-	uint64_t gp_req;       /* highest cookie asked for by start_poll (atomic max) */
-	uint32_t urgent;       /* expedite the next grace period */
+	uint64_t gp_req; /* highest cookie asked for by start_poll (atomic max) */
+	uint32_t urgent; /* expedite the next grace period */
 	uint32_t stop;
 	pthread_mutex_t barrier_lock;
 	uint32_t barrier_done; /* futex: markers invoked */
@@ -269,8 +269,9 @@ static void invoke(struct grace__cbdom *d, struct cbq *q, struct rcu_head **chai
 	for (unsigned int i = 0; i < nchains; i++) {
 		for (struct rcu_head *l = chains[i]; l;) {
 			struct rcu_head *nx = l->next;
+			/* The next callback is cold: start the miss now. */
 			if (nx)
-				__builtin_prefetch(nx); /* the next callback is cold: start the miss now */
+				__builtin_prefetch(nx);
 			if (l == &q->marker) {
 				publish_invoked(d, q, n);
 				n = 0;
@@ -295,8 +296,8 @@ static bool worker_has_work(struct worker *w, bool only_urgent)
 		struct cbq *q = &d->q[i];
 		if (grace_load_relaxed(&q->barrier_req) != q->barrier_seen)
 			return true;
-		if (!only_urgent && (grace_load_relaxed(&q->list.head) ||
-				     grace_load_relaxed(&q->list.ahead)))
+		if (!only_urgent &&
+		    (grace_load_relaxed(&q->list.head) || grace_load_relaxed(&q->list.ahead)))
 			return true;
 	}
 	if (!only_urgent && !grace__gp_done(d->gp, grace_load_relaxed(&d->gp_req)))
@@ -406,7 +407,8 @@ static void *worker_main(void *arg)
 			bool urgent = grace_load_relaxed(&d->urgent) != 0;
 			if (grace_load_relaxed(&d->policy) == GRACE_POLICY_BATCH && !urgent &&
 			    !grace_load_relaxed(&d->stop)) {
-				uint64_t deadline = oldest + (uint64_t)grace_load_relaxed(&d->period_us) * 1000;
+				uint64_t deadline =
+					oldest + (uint64_t)grace_load_relaxed(&d->period_us) * 1000;
 				if (now < deadline) {
 					worker_sleep(w, TIMED_SLEEP, (int64_t)(deadline - now));
 					continue;
@@ -417,7 +419,8 @@ static void *worker_main(void *arg)
 			 * workers' CPU per callback for tens of microseconds of latency; a lone callback
 			 * never waits for it. */
 			uint64_t gap = (uint64_t)grace_load_relaxed(&d->min_gap_us) * 1000;
-			if (gap && !urgent && !grace_load_relaxed(&d->stop) && now < w->last_gp_end + gap) {
+			if (gap && !urgent && !grace_load_relaxed(&d->stop) &&
+			    now < w->last_gp_end + gap) {
 				worker_sleep(w, TIMED_SLEEP, (int64_t)(w->last_gp_end + gap - now));
 				continue;
 			}
@@ -450,7 +453,8 @@ static void start_worker(struct grace__cbdom *d, struct worker *w)
 		int e = pthread_create(&w->th, NULL, worker_main, w);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (e != 0)
-			grace__fatal("call_rcu", "cannot start a callback worker thread: %s", strerror(e));
+			grace__fatal("call_rcu", "cannot start a callback worker thread: %s",
+				     strerror(e));
 		/* Release: a barrier that sees started sees the thread (pairs with the acquire in
 		 * grace__cbdom_barrier and the pushers' check). */
 		grace_store_release(&w->started, 1u);
@@ -599,10 +603,11 @@ static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *
 		if (grace__now_ns() - t0 > cap) {
 			static uint32_t warned;
 			if (!grace_xchg(&warned, 1u, __ATOMIC_RELAXED))
-				grace__warn("%s: %lld callbacks pending, past the hard limit for too long: "
-					    "a reader may be stalled, or blocked on a lock this thread "
-					    "holds; continuing without waiting for it", call,
-					    (long long)domain_backlog(d));
+				grace__warn(
+					"%s: %lld callbacks pending, past the hard limit for too long: "
+					"a reader may be stalled, or blocked on a lock this thread "
+					"holds; continuing without waiting for it",
+					call, (long long)domain_backlog(d));
 			break;
 		}
 		uint32_t p = grace_load_acquire(&d->progress);
@@ -685,7 +690,8 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 			unsigned int nseg = q->nseg;
 			pthread_mutex_unlock(&q->lock);
 			if (queue_pushed(q) == grace_load_relaxed(&q->invoked) && !nseg &&
-			    !grace_load_relaxed(&q->list.head) && !grace_load_relaxed(&q->list.ahead))
+			    !grace_load_relaxed(&q->list.head) &&
+			    !grace_load_relaxed(&q->list.ahead))
 				continue;
 			start_worker(d, q->w);
 			if (!grace_load_acquire(&q->w->started))
@@ -773,7 +779,8 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
 			continue;
 		st->workers++;
 		if (pthread_getcpuclockid(w->th, &cid) == 0 && clock_gettime(cid, &ts) == 0)
-			st->worker_cpu_ns += (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			st->worker_cpu_ns += (uint64_t)ts.tv_sec * 1000000000ull +
+					     (uint64_t)ts.tv_nsec;
 	}
 	pthread_mutex_unlock(&d->start_lock);
 }
@@ -797,8 +804,8 @@ static void at_exit_drain(void)
 		}
 		if (!ok) {
 			grace__warn("exit: %s callbacks still wait for a grace period held by a "
-				    "reader; %llu left unrun", d->name,
-				    (unsigned long long)grace__cbdom_pending(d));
+				    "reader; %llu left unrun",
+				    d->name, (unsigned long long)grace__cbdom_pending(d));
 			grace_store_relaxed(&d->stop, 1u);
 			continue;
 		}

@@ -35,7 +35,8 @@ static bool memb_is_reader(void)
 {
 	return grace_rcu_read_ongoing();
 }
-static const struct grace__cbdom_ops memb_ops = { memb_enter_wait, memb_leave_wait, memb_is_reader };
+static const struct grace__cbdom_ops memb_ops = { memb_enter_wait, memb_leave_wait,
+						  memb_is_reader };
 
 /* ---- QSBR ---- */
 
@@ -53,7 +54,8 @@ static bool qsbr_is_reader(void)
 {
 	return grace_qsbr_thread_is_online();
 }
-static const struct grace__cbdom_ops qsbr_ops = { qsbr_enter_wait, qsbr_leave_wait, qsbr_is_reader };
+static const struct grace__cbdom_ops qsbr_ops = { qsbr_enter_wait, qsbr_leave_wait,
+						  qsbr_is_reader };
 
 static struct grace__cbdom *memb_cb, *qsbr_cb;
 static pthread_once_t memb_once = PTHREAD_ONCE_INIT, qsbr_once = PTHREAD_ONCE_INIT;

@@ -90,7 +90,8 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 */
 	if (grace__registry_alone(&memb_registry,
 				  (grace__memb_reader.flags & GRACE__F_REGISTERED) &&
-				  !(grace_load_relaxed(&grace__memb_reader.ctr) & GRACE__R_NEST_MASK)))
+					  !(grace_load_relaxed(&grace__memb_reader.ctr) &
+					    GRACE__R_NEST_MASK)))
 		return;
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
 	 * lock store (smp_mb in the fallback, memb_lock_slow). */
@@ -179,7 +180,8 @@ void grace__memb_lock_slow(void)
 			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v));
 			grace_barrier(); /* as in the inline fast path */
 		} else {
-			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v) | GRACE__R_SLOW);
+			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v) |
+							     GRACE__R_SLOW);
 			/* Fallback: full fence between the lock store and the section's loads. Pairs
 			 * with barrier A (smp_mb) in memb_wait_readers(). */
 			grace_smp_mb();
@@ -229,7 +231,8 @@ void grace__memb_unlock_wake(void)
 void grace_rcu_register_thread(void)
 {
 	struct grace__reader *r = &grace__memb_reader;
-	if ((r->flags & GRACE__F_REGISTERED) && (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK)) {
+	if ((r->flags & GRACE__F_REGISTERED) &&
+	    (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK)) {
 		grace__misuse("rcu_register_thread", "called inside a read-side section");
 		return;
 	}
@@ -251,7 +254,8 @@ void grace_rcu_unregister_thread(void)
 void grace__memb_check_not_reader(const char *call)
 {
 	if (grace_load_relaxed(&grace__memb_reader.ctr) & GRACE__R_NEST_MASK)
-		grace__misuse_fatal(call, "called inside an rcu_read_lock() section (would deadlock)");
+		grace__misuse_fatal(call,
+				    "called inside an rcu_read_lock() section (would deadlock)");
 }
 
 void grace_rcu_synchronize(void)

@@ -112,7 +112,8 @@ static void qsbr_thread_exit(void *arg)
 	if (!(r->flags & GRACE__F_REGISTERED))
 		return;
 	if (r->dbg_nest)
-		grace__misuse("thread exit", "thread exited inside qsbr_read_lock() (depth %u)", r->dbg_nest);
+		grace__misuse("thread exit", "thread exited inside qsbr_read_lock() (depth %u)",
+			      r->dbg_nest);
 	r->dbg_nest = 0;
 	if (grace_load_relaxed(&r->ctr))
 		qsbr_offline(r);
@@ -170,7 +171,8 @@ void grace_qsbr_thread_online(void)
 {
 	struct grace__reader *r = &grace__qsbr_reader;
 	if (!(r->flags & GRACE__F_REGISTERED)) {
-		grace__misuse("qsbr_thread_online", "thread not registered (call qsbr_register_thread first)");
+		grace__misuse("qsbr_thread_online",
+			      "thread not registered (call qsbr_register_thread first)");
 		return;
 	}
 	if (grace_load_relaxed(&r->ctr) != 0)

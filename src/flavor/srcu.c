@@ -117,11 +117,11 @@ struct grace__srcu_state {
 	struct srcu_struct *ssp;
 	struct grace__srcu_cpu *cpus;
 	unsigned int ncpus;
-	uint32_t futex GRACE_ALIGNED_CACHE; /* SRCU_SLEEPING while the driver sleeps */
+	uint32_t futex GRACE_ALIGNED_CACHE;        /* SRCU_SLEEPING while the driver sleeps */
 	uint64_t stall_cookie GRACE_ALIGNED_CACHE; /* grace period already reported (driver only) */
-	struct grace__cbdom *cb;                    /* callback domain, created on first use */
+	struct grace__cbdom *cb;                   /* callback domain, created on first use */
 	pthread_mutex_t cb_lock;
-	struct grace__srcu_state *next, *prev;      /* all domains, for fork */
+	struct grace__srcu_state *next, *prev; /* all domains, for fork */
 };
 
 static pthread_once_t srcu_once = PTHREAD_ONCE_INIT;
@@ -304,7 +304,7 @@ static void srcu_wait_readers(struct grace__gp *gp, unsigned int flags)
 	grace__heavy_barrier();
 	idx = grace_load_relaxed(&ssp->idx); /* only the driver writes it */
 	wait_idx(st, (idx + 1) & 1u, flags); /* S1: stragglers of the previous flip */
-	srcu_flip(st, idx + 1);               /* F */
+	srcu_flip(st, idx + 1);              /* F */
 	wait_idx(st, idx & 1u, flags);       /* S2 */
 }
 
@@ -419,7 +419,7 @@ int grace_srcu_init(struct srcu_struct *ssp)
 }
 
 static GRACE_COLD struct grace__srcu_state *srcu_setup_slow(struct srcu_struct *ssp,
-							     const char *call)
+							    const char *call)
 {
 	struct grace__srcu_state *st, *cur = NULL;
 	uint32_t magic;
@@ -428,10 +428,13 @@ static GRACE_COLD struct grace__srcu_state *srcu_setup_slow(struct srcu_struct *
 		grace__misuse_fatal(call, "NULL srcu_struct");
 	magic = grace_load_relaxed(&ssp->magic);
 	if (magic == GRACE__SRCU_MAGIC_DEAD)
-		grace__misuse_fatal(call, "srcu_struct %p used after cleanup_srcu_struct()", (void *)ssp);
+		grace__misuse_fatal(call, "srcu_struct %p used after cleanup_srcu_struct()",
+				    (void *)ssp);
 	if (magic != GRACE__SRCU_MAGIC_STATIC)
-		grace__misuse_fatal(call, "srcu_struct %p is not initialised "
-				    "(init_srcu_struct() or DEFINE_SRCU())", (void *)ssp);
+		grace__misuse_fatal(call,
+				    "srcu_struct %p is not initialised "
+				    "(init_srcu_struct() or DEFINE_SRCU())",
+				    (void *)ssp);
 	/* DEFINE_SRCU(): set up on first use. Racing first users: one wins the exchange. */
 	srcu_init_once();
 	st = srcu_alloc(ssp);
@@ -463,8 +466,8 @@ int grace__srcu_read_lock_slow(struct srcu_struct *ssp)
 	struct grace__srcu_state *st = srcu_get(ssp, "srcu_read_lock");
 	unsigned int idx = grace_load_relaxed(&ssp->idx) & 1u;
 
-	if (!srcu_rseq || grace__rseq_percpu_add(&st->cpus[0].lock[idx], sizeof(st->cpus[0]),
-						 st->ncpus, 1) < 0) {
+	if (!srcu_rseq ||
+	    grace__rseq_percpu_add(&st->cpus[0].lock[idx], sizeof(st->cpus[0]), st->ncpus, 1) < 0) {
 		/* No rseq in this thread: the atomic counter of the CPU it runs on (contract rule 1
 		 * of internal/rseq.h: never the rseq counter). */
 		unsigned int c = (unsigned int)grace__rseq_cpu() % st->ncpus;
@@ -483,17 +486,19 @@ void grace__srcu_read_unlock_slow(struct srcu_struct *ssp, int idx)
 	unsigned int k = (unsigned int)idx;
 
 	if (GRACE_UNLIKELY(k > 1u))
-		grace__misuse_fatal("srcu_read_unlock", "index %d was not returned by srcu_read_lock()",
-				    idx);
+		grace__misuse_fatal("srcu_read_unlock",
+				    "index %d was not returned by srcu_read_lock()", idx);
 	st = ssp ? grace_load_acquire(&ssp->state) : NULL;
 	if (GRACE_UNLIKELY(!st))
-		grace__misuse_fatal("srcu_read_unlock", "srcu_struct %p has no open section "
-				    "(never locked, or cleaned up)", (void *)ssp);
+		grace__misuse_fatal("srcu_read_unlock",
+				    "srcu_struct %p has no open section "
+				    "(never locked, or cleaned up)",
+				    (void *)ssp);
 	if (srcu_fence)
 		grace_smp_mb(); /* C: the section before the increment (pairs with the scans) */
-	if (!srcu_rseq || grace__rseq_percpu_add_release(&st->cpus[0].unlock[k],
-							 sizeof(struct grace__srcu_cpu), st->ncpus,
-							 1) < 0) {
+	if (!srcu_rseq ||
+	    grace__rseq_percpu_add_release(&st->cpus[0].unlock[k], sizeof(struct grace__srcu_cpu),
+					   st->ncpus, 1) < 0) {
 		unsigned int c = (unsigned int)grace__rseq_cpu() % st->ncpus;
 		/* Release: the section before the increment (pairs with the acquire scan). */
 		grace_fetch_add(&st->cpus[c].aunlock[k], 1u, __ATOMIC_RELEASE);
@@ -546,8 +551,8 @@ void grace__srcu_read_unlock_dbg(struct srcu_struct *ssp, int idx)
 	int found = -1, any = 0;
 
 	if ((unsigned int)idx > 1u)
-		grace__misuse_fatal("srcu_read_unlock", "index %d was not returned by srcu_read_lock()",
-				    idx);
+		grace__misuse_fatal("srcu_read_unlock",
+				    "index %d was not returned by srcu_read_lock()", idx);
 	for (int i = (int)dbg_n - 1; i >= 0; i--) {
 		if (dbg_stack[i].ssp != ssp)
 			continue;
@@ -561,12 +566,17 @@ void grace__srcu_read_unlock_dbg(struct srcu_struct *ssp, int idx)
 		if (dbg_lost) {
 			dbg_lost--;
 		} else if (any) {
-			grace__misuse_fatal("srcu_read_unlock", "index %d does not match the index "
-					    "srcu_read_lock() returned for any open section of this "
-					    "srcu_struct", idx);
+			grace__misuse_fatal(
+				"srcu_read_unlock",
+				"index %d does not match the index "
+				"srcu_read_lock() returned for any open section of this "
+				"srcu_struct",
+				idx);
 		} else {
-			grace__misuse_fatal("srcu_read_unlock", "no srcu_read_lock() section of "
-					    "srcu_struct %p is open in this thread", (void *)ssp);
+			grace__misuse_fatal("srcu_read_unlock",
+					    "no srcu_read_lock() section of "
+					    "srcu_struct %p is open in this thread",
+					    (void *)ssp);
 		}
 	} else {
 		memmove(&dbg_stack[found], &dbg_stack[found + 1],
@@ -588,8 +598,10 @@ int grace__srcu_dbg_held(const struct srcu_struct *ssp)
 
 void grace__srcu_deref_outside(const char *file, int line)
 {
-	grace__misuse_fatal("srcu_dereference", "%s:%d: called outside a srcu_read_lock() section "
-			    "of that srcu_struct", file, line);
+	grace__misuse_fatal("srcu_dereference",
+			    "%s:%d: called outside a srcu_read_lock() section "
+			    "of that srcu_struct",
+			    file, line);
 }
 
 static void srcu_check_not_reader(const struct srcu_struct *ssp, const char *call)
@@ -598,7 +610,7 @@ static void srcu_check_not_reader(const struct srcu_struct *ssp, const char *cal
 	for (unsigned int i = 0; i < dbg_n; i++)
 		if (dbg_stack[i].ssp == ssp)
 			grace__misuse_fatal(call, "called inside a srcu_read_lock() section of the "
-					    "same srcu_struct (would deadlock)");
+						  "same srcu_struct (would deadlock)");
 }
 
 /* ---- update side ---- */
@@ -766,27 +778,34 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 	}
 	/* Callbacks first: the most specific advice (srcu_barrier()). */
 	if (st->cb && (pending = grace__cbdom_pending(st->cb)) != 0) {
-		grace__misuse(call, "%llu callback%s queued by call_srcu() on srcu_struct %p not "
+		grace__misuse(call,
+			      "%llu callback%s queued by call_srcu() on srcu_struct %p not "
 			      "invoked yet (call srcu_barrier() first): not freed",
 			      (unsigned long long)pending, pending == 1 ? "" : "s", (void *)ssp);
 		return;
 	}
 	readers = grace_srcu_readers_active(ssp);
 	if (readers) {
-		grace__misuse(call, "%lu reader%s still inside srcu_read_lock() sections of srcu_struct "
-			      "%p: not freed", readers, readers == 1 ? " is" : "s are", (void *)ssp);
+		grace__misuse(call,
+			      "%lu reader%s still inside srcu_read_lock() sections of srcu_struct "
+			      "%p: not freed",
+			      readers, readers == 1 ? " is" : "s are", (void *)ssp);
 		return;
 	}
 	if (pthread_mutex_trylock(&st->gp.drive_lock) != 0) {
-		grace__misuse(call, "a grace period of srcu_struct %p is under way "
-			      "(synchronize_srcu() or callbacks running): not freed", (void *)ssp);
+		grace__misuse(call,
+			      "a grace period of srcu_struct %p is under way "
+			      "(synchronize_srcu() or callbacks running): not freed",
+			      (void *)ssp);
 		return;
 	}
 	pthread_mutex_unlock(&st->gp.drive_lock);
 	if (st->cb) {
 		if (grace__cbdom_destroy(st->cb) != 0) {
-			grace__misuse(call, "callbacks queued by call_srcu() on srcu_struct %p while "
-				      "it was being cleaned up: not freed", (void *)ssp);
+			grace__misuse(call,
+				      "callbacks queued by call_srcu() on srcu_struct %p while "
+				      "it was being cleaned up: not freed",
+				      (void *)ssp);
 			return;
 		}
 		st->cb = NULL;

@@ -142,9 +142,9 @@ static void rseq_init(void)
 		    sys_rseq(&grace__rseq_own, sizeof(grace__rseq_own), 0, GRACE__RSEQ_SIG) == 0) {
 			rseq_mode = MODE_OWN;
 		} else {
-			rseq_none_reason = errno == ENOSYS ? "kernel without rseq"
-				: errno == EBUSY ? "thread registered by another library"
-				: "rseq registration refused";
+			rseq_none_reason = errno == ENOSYS  ? "kernel without rseq"
+					   : errno == EBUSY ? "thread registered by another library"
+							    : "rseq registration refused";
 			grace_store_relaxed(&grace__rseq_own.cpu_id, GRACE__RSEQ_CPU_FAILED);
 		}
 #endif
@@ -328,7 +328,7 @@ void grace__rseq_list_init(struct grace__rseq_list *l)
 	/* Without the membarrier command that aborts rseq critical sections, a list pushed with
 	 * rseq could be consumed only on its own CPU: keep it atomic for good. */
 	l->mode = (GRACE__RSEQ_OPS && rseq_mode != MODE_NONE && rseq_remote_ok) ? 0u
-										  : LIST_PERMANENT;
+										: LIST_PERMANENT;
 	l->pad_ = 0;
 }
 
@@ -354,9 +354,11 @@ struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l)
 
 			if (sys_membarrier(reg, 0) != 0 ||
 			    sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0)
-				grace__fatal("grace__rseq_list_take",
-					     "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) failed "
-					     "(errno %d): per-CPU list cannot be drained safely", errno);
+				grace__fatal(
+					"grace__rseq_list_take",
+					"membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) failed "
+					"(errno %d): per-CPU list cannot be drained safely",
+					errno);
 		}
 		/* Acquire: the nodes' fields (pairs with the release commit of the push). */
 		r = grace_xchg(&l->head, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);

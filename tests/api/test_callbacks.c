@@ -59,7 +59,8 @@ TEST(barrier_counts_several_threads)
 	/* The engine's own count agrees as soon as the barrier returns. */
 	struct grace_cb_stats st;
 	grace_rcu_callback_stats(&st);
-	CHECK_MSG(st.pending == 0, "pending %llu after rcu_barrier", (unsigned long long)st.pending);
+	CHECK_MSG(st.pending == 0, "pending %llu after rcu_barrier",
+		  (unsigned long long)st.pending);
 }
 
 static unsigned long chain_invoked;
@@ -254,8 +255,9 @@ TEST(flood_stays_bounded)
 	grace_rcu_callback_stats(&st);
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	printf("  flood: %lu callbacks in 2 s, max pending %llu (bound %ld), peak RSS growth %ld kB, "
-	       "hard-limit waits %llu\n", f.posted, (unsigned long long)max_pending,
-	       ncpu * 20000 + 2 * 32 + 2, after - before, (unsigned long long)st.waits);
+	       "hard-limit waits %llu\n",
+	       f.posted, (unsigned long long)max_pending, ncpu * 20000 + 2 * 32 + 2, after - before,
+	       (unsigned long long)st.waits);
 	CHECK(flood_invoked == f.posted);
 	/* The engine's bound: hard x CPUs + 32 per producer (the amortised check), + slack. */
 	CHECK_MSG(max_pending <= (uint64_t)(ncpu * 20000 + 2 * 32 + 2), "pending reached %llu",
@@ -331,7 +333,8 @@ TEST(stall_warning_hook)
 	pthread_join(t, NULL);
 	grace_set_stall_handler(NULL, NULL);
 	grace_set_stall_timeout_ms(10000);
-	CHECK_MSG(stall_reports == 1, "stall reports: %d (want exactly one per stall)", stall_reports);
+	CHECK_MSG(stall_reports == 1, "stall reports: %d (want exactly one per stall)",
+		  stall_reports);
 }
 
 GT_MAIN()

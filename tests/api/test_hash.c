@@ -220,7 +220,7 @@ TEST(add_lookup_delete_replace)
 	rcu_read_unlock();
 	rcu_barrier();
 	CHECK_MSG(frees == 52, "frees %lu", frees); /* dup, o5 and 50 deletions */
-	grace_hash_destroy(ht); /* frees the 50 left */
+	grace_hash_destroy(ht);                     /* frees the 50 left */
 	CHECK_MSG(frees == 102, "frees %lu", frees);
 }
 
@@ -430,8 +430,11 @@ static void *reader(void *arg)
 		if ((n / 100) % 64 == 0) {
 			long r = iterate_check(c->ht, NPERM, seen);
 			if (r < 0)
-				fail(c, r == -1 ? "iteration saw a freed node"
-					: r == -2 ? "iteration saw a key twice" : "iteration missed a key", r);
+				fail(c,
+				     r == -1   ? "iteration saw a freed node"
+				     : r == -2 ? "iteration saw a key twice"
+					       : "iteration missed a key",
+				     r);
 			iters++;
 		}
 		rd_unlock(c, rdx);
@@ -533,7 +536,8 @@ static void *updater(void *arg)
 		int rdx = rd_lock(c);
 		struct obj *f = find(c->ht, k);
 		if ((f != NULL) != (present[i] != 0))
-			upd_fail(c, present[i] ? "own key not found" : "deleted key still found", k);
+			upd_fail(c, present[i] ? "own key not found" : "deleted key still found",
+				 k);
 		rd_unlock(c, rdx);
 		rd_quiescent(c);
 		n++;
@@ -564,8 +568,9 @@ static void run_concurrent(int flavor, int churn, unsigned ms)
 	static struct grace_flavor_ops srcu_ops;
 	struct conc c;
 	grace_flavor_ops_srcu(&srcu_ops, &test_srcu);
-	struct grace_hash_params p = params(hash_key, flavor == QSBR ? &grace_flavor_qsbr
-						      : flavor == SRCU ? &srcu_ops : &grace_flavor_rcu);
+	struct grace_hash_params p = params(hash_key, flavor == QSBR   ? &grace_flavor_qsbr
+						      : flavor == SRCU ? &srcu_ops
+								       : &grace_flavor_rcu);
 	pthread_t r[3], w[2], z;
 	struct upd_arg ua[2];
 	memset(&c, 0, sizeof(c));
@@ -601,8 +606,11 @@ static void run_concurrent(int flavor, int churn, unsigned ms)
 	grace_hash_get_stats(c.ht, &st);
 	printf("  %s%s: %lu lookups, %lu iterations, %lu updates, %lu resizes (%llu doublings, "
 	       "%llu halvings, %llu unzip passes), %zu entries\n",
-	       flavor == QSBR ? "qsbr" : flavor == SRCU ? "srcu" : "rcu", churn ? " churn" : "", c.lookups, c.iterations, c.updates,
-	       c.resizes, (unsigned long long)st.grows, (unsigned long long)st.shrinks,
+	       flavor == QSBR   ? "qsbr"
+	       : flavor == SRCU ? "srcu"
+				: "rcu",
+	       churn ? " churn" : "", c.lookups, c.iterations, c.updates, c.resizes,
+	       (unsigned long long)st.grows, (unsigned long long)st.shrinks,
 	       (unsigned long long)st.unzip_passes, st.count);
 	REQUIRE(!c.failed);
 	grace_hash_destroy(c.ht);
@@ -647,7 +655,8 @@ static void *swing_reader(void *arg)
 		for (int i = 0; i < 100; i++) {
 			uint64_t k = xorshift(&rnd) % 64; /* permanent keys 0..63 */
 			struct obj *o = find(s->ht, k);
-			if (!o || o->key != k || __atomic_load_n(&o->magic, __ATOMIC_RELAXED) != LIVE)
+			if (!o || o->key != k ||
+			    __atomic_load_n(&o->magic, __ATOMIC_RELAXED) != LIVE)
 				__atomic_store_n(&s->failed, 1, __ATOMIC_RELAXED);
 		}
 		rcu_read_unlock();

@@ -115,7 +115,8 @@ TEST(rcu_operations)
 	grace_hlist_add_tail_rcu(&it[3].node, &h);
 	grace_hlist_add_before_rcu(&it[2].node, &it[3].node);
 	grace_hlist_add_behind_rcu(&it[4].node, &it[3].node);
-	CHECK(keys_rcu(&h, k) == 5 && k[0] == 0 && k[1] == 1 && k[2] == 2 && k[3] == 3 && k[4] == 4);
+	CHECK(keys_rcu(&h, k) == 5 && k[0] == 0 && k[1] == 1 && k[2] == 2 && k[3] == 3 &&
+	      k[4] == 4);
 	grace_hlist_del_rcu(&it[2].node);
 	CHECK(it[2].node.next == &it[3].node); /* kept for readers standing on it */
 	CHECK(it[2].node.pprev == GRACE_HLIST_POISON2);
@@ -169,8 +170,8 @@ TEST(double_deletion_is_caught)
 	char out[2048];
 	int st = gt_run_child(double_del, NULL, out, sizeof(out));
 	/* Killed by a signal, or (sanitizers catch the fault and exit) a failure status. */
-	CHECK_MSG(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0), "status %d, stderr: %s",
-		  st, out);
+	CHECK_MSG(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0),
+		  "status %d, stderr: %s", st, out);
 #ifdef GRACE_DEBUG
 	CHECK_MSG(strstr(out, "grace_hlist_del_rcu") && strstr(out, "double deletion"), "%s", out);
 #endif
@@ -212,15 +213,16 @@ static void *reader(void *arg)
 			if (pos->key >= 1000)
 				continue; /* transient */
 			if (pos->key != b * 100 + next) {
-				fprintf(stderr, "  reader: bucket %d: key %d, expected %d\n", b, pos->key,
-					b * 100 + next);
+				fprintf(stderr, "  reader: bucket %d: key %d, expected %d\n", b,
+					pos->key, b * 100 + next);
 				__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
 			}
 			next++;
 		}
 		qsbr_read_unlock();
 		if (next != PERM) {
-			fprintf(stderr, "  reader: bucket %d: %d of %d permanent nodes\n", b, next, PERM);
+			fprintf(stderr, "  reader: bucket %d: %d of %d permanent nodes\n", b, next,
+				PERM);
 			__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
 		}
 		if ((++n & 15) == 0)
@@ -258,10 +260,18 @@ static void *updater(void *arg)
 			it->magic = LIVE;
 			struct item *at = &c->perm[b][xorshift(&rnd) % PERM];
 			switch (op) {
-			case 0: grace_hlist_add_head_rcu(&it->node, &c->bucket[b]); break;
-			case 1: grace_hlist_add_tail_rcu(&it->node, &c->bucket[b]); break;
-			case 2: grace_hlist_add_before_rcu(&it->node, &at->node); break;
-			default: grace_hlist_add_behind_rcu(&it->node, &at->node); break;
+			case 0:
+				grace_hlist_add_head_rcu(&it->node, &c->bucket[b]);
+				break;
+			case 1:
+				grace_hlist_add_tail_rcu(&it->node, &c->bucket[b]);
+				break;
+			case 2:
+				grace_hlist_add_before_rcu(&it->node, &at->node);
+				break;
+			default:
+				grace_hlist_add_behind_rcu(&it->node, &at->node);
+				break;
 			}
 			c->slot[s] = it;
 		} else if (op == 0) {

@@ -79,7 +79,8 @@ TEST(defaults_and_order)
 	CHECK(grace_idr_id_slot(&idr, again) == 2);
 	CHECK(again == (1 << 15) + 2); /* default max_ids 32768: 15 slot bits */
 	rcu_read_lock();
-	CHECK(grace_idr_lookup(&idr, a[2]) == NULL); /* the stale ID does not find the newer object */
+	CHECK(grace_idr_lookup(&idr, a[2]) ==
+	      NULL); /* the stale ID does not find the newer object */
 	CHECK(grace_idr_lookup(&idr, again) == &again);
 	rcu_read_unlock();
 	CHECK(grace_idr_remove(&idr, a[4]) == &a[4]);
@@ -325,7 +326,8 @@ static void *reader(void *arg)
 			if (id >= 0) {
 				struct obj *o = (struct obj *)grace_idr_lookup(&c->idr, id);
 				if (o) {
-					if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != OBJ_LIVE)
+					if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) !=
+					    OBJ_LIVE)
 						fail(c, "object used after its grace period", id);
 					else if (o->id != id)
 						fail(c, "ID found another object", id);

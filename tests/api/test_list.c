@@ -258,8 +258,8 @@ TEST(double_deletion_is_caught)
 	int st = gt_run_child(double_del_rcu, NULL, out, sizeof(out));
 	/* Debug builds: a message naming the call; release builds: a fault at the poison. */
 	/* Killed by a signal, or (sanitizers catch the fault and exit) a failure status. */
-	CHECK_MSG(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0), "status %d, stderr: %s",
-		  st, out);
+	CHECK_MSG(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0),
+		  "status %d, stderr: %s", st, out);
 #ifdef GRACE_DEBUG
 	CHECK_MSG(strstr(out, "grace_list_del_rcu") && strstr(out, "double deletion"), "%s", out);
 	st = gt_run_child(add_twice, NULL, out, sizeof(out));
@@ -304,7 +304,8 @@ static void *reader(void *arg)
 				}
 				if (pos->key < PERM) {
 					if (pos->key != next_perm) {
-						fprintf(stderr, "  reader: permanent %d, expected %d\n",
+						fprintf(stderr,
+							"  reader: permanent %d, expected %d\n",
 							pos->key, next_perm);
 						__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
 					}
@@ -326,7 +327,8 @@ static void *reader(void *arg)
 		}
 		rcu_read_unlock();
 		if (next_perm != PERM) {
-			fprintf(stderr, "  reader: saw %d of %d permanent entries\n", next_perm, PERM);
+			fprintf(stderr, "  reader: saw %d of %d permanent entries\n", next_perm,
+				PERM);
 			__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
 		}
 		if (len > maxlen)

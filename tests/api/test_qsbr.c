@@ -148,7 +148,8 @@ TEST(register_twice_is_reported)
 {
 	char out[4096];
 	int st = gt_run_child(register_twice, NULL, out, sizeof(out));
-	CHECK_MSG(strstr(out, "qsbr_register_thread: thread already registered") != NULL, "%s", out);
+	CHECK_MSG(strstr(out, "qsbr_register_thread: thread already registered") != NULL, "%s",
+		  out);
 #ifdef GRACE_DEBUG
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 #else

@@ -233,10 +233,12 @@ TEST(thread_exit_inside_section_is_diagnosed)
 {
 	char out[4096];
 	int st = gt_run_child(exit_in_section_child, NULL, out, sizeof(out));
-	CHECK_MSG(strstr(out, "thread exited inside an rcu_read_lock() section (nesting 2)") != NULL,
+	CHECK_MSG(strstr(out, "thread exited inside an rcu_read_lock() section (nesting 2)") !=
+			  NULL,
 		  "stderr: %s", out);
 #ifdef GRACE_DEBUG
-	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT); /* debug builds abort after the message */
+	CHECK(WIFSIGNALED(st) &&
+	      WTERMSIG(st) == SIGABRT); /* debug builds abort after the message */
 #else
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st); /* no hang, no crash */
 #endif

@@ -236,7 +236,7 @@ TEST(straggler_on_inactive_index_is_waited_for)
 		return;
 	}
 	unsigned int i = __atomic_load_n(&d.idx, __ATOMIC_RELAXED) & 1u; /* reader loads idx */
-	synchronize_srcu(&d);                  /* a whole grace period passes: flips to !i */
+	synchronize_srcu(&d); /* a whole grace period passes: flips to !i */
 	CHECK((__atomic_load_n(&d.idx, __ATOMIC_RELAXED) & 1u) != i);
 	__atomic_fetch_add(&d.fast[0].alock[i], 1, __ATOMIC_SEQ_CST); /* ... then increments */
 	struct holder h;
@@ -252,7 +252,7 @@ TEST(straggler_on_inactive_index_is_waited_for)
 		grace__srcu_unlock_wake(&d);
 	pthread_join(s, NULL);
 	CHECK_MSG(!early, "synchronize_srcu returned while a reader on the inactive index "
-		  "was inside");
+			  "was inside");
 	CHECK(h.sync_done);
 	cleanup_srcu_struct(&d);
 }
@@ -701,7 +701,8 @@ TEST(cleanup_with_callbacks_is_reported)
 	}
 	int st = gt_run_child(cleanup_pending_cb_child, NULL, out, sizeof(out));
 	CHECK_MSG(strstr(out, "cleanup_srcu_struct") && strstr(out, "callback") &&
-		  strstr(out, "srcu_barrier") && strstr(out, "not freed"), "stderr: %s", out);
+			  strstr(out, "srcu_barrier") && strstr(out, "not freed"),
+		  "stderr: %s", out);
 	if (debug_build())
 		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 	else
@@ -812,7 +813,8 @@ TEST(debug_checks)
 	st = gt_run_child(deref_other_domain_and_rcu, NULL, out, sizeof(out));
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 	CHECK_MSG(strstr(out, "fine 1 1") && strstr(out, "srcu_dereference") &&
-		  !strstr(out, "loaded"), "stderr: %s", out);
+			  !strstr(out, "loaded"),
+		  "stderr: %s", out);
 }
 
 GT_MAIN()

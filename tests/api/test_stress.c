@@ -116,7 +116,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nupd; i++)
 		pthread_join(t[48 + i], NULL);
 	printf("stress %s: %d readers, %d updaters, %.1f s: %lu sections, %lu grace periods waited, "
-	       "%lu failures\n", flavor, nrd, nupd, secs, sections, updates, failures);
+	       "%lu failures\n",
+	       flavor, nrd, nupd, secs, sections, updates, failures);
 	if (updates == 0 || sections == 0) {
 		printf("0 passed, 1 failed (no progress)\n");
 		return 1;

@@ -45,39 +45,40 @@ static inline void gt_register(const char *name, gt_fn fn)
 	}
 }
 
-#define TEST(name)                                                              \
-	static void test_##name(void);                                          \
-	__attribute__((constructor)) static void gt_reg_##name(void)            \
-	{                                                                       \
-		gt_register(#name, test_##name);                                \
-	}                                                                       \
+#define TEST(name)                                                   \
+	static void test_##name(void);                               \
+	__attribute__((constructor)) static void gt_reg_##name(void) \
+	{                                                            \
+		gt_register(#name, test_##name);                     \
+	}                                                            \
 	static void test_##name(void)
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
 			fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-			gt_failed_current = 1;                                             \
-			return;                                                            \
-		}                                                                          \
+			gt_failed_current = 1;                                                     \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
-#define CHECK_MSG(cond, ...)                                                               \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
+#define CHECK_MSG(cond, ...)                                                                       \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
 			fprintf(stderr, "  %s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fprintf(stderr, "\n");                                             \
-			gt_failed_current = 1;                                             \
-			return;                                                            \
-		}                                                                          \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fprintf(stderr, "\n");                                                     \
+			gt_failed_current = 1;                                                     \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 /* Check in a helper thread or function that cannot return early: abort the process. */
-#define REQUIRE(cond)                                                                      \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "  %s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                           \
-		}                                                                          \
+#define REQUIRE(cond)                                                                        \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			fprintf(stderr, "  %s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, \
+				#cond);                                                      \
+			abort();                                                             \
+		}                                                                            \
 	} while (0)
 
 static inline uint64_t gt_now_ns(void)
@@ -151,10 +152,10 @@ static inline int gt_main(int argc, char **argv)
 	return failed ? 1 : 0;
 }
 
-#define GT_MAIN()                                   \
-	int main(int argc, char **argv)             \
-	{                                           \
-		return gt_main(argc, argv);         \
+#define GT_MAIN()                           \
+	int main(int argc, char **argv)     \
+	{                                   \
+		return gt_main(argc, argv); \
 	}
 
 #endif

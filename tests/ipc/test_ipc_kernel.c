@@ -84,18 +84,30 @@ static void tally(const char *what, int res)
 static const char *errname(int res)
 {
 	switch (res) {
-	case 0: return "0";
-	case 1: return ">0";
-	case -EINVAL: return "EINVAL";
-	case -EIDRM: return "EIDRM";
-	case -EAGAIN: return "EAGAIN";
-	case -ENOSPC: return "ENOSPC";
-	case -EEXIST: return "EEXIST";
-	case -ENOENT: return "ENOENT";
-	case -E2BIG: return "E2BIG";
-	case -ERANGE: return "ERANGE";
-	case -EFBIG: return "EFBIG";
-	default: return "other";
+	case 0:
+		return "0";
+	case 1:
+		return ">0";
+	case -EINVAL:
+		return "EINVAL";
+	case -EIDRM:
+		return "EIDRM";
+	case -EAGAIN:
+		return "EAGAIN";
+	case -ENOSPC:
+		return "ENOSPC";
+	case -EEXIST:
+		return "EEXIST";
+	case -ENOENT:
+		return "ENOENT";
+	case -E2BIG:
+		return "E2BIG";
+	case -ERANGE:
+		return "ERANGE";
+	case -EFBIG:
+		return "EFBIG";
+	default:
+		return "other";
 	}
 }
 
@@ -157,15 +169,15 @@ static bool kernel_has_sysv(void)
 	return true;
 }
 
-#define EXPECT3(what, kv, gv, rv)                                                          \
-	do {                                                                               \
-		int k_ = (kv), g_ = (gv), r_ = (rv);                                       \
-		tally(what, k_);                                                           \
-		if (k_ != g_ || k_ != r_) {                                                \
+#define EXPECT3(what, kv, gv, rv)                                                              \
+	do {                                                                                   \
+		int k_ = (kv), g_ = (gv), r_ = (rv);                                           \
+		tally(what, k_);                                                               \
+		if (k_ != g_ || k_ != r_) {                                                    \
 			fprintf(stderr, "  seed %u step %d: %s: kernel %d global %d rcu %d\n", \
-				seed, step, what, k_, g_, r_);                             \
-			return false;                                                      \
-		}                                                                          \
+				seed, step, what, k_, g_, r_);                                 \
+			return false;                                                          \
+		}                                                                              \
 	} while (0)
 
 static bool run_seed(unsigned seed, int steps)
@@ -218,9 +230,10 @@ static bool run_seed(unsigned seed, int steps)
 			tally("semget", kres);
 			if ((kres >= 0) != (gres >= 0) || (kres >= 0) != (rres >= 0) ||
 			    (kres < 0 && (kres != gres || kres != rres))) {
-				fprintf(stderr, "  seed %u step %d: semget(key %d, %d, %#o): kernel %d "
-						"global %d rcu %d\n", seed, step, key, n, flags, kres,
-					gres, rres);
+				fprintf(stderr,
+					"  seed %u step %d: semget(key %d, %d, %#o): kernel %d "
+					"global %d rcu %d\n",
+					seed, step, key, n, flags, kres, gres, rres);
 				return false;
 			}
 			if (kres < 0)
@@ -295,7 +308,8 @@ static bool run_seed(unsigned seed, int steps)
 			EXPECT3("getall", kres, gres > 0 ? 0 : gres, rres > 0 ? 0 : rres);
 			if (kres == 0 && (memcmp(kv, gv, (size_t)gres * 2) != 0 ||
 					  memcmp(kv, rv, (size_t)rres * 2) != 0)) {
-				fprintf(stderr, "  seed %u step %d: getall values differ\n", seed, step);
+				fprintf(stderr, "  seed %u step %d: getall values differ\n", seed,
+					step);
 				return false;
 			}
 			break;
@@ -318,13 +332,14 @@ static bool run_seed(unsigned seed, int steps)
 			union semun_ a;
 			struct grace_ipc_semid_ds gd, rd;
 
-			EXPECT3("getncnt", kr(semctl(k, num, GETNCNT)), grace_ipc_getncnt(w.g, g, num),
-				grace_ipc_getncnt(w.r, r, num));
-			EXPECT3("getzcnt", kr(semctl(k, num, GETZCNT)), grace_ipc_getzcnt(w.g, g, num),
-				grace_ipc_getzcnt(w.r, r, num));
+			EXPECT3("getncnt", kr(semctl(k, num, GETNCNT)),
+				grace_ipc_getncnt(w.g, g, num), grace_ipc_getncnt(w.r, r, num));
+			EXPECT3("getzcnt", kr(semctl(k, num, GETZCNT)),
+				grace_ipc_getzcnt(w.g, g, num), grace_ipc_getzcnt(w.r, r, num));
 			a.buf = &ds;
 			kres = kr(semctl(k, 0, IPC_STAT, a));
-			EXPECT3("stat", kres, grace_ipc_stat(w.g, g, &gd), grace_ipc_stat(w.r, r, &rd));
+			EXPECT3("stat", kres, grace_ipc_stat(w.g, g, &gd),
+				grace_ipc_stat(w.r, r, &rd));
 			if (kres == 0)
 				EXPECT3("stat nsems", (int)ds.sem_nsems, gd.nsems, rd.nsems);
 			break;
@@ -335,7 +350,8 @@ static bool run_seed(unsigned seed, int steps)
 			kres = kr(semctl(k, 0, IPC_RMID));
 			EXPECT3("rmid", kres, grace_ipc_rmid(w.g, g), grace_ipc_rmid(w.r, r));
 			if (kres == 0 && k == h->k)
-				h->live = false; /* keep the IDs: later calls must fail with EINVAL */
+				h->live =
+					false; /* keep the IDs: later calls must fail with EINVAL */
 			break;
 		}
 	}

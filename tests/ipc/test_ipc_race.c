@@ -117,7 +117,8 @@ static void *worker(void *arg)
 			ret = grace_ipc_stat(r->ns, id, &ds);
 			count(r, ret, false);
 			if (ret == 0 && ds.nsems != 3) {
-				fprintf(stderr, "  stale id %d reached a set of %d\n", id, ds.nsems);
+				fprintf(stderr, "  stale id %d reached a set of %d\n", id,
+					ds.nsems);
 				__atomic_fetch_add(&r->bad, 1, __ATOMIC_RELAXED);
 			}
 			break;

@@ -13,9 +13,9 @@
 
 static const enum grace_ipc_impl impls[2] = { GRACE_IPC_GLOBAL_LOCK, GRACE_IPC_RCU };
 
-#define FOR_EACH_IMPL(ns, lim)                                                             \
-	for (int impl_i_ = 0; impl_i_ < 2; impl_i_++)                                      \
-		for (struct grace_ipc_ns *ns = mk_ns(impls[impl_i_], lim); ns;              \
+#define FOR_EACH_IMPL(ns, lim)                                                 \
+	for (int impl_i_ = 0; impl_i_ < 2; impl_i_++)                          \
+		for (struct grace_ipc_ns *ns = mk_ns(impls[impl_i_], lim); ns; \
 		     grace_ipc_ns_destroy(ns), ns = NULL)
 
 static struct grace_ipc_ns *mk_ns(enum grace_ipc_impl impl, const struct grace_ipc_limits *lim)
@@ -89,7 +89,8 @@ TEST(semget_errors)
 	lim.semmsl = 8;
 	lim.semmni = 4;
 	lim.semmns = 20;
-	FOR_EACH_IMPL(ns, &lim) {
+	FOR_EACH_IMPL(ns, &lim)
+	{
 		int a, b, k;
 
 		CHECK(grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 0, 0600) == -EINVAL);
@@ -137,7 +138,8 @@ TEST(semop_errors)
 
 	memset(&lim, 0, sizeof(lim));
 	lim.semopm = 4;
-	FOR_EACH_IMPL(ns, &lim) {
+	FOR_EACH_IMPL(ns, &lim)
+	{
 		struct grace_ipc_sembuf b[5];
 		struct timespec ts;
 		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 3, 0600);
@@ -196,7 +198,8 @@ TEST(semop_errors)
 
 TEST(semop_all_or_nothing)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		struct grace_ipc_sembuf b[4];
 		unsigned short v[3];
 		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 3, 0600);
@@ -240,7 +243,8 @@ TEST(semop_all_or_nothing)
 
 TEST(semctl_errors)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		unsigned short v[4] = { 1, 2, 3, 4 };
 		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 3, 0600);
 
@@ -251,8 +255,9 @@ TEST(semctl_errors)
 		CHECK(grace_ipc_getval(ns, id, -1) == -EINVAL);
 		CHECK(grace_ipc_setval(ns, id, 0, -1) == -ERANGE);
 		CHECK(grace_ipc_setval(ns, id, 0, GRACE_IPC_SEMVMX + 1) == -ERANGE);
-		CHECK(grace_ipc_setval(ns, -1, 0, -1) == -EINVAL);     /* semid < 0 first */
-		CHECK(grace_ipc_setval(ns, id + 1, 0, -1) == -ERANGE); /* then ERANGE, before lookup */
+		CHECK(grace_ipc_setval(ns, -1, 0, -1) == -EINVAL); /* semid < 0 first */
+		CHECK(grace_ipc_setval(ns, id + 1, 0, -1) ==
+		      -ERANGE); /* then ERANGE, before lookup */
 		CHECK(grace_ipc_setval(ns, id + 1, 0, 1) == -EINVAL);
 		CHECK(grace_ipc_setval(ns, id, 3, 1) == -EINVAL);
 		CHECK(grace_ipc_setval(ns, id, 2, GRACE_IPC_SEMVMX) == 0);
@@ -290,7 +295,8 @@ TEST(semctl_errors)
 
 TEST(removed_id_stays_invalid_after_slot_reuse)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		static int old[3000];
 		int first = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 1, 0);
 
@@ -317,7 +323,8 @@ TEST(removed_id_stays_invalid_after_slot_reuse)
 
 TEST(array_grows_ids_survive)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		static int ids[1000], ids2[1000];
 		struct grace_ipc_ns_info info;
 
@@ -383,7 +390,8 @@ static void start_sleeper(struct sleeper *s, struct grace_ipc_ns *ns, int id,
 
 TEST(blocked_decrement_wakes_on_increment)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		struct sleeper s;
 		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 1, 0);
 
@@ -402,7 +410,8 @@ TEST(blocked_decrement_wakes_on_increment)
 
 TEST(blocked_wait_for_zero_and_setval_wake)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		struct sleeper z, d;
 		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 2, 0);
 
@@ -426,7 +435,8 @@ TEST(blocked_wait_for_zero_and_setval_wake)
 
 TEST(blocked_multi_op_is_atomic)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		struct sleeper s;
 		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 2, 0);
 
@@ -446,7 +456,8 @@ TEST(blocked_multi_op_is_atomic)
 
 TEST(blocked_sleepers_wake_with_eidrm_on_remove)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		struct sleeper s[6];
 		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 2, 0);
 
@@ -486,7 +497,8 @@ TEST(destroy_wakes_sleepers)
 
 TEST(fifo_handoff)
 {
-	FOR_EACH_IMPL(ns, NULL) {
+	FOR_EACH_IMPL(ns, NULL)
+	{
 		struct sleeper a, b;
 		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 1, 0);
 

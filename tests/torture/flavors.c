@@ -133,26 +133,18 @@ static void rcu_limits_cleanup(void)
 }
 static const char *rcu_limits_mode(void)
 {
-	snprintf(mode_buf, sizeof(mode_buf), "%s, poll policy, callback limits soft %u hard %u "
-		 "per CPU", grace_membarrier_mode(), TIGHT_SOFT, TIGHT_HARD);
+	snprintf(mode_buf, sizeof(mode_buf),
+		 "%s, poll policy, callback limits soft %u hard %u "
+		 "per CPU",
+		 grace_membarrier_mode(), TIGHT_SOFT, TIGHT_HARD);
 	return mode_buf;
 }
 
-#define RCU_OPS_COMMON                            \
-	.ndomains = 1,                            \
-	.reader_start = rcu_reader_start,         \
-	.reader_stop = rcu_reader_stop,           \
-	.read_lock = rcu_lock,                    \
-	.read_unlock = rcu_unlock,                \
-	.read_ongoing = rcu_ongoing,              \
-	.sync = rcu_sync,                         \
-	.exp_sync = rcu_exp,                      \
-	.call = rcu_call,                         \
-	.barrier = rcu_bar,                       \
-	.get_state = rcu_gs,                      \
-	.start_poll = rcu_sp,                     \
-	.poll_state = rcu_ps,                     \
-	.cond_sync = rcu_cs,                      \
+#define RCU_OPS_COMMON                                                                        \
+	.ndomains = 1, .reader_start = rcu_reader_start, .reader_stop = rcu_reader_stop,      \
+	.read_lock = rcu_lock, .read_unlock = rcu_unlock, .read_ongoing = rcu_ongoing,        \
+	.sync = rcu_sync, .exp_sync = rcu_exp, .call = rcu_call, .barrier = rcu_bar,          \
+	.get_state = rcu_gs, .start_poll = rcu_sp, .poll_state = rcu_ps, .cond_sync = rcu_cs, \
 	.cb_stats = rcu_stats
 
 static const struct torture_ops rcu_ops = {
@@ -285,26 +277,13 @@ static void qsbr_batch_cleanup(void)
 	grace_qsbr_set_policy(GRACE_POLICY_POLL, 0);
 }
 
-#define QSBR_OPS_COMMON                           \
-	.ndomains = 1,                            \
-	.qsbr = true,                             \
-	.reader_start = qsbr_reader_start,        \
-	.reader_stop = qsbr_reader_stop,          \
-	.read_lock = qsbr_lock,                   \
-	.read_unlock = qsbr_unlock,               \
-	.quiescent = qsbr_qs,                     \
-	.offline = qsbr_off,                      \
-	.online = qsbr_on,                        \
-	.sync = qsbr_sync,                        \
-	.exp_sync = qsbr_exp,                     \
-	.call = qsbr_callf,                       \
-	.barrier = qsbr_bar,                      \
-	.get_state = qsbr_gs,                     \
-	.start_poll = qsbr_sp,                    \
-	.poll_state = qsbr_ps,                    \
-	.cond_sync = qsbr_cs,                     \
-	.updater_start = qsbr_updater_start,      \
-	.updater_stop = qsbr_updater_stop,        \
+#define QSBR_OPS_COMMON                                                                      \
+	.ndomains = 1, .qsbr = true, .reader_start = qsbr_reader_start,                      \
+	.reader_stop = qsbr_reader_stop, .read_lock = qsbr_lock, .read_unlock = qsbr_unlock, \
+	.quiescent = qsbr_qs, .offline = qsbr_off, .online = qsbr_on, .sync = qsbr_sync,     \
+	.exp_sync = qsbr_exp, .call = qsbr_callf, .barrier = qsbr_bar, .get_state = qsbr_gs, \
+	.start_poll = qsbr_sp, .poll_state = qsbr_ps, .cond_sync = qsbr_cs,                  \
+	.updater_start = qsbr_updater_start, .updater_stop = qsbr_updater_stop,              \
 	.cb_stats = qsbr_stats
 
 static const struct torture_ops qsbr_ops = {
@@ -329,7 +308,7 @@ static const struct torture_ops qsbr_batch_ops = {
 DEFINE_STATIC_SRCU(srcu_static);
 static struct srcu_struct srcu_dyn[SRCU_DOMAINS - 1];
 static struct srcu_struct *const srcu_dom[SRCU_DOMAINS] = { &srcu_static, &srcu_dyn[0],
-							   &srcu_dyn[1] };
+							    &srcu_dyn[1] };
 
 static int srcu_t_init(void)
 {

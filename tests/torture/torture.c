@@ -81,8 +81,18 @@ enum err_kind {
 	E_NKINDS
 };
 static const char *const err_names[E_NKINDS] = {
-	"age>=2", "mark-at-deref", "payload", "freed-while-held", "recycled-while-held",
-	"reader-cookie", "writer-cookie", "barrier", "flood", "callback-context", "lost", "stall",
+	"age>=2",
+	"mark-at-deref",
+	"payload",
+	"freed-while-held",
+	"recycled-while-held",
+	"reader-cookie",
+	"writer-cookie",
+	"barrier",
+	"flood",
+	"callback-context",
+	"lost",
+	"stall",
 };
 
 enum path { P_SYNC, P_EXP, P_CALL, P_COND, P_POLL, P_N };
@@ -113,8 +123,8 @@ struct config {
 	unsigned int long_delay; /* a reader sleeps inside a section once per this many sections */
 	bool fail_fast;
 	bool verbose;
-	int cookie_checks;    /* readers check cookies taken inside sections */
-	const char *paths;    /* comma-separated retire paths to use (NULL: all the flavor has) */
+	int cookie_checks; /* readers check cookies taken inside sections */
+	const char *paths; /* comma-separated retire paths to use (NULL: all the flavor has) */
 };
 static struct config cfg = {
 	.flavor = "all",
@@ -223,7 +233,7 @@ static struct {
 	unsigned int nfops;
 	enum fop fops[F_N];
 	/* live counters (relaxed atomics) */
-	uint64_t progress;      /* any completed update-side operation */
+	uint64_t progress; /* any completed update-side operation */
 	uint64_t err[E_NKINDS];
 	uint64_t printed;
 	uint64_t first_error_ns;
@@ -234,7 +244,7 @@ static struct {
 	uint64_t churn_threads;
 	uint64_t fake_ops[F_N];
 	uint64_t fake_poll_loops;
-	int live;              /* threads still running */
+	int live; /* threads still running */
 	/* totals, summed at join */
 	pthread_mutex_t sum_lock;
 	struct reader_stats rs;
@@ -312,7 +322,8 @@ static void elem_init(struct elem *e, unsigned int d)
 	e->domain = d;
 	for (unsigned int k = 0; k < PAYLOAD_WORDS; k++) {
 		if (R.ops->broken)
-			STORE(&e->payload[k], payload_word(g, k)); /* a broken flavor races on purpose */
+			STORE(&e->payload[k],
+			      payload_word(g, k)); /* a broken flavor races on purpose */
 		else
 			e->payload[k] = payload_word(g, k);
 	}
@@ -432,7 +443,8 @@ static void read_section(struct rng *rng, struct reader_stats *st)
 		unsigned int d = ops->ndomains > 1 ? (unsigned int)(rnd(rng) % ops->ndomains) : 0;
 		h[i].d = d;
 		h[i].idx = ops->read_lock(d);
-		struct elem *p = ops->deref ? ops->deref(d, &R.slots[d]) : rcu_dereference(R.slots[d]);
+		struct elem *p = ops->deref ? ops->deref(d, &R.slots[d])
+					    : rcu_dereference(R.slots[d]);
 		h[i].p = p;
 		st->derefs++;
 		if (!p)
@@ -443,7 +455,8 @@ static void read_section(struct rng *rng, struct reader_stats *st)
 			terror(E_MARK, "element %td (gen %u) not valid at rcu_dereference",
 			       p - R.elems, h[i].gen);
 		else if (!payload_ok(p, h[i].gen))
-			terror(E_PAYLOAD, "element %td payload does not match gen %u at dereference",
+			terror(E_PAYLOAD,
+			       "element %td payload does not match gen %u at dereference",
 			       p - R.elems, h[i].gen);
 	}
 	if (ops->get_state && cfg.cookie_checks && ((x >> 8) & 15) == 0) {
@@ -455,8 +468,10 @@ static void read_section(struct rng *rng, struct reader_stats *st)
 	if (have_cookie) {
 		st->cookie_checks++;
 		if (ops->poll_state(h[0].d, cookie))
-			terror(E_COOKIE_READER, "cookie %lu taken inside a section completed before "
-			       "the section ended", cookie);
+			terror(E_COOKIE_READER,
+			       "cookie %lu taken inside a section completed before "
+			       "the section ended",
+			       cookie);
 	}
 	for (i = depth; i-- > 0;) {
 		struct elem *p = h[i].p;
@@ -464,7 +479,8 @@ static void read_section(struct rng *rng, struct reader_stats *st)
 			uint32_t age = LOAD(&p->age);
 			st->hist[age < HIST_LEN ? age : HIST_LEN - 1]++;
 			if (age >= 2)
-				terror(E_AGE, "element %td age %u: a grace period completed while a "
+				terror(E_AGE,
+				       "element %td age %u: a grace period completed while a "
 				       "reader held it (nesting level %u, domain %u)",
 				       p - R.elems, age, i, h[i].d);
 			if (LOAD(&p->gen) != h[i].gen)
@@ -473,7 +489,8 @@ static void read_section(struct rng *rng, struct reader_stats *st)
 			else if (LOAD(&p->mark) != MARK_VALID)
 				terror(E_FREED, "element %td freed while held", p - R.elems);
 			else if (!payload_ok(p, h[i].gen))
-				terror(E_PAYLOAD, "element %td payload changed while held", p - R.elems);
+				terror(E_PAYLOAD, "element %td payload changed while held",
+				       p - R.elems);
 		}
 		ops->read_unlock(h[i].d, h[i].idx);
 	}
@@ -597,7 +614,8 @@ static void *churn_thread(void *arg)
 		pthread_t t;
 		doing("creating and joining a short-lived reader");
 		if (pthread_create(&t, NULL, churn_child,
-				   (void *)(uintptr_t)(1000000 + ta->idx * 100000000ull + n)) != 0) {
+				   (void *)(uintptr_t)(1000000 + ta->idx * 100000000ull + n)) !=
+		    0) {
 			sleep_us(1000);
 			continue;
 		}
@@ -652,11 +670,13 @@ static void full_wait(struct rng *rng, unsigned int d, enum path path, uint64_t 
 	case P_COND:
 		c = rnd(rng) & 1 ? ops->start_poll(d) : ops->get_state(d);
 		if (rnd(rng) & 1)
-			spin((unsigned int)(rnd(rng) % 4096)); /* let the grace period start meanwhile */
+			spin((unsigned int)(rnd(rng) %
+					    4096)); /* let the grace period start meanwhile */
 		doing("cond_synchronize");
 		ops->cond_sync(d, c);
 		if (!ops->poll_state(d, c))
-			terror(E_COOKIE_WRITER, "cookie %lu not complete after cond_synchronize", c);
+			terror(E_COOKIE_WRITER, "cookie %lu not complete after cond_synchronize",
+			       c);
 		break;
 	case P_POLL:
 		doing("start_poll + poll_state loop");
@@ -828,8 +848,10 @@ static void *barrier_thread(void *arg)
 		ops->barrier(d);
 		uint64_t got = __atomic_load_n(invoked, __ATOMIC_ACQUIRE);
 		if (got != posted) {
-			terror(E_BARRIER, "barrier returned with %" PRIu64 " of %" PRIu64
-			       " earlier callbacks invoked", got, posted);
+			terror(E_BARRIER,
+			       "barrier returned with %" PRIu64 " of %" PRIu64
+			       " earlier callbacks invoked",
+			       got, posted);
 			break; /* the heads may still be queued: never reuse them */
 		}
 		ADD(&R.barrier_checks, 1);
@@ -893,9 +915,11 @@ static void *flood_thread(void *arg)
 		doing("barrier after flood");
 		for (unsigned int dd = 0; dd < ops->ndomains; dd++)
 			ops->barrier(dd);
-		uint64_t p = LOAD(&R.flood_posted), i = __atomic_load_n(&R.flood_invoked, __ATOMIC_ACQUIRE);
+		uint64_t p = LOAD(&R.flood_posted),
+			 i = __atomic_load_n(&R.flood_invoked, __ATOMIC_ACQUIRE);
 		if (p != i)
-			terror(E_FLOOD, "after barrier %" PRIu64 " of %" PRIu64 " flood callbacks invoked",
+			terror(E_FLOOD,
+			       "after barrier %" PRIu64 " of %" PRIu64 " flood callbacks invoked",
 			       i, p);
 		ADD(&R.flood_phases, 1);
 		ADD(&R.progress, 1);
@@ -950,8 +974,9 @@ static void print_report(const char *verdict, double secs)
 		printf(" %d%s:%" PRIu64, k, k == HIST_LEN - 1 ? "+" : "", R.rs.hist[k]);
 	printf("\n");
 	printf("torture: %s: reader sections %" PRIu64 " (%.0f/s), dereferences %" PRIu64
-	       ", long delays %" PRIu64 ", cookie checks %" PRIu64, ops->name, R.rs.sections,
-	       R.rs.sections / secs, R.rs.derefs, R.rs.long_delays, R.rs.cookie_checks);
+	       ", long delays %" PRIu64 ", cookie checks %" PRIu64,
+	       ops->name, R.rs.sections, R.rs.sections / secs, R.rs.derefs, R.rs.long_delays,
+	       R.rs.cookie_checks);
 	if (ops->qsbr)
 		printf(", offline sleeps %" PRIu64, R.rs.offline_sleeps);
 	else if (R.rs.reregisters)
@@ -962,16 +987,16 @@ static void print_report(const char *verdict, double secs)
 		if (p != P_CALL)
 			nwaits += R.waits[p];
 	printf("torture: %s: updates %" PRIu64 " (%.0f/s), writer grace-period waits %" PRIu64
-	       " (%.0f/s), pool empty %" PRIu64 ", retire paths:", ops->name, R.updates,
-	       R.updates / secs, nwaits, nwaits / secs, R.pool_empty);
+	       " (%.0f/s), pool empty %" PRIu64 ", retire paths:",
+	       ops->name, R.updates, R.updates / secs, nwaits, nwaits / secs, R.pool_empty);
 	for (unsigned int i = 0; i < R.npaths; i++)
 		printf(" %s %" PRIu64, path_names[R.paths[i]], R.waits[R.paths[i]]);
 	printf("\n");
 	if (ops->cb_stats) {
 		uint64_t gps = R.gp_end - R.gp_start;
 		printf("torture: %s: grace periods %" PRIu64 " (%.0f/s, engine counter), callers "
-		       "waiting at the hard callback limit %" PRIu64 "\n", ops->name, gps, gps / secs,
-		       R.hard_waits_end - R.hard_waits_start);
+		       "waiting at the hard callback limit %" PRIu64 "\n",
+		       ops->name, gps, gps / secs, R.hard_waits_end - R.hard_waits_start);
 	}
 	printf("torture: %s: fake-writer ops:", ops->name);
 	for (unsigned int i = 0; i < R.nfops; i++)
@@ -985,13 +1010,15 @@ static void print_report(const char *verdict, double secs)
 		if (LOAD(&R.calls_in_section))
 			printf(", %" PRIu64 " queued inside a section", LOAD(&R.calls_in_section));
 		if (cfg.flood)
-			printf(", flood %" PRIu64 "/%" PRIu64 " in %" PRIu64 " phases (%.0f/s while "
-			       "flooding, %" PRIu64 " update-side ops meanwhile, max pending %" PRIu64
-			       ", %" PRIu64 " throttled at %u)",
+			printf(", flood %" PRIu64 "/%" PRIu64 " in %" PRIu64
+			       " phases (%.0f/s while "
+			       "flooding, %" PRIu64
+			       " update-side ops meanwhile, max pending %" PRIu64 ", %" PRIu64
+			       " throttled at %u)",
 			       LOAD(&R.flood_invoked), LOAD(&R.flood_posted), LOAD(&R.flood_phases),
 			       R.flood_ns ? LOAD(&R.flood_posted) / (LOAD(&R.flood_ns) / 1e9) : 0.0,
-			       LOAD(&R.flood_updates), LOAD(&R.max_pending), LOAD(&R.flood_throttled),
-			       FLOOD_CAP);
+			       LOAD(&R.flood_updates), LOAD(&R.max_pending),
+			       LOAD(&R.flood_throttled), FLOOD_CAP);
 		printf("\n");
 	}
 	printf("torture: %s: errors:", ops->name);
@@ -1030,8 +1057,8 @@ static GRACE_NORETURN void stall_exit(void)
 	for (unsigned int i = 0; i < R.nthreads; i++) {
 		struct thread_arg *ta = &R.ta[i];
 		if (__atomic_load_n(&ta->live, __ATOMIC_RELAXED))
-			fprintf(stderr, "torture: %s: stalled: %s %u in %s\n", R.ops->name, ta->role,
-				ta->idx, __atomic_load_n(&ta->doing, __ATOMIC_RELAXED));
+			fprintf(stderr, "torture: %s: stalled: %s %u in %s\n", R.ops->name,
+				ta->role, ta->idx, __atomic_load_n(&ta->doing, __ATOMIC_RELAXED));
 	}
 	sum_writers();
 	print_report("FAILURE", (now_ns() - R.t_start) / 1e9);
@@ -1051,7 +1078,8 @@ static void stop_and_wait(void)
 	__atomic_store_n(&R.stop, 1, __ATOMIC_RELAXED);
 	while (__atomic_load_n(&R.live, __ATOMIC_ACQUIRE) > 0) {
 		if ((now_ns() - t0) / 1e9 > limit) {
-			terror(E_STALL, "%d threads did not finish %.0f s after the end of the run "
+			terror(E_STALL,
+			       "%d threads did not finish %.0f s after the end of the run "
 			       "(a grace period, barrier or poll that never completes)",
 			       __atomic_load_n(&R.live, __ATOMIC_RELAXED), limit);
 			stall_exit();
@@ -1297,20 +1325,20 @@ int main(int argc, char **argv)
 	cfg.seed = (uint64_t)time(NULL);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NUMARG(field, conv)                                                                  \
-	do {                                                                                 \
-		if (!v) {                                                                    \
-			fprintf(stderr, "torture: %s needs a value\n", a);                  \
-			return 2;                                                            \
-		}                                                                            \
-		char *end;                                                                   \
-		errno = 0;                                                                   \
-		cfg.field = conv;                                                            \
-		if (errno || *end) {                                                         \
-			fprintf(stderr, "torture: bad value for %s: %s\n", a, v);           \
-			return 2;                                                            \
-		}                                                                            \
-		i++;                                                                         \
+#define NUMARG(field, conv)                                                       \
+	do {                                                                      \
+		if (!v) {                                                         \
+			fprintf(stderr, "torture: %s needs a value\n", a);        \
+			return 2;                                                 \
+		}                                                                 \
+		char *end;                                                        \
+		errno = 0;                                                        \
+		cfg.field = conv;                                                 \
+		if (errno || *end) {                                              \
+			fprintf(stderr, "torture: bad value for %s: %s\n", a, v); \
+			return 2;                                                 \
+		}                                                                 \
+		i++;                                                              \
 	} while (0)
 		if (!strcmp(a, "--flavor")) {
 			if (!v) {
@@ -1356,7 +1384,8 @@ int main(int argc, char **argv)
 			cfg.verbose = true;
 		} else if (!strcmp(a, "--list")) {
 			for (int k = 0; torture_flavors[k]; k++)
-				printf("%-12s %s\n", torture_flavors[k]->name, torture_flavors[k]->desc);
+				printf("%-12s %s\n", torture_flavors[k]->name,
+				       torture_flavors[k]->desc);
 			printf("%-12s %s\n", torture_broken_ops.name, torture_broken_ops.desc);
 			return 0;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

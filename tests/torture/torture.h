@@ -68,5 +68,4 @@ extern const struct torture_ops *const torture_flavors[];
 /* The deliberately broken flavor (broken.c). */
 extern const struct torture_ops torture_broken_ops;
 
-
 #endif /* GRACE_TORTURE_H */

@@ -244,7 +244,8 @@ TEST(thread_churn)
 	       __atomic_load_n(&gps, __ATOMIC_RELAXED), invoked, posted);
 	printf("  VmRSS after warm-up %ld kB, at the end %ld kB (growth %ld kB, slack %d kB%s)\n",
 	       rss0, rss1, rss1 - rss0, RSS_SLACK_KB,
-	       SANITIZED ? "; not checked under a sanitizer: quarantine and shadow memory grow" : "");
+	       SANITIZED ? "; not checked under a sanitizer: quarantine and shadow memory grow"
+			 : "");
 	CHECK(invoked == posted);
 	CHECK(rss0 > 0 && rss1 > 0);
 	if (!SANITIZED)

@@ -81,11 +81,13 @@ static int check_child(int st, const char *out, enum expect e, const char *call,
 		return 1;
 	}
 	if (message && (!strstr(out, want) || (what && !strstr(out, what)))) {
-		fprintf(stderr, "  %s: expected a message \"%s...%s\"\n", call, want, what ? what : "");
+		fprintf(stderr, "  %s: expected a message \"%s...%s\"\n", call, want,
+			what ? what : "");
 		return 1;
 	}
 	if (!message && strstr(out, "grace: misuse")) {
-		fprintf(stderr, "  %s: release build printed a misuse for a debug-only check\n", call);
+		fprintf(stderr, "  %s: release build printed a misuse for a debug-only check\n",
+			call);
 		return 1;
 	}
 	return 0;
@@ -260,7 +262,8 @@ static void deref_outside(void)
 }
 TEST(rcu_dereference_outside_section)
 {
-	EXPECT_MISUSE(deref_outside, DEBUG_ONLY, "rcu_dereference", "outside any read-side section");
+	EXPECT_MISUSE(deref_outside, DEBUG_ONLY, "rcu_dereference",
+		      "outside any read-side section");
 }
 
 static void deref_inside_ok(void)

@@ -25,17 +25,18 @@
 
 /* waiter bits: set by an updater that sleeps on this reader, cleared by the reader's wake-up. */
 #define GRACE__W_WAITING 1u
-#define GRACE__W_FALLBACK 2u /* QSBR without membarrier: every quiescent state takes the slow path */
+#define GRACE__W_FALLBACK \
+	2u /* QSBR without membarrier: every quiescent state takes the slow path */
 
 struct grace__reader {
 	/* Hot line, owned by the reader; updaters read ctr and write waiter only while waiting. */
 	uint64_t ctr;
 	uint32_t waiter;
-	uint32_t flags;        /* owner-only: GRACE__F_* */
-	uint32_t dbg_nest;     /* QSBR debug builds: depth of qsbr_read_lock() */
-	int32_t tid;           /* kernel thread id, for stall and misuse reports */
+	uint32_t flags;                    /* owner-only: GRACE__F_* */
+	uint32_t dbg_nest;                 /* QSBR debug builds: depth of qsbr_read_lock() */
+	int32_t tid;                       /* kernel thread id, for stall and misuse reports */
 	struct grace__reader *next, *prev; /* registry links, under the flavor's registry lock */
-	uint64_t stall_seq;    /* grace period already reported as stalled by this reader */
+	uint64_t stall_seq; /* grace period already reported as stalled by this reader */
 	uint64_t pad_[2];
 } GRACE_ALIGNED_CACHE;
 

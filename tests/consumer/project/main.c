@@ -14,11 +14,11 @@
 #include <string.h>
 #include <grace/grace.h>
 
-#define FAIL(...)                                                       \
-	do {                                                            \
-		fprintf(stderr, "consumer: FAIL: " __VA_ARGS__);        \
-		fprintf(stderr, "\n");                                  \
-		exit(1);                                                \
+#define FAIL(...)                                                \
+	do {                                                     \
+		fprintf(stderr, "consumer: FAIL: " __VA_ARGS__); \
+		fprintf(stderr, "\n");                           \
+		exit(1);                                         \
 	} while (0)
 
 struct cfg {
@@ -78,7 +78,8 @@ int main(void)
 		FAIL("GRACE_DEBUG is %d in user code, the library was built with %d", GRACE__DEBUG,
 		     GRACE_EXPECT_DEBUG);
 	if (strcmp(GRACE_VERSION_STRING, GRACE_EXPECT_VERSION) != 0)
-		FAIL("header version %s, package version %s", GRACE_VERSION_STRING, GRACE_EXPECT_VERSION);
+		FAIL("header version %s, package version %s", GRACE_VERSION_STRING,
+		     GRACE_EXPECT_VERSION);
 	if (grace_version_number() != GRACE_VERSION_NUMBER ||
 	    strcmp(grace_version_string(), GRACE_VERSION_STRING) != 0)
 		FAIL("library version %s, header version %s", grace_version_string(),
@@ -92,7 +93,8 @@ int main(void)
 	printf("consumer: libgrace %s from %s (%s)\n", grace_version_string(), info.dli_fname,
 	       grace_membarrier_mode());
 #else
-	printf("consumer: static libgrace %s (%s)\n", grace_version_string(), grace_membarrier_mode());
+	printf("consumer: static libgrace %s (%s)\n", grace_version_string(),
+	       grace_membarrier_mode());
 #endif
 
 	struct cfg *c = malloc(sizeof(*c));

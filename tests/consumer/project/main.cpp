@@ -11,7 +11,8 @@
 #include <thread>
 #include <grace/grace.hpp>
 
-namespace {
+namespace
+{
 
 struct cfg : grace::rcu_obj_base<cfg> {
 	int value;
