@@ -36,12 +36,19 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF >"$
   { cat "$build.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
 
-# Fixed order first, then any other family in name order.
+# Fixed order first, then any other family in name order. A family is bench/NAME/run.sh, or
+# the run.sh of a self-contained component (semop: the IPC case study in ipc/).
+script_of() {
+  case "$1" in
+    semop) echo ipc/bench/run.sh ;;
+    *) echo "bench/$1/run.sh" ;;
+  esac
+}
 order=(readside callbacks rseq srcu hashtable semop)
 families=()
 missing=()
 for f in "${order[@]}"; do
-  if [ -f "bench/$f/run.sh" ]; then families+=("$f"); else missing+=("$f"); fi
+  if [ -f "$(script_of "$f")" ]; then families+=("$f"); else missing+=("$f"); fi
 done
 for d in bench/*/; do
   f=$(basename "$d")
@@ -69,10 +76,10 @@ for f in "${families[@]}"; do
     ran+=("$f")
     continue
   fi
-  say "($i/$n) $f: bench/$f/run.sh --out $out ${quick[*]}"
+  say "($i/$n) $f: $(script_of "$f") --out $out ${quick[*]}"
   set +e
   GRACE_BUILD=$root/$build timeout --signal=INT --kill-after=10 "$left" \
-    bash "bench/$f/run.sh" --out "$out" "${quick[@]}" 2>&1 | tee "$out/logs/$f.log"
+    bash "$(script_of "$f")" --out "$out" "${quick[@]}" 2>&1 | tee "$out/logs/$f.log"
   rc=${PIPESTATUS[0]}
   set -e
   ran+=("$f")

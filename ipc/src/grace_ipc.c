@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * grace_ipc: System V semaphore sets in one process, with a global-lock and an RCU
- * implementation (seed 000, section 4). API and error codes: grace_ipc.h. Design: docs/ipc.md.
+ * implementation (seed 000, section 4). API and error codes: grace_ipc.h. Design: ipc/README.md.
  *
  * Objects and locks
  *   ns->idr     RCU mode: grace's ID registry (include/grace/idr.h), ID -> struct ipc_set, read
@@ -118,7 +118,7 @@ struct grace_ipc_ns {
 };
 
 /*
- * Test hook (only in the grace_ipc_hooked build used by tests/ipc/test_ipc_window.c): called in
+ * Test hook (only in the grace_ipc_hooked build used by ipc/tests/test_ipc_window.c): called in
  * the RCU lookup after the set was found and before its lock is taken, i.e. inside the window
  * of Fig. 11 that the `deleted` flag exists for. Tests park a thread there to make the race
  * with removal deterministic.

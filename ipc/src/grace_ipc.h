@@ -15,7 +15,7 @@
  *                         (grace's ID registry, grace/idr.h) grows while readers run (Fig. 13).
  *
  * Both give the same results for the same calls; only their scalability differs. The design, its
- * correctness argument and measured figures are in docs/ipc.md.
+ * correctness argument and measured figures are in ipc/README.md.
  *
  * Differences from the system calls (all deliberate, none silent):
  *  - no permissions, owners, SEM_UNDO or signals: the low nine bits of semflg (mode) are accepted
@@ -133,8 +133,8 @@ int grace_ipc_semget(struct grace_ipc_ns *ns, int key, int nsems, int semflg);
  * Context: may sleep. The implementation never sleeps inside a read-side section of its own;
  *   a caller inside its own rcu_read_lock() section should use GRACE_IPC_NOWAIT, or its sleep
  *   delays every grace period (and a set removal's free) until it wakes.
- * Cost: about 240 instructions (18 ns on the 2-CPU EPYC of docs/ipc.md) without contention,
- *   either implementation; scaling with threads: docs/ipc.md ("semopbench").
+ * Cost: about 240 instructions (18 ns on the 2-CPU EPYC of ipc/README.md) without contention,
+ *   either implementation; scaling with threads: ipc/README.md ("semopbench").
  */
 int grace_ipc_semop(struct grace_ipc_ns *ns, int semid, const struct grace_ipc_sembuf *sops,
 		    size_t nsops);

@@ -6,7 +6,7 @@
 # (the ID array grows under the lookups). Both implementations run in one process, interleaved.
 # Also instructions per semop on one thread (callgrind), when valgrind is installed.
 #
-#   bench/semop/run.sh [--out DIR] [--quick]
+#   ipc/bench/run.sh [--out DIR] [--quick]
 #
 # Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
 #   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build/bench
@@ -16,9 +16,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../common/run-args.sh"
+. "$here/../../bench/common/run-args.sh"
 
-bin=$build/bench/semop/semopbench
+bin=$build/ipc/semopbench
 if [ ! -x "$bin" ]; then
   echo "run.sh: $bin not found; build first:" >&2
   echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C ${GRACE_BUILD:-build/bench}" >&2
@@ -65,5 +65,5 @@ echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >
 
 "$py" "$here/report.py" --csv "$csv" --out "$out" \
   --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
-  --cmd "bench/semop/run.sh$([ $quick = 1 ] && echo ' --quick')"
+  --cmd "ipc/bench/run.sh$([ $quick = 1 ] && echo ' --quick')"
 echo "semop: wrote $csv, $out/semop.md, $out/semop.png" >&2

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Turn semop.csv into semop.md and semop.png.
 
-Called by bench/semop/run.sh; run it again by hand to re-render without re-measuring:
-    /usr/bin/python3 bench/semop/report.py --csv DIR/semop.csv --out DIR
+Called by ipc/bench/run.sh; run it again by hand to re-render without re-measuring:
+    /usr/bin/python3 ipc/bench/report.py --csv DIR/semop.csv --out DIR
 """
 import argparse
 import csv
@@ -55,7 +55,7 @@ def main():
     ap.add_argument("--csv", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--cpu", default="")
-    ap.add_argument("--cmd", default="bench/semop/run.sh")
+    ap.add_argument("--cmd", default="ipc/bench/run.sh")
     a = ap.parse_args()
     rows, machine = load(a.csv)
 
@@ -85,7 +85,7 @@ def main():
     md = []
     md.append("## semopbench: System V semaphores, global lock vs RCU (seed 000, section 4.7)\n")
     md.append("Command: `%s` (build: RelWithDebInfo). Machine: %s, %s CPUs, Linux %s; load "
-              "average %s before, %s after; %s s. Implementation: `examples/ipc` (grace_ipc), "
+              "average %s before, %s after; %s s. Implementation: `ipc/` (grace_ipc), "
               "both implementations in one process, runs interleaved (global, rcu, rcu, global, "
               "...), %d runs per point, each a fresh namespace.\n"
               % (a.cmd, a.cpu or "?", ncpu or "?", kernel, load0, load1, elapsed, nruns))
