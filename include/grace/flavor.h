@@ -1,27 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * struct grace_flavor_ops: the update-side operations of one flavor, so that a data structure
- * (hash table, ID registry, your own) works whatever flavor its readers use.
+ * struct grace_flavor_ops: one RCU flavor's whole API as a table, so that generic code (a data
+ * structure, a test harness, a compatibility layer) works whatever flavor its readers use.
  */
 #ifndef GRACE_FLAVOR_H
 #define GRACE_FLAVOR_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <grace/compiler.h>
+#include <grace/engine.h>
 #include <grace/pointer.h>
 
 GRACE_BEGIN_DECLS
 
 /**
- * struct grace_flavor_ops - the update-side operations of one RCU flavor, so that a data
- * structure (ID registry, hash table) works whatever flavor its readers use.
- * @name:        flavor name for messages ("rcu", "qsbr", ...).
- * @call:        queue func(head) to run after a grace period (call_rcu()). Must not block for a
- *               grace period in the common case; may be called with the structure's locks held.
- * @synchronize: wait for a grace period (synchronize_rcu()). Used only where waiting is part of
- *               the algorithm (hash-table resizing); never with a lock held.
- * @barrier:     wait until every callback queued with @call so far has run (rcu_barrier()).
- *               Used by destroy functions, so that nothing they retired is still pending.
- * @ctx:         passed to each operation (an srcu domain, for example); NULL for rcu and qsbr.
+ * struct grace_flavor_ops - the operations of one RCU flavor (or one srcu domain).
+ *
+ * Every operation takes @ctx first. They behave exactly as the flavor's named functions
+ * (rcu.h, qsbr.h, srcu.h), with the same context rules and misuse reports; an indirect call
+ * is the only cost. The tables are built by the library: grace_flavor_rcu, grace_flavor_qsbr,
+ * grace_flavor_ops_srcu().
+ * @name:                  "rcu", "qsbr" or "srcu", for messages.
+ * @call:                  call_rcu(): queue func(head) to run after a grace period. Never
+ *                         blocks for a grace period in the common case; may be called with
+ *                         locks held.
+ * @synchronize:           synchronize_rcu(). Blocks; never inside a read-side section.
+ * @barrier:               rcu_barrier(): wait until every callback queued with @call so far
+ *                         has run. Used by destroy functions.
+ * @ctx:                   passed to each operation (identifies the flavor or the domain).
+ * @synchronize_expedited: synchronize_rcu_expedited().
+ * @get_state, @start_poll, @poll_state, @cond_synchronize: the polled grace-period API.
+ * @read_lock:             enter a read-side section; returns the token @read_unlock takes
+ *                         (the srcu index; 0 for the other flavors).
+ * @read_unlock:           leave the section @read_lock entered.
+ * @read_ongoing:          is the calling thread inside a read-side section of this flavor?
+ *                         Exact for rcu and qsbr (qsbr: "online"); for srcu it knows only the
+ *                         sections entered from code built with GRACE_DEBUG.
+ * @set_policy, @set_callback_limits, @callback_stats: the callback engine's controls.
+ * @register_thread, @unregister_thread: reader-thread registration (rcu: optional; qsbr:
+ *                         required; srcu: NULL, nothing to do).
+ * @quiescent_state, @thread_offline, @thread_online: QSBR only; NULL for the others.
  */
 struct grace_flavor_ops {
 	const char *name;
@@ -29,14 +48,36 @@ struct grace_flavor_ops {
 	void (*synchronize)(void *ctx);
 	void (*barrier)(void *ctx);
 	void *ctx;
+	void (*synchronize_expedited)(void *ctx);
+	unsigned long (*get_state)(void *ctx);
+	unsigned long (*start_poll)(void *ctx);
+	bool (*poll_state)(void *ctx, unsigned long cookie);
+	void (*cond_synchronize)(void *ctx, unsigned long cookie);
+	int (*read_lock)(void *ctx);
+	void (*read_unlock)(void *ctx, int token);
+	bool (*read_ongoing)(void *ctx);
+	int (*set_policy)(void *ctx, enum grace_gp_policy policy, unsigned int period_us);
+	int (*set_callback_limits)(void *ctx, size_t soft, size_t hard);
+	void (*callback_stats)(void *ctx, struct grace_cb_stats *stats);
+	void (*register_thread)(void);
+	void (*unregister_thread)(void);
+	void (*quiescent_state)(void);
+	void (*thread_offline)(void);
+	void (*thread_online)(void);
 };
-/* The default flavor (call_rcu, synchronize_rcu, rcu_barrier). */
+
+/* The default flavor (call_rcu, synchronize_rcu, rcu_barrier, ...). */
 GRACE_API extern const struct grace_flavor_ops grace_flavor_rcu;
-/* QSBR (call_qsbr, synchronize_qsbr, qsbr_barrier). */
+/* QSBR (call_qsbr, synchronize_qsbr, qsbr_barrier, ...). */
 GRACE_API extern const struct grace_flavor_ops grace_flavor_qsbr;
 struct srcu_struct;
-/* Fill *ops for readers of the srcu domain ssp (call_srcu, synchronize_srcu, srcu_barrier);
- * the domain must outlive every structure that uses ops. */
+/**
+ * grace_flavor_ops_srcu() - fill *ops with the operations of the srcu domain ssp.
+ *
+ * Sets the domain up if it is a DEFINE_SRCU() domain not used yet. The domain must outlive
+ * every user of ops (cleanup_srcu_struct() invalidates them). Misuse (NULL or uninitialised
+ * ssp) is reported with a message naming grace_flavor_ops_srcu and aborts.
+ */
 GRACE_API void grace_flavor_ops_srcu(struct grace_flavor_ops *ops, struct srcu_struct *ssp);
 
 GRACE_END_DECLS

@@ -50,7 +50,7 @@ GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *
 #define GRACE_HLIST_HEAD(name) struct grace_hlist_head name = GRACE_HLIST_HEAD_INIT
 
 /* Link stores: atomic store-release (as GRACE__LIST_SET_NEXT in <grace/list.h>). */
-#define GRACE__HLIST_SET(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#define GRACE__HLIST_SET(p, v) grace_store_release(&(p), (v))
 
 GRACE_INLINE void grace_hlist_head_init(struct grace_hlist_head *h)
 {
@@ -73,7 +73,7 @@ GRACE_INLINE bool grace_hlist_unhashed(const struct grace_hlist_node *n)
 /** Is the list empty? One relaxed load: usable without a lock (the answer may be stale). */
 GRACE_INLINE bool grace_hlist_empty(const struct grace_hlist_head *h)
 {
-	return __atomic_load_n(&h->first, __ATOMIC_RELAXED) == NULL;
+	return grace_load_relaxed(&h->first) == NULL;
 }
 
 GRACE_INLINE void grace__hlist_check_del(const char *call, struct grace_hlist_node *n)
@@ -99,7 +99,7 @@ GRACE_INLINE void grace__hlist_del(struct grace_hlist_node *n)
 
 	/* Unlink: store-release, so a reader reaching next through this link sees it initialised
 	 * in the memory model too (pairs with rcu_dereference()). */
-	__atomic_store_n(pprev, next, __ATOMIC_RELEASE);
+	grace_store_release(pprev, next);
 	if (next)
 		next->pprev = pprev;
 }
@@ -143,7 +143,7 @@ GRACE_INLINE void grace_hlist_add_before(struct grace_hlist_node *n, struct grac
 	n->pprev = next->pprev;
 	GRACE__HLIST_SET(n->next, next);
 	next->pprev = &n->next;
-	__atomic_store_n(n->pprev, n, __ATOMIC_RELEASE);
+	grace_store_release(n->pprev, n);
 }
 
 /** Add @n after @prev (which is on a list). */
@@ -196,7 +196,7 @@ GRACE_INLINE void grace_hlist_add_tail_rcu(struct grace_hlist_node *n, struct gr
 	n->next = NULL;
 	n->pprev = pp;
 	/* Publish: store-release (pairs with rcu_dereference()). */
-	__atomic_store_n(pp, n, __ATOMIC_RELEASE);
+	grace_store_release(pp, n);
 }
 
 /** grace_hlist_add_before_rcu() / hlist_add_before_rcu(): add @n before @next. */
@@ -206,7 +206,7 @@ GRACE_INLINE void grace_hlist_add_before_rcu(struct grace_hlist_node *n,
 	n->pprev = next->pprev;
 	n->next = next;
 	/* Publish: store-release (pairs with rcu_dereference()). */
-	__atomic_store_n(n->pprev, n, __ATOMIC_RELEASE);
+	grace_store_release(n->pprev, n);
 	next->pprev = &n->next;
 }
 
@@ -258,7 +258,7 @@ GRACE_INLINE void grace_hlist_replace_rcu(struct grace_hlist_node *old, struct g
 	n->next = next;
 	n->pprev = old->pprev;
 	/* Publish @n: store-release (pairs with rcu_dereference()). */
-	__atomic_store_n(n->pprev, n, __ATOMIC_RELEASE);
+	grace_store_release(n->pprev, n);
 	if (next)
 		next->pprev = &n->next;
 	old->pprev = GRACE_HLIST_POISON2;

@@ -69,7 +69,7 @@ GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *
  * memory model (and TSan) the edge from the target's initialisation to a reader that reaches it
  * through the new link (pairs with rcu_dereference()).
  */
-#define GRACE__LIST_SET_NEXT(e, v) __atomic_store_n(&(e)->next, (v), __ATOMIC_RELEASE)
+#define GRACE__LIST_SET_NEXT(e, v) grace_store_release(&(e)->next, (v))
 
 /** Initialise an empty list (or an entry that is on no list). */
 GRACE_INLINE void grace_list_init(struct grace_list_head *list)
@@ -199,7 +199,7 @@ GRACE_INLINE void grace_list_move_tail(struct grace_list_head *entry, struct gra
  */
 GRACE_INLINE bool grace_list_empty(const struct grace_list_head *head)
 {
-	return __atomic_load_n(&head->next, __ATOMIC_RELAXED) == head;
+	return grace_load_relaxed(&head->next) == head;
 }
 
 /** Does @head hold exactly one entry? Update side. */

@@ -66,37 +66,36 @@ GRACE_END_DECLS
 #endif
 
 /* Load an RCU-protected pointer for dereferencing inside a read-side section. */
-#define rcu_dereference(p)                                                          \
-	__extension__({                                                             \
-		__typeof__(p) grace__p = __atomic_load_n(&(p), GRACE__DEREF_ORDER); \
-		GRACE__DEREF_CHECK("rcu_dereference");                              \
-		grace__p;                                                           \
+#define rcu_dereference(p)                                                        \
+	__extension__({                                                           \
+		__typeof__(p) grace__p = grace_load_mo(&(p), GRACE__DEREF_ORDER); \
+		GRACE__DEREF_CHECK("rcu_dereference");                            \
+		grace__p;                                                         \
 	})
 /* rcu_dereference without the debug check: for code that is protected some other way. */
-#define rcu_dereference_raw(p) (__atomic_load_n(&(p), GRACE__DEREF_ORDER))
+#define rcu_dereference_raw(p) (grace_load_mo(&(p), GRACE__DEREF_ORDER))
 /* Update side, with the lock that excludes other updaters held: c documents that lock. */
-#define rcu_dereference_protected(p, c) ((void)(c), __atomic_load_n(&(p), __ATOMIC_RELAXED))
+#define rcu_dereference_protected(p, c) ((void)(c), grace_load_relaxed(&(p)))
 /* Read the pointer's value for comparison only: never dereference the result. */
-#define rcu_access_pointer(p) (__atomic_load_n(&(p), __ATOMIC_RELAXED))
+#define rcu_access_pointer(p) (grace_load_relaxed(&(p)))
 
 /* Publish v in p: store-release, pairs with rcu_dereference(). */
-#define rcu_assign_pointer(p, v)                                    \
-	do {                                                        \
-		__typeof__(p) grace__v = (v);                       \
-		__atomic_store_n(&(p), grace__v, __ATOMIC_RELEASE); \
+#define rcu_assign_pointer(p, v)                     \
+	do {                                         \
+		__typeof__(p) grace__v = (v);        \
+		grace_store_release(&(p), grace__v); \
 	} while (0)
 /* Initialise or clear p when no reader can see the difference (NULL, or before publication). */
-#define RCU_INIT_POINTER(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+#define RCU_INIT_POINTER(p, v) grace_store_relaxed(&(p), (v))
 
 /* Exchange *pp with v, returning the old value; full barrier. */
-#define rcu_xchg_pointer(pp, v) __atomic_exchange_n((pp), (v), __ATOMIC_SEQ_CST)
+#define rcu_xchg_pointer(pp, v) grace_xchg((pp), (v), __ATOMIC_SEQ_CST)
 /* If *pp == old, set it to new; returns the value found (== old on success); full barrier. */
-#define rcu_cmpxchg_pointer(pp, old, new_)                                                  \
-	__extension__({                                                                     \
-		__typeof__(*(pp)) grace__old = (old);                                       \
-		__atomic_compare_exchange_n((pp), &grace__old, (new_), 0, __ATOMIC_SEQ_CST, \
-					    __ATOMIC_SEQ_CST);                              \
-		grace__old;                                                                 \
+#define rcu_cmpxchg_pointer(pp, old, new_)                                                       \
+	__extension__({                                                                          \
+		__typeof__(*(pp)) grace__old = (old);                                            \
+		grace_cmpxchg_mo((pp), &grace__old, (new_), __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+		grace__old;                                                                      \
 	})
 
 #endif /* GRACE_POINTER_H */

@@ -235,6 +235,11 @@ GRACE_API void grace_srcu_cond_synchronize(struct srcu_struct *ssp, unsigned lon
 GRACE_API unsigned long grace_srcu_readers_active(struct srcu_struct *ssp);
 /** Callback statistics of the domain (zeros before its first call_srcu()). */
 GRACE_API void grace_srcu_callback_stats(struct srcu_struct *ssp, struct grace_cb_stats *st);
+/** Policy and limits of the domain's callback engine: as grace_rcu_set_policy() and
+ * grace_rcu_set_callback_limits() (<grace/rcu.h>). Returns 0 or -EINVAL. */
+GRACE_API int grace_srcu_set_policy(struct srcu_struct *ssp, enum grace_gp_policy policy,
+				    unsigned int period_us);
+GRACE_API int grace_srcu_set_callback_limits(struct srcu_struct *ssp, size_t soft, size_t hard);
 /**
  * How srcu readers run in this process: "rseq+membarrier" (the fast path), "rseq+fence",
  * "atomic+membarrier" or "atomic+fence". Chosen once at start-up.
@@ -256,19 +261,19 @@ GRACE_API const char *grace_srcu_mode(void);
  * ordering as rcu_dereference()). Debug builds check that the calling thread holds a section of
  * ssp. srcu_dereference_check(p, ssp, c): also accepts c (another protection) being true.
  */
-#define srcu_dereference(p, ssp)                                                     \
-	__extension__({                                                              \
-		__typeof__(p) grace__sp = __atomic_load_n(&(p), GRACE__DEREF_ORDER); \
-		GRACE__SRCU_DEREF_CHECK(ssp);                                        \
-		grace__sp;                                                           \
+#define srcu_dereference(p, ssp)                                                   \
+	__extension__({                                                            \
+		__typeof__(p) grace__sp = grace_load_mo(&(p), GRACE__DEREF_ORDER); \
+		GRACE__SRCU_DEREF_CHECK(ssp);                                      \
+		grace__sp;                                                         \
 	})
 #if GRACE__DEBUG
-#define srcu_dereference_check(p, ssp, c)                                            \
-	__extension__({                                                              \
-		__typeof__(p) grace__sp = __atomic_load_n(&(p), GRACE__DEREF_ORDER); \
-		if (!(c))                                                            \
-			GRACE__SRCU_DEREF_CHECK(ssp);                                \
-		grace__sp;                                                           \
+#define srcu_dereference_check(p, ssp, c)                                          \
+	__extension__({                                                            \
+		__typeof__(p) grace__sp = grace_load_mo(&(p), GRACE__DEREF_ORDER); \
+		if (!(c))                                                          \
+			GRACE__SRCU_DEREF_CHECK(ssp);                              \
+		grace__sp;                                                         \
 	})
 #else
 #define srcu_dereference_check(p, ssp, c) ((void)sizeof(c), srcu_dereference(p, ssp))

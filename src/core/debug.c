@@ -4,6 +4,7 @@
 #include <grace/rcu.h>
 #include <grace/qsbr.h>
 
+#include "core/debug.h"
 #include "core/diag.h"
 
 /* Other flavors (srcu) count their open sections here in debug builds. */

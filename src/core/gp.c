@@ -27,7 +27,7 @@ void grace__gp_init(struct grace__gp *gp, grace__wait_readers_fn fn, void *flavo
 	gp->seq = 0;
 	gp->event = 0;
 	gp->nsleepers = 0;
-	pthread_mutex_init(&gp->drive_lock, NULL);
+	grace__lock_init(&gp->drive_lock);
 	gp->wait_readers = fn;
 	gp->flavor = flavor;
 	gp->name = name;
@@ -39,6 +39,7 @@ static void gp_run_one(struct grace__gp *gp, unsigned int flags)
 {
 	uint64_t s = grace_load_relaxed(&gp->seq);
 
+	grace__lock_assert_held(&gp->drive_lock);
 	gp->started_ns = grace__now_ns();
 	grace_store_relaxed(&gp->seq, s + 1); /* seq_start: state 1 */
 	/* Full fence: seq_start before the flavor's part. Pairs with the fence in grace__gp_snap(),
@@ -54,18 +55,18 @@ static void gp_run_one(struct grace__gp *gp, unsigned int flags)
 
 static void gp_release(struct grace__gp *gp)
 {
-	pthread_mutex_unlock(&gp->drive_lock);
+	grace__unlock(&gp->drive_lock);
 	/* seq_cst RMW, then read nsleepers: pairs with the seq_cst increment of nsleepers in
 	 * grace__gp_wait() so a sleeper either sees the new event value or is counted here. */
 	grace_fetch_add(&gp->event, 1u, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&gp->nsleepers, __ATOMIC_SEQ_CST))
+	if (grace_load_seq_cst(&gp->nsleepers))
 		grace__futex_wake(&gp->event, INT_MAX);
 }
 
 bool grace__gp_try_drive(struct grace__gp *gp, uint64_t s, unsigned int flags)
 {
 	while (!grace__gp_done(gp, s)) {
-		if (pthread_mutex_trylock(&gp->drive_lock) != 0)
+		if (!grace__trylock(&gp->drive_lock))
 			return grace__gp_done(gp, s);
 		if (!grace__gp_done(gp, s))
 			gp_run_one(gp, flags);
@@ -81,7 +82,7 @@ void grace__gp_wait(struct grace__gp *gp, uint64_t s, unsigned int flags)
 		 * value changes and the futex wait below cannot miss it. */
 		uint32_t ev = grace_load_acquire(&gp->event);
 
-		if (pthread_mutex_trylock(&gp->drive_lock) == 0) {
+		if (grace__trylock(&gp->drive_lock)) {
 			if (!grace__gp_done(gp, s))
 				gp_run_one(gp, flags);
 			gp_release(gp);
@@ -102,7 +103,7 @@ void grace__gp_reset_after_fork(struct grace__gp *gp)
 	 * period back to "not started": completed counts never move backwards, cookies that named
 	 * it are completed by the child's next grace period, and the child's only thread is
 	 * waited for like any other reader. */
-	pthread_mutex_init(&gp->drive_lock, NULL);
+	grace__lock_reinit(&gp->drive_lock);
 	gp->nsleepers = 0;
 	gp->seq &= ~GRACE__SEQ_STATE_MASK;
 }

@@ -14,10 +14,11 @@
 #ifndef GRACE_SRC_GP_H
 #define GRACE_SRC_GP_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <grace/arch/atomic.h>
+
+#include "core/lock.h"
 
 #define GRACE__SEQ_STATE_MASK 3ull
 #define GRACE__GP_EXPEDITED 1u
@@ -29,17 +30,17 @@ struct grace__gp {
 	uint64_t seq GRACE_ALIGNED_CACHE;
 	uint32_t event;     /* futex word: bumped when a driver releases drive_lock */
 	uint32_t nsleepers; /* threads sleeping on event */
-	pthread_mutex_t drive_lock GRACE_ALIGNED_CACHE;
+	struct grace__lock drive_lock GRACE_ALIGNED_CACHE;
 	grace__wait_readers_fn wait_readers; /* the flavor's part of a grace period */
 	void *flavor;                        /* the flavor's state for wait_readers */
 	const char *name;
 	uint64_t started_ns; /* when the current grace period started (stalls) */
 };
 
-#define GRACE__GP_INIT(fn, flv, nm)                                                            \
-	{                                                                                      \
-		.seq = 0, .event = 0, .nsleepers = 0, .drive_lock = PTHREAD_MUTEX_INITIALIZER, \
-		.wait_readers = (fn), .flavor = (flv), .name = (nm), .started_ns = 0           \
+#define GRACE__GP_INIT(fn, flv, nm)                                                   \
+	{                                                                             \
+		.seq = 0, .event = 0, .nsleepers = 0, .drive_lock = GRACE__LOCK_INIT, \
+		.wait_readers = (fn), .flavor = (flv), .name = (nm), .started_ns = 0  \
 	}
 
 void grace__gp_init(struct grace__gp *gp, grace__wait_readers_fn fn, void *flavor,

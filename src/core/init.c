@@ -1,36 +1,45 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Library start-up and the fork handlers, in one fixed order for every module.
+ *
+ * fork(): prepare takes, in order, the callback engine's locks (all domains, then each
+ * domain's start and queue locks), then the QSBR and default-flavor registry locks; parent
+ * releases them in reverse order; child resets them and keeps only the forking thread's state.
+ * srcu domains install their own handlers (flavor/srcu.c).
+ */
 #include "core/init.h"
 
 #include <pthread.h>
-#include <stdlib.h>
 #include <grace/compiler.h>
 #include <grace/version.h>
 
-#include "core/registry.h"
+#include "core/flavor.h"
 #include "core/sys.h"
+#include "core/wait.h"
+#include "engine/callback.h"
+#include "flavor/memb.h"
+#include "flavor/qsbr.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-
-void grace__cb_atfork_prepare(void);
-void grace__cb_atfork_parent(void);
-void grace__cb_atfork_child(void);
 
 static void atfork_prepare(void)
 {
 	grace__cb_atfork_prepare();
-	grace__qsbr_atfork_prepare();
-	grace__memb_atfork_prepare();
+	grace__flavor_atfork_prepare(&grace__qsbr_flavor);
+	grace__flavor_atfork_prepare(&grace__memb_flavor);
 }
+
 static void atfork_parent(void)
 {
-	grace__memb_atfork_parent();
-	grace__qsbr_atfork_parent();
+	grace__flavor_atfork_parent(&grace__memb_flavor);
+	grace__flavor_atfork_parent(&grace__qsbr_flavor);
 	grace__cb_atfork_parent();
 }
+
 static void atfork_child(void)
 {
-	grace__memb_atfork_child();
-	grace__qsbr_atfork_child();
+	grace__flavor_atfork_child(&grace__memb_flavor);
+	grace__flavor_atfork_child(&grace__qsbr_flavor);
 	grace__cb_atfork_child();
 }
 

@@ -1,51 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reader registry and wait (see registry.h).
- *
- * Lost wake-up argument. The updater stores waiter = WAITING into each reader that holds the
- * grace period, then executes barrier W (membarrier, or a fence in the fallback), then re-reads
- * the readers' ctr before sleeping. The reader stores its quiescent ctr, then (compiler barrier
- * only) loads waiter. This is the store-buffering pattern: membarrier W makes every running
- * reader execute a full barrier somewhere in its instruction stream. If that point precedes the
- * reader's ctr store, the reader's later load of waiter sees WAITING and it wakes the updater;
- * if it follows the store, the store is visible to the updater's re-read and the updater does
- * not sleep. Readers not running are ordered by the context switch. In the fallback (no
- * membarrier) the readers execute a fence between the store and the load themselves.
- * The wake itself is an exchange of the registry futex word: the updater sleeps with
- * FUTEX_WAIT(futex, SLEEPING), which returns at once if a reader already cleared it.
+ * Reader registry (see registry.h). The wait is core/wait.c's; this file supplies its hooks:
+ * done (no registered reader holds the grace period), arm (set WAITING in each holder's own
+ * cache line), recheck (after barrier W: done, or is every holder flagged?), disarm (nothing:
+ * each reader clears its own flag when it wakes the updater, and a flag left on a reader that
+ * finished without seeing it costs that reader one wake-up call later) and stall (report the
+ * holders once per grace period).
  */
 #include "core/registry.h"
 
-#include <limits.h>
 #include <grace/arch/atomic.h>
 
 #include "core/diag.h"
-#include "core/sys.h"
-
-bool grace__use_membarrier;
-
-void grace__heavy_barrier(void)
-{
-	if (grace__use_membarrier)
-		grace__sys_membarrier();
-	else
-		grace_smp_mb();
-}
+#include "core/wait.h"
 
 void grace__registry_init(struct grace__registry *reg, bool (*holds)(uint64_t, uint64_t),
-			  const char *flavor)
+			  struct grace__reader *(*self)(void), const char *flavor)
 {
-	pthread_mutex_init(&reg->lock, NULL);
+	grace__lock_init(&reg->lock);
 	reg->head = NULL;
-	reg->futex = 0;
+	reg->futex = GRACE__WAIT_AWAKE;
 	reg->holds = holds;
+	reg->self = self;
 	reg->flavor = flavor;
 	reg->nthreads = 0;
 }
 
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 {
-	pthread_mutex_lock(&reg->lock);
+	grace__lock(&reg->lock);
 	r->prev = NULL;
 	r->next = reg->head;
 	if (reg->head)
@@ -57,12 +40,12 @@ void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 	 * full fences on both sides (store-buffering), either the driver sees the new thread or
 	 * the thread's first section sees the removal (see memb_wait_readers()). */
 	grace_smp_mb();
-	pthread_mutex_unlock(&reg->lock);
+	grace__unlock(&reg->lock);
 }
 
 void grace__registry_del(struct grace__registry *reg, struct grace__reader *r)
 {
-	pthread_mutex_lock(&reg->lock);
+	grace__lock(&reg->lock);
 	if (r->prev)
 		r->prev->next = r->next;
 	else
@@ -75,7 +58,7 @@ void grace__registry_del(struct grace__registry *reg, struct grace__reader *r)
 	 * after that is no longer read. The mutex alone would not order the section's loads
 	 * before this store on a weakly ordered CPU. */
 	grace_store_release(&reg->nthreads, reg->nthreads - 1);
-	pthread_mutex_unlock(&reg->lock);
+	grace__unlock(&reg->lock);
 }
 
 bool grace__registry_alone(struct grace__registry *reg, bool self_alone)
@@ -85,22 +68,23 @@ bool grace__registry_alone(struct grace__registry *reg, bool self_alone)
 	return n == 0 || (n == 1 && self_alone);
 }
 
-/* Count readers holding cur. Acquire loads: pair with the readers' release stores of a
- * quiescent ctr, so their sections happen before the updater goes on. Lock held. */
-static unsigned long count_holders(struct grace__registry *reg, uint64_t cur)
-{
-	unsigned long n = 0;
-	for (struct grace__reader *r = reg->head; r; r = r->next)
-		if (reg->holds(grace_load_acquire(&r->ctr), cur))
-			n++;
-	return n;
-}
+/* ---- the wait's hooks ---- */
 
-/* count_holders(), and in *unflagged the holders whose waiter flag is not set. Lock held. */
-static unsigned long count_holders_unflagged(struct grace__registry *reg, uint64_t cur,
-					     unsigned long *unflagged)
+struct reg_wait {
+	struct grace__registry *reg;
+	uint64_t cur;
+	unsigned long cookie;
+};
+
+/* Count readers holding cur, and in *unflagged those without the WAITING flag. Acquire loads:
+ * pair with the readers' release stores of a quiescent ctr, so their sections happen before
+ * the updater goes on. */
+static unsigned long count_holders(struct grace__registry *reg, uint64_t cur,
+				   unsigned long *unflagged)
 {
 	unsigned long n = 0, u = 0;
+
+	grace__lock_assert_held(&reg->lock);
 	for (struct grace__reader *r = reg->head; r; r = r->next) {
 		if (reg->holds(grace_load_acquire(&r->ctr), cur)) {
 			n++;
@@ -112,112 +96,117 @@ static unsigned long count_holders_unflagged(struct grace__registry *reg, uint64
 	return n;
 }
 
-/* Collect the readers that hold cur and were not reported yet for this grace period (lock
- * held); the reports themselves are made after the lock is dropped, so a stall handler may
- * register threads or read. Returns the number collected (at most max). */
-static unsigned int collect_stalls(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
-				   int *tids, unsigned int max)
+static bool reg_done(void *ctx)
 {
-	unsigned int n = 0;
-	for (struct grace__reader *r = reg->head; r && n < max; r = r->next) {
-		if (!reg->holds(grace_load_acquire(&r->ctr), cur) || r->stall_seq == cookie)
-			continue;
-		r->stall_seq = cookie; /* once per stall */
-		tids[n++] = r->tid;
-	}
-	return n;
+	struct reg_wait *w = (struct reg_wait *)ctx;
+	unsigned long u, n;
+
+	grace__lock(&w->reg->lock);
+	n = count_holders(w->reg, w->cur, &u);
+	grace__unlock(&w->reg->lock);
+	return n == 0;
 }
 
-void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
-			  bool expedited)
+static void reg_arm(void *ctx)
 {
-	/* Spin budget before sleeping: long enough to catch a short section running on another
-	 * CPU, short enough not to burn a CPU a preempted reader needs. */
-	const uint64_t spin_ns = expedited ? 200000 : 20000;
-	uint64_t t0 = 0, now, stall_ns = grace__stall_timeout_ns();
-	bool reported = false;
+	struct reg_wait *w = (struct reg_wait *)ctx;
+	struct grace__registry *reg = w->reg;
 
-	pthread_mutex_lock(&reg->lock);
-	if (count_holders(reg, cur) == 0)
-		goto out;
-	t0 = grace__now_ns();
-	for (unsigned int spins = 1;; spins = spins < 64 ? spins * 2 : 64) {
-		for (unsigned int i = 0; i < spins; i++)
-			grace_cpu_relax();
-		if (count_holders(reg, cur) == 0)
-			goto out;
-		now = grace__now_ns();
-		if (now - t0 < spin_ns)
+	grace__lock(&reg->lock);
+	for (struct grace__reader *r = reg->head; r; r = r->next)
+		if (reg->holds(grace_load_relaxed(&r->ctr), w->cur))
+			/* Release: the futex word's SLEEPING before the flag (core/wait.h). */
+			grace_fetch_or(&r->waiter, GRACE__W_WAITING, __ATOMIC_RELEASE);
+	grace__unlock(&reg->lock);
+}
+
+static enum grace__recheck reg_recheck(void *ctx)
+{
+	struct reg_wait *w = (struct reg_wait *)ctx;
+	unsigned long u, n;
+
+	/*
+	 * A reader can become a holder after the flag loop (a section whose snapshot was loaded
+	 * before the grace period's new counter became visible, its lock store delayed or
+	 * preempted until now; a QSBR thread coming online): sleeping on an unflagged holder is
+	 * a lost wake-up (found by the Promela model, tests/model/memb.pml), so such a holder
+	 * sends the wait back to arm(). Bounded: a reader can start at most one such section per
+	 * grace period.
+	 */
+	grace__lock(&w->reg->lock);
+	n = count_holders(w->reg, w->cur, &u);
+	grace__unlock(&w->reg->lock);
+	if (n == 0)
+		return GRACE__RECHECK_DONE;
+	return u ? GRACE__RECHECK_AGAIN : GRACE__RECHECK_SLEEP;
+}
+
+static void reg_disarm(void *ctx)
+{
+	(void)ctx;
+}
+
+static void reg_stall(void *ctx, uint64_t waited_ns)
+{
+	struct reg_wait *w = (struct reg_wait *)ctx;
+	struct grace__registry *reg = w->reg;
+	int tids[64];
+	unsigned int n = 0;
+
+	/* Collect under the lock, report after it: a stall handler may register threads. */
+	grace__lock(&reg->lock);
+	for (struct grace__reader *r = reg->head; r && n < 64; r = r->next) {
+		if (!reg->holds(grace_load_acquire(&r->ctr), w->cur) || r->stall_seq == w->cookie)
 			continue;
-
-		/* Sleep. Announce it in the futex word and in each holder's own cache line. A
-		 * reader can become a holder after the flag loop (a section whose snapshot was
-		 * loaded before the grace period's new counter became visible, its lock store
-		 * delayed or preempted until now; a QSBR thread coming online): the re-read after
-		 * barrier W also checks that every holder carries the flag, and flags the new ones
-		 * and runs W again if not. Sleeping on an unflagged holder is a lost wake-up (found
-		 * by the Promela model, tests/model/memb.pml). Bounded: a reader can start at most
-		 * one such section per grace period. */
-		unsigned long holders, unflagged;
-		grace_store_relaxed(&reg->futex, GRACE__REG_SLEEPING);
-		do {
-			for (struct grace__reader *r = reg->head; r; r = r->next)
-				if (reg->holds(grace_load_relaxed(&r->ctr), cur))
-					grace_fetch_or(&r->waiter, GRACE__W_WAITING,
-						       __ATOMIC_RELAXED);
-			/* Barrier W: the waiter stores above before the re-read of ctr below. Pairs
-			 * with the compiler barrier (fence in the fallback) between a reader's
-			 * quiescent store and its load of waiter; see the argument at the top of
-			 * this file. */
-			grace__heavy_barrier();
-			holders = count_holders_unflagged(reg, cur, &unflagged);
-		} while (holders && unflagged);
-		if (holders == 0) {
-			grace_store_relaxed(&reg->futex, 0u);
-			goto out;
-		}
-		/* Re-read: a change of the stall timeout applies to waits already under way. */
-		stall_ns = grace__stall_timeout_ns();
-		int64_t timeout = -1;
-		if (stall_ns && !reported) {
-			uint64_t waited = now - t0;
-			timeout = waited >= stall_ns ? 0 : (int64_t)(stall_ns - waited);
-		}
-		pthread_mutex_unlock(&reg->lock);
-		if (timeout != 0)
-			grace__futex_wait(&reg->futex, GRACE__REG_SLEEPING, timeout);
-		now = grace__now_ns();
-		if (stall_ns && !reported && now - t0 >= stall_ns) {
-			int tids[64];
-			pthread_mutex_lock(&reg->lock);
-			unsigned int n = collect_stalls(reg, cur, cookie, tids, 64);
-			pthread_mutex_unlock(&reg->lock);
-			for (unsigned int i = 0; i < n; i++)
-				grace__report_stall(reg->flavor, tids[i], now - t0, cookie);
-			reported = true;
-		}
-		pthread_mutex_lock(&reg->lock);
-		if (count_holders(reg, cur) == 0)
-			goto out;
+		r->stall_seq = w->cookie; /* once per stall */
+		tids[n++] = r->tid;
 	}
-out:
-	pthread_mutex_unlock(&reg->lock);
+	grace__unlock(&reg->lock);
+	for (unsigned int i = 0; i < n; i++)
+		grace__report_stall(reg->flavor, tids[i], waited_ns, w->cookie);
+}
+
+static const struct grace__wait_ops reg_wait_ops = {
+	reg_done, reg_arm, reg_recheck, reg_disarm, reg_stall,
+};
+
+void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
+			  uint64_t since_ns, bool expedited)
+{
+	struct reg_wait w = { reg, cur, cookie };
+
+	grace__wait_for_readers(&reg_wait_ops, &w, &reg->futex, since_ns, expedited);
 }
 
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r)
 {
 	grace_fetch_and(&r->waiter, ~GRACE__W_WAITING, __ATOMIC_RELAXED);
-	if (grace_xchg(&reg->futex, 0u, __ATOMIC_SEQ_CST) == GRACE__REG_SLEEPING)
-		grace__futex_wake(&reg->futex, INT_MAX);
+	grace__wait_wake(&reg->futex);
 }
 
-void grace__registry_after_fork(struct grace__registry *reg, struct grace__reader *self)
+/* ---- fork ---- */
+
+void grace__registry_atfork_prepare(struct grace__registry *reg)
 {
-	/* The lock was taken in the prepare handler and released by the caller. */
+	grace__lock(&reg->lock);
+}
+
+void grace__registry_atfork_parent(struct grace__registry *reg)
+{
+	grace__unlock(&reg->lock);
+}
+
+void grace__registry_atfork_child(struct grace__registry *reg)
+{
+	struct grace__reader *self = reg->self();
+
+	/* The lock was taken in prepare by this thread: re-initialise it (its owner field names
+	 * the parent's thread id in debug builds), then keep only this thread's reader. */
+	grace__lock_reinit(&reg->lock);
 	reg->head = NULL;
 	reg->nthreads = 0;
-	reg->futex = 0;
-	if (self) {
+	reg->futex = GRACE__WAIT_AWAKE;
+	if (self->flags & GRACE__F_REGISTERED) {
 		self->next = self->prev = NULL;
 		self->waiter &= ~GRACE__W_WAITING;
 		reg->head = self;

@@ -50,14 +50,14 @@
 #include <grace/internal/rseq.h>
 
 #include "core/diag.h"
-#include "core/registry.h"
+#include "core/lock.h"
 #include "core/sys.h"
+#include "core/wait.h"
+#include "engine/policy.h"
 
 #define NSEG 8
 #define DEFAULT_SOFT 10000u
 #define DEFAULT_HARD 100000u
-#define DEFAULT_PERIOD_US 10000u
-#define DEFAULT_MIN_GAP_US 50u
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call_* at the hard limit */
 
 enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2 };
@@ -90,7 +90,7 @@ struct cbq {
 	/* Written by rcu_barrier under barrier_lock. */
 	uint64_t barrier_req GRACE_ALIGNED_CACHE;
 	/* Worker-private, under lock (fork takes it). */
-	pthread_mutex_t lock GRACE_ALIGNED_CACHE;
+	struct grace__lock lock GRACE_ALIGNED_CACHE;
 	struct seg segs[NSEG];
 	unsigned int nseg;
 	unsigned int cpu;
@@ -110,21 +110,18 @@ struct worker {
 };
 
 struct grace__cbdom {
-	struct grace__gp *gp;
-	const struct grace__cbdom_ops *ops;
-	const char *name;
+	struct grace__flavor *f;
+	struct grace__gp *gp; /* f->gp */
 	unsigned int ncpu, nworkers;
 	struct cbq *q;
 	struct worker *w;
-	pthread_mutex_t start_lock;
-	uint32_t policy;
-	uint32_t period_us;
-	uint32_t min_gap_us; /* POLL: least time between two grace periods driven back to back */
+	struct grace__lock start_lock;
+	struct grace__policy pol;
 	uint64_t soft, hard;
 	uint64_t gp_req; /* highest cookie asked for by start_poll (atomic max) */
 	uint32_t urgent; /* expedite the next grace period */
 	uint32_t stop;
-	pthread_mutex_t barrier_lock;
+	struct grace__lock barrier_lock;
 	uint32_t barrier_done; /* futex: markers invoked */
 	uint64_t waits;
 	uint32_t progress GRACE_ALIGNED_CACHE; /* futex: bumped after each invocation batch */
@@ -135,7 +132,7 @@ struct grace__cbdom {
 static __thread int in_callback GRACE_TLS_IE;
 static __thread uint32_t calls_since_check GRACE_TLS_IE;
 #define CHECK_EVERY 32u /* call_* looks at the backlog every CHECK_EVERY calls of a thread */
-static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct grace__lock all_lock = GRACE__LOCK_INIT;
 static struct grace__cbdom *all_domains;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
@@ -254,7 +251,7 @@ static void publish_invoked(struct grace__cbdom *d, struct cbq *q, uint64_t n)
 		return;
 	grace_store_release(&q->invoked, q->invoked + n);
 	grace_fetch_add(&d->progress, 1u, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&d->progress_waiters, __ATOMIC_SEQ_CST))
+	if (grace_load_seq_cst(&d->progress_waiters))
 		grace__futex_wake(&d->progress, INT_MAX);
 }
 
@@ -328,10 +325,108 @@ static void wake_worker(struct worker *w)
 		grace__futex_wake(&w->sleeping, 1);
 }
 
-static void *worker_main(void *arg)
+/* What a worker's queues wait for after one pass over them. */
+struct pass {
+	bool waiting;    /* callbacks or a polled request wait for a grace period */
+	uint64_t need;   /* the earliest cookie they wait for */
+	uint64_t oldest; /* when the oldest of them was harvested (requested) */
+};
+
+static void pass_note(struct pass *ps, uint64_t cookie, uint64_t t_ns)
 {
-	struct worker *w = (struct worker *)arg;
+	if (!ps->waiting || cookie_before(cookie, ps->need))
+		ps->need = cookie;
+	if (t_ns < ps->oldest)
+		ps->oldest = t_ns;
+	ps->waiting = true;
+}
+
+/* Harvest q, answer a barrier request, take out into ready[] the chains of the segments whose
+ * grace period has completed, and note what the rest waits for. Returns how many chains are
+ * ready. q->lock held. */
+static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_t now,
+				  struct rcu_head **ready, struct pass *ps)
+{
+	unsigned int nready = 0, k = 0;
+
+	grace__lock_assert_held(&q->lock);
+	harvest(d, q, now);
+	/* Acquire: pairs with the release in barrier_timed(). */
+	uint64_t br = grace_load_acquire(&q->barrier_req);
+	if (br != q->barrier_seen) {
+		q->barrier_seen = br;
+		harvest(d, q, now);
+		append_marker(d, q, now);
+	}
+	while (k < q->nseg && grace__gp_done(d->gp, q->segs[k].cookie)) {
+		for (unsigned int c = 0; c < q->segs[k].nchain; c++)
+			ready[nready++] = q->segs[k].chain[c];
+		k++;
+	}
+	if (k) {
+		memmove(q->segs, q->segs + k, (q->nseg - k) * sizeof(q->segs[0]));
+		q->nseg -= k;
+	}
+	/* Published for threads that help past the soft limit (check_backlog): the cookie, then
+	 * has_wait with release (pairs with the acquire load there). */
+	if (q->nseg)
+		grace_store_relaxed(&q->wait_cookie, q->segs[0].cookie);
+	grace_store_release(&q->has_wait, q->nseg ? 1u : 0u);
+	if (q->nseg)
+		pass_note(ps, q->segs[0].cookie, q->segs[0].t_ns);
+	return nready;
+}
+
+/* One pass over the worker's queues: harvest each, invoke what is ready (outside the queue's
+ * lock), and gather what the rest waits for, polled requests included. */
+static void worker_pass(struct worker *w, uint64_t now, struct pass *ps)
+{
 	struct grace__cbdom *d = w->d;
+
+	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
+		struct cbq *q = &d->q[i];
+		struct rcu_head *ready[NSEG * NCHAIN];
+
+		grace__lock(&q->lock);
+		unsigned int nready = queue_collect(d, q, now, ready, ps);
+		grace__unlock(&q->lock);
+		if (nready)
+			invoke(d, q, ready, nready);
+	}
+	uint64_t req = grace_load_relaxed(&d->gp_req);
+	if (!grace__gp_done(d->gp, req))
+		pass_note(ps, req, now);
+}
+
+/* Something waits for a grace period: ask the policy, then drive it now or sleep. */
+static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now)
+{
+	struct grace__cbdom *d = w->d;
+	struct grace__policy_view v;
+	struct grace__policy_decision dec;
+
+	if (grace__gp_done(d->gp, ps->need))
+		return;
+	v.now = now;
+	v.oldest_ns = ps->oldest;
+	v.last_gp_end = w->last_gp_end;
+	v.urgent = grace_load_relaxed(&d->urgent) != 0;
+	v.stopping = grace_load_relaxed(&d->stop) != 0;
+	dec = grace__policy_decide(&d->pol, &v);
+	if (dec.sleep_ns > 0) {
+		worker_sleep(w, TIMED_SLEEP, dec.sleep_ns);
+		return;
+	}
+	if (v.urgent)
+		grace_store_relaxed(&d->urgent, 0u);
+	grace__gp_wait(d->gp, ps->need, dec.gpflags);
+	w->last_gp_end = grace__now_ns();
+}
+
+static void worker_setup(struct worker *w)
+{
+	struct grace__cbdom *d = w->d;
+	char nm[16];
 
 	if (d->nworkers == d->ncpu) {
 		/* Invoke callbacks on the CPU that queued them, where the affinity mask allows. */
@@ -341,93 +436,25 @@ static void *worker_main(void *arg)
 		(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
 	(void)grace__rseq_thread_ready(); /* register rseq now if glibc did not: local pops */
-	char nm[16];
-	snprintf(nm, sizeof(nm), "grace-%.4s/%u", d->name, w->idx);
+	snprintf(nm, sizeof(nm), "grace-%.4s/%u", d->f->name, w->idx);
 	/* Timed sleeps are tens of microseconds: do not let the default 50 us slack double them. */
 	prctl(PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
 	pthread_setname_np(pthread_self(), nm);
+}
 
+static void *worker_main(void *arg)
+{
+	struct worker *w = (struct worker *)arg;
+	struct grace__cbdom *d = w->d;
+
+	worker_setup(w);
 	for (;;) {
 		uint64_t now = grace__now_ns();
-		bool waiting = false;
-		uint64_t need = 0, oldest = UINT64_MAX;
+		struct pass ps = { false, 0, UINT64_MAX };
 
-		for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
-			struct cbq *q = &d->q[i];
-			struct rcu_head *ready[NSEG * NCHAIN];
-			unsigned int nready = 0;
-
-			pthread_mutex_lock(&q->lock);
-			harvest(d, q, now);
-			/* Acquire: pairs with the release in grace__cbdom_barrier(). */
-			uint64_t br = grace_load_acquire(&q->barrier_req);
-			if (br != q->barrier_seen) {
-				q->barrier_seen = br;
-				harvest(d, q, now);
-				append_marker(d, q, now);
-			}
-			unsigned int k = 0;
-			while (k < q->nseg && grace__gp_done(d->gp, q->segs[k].cookie)) {
-				for (unsigned int c = 0; c < q->segs[k].nchain; c++)
-					ready[nready++] = q->segs[k].chain[c];
-				k++;
-			}
-			if (k) {
-				memmove(q->segs, q->segs + k, (q->nseg - k) * sizeof(q->segs[0]));
-				q->nseg -= k;
-			}
-			/* Published for threads that help past the soft limit (check_backlog). */
-			if (q->nseg)
-				grace_store_relaxed(&q->wait_cookie, q->segs[0].cookie);
-			grace_store_release(&q->has_wait, q->nseg ? 1u : 0u);
-			if (q->nseg) {
-				if (!waiting || cookie_before(q->segs[0].cookie, need))
-					need = q->segs[0].cookie;
-				if (q->segs[0].t_ns < oldest)
-					oldest = q->segs[0].t_ns;
-				waiting = true;
-			}
-			pthread_mutex_unlock(&q->lock);
-
-			if (nready)
-				invoke(d, q, ready, nready);
-		}
-
-		uint64_t req = grace_load_relaxed(&d->gp_req);
-		if (!grace__gp_done(d->gp, req)) {
-			if (!waiting || cookie_before(req, need))
-				need = req;
-			if (!waiting)
-				oldest = now;
-			waiting = true;
-		}
-		if (waiting) {
-			if (grace__gp_done(d->gp, need))
-				continue;
-			bool urgent = grace_load_relaxed(&d->urgent) != 0;
-			if (grace_load_relaxed(&d->policy) == GRACE_POLICY_BATCH && !urgent &&
-			    !grace_load_relaxed(&d->stop)) {
-				uint64_t deadline =
-					oldest + (uint64_t)grace_load_relaxed(&d->period_us) * 1000;
-				if (now < deadline) {
-					worker_sleep(w, TIMED_SLEEP, (int64_t)(deadline - now));
-					continue;
-				}
-			}
-			/* POLL: when grace periods run back to back (a steady stream of callbacks), leave
-			 * a short gap so each serves a larger batch: at high rates this halves the
-			 * workers' CPU per callback for tens of microseconds of latency; a lone callback
-			 * never waits for it. */
-			uint64_t gap = (uint64_t)grace_load_relaxed(&d->min_gap_us) * 1000;
-			if (gap && !urgent && !grace_load_relaxed(&d->stop) &&
-			    now < w->last_gp_end + gap) {
-				worker_sleep(w, TIMED_SLEEP, (int64_t)(w->last_gp_end + gap - now));
-				continue;
-			}
-			if (urgent)
-				grace_store_relaxed(&d->urgent, 0u);
-			grace__gp_wait(d->gp, need, urgent ? GRACE__GP_EXPEDITED : 0);
-			w->last_gp_end = grace__now_ns();
+		worker_pass(w, now, &ps);
+		if (ps.waiting) {
+			worker_advance(w, &ps, now);
 			continue;
 		}
 		if (grace_load_relaxed(&d->stop))
@@ -444,7 +471,7 @@ static void at_exit_drain_register(void);
 
 static void start_worker(struct grace__cbdom *d, struct worker *w)
 {
-	pthread_mutex_lock(&d->start_lock);
+	grace__lock(&d->start_lock);
 	if (!w->started && !d->stop) {
 		sigset_t all, old;
 		sigfillset(&all);
@@ -459,12 +486,11 @@ static void start_worker(struct grace__cbdom *d, struct worker *w)
 		 * grace__cbdom_barrier and the pushers' check). */
 		grace_store_release(&w->started, 1u);
 	}
-	pthread_mutex_unlock(&d->start_lock);
+	grace__unlock(&d->start_lock);
 	pthread_once(&exit_once, at_exit_drain_register);
 }
 
-struct grace__cbdom *grace__cbdom_create(struct grace__gp *gp, const struct grace__cbdom_ops *ops,
-					 const char *name, unsigned int nworkers)
+struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int nworkers)
 {
 	struct grace__cbdom *d = (struct grace__cbdom *)calloc(1, sizeof(*d));
 	int ncpu = (int)grace__rseq_nr_cpus();
@@ -487,28 +513,23 @@ struct grace__cbdom *grace__cbdom_create(struct grace__gp *gp, const struct grac
 		d->w[i].d = d;
 	}
 	for (unsigned int i = 0; i < d->ncpu; i++) {
-		pthread_mutex_init(&d->q[i].lock, NULL);
+		grace__lock_init(&d->q[i].lock);
 		grace__rseq_list_init(&d->q[i].list);
 		d->q[i].cpu = i;
 		d->q[i].w = &d->w[i % d->nworkers];
 		d->q[i].d = d;
 	}
-	d->gp = gp;
-	d->ops = ops;
-	d->name = name;
-	d->policy = GRACE_POLICY_POLL;
-	d->period_us = (uint32_t)grace__env_ll("GRACE_BATCH_PERIOD_US", DEFAULT_PERIOD_US);
-	d->min_gap_us = (uint32_t)grace__env_ll("GRACE_POLL_MIN_GAP_US", DEFAULT_MIN_GAP_US);
-	if (grace__env_ll("GRACE_POLICY_BATCH", 0))
-		d->policy = GRACE_POLICY_BATCH;
+	d->f = f;
+	d->gp = f->gp;
+	grace__policy_init(&d->pol);
 	d->soft = DEFAULT_SOFT;
 	d->hard = DEFAULT_HARD;
-	pthread_mutex_init(&d->start_lock, NULL);
-	pthread_mutex_init(&d->barrier_lock, NULL);
-	pthread_mutex_lock(&all_lock);
+	grace__lock_init(&d->start_lock);
+	grace__lock_init(&d->barrier_lock);
+	grace__lock(&all_lock);
 	d->next_all = all_domains;
 	all_domains = d;
-	pthread_mutex_unlock(&all_lock);
+	grace__unlock(&all_lock);
 	return d;
 }
 
@@ -522,9 +543,9 @@ uint64_t grace__cbdom_pending(struct grace__cbdom *d)
 
 static void stop_workers(struct grace__cbdom *d)
 {
-	pthread_mutex_lock(&d->start_lock);
+	grace__lock(&d->start_lock);
 	grace_store_relaxed(&d->stop, 1u);
-	pthread_mutex_unlock(&d->start_lock);
+	grace__unlock(&d->start_lock);
 	for (unsigned int i = 0; i < d->nworkers; i++) {
 		struct worker *w = &d->w[i];
 		if (!grace_load_acquire(&w->started))
@@ -542,14 +563,14 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 	if (grace__cbdom_pending(d))
 		return -EBUSY;
 	stop_workers(d);
-	pthread_mutex_lock(&all_lock);
+	grace__lock(&all_lock);
 	for (struct grace__cbdom **pp = &all_domains; *pp; pp = &(*pp)->next_all) {
 		if (*pp == d) {
 			*pp = d->next_all;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&all_lock);
+	grace__unlock(&all_lock);
 	free(d->q);
 	free(d->w);
 	free(d);
@@ -570,7 +591,7 @@ static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *
 		return;
 	grace_store_relaxed(&d->urgent, 1u);
 	wake_worker(w);
-	if (in_callback || d->ops->caller_is_reader())
+	if (in_callback || !d->f->call_may_wait || d->f->hooks->is_reader(d->f))
 		return; /* waiting here could deadlock: the overshoot is bounded per thread */
 	/*
 	 * Help: drive the grace periods the oldest waiting batches need, if nobody drives them.
@@ -587,7 +608,7 @@ static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *
 	if (domain_backlog(d) <= hard)
 		return;
 	grace_fetch_add(&d->waits, 1u, __ATOMIC_RELAXED);
-	int tok = d->ops->enter_wait(call);
+	int tok = d->f->hooks->enter_wait(d->f, call);
 	uint64_t t0 = grace__now_ns();
 	uint64_t cap = grace__stall_timeout_ns();
 	if (cap < HARD_WAIT_NS)
@@ -625,12 +646,13 @@ static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *
 			if (grace_load_acquire(&d->w[i].started))
 				wake_worker(&d->w[i]);
 	}
-	d->ops->leave_wait(tok);
+	d->f->hooks->leave_wait(d->f, tok);
 }
 
-void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func,
-		       const char *call)
+void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
 {
+	const char *call = d->f->calls[GRACE__CALL_CALL];
+
 	if (GRACE_UNLIKELY(!head || !func))
 		grace__misuse_fatal(call, "NULL %s", head ? "callback function" : "rcu_head");
 	head->func = func;
@@ -671,14 +693,14 @@ void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
 	struct worker *w = d->q[current_cpu(d)].w;
 	if (!grace_load_acquire(&w->started))
 		start_worker(d, w);
-	if (__atomic_load_n(&w->sleeping, __ATOMIC_SEQ_CST) == IDLE_SLEEP)
+	if (grace_load_seq_cst(&w->sleeping) == IDLE_SLEEP)
 		wake_worker(w);
 }
 
 static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 {
 	bool ok = true;
-	pthread_mutex_lock(&d->barrier_lock);
+	grace__lock(&d->barrier_lock);
 	uint32_t nq = 0;
 	grace_store_relaxed(&d->barrier_done, 0u);
 	for (unsigned int i = 0; i < d->ncpu; i++) {
@@ -686,9 +708,9 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 		if (!grace_load_acquire(&q->w->started)) {
 			/* A queue with work but no worker (fork child): restart it. nseg under the
 			 * queue's lock: a worker started a moment ago may be harvesting. */
-			pthread_mutex_lock(&q->lock);
+			grace__lock(&q->lock);
 			unsigned int nseg = q->nseg;
-			pthread_mutex_unlock(&q->lock);
+			grace__unlock(&q->lock);
 			if (queue_pushed(q) == grace_load_relaxed(&q->invoked) && !nseg &&
 			    !grace_load_relaxed(&q->list.head) &&
 			    !grace_load_relaxed(&q->list.ahead))
@@ -706,7 +728,7 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 			wake_worker(&d->w[i]);
 	uint64_t t0 = grace__now_ns();
 	for (;;) {
-		uint32_t v = __atomic_load_n(&d->barrier_done, __ATOMIC_SEQ_CST);
+		uint32_t v = grace_load_seq_cst(&d->barrier_done);
 		if (v >= nq)
 			break;
 		int64_t to = -1;
@@ -720,7 +742,7 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 		}
 		grace__futex_wait(&d->barrier_done, v, to);
 	}
-	pthread_mutex_unlock(&d->barrier_lock);
+	grace__unlock(&d->barrier_lock);
 	return ok;
 }
 
@@ -728,20 +750,17 @@ void grace__cbdom_barrier(struct grace__cbdom *d, const char *call)
 {
 	if (in_callback)
 		grace__misuse_fatal(call, "called from a callback (would deadlock)");
-	int tok = d->ops->enter_wait(call);
+	int tok = d->f->hooks->enter_wait(d->f, call);
 	barrier_timed(d, 0);
-	d->ops->leave_wait(tok);
+	d->f->hooks->leave_wait(d->f, tok);
 }
 
 int grace__cbdom_set_policy(struct grace__cbdom *d, enum grace_gp_policy p, unsigned int period_us)
 {
-	if (p != GRACE_POLICY_POLL && p != GRACE_POLICY_BATCH)
-		return -EINVAL;
-	if (p == GRACE_POLICY_BATCH && (period_us == 0 || period_us > 10000000))
-		return -EINVAL;
-	if (p == GRACE_POLICY_BATCH)
-		grace_store_relaxed(&d->period_us, period_us);
-	grace_store_relaxed(&d->policy, (uint32_t)p);
+	int e = grace__policy_set(&d->pol, p, period_us);
+
+	if (e)
+		return e;
 	for (unsigned int i = 0; i < d->nworkers; i++)
 		if (grace_load_acquire(&d->w[i].started))
 			wake_worker(&d->w[i]);
@@ -770,7 +789,7 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
 	st->pending = st->queued - st->invoked;
 	st->grace_periods = grace_load_relaxed(&d->gp->seq) >> 2;
 	st->waits = grace_load_relaxed(&d->waits);
-	pthread_mutex_lock(&d->start_lock);
+	grace__lock(&d->start_lock);
 	for (unsigned int i = 0; i < d->nworkers; i++) {
 		struct worker *w = &d->w[i];
 		clockid_t cid;
@@ -782,7 +801,7 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
 			st->worker_cpu_ns += (uint64_t)ts.tv_sec * 1000000000ull +
 					     (uint64_t)ts.tv_nsec;
 	}
-	pthread_mutex_unlock(&d->start_lock);
+	grace__unlock(&d->start_lock);
 }
 
 /* ---- process exit and fork ---- */
@@ -795,23 +814,23 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
  */
 static void at_exit_drain(void)
 {
-	pthread_mutex_lock(&all_lock);
+	grace__lock(&all_lock);
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		bool ok = true;
-		if (!in_callback && !d->ops->caller_is_reader()) {
+		if (!in_callback && !d->f->hooks->is_reader(d->f)) {
 			for (int i = 0; i < 4 && grace__cbdom_pending(d); i++)
 				ok = barrier_timed(d, 2000000000ull) && ok;
 		}
 		if (!ok) {
 			grace__warn("exit: %s callbacks still wait for a grace period held by a "
 				    "reader; %llu left unrun",
-				    d->name, (unsigned long long)grace__cbdom_pending(d));
+				    d->f->name, (unsigned long long)grace__cbdom_pending(d));
 			grace_store_relaxed(&d->stop, 1u);
 			continue;
 		}
 		stop_workers(d);
 	}
-	pthread_mutex_unlock(&all_lock);
+	grace__unlock(&all_lock);
 }
 
 static void at_exit_drain_register(void)
@@ -821,11 +840,11 @@ static void at_exit_drain_register(void)
 
 void grace__cb_atfork_prepare(void)
 {
-	pthread_mutex_lock(&all_lock);
+	grace__lock(&all_lock);
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
-		pthread_mutex_lock(&d->start_lock);
+		grace__lock(&d->start_lock);
 		for (unsigned int i = 0; i < d->ncpu; i++)
-			pthread_mutex_lock(&d->q[i].lock);
+			grace__lock(&d->q[i].lock);
 	}
 }
 
@@ -833,10 +852,10 @@ void grace__cb_atfork_parent(void)
 {
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		for (unsigned int i = 0; i < d->ncpu; i++)
-			pthread_mutex_unlock(&d->q[i].lock);
-		pthread_mutex_unlock(&d->start_lock);
+			grace__unlock(&d->q[i].lock);
+		grace__unlock(&d->start_lock);
 	}
-	pthread_mutex_unlock(&all_lock);
+	grace__unlock(&all_lock);
 }
 
 void grace__cb_atfork_child(void)
@@ -846,15 +865,15 @@ void grace__cb_atfork_child(void)
 	 * has no workers: they restart on the next call_*, start_poll or barrier. */
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		for (unsigned int i = 0; i < d->ncpu; i++)
-			pthread_mutex_unlock(&d->q[i].lock);
+			grace__unlock(&d->q[i].lock);
 		for (unsigned int i = 0; i < d->nworkers; i++) {
 			d->w[i].started = 0;
 			d->w[i].sleeping = AWAKE;
 		}
 		d->progress_waiters = 0;
-		pthread_mutex_unlock(&d->start_lock);
-		pthread_mutex_init(&d->barrier_lock, NULL);
+		grace__unlock(&d->start_lock);
+		grace__lock_init(&d->barrier_lock);
 		d->barrier_done = 0;
 	}
-	pthread_mutex_unlock(&all_lock);
+	grace__unlock(&all_lock);
 }

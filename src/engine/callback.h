@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The callback engine, internal interface: one callback domain per grace-period domain
- * (default flavor, QSBR, each srcu_struct that uses call_srcu).
+ * The callback engine, internal interface: one callback domain per flavor (default flavor,
+ * QSBR, each srcu domain that uses call_srcu), created by core/flavor.c on first use.
  *
  * A domain has one queue per CPU. call_* pushes onto the queue of the CPU it runs on (CPU
- * number from the rseq area via sched_getcpu) with one atomic read-modify-write; the queue's
- * worker thread (one per CPU, pinned to it when possible, started lazily) harvests it, tags the
- * batch with the cookie of the grace period it needs (grace__gp_snap), keeps batches in
- * segments ordered by cookie, drives or awaits grace periods according to the policy, and
- * invokes every segment whose cookie has completed: one grace period retires a whole batch.
+ * number from the rseq area) with no atomic read-modify-write: an rseq critical section whose
+ * commit is a release store (a compare-and-swap for threads that cannot use rseq; see
+ * callback.c). The queue's worker thread (one per CPU, pinned to it when possible, started
+ * lazily) harvests it, tags the batch with the cookie of the grace period it needs
+ * (grace__gp_snap), keeps batches in segments ordered by cookie, asks the domain's policy
+ * (engine/policy.h) when to drive the grace period, and invokes every segment whose cookie has
+ * completed: one grace period retires a whole batch.
  */
 #ifndef GRACE_SRC_CALLBACK_H
 #define GRACE_SRC_CALLBACK_H
@@ -18,30 +20,16 @@
 #include <grace/engine.h>
 #include <grace/pointer.h>
 
-#include "core/gp.h"
+#include "core/flavor.h"
 
 struct grace__cbdom;
 
-/* How the engine asks the flavor whether the calling thread may block on a grace period. */
-struct grace__cbdom_ops {
-	/* Prepare the caller for a blocking wait on this domain: abort with a misuse message
-	 * naming `call` if waiting would deadlock (inside a read-side section), or make the caller
-	 * quiescent (QSBR: offline). Returns a token for leave_wait. */
-	int (*enter_wait)(const char *call);
-	void (*leave_wait)(int token);
-	/* Would a wait deadlock right now (caller inside a read-side section of the domain)?
-	 * The engine then skips the optional waits (helping, the hard limit). */
-	bool (*caller_is_reader)(void);
-};
-
-/* Create a domain bound to gp. nworkers 0: one per CPU. Returns NULL on allocation failure. */
-struct grace__cbdom *grace__cbdom_create(struct grace__gp *gp, const struct grace__cbdom_ops *ops,
-					 const char *name, unsigned int nworkers);
+/* Create flavor f's domain. nworkers 0: one per CPU. Returns NULL on allocation failure. */
+struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int nworkers);
 /* Destroy: -EBUSY (and nothing freed) if callbacks are pending; stops and joins the workers. */
 int grace__cbdom_destroy(struct grace__cbdom *d);
 
-void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func,
-		       const char *call);
+void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func);
 /* Wait until every callback queued before the call has been invoked. */
 void grace__cbdom_barrier(struct grace__cbdom *d, const char *call);
 /* Make sure a grace period completing `cookie` will run, without waiting for it. */
@@ -54,5 +42,10 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st);
 
 /* Is the calling thread a callback worker running a callback right now? */
 bool grace__in_callback(void);
+
+/* fork(): every domain's locks, taken in prepare and released or reset after. */
+void grace__cb_atfork_prepare(void);
+void grace__cb_atfork_parent(void);
+void grace__cb_atfork_child(void);
 
 #endif

@@ -43,15 +43,19 @@
  * Waiting (core/registry.c): bounded spin, then the updater sets `waiter` in each holder's own
  * cache line and sleeps on a futex; the holder's outermost unlock sees the flag and wakes it.
  */
-#include <errno.h>
+#include "flavor/memb.h"
+
 #include <pthread.h>
+#include <grace/flavor.h>
 #include <grace/rcu.h>
 
 #include "core/diag.h"
+#include "core/flavor.h"
 #include "core/gp.h"
 #include "core/init.h"
 #include "core/registry.h"
 #include "core/sys.h"
+#include "core/wait.h"
 
 #define SNAP_UNIT (1ull << GRACE__R_SNAP_SHIFT)
 
@@ -68,7 +72,7 @@ static bool memb_holds(uint64_t ctr, uint64_t cur)
 
 static struct grace__registry memb_registry;
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
-struct grace__gp grace__memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
+static struct grace__gp memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
 static pthread_key_t memb_key;
 
 /* The at-rest value of a registered thread's ctr. */
@@ -101,7 +105,7 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 * observe this store in (see above). */
 	grace_store_relaxed(&grace__memb_rctr.v, cur);
 	grace__registry_wait(&memb_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
-			     flags & GRACE__GP_EXPEDITED);
+			     gp->started_ns, flags & GRACE__GP_EXPEDITED);
 	/* Barrier B on CPUs that are not TSO: every reader seen quiescent has completed its
 	 * section's accesses before the grace period ends. Pairs with the reader's unlock store. */
 	if (!GRACE_ARCH_TSO)
@@ -250,41 +254,143 @@ void grace_rcu_unregister_thread(void)
 	memb_unregister(r);
 }
 
-/* Deadlock check shared by every default-flavor wait. */
-void grace__memb_check_not_reader(const char *call)
+/* ---- the flavor descriptor (core/flavor.h) ---- */
+
+static bool memb_is_reader(struct grace__flavor *f)
 {
+	(void)f;
+	return grace_rcu_read_ongoing();
+}
+
+/* Deadlock check shared by every default-flavor wait. */
+static int memb_enter_wait(struct grace__flavor *f, const char *call)
+{
+	(void)f;
 	if (grace_load_relaxed(&grace__memb_reader.ctr) & GRACE__R_NEST_MASK)
 		grace__misuse_fatal(call,
 				    "called inside an rcu_read_lock() section (would deadlock)");
+	return 0;
 }
+
+static void memb_leave_wait(struct grace__flavor *f, int token)
+{
+	(void)f;
+	(void)token;
+}
+
+static int memb_read_lock_op(struct grace__flavor *f)
+{
+	(void)f;
+	grace_rcu_read_lock();
+	return 0;
+}
+
+static void memb_read_unlock_op(struct grace__flavor *f, int token)
+{
+	(void)f;
+	(void)token;
+	grace_rcu_read_unlock();
+}
+
+static const struct grace__flavor_hooks memb_hooks = {
+	memb_is_reader, memb_enter_wait, memb_leave_wait, memb_read_lock_op, memb_read_unlock_op,
+};
+
+static const char *const memb_calls[GRACE__CALL_N] = {
+	[GRACE__CALL_SYNC] = "synchronize_rcu",
+	[GRACE__CALL_SYNC_EXP] = "synchronize_rcu_expedited",
+	[GRACE__CALL_CALL] = "call_rcu",
+	[GRACE__CALL_BARRIER] = "rcu_barrier",
+	[GRACE__CALL_COND_SYNC] = "cond_synchronize_rcu",
+	[GRACE__CALL_START_POLL] = "start_poll_synchronize_rcu",
+	[GRACE__CALL_SET_POLICY] = "grace_rcu_set_policy",
+	[GRACE__CALL_SET_LIMITS] = "grace_rcu_set_callback_limits",
+};
+
+struct grace__flavor grace__memb_flavor = {
+	.name = "rcu",
+	.calls = memb_calls,
+	.gp = &memb_gp,
+	.hooks = &memb_hooks,
+	.reg = &memb_registry,
+	.cb_workers = 0,
+	.call_may_wait = true,
+	.cb = NULL,
+	.cb_lock = GRACE__LOCK_INIT,
+	.owner = NULL,
+};
+
+GRACE_API const struct grace_flavor_ops grace_flavor_rcu =
+	GRACE__FLAVOR_OPS_INIT(&grace__memb_flavor, "rcu", grace_rcu_register_thread,
+			       grace_rcu_unregister_thread, NULL, NULL, NULL);
+
+/* ---- the update side: the generic functions of core/flavor.c ---- */
 
 void grace_rcu_synchronize(void)
 {
-	grace__init();
-	grace__memb_check_not_reader("synchronize_rcu");
-	grace__gp_wait(&grace__memb_gp, grace__gp_snap(&grace__memb_gp), 0);
+	grace__flavor_synchronize(&grace__memb_flavor, 0);
+}
+
+void grace_rcu_synchronize_expedited(void)
+{
+	grace__flavor_synchronize(&grace__memb_flavor, GRACE__GP_EXPEDITED);
+}
+
+void grace_rcu_call(struct rcu_head *head, rcu_callback_t func)
+{
+	grace__flavor_call(&grace__memb_flavor, head, func);
+}
+
+void grace_rcu_barrier(void)
+{
+	grace__flavor_barrier(&grace__memb_flavor);
+}
+
+unsigned long grace_rcu_get_state(void)
+{
+	return grace__flavor_get_state(&grace__memb_flavor);
+}
+
+unsigned long grace_rcu_start_poll(void)
+{
+	return grace__flavor_start_poll(&grace__memb_flavor);
+}
+
+bool grace_rcu_poll_state(unsigned long cookie)
+{
+	return grace__flavor_poll_state(&grace__memb_flavor, cookie);
+}
+
+void grace_rcu_cond_synchronize(unsigned long cookie)
+{
+	grace__flavor_cond_synchronize(&grace__memb_flavor, cookie);
+}
+
+int grace_rcu_set_policy(enum grace_gp_policy policy, unsigned int period_us)
+{
+	return grace__flavor_set_policy(&grace__memb_flavor, policy, period_us);
+}
+
+int grace_rcu_set_callback_limits(size_t soft, size_t hard)
+{
+	return grace__flavor_set_limits(&grace__memb_flavor, soft, hard);
+}
+
+void grace_rcu_callback_stats(struct grace_cb_stats *stats)
+{
+	grace__flavor_stats(&grace__memb_flavor, stats);
+}
+
+/* ---- start-up ---- */
+
+static struct grace__reader *memb_self(void)
+{
+	return &grace__memb_reader;
 }
 
 void grace__memb_init(void)
 {
-	grace__registry_init(&memb_registry, memb_holds, "rcu");
+	grace__registry_init(&memb_registry, memb_holds, memb_self, "rcu");
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
-}
-
-void grace__memb_atfork_prepare(void)
-{
-	pthread_mutex_lock(&memb_registry.lock);
-}
-void grace__memb_atfork_parent(void)
-{
-	pthread_mutex_unlock(&memb_registry.lock);
-}
-void grace__memb_atfork_child(void)
-{
-	struct grace__reader *r = &grace__memb_reader;
-	/* This thread took the registry lock in prepare: release it, then prune the list. */
-	pthread_mutex_unlock(&memb_registry.lock);
-	grace__registry_after_fork(&memb_registry, (r->flags & GRACE__F_REGISTERED) ? r : NULL);
-	grace__gp_reset_after_fork(&grace__memb_gp);
 }

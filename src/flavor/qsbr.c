@@ -34,13 +34,18 @@
  * An online thread that never reports blocks grace periods: that is QSBR's contract. The wait
  * names it on stderr after the stall timeout (core/registry.c, report_stalls).
  */
+#include "flavor/qsbr.h"
+
 #include <pthread.h>
+#include <grace/flavor.h>
 #include <grace/qsbr.h>
 
 #include "core/diag.h"
+#include "core/flavor.h"
 #include "core/gp.h"
 #include "core/init.h"
 #include "core/registry.h"
+#include "core/wait.h"
 #include "core/sys.h"
 
 GRACE_API __thread struct grace__reader grace__qsbr_reader GRACE_TLS_IE;
@@ -53,7 +58,7 @@ static bool qsbr_holds(uint64_t ctr, uint64_t cur)
 
 static struct grace__registry qsbr_registry;
 static void qsbr_wait_readers(struct grace__gp *gp, unsigned int flags);
-struct grace__gp grace__qsbr_gp = GRACE__GP_INIT(qsbr_wait_readers, &qsbr_registry, "qsbr");
+static struct grace__gp qsbr_gp = GRACE__GP_INIT(qsbr_wait_readers, &qsbr_registry, "qsbr");
 static pthread_key_t qsbr_key;
 
 static void qsbr_wait_readers(struct grace__gp *gp, unsigned int flags)
@@ -63,7 +68,7 @@ static void qsbr_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 * reader whose quiescent state loads cur with acquire. */
 	grace_store_release(&grace__qsbr_gp_ctr.v, cur);
 	grace__registry_wait(&qsbr_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
-			     flags & GRACE__GP_EXPEDITED);
+			     gp->started_ns, flags & GRACE__GP_EXPEDITED);
 }
 
 void grace__qsbr_misuse(const char *call, const char *what)
@@ -180,53 +185,157 @@ void grace_qsbr_thread_online(void)
 	qsbr_online(r);
 }
 
-void grace__qsbr_check_wait(const char *call, bool *was_online)
+/* ---- the flavor descriptor (core/flavor.h) ---- */
+
+static bool qsbr_is_reader(struct grace__flavor *f)
+{
+	(void)f;
+	return grace_qsbr_thread_is_online();
+}
+
+/* Every QSBR wait: inside qsbr_read_lock() it would deadlock; an online caller would wait for
+ * itself, so it is quiescent (offline) for the wait. The token says to come back online. */
+static int qsbr_enter_wait(struct grace__flavor *f, const char *call)
 {
 	struct grace__reader *r = &grace__qsbr_reader;
-	*was_online = false;
+
+	(void)f;
 	if (r->dbg_nest)
 		grace__misuse_fatal(call, "called inside qsbr_read_lock() (would deadlock)");
 	if ((r->flags & GRACE__F_REGISTERED) && grace_load_relaxed(&r->ctr) != 0) {
-		/* An online caller would wait for itself: it is quiescent for the wait. */
 		qsbr_offline(r);
-		*was_online = true;
+		return 1;
 	}
+	return 0;
 }
 
-void grace__qsbr_end_wait(bool was_online)
+static void qsbr_leave_wait(struct grace__flavor *f, int token)
 {
-	if (was_online)
+	(void)f;
+	if (token)
 		qsbr_online(&grace__qsbr_reader);
 }
 
+static int qsbr_read_lock_op(struct grace__flavor *f)
+{
+	(void)f;
+	grace_qsbr_read_lock();
+	return 0;
+}
+
+static void qsbr_read_unlock_op(struct grace__flavor *f, int token)
+{
+	(void)f;
+	(void)token;
+	grace_qsbr_read_unlock();
+}
+
+/* The inline quiescent state, out of line for struct grace_flavor_ops. */
+static void qsbr_quiescent_state_op(void)
+{
+	grace_qsbr_quiescent_state();
+}
+
+static const struct grace__flavor_hooks qsbr_hooks = {
+	qsbr_is_reader, qsbr_enter_wait, qsbr_leave_wait, qsbr_read_lock_op, qsbr_read_unlock_op,
+};
+
+static const char *const qsbr_calls[GRACE__CALL_N] = {
+	[GRACE__CALL_SYNC] = "synchronize_qsbr",
+	[GRACE__CALL_SYNC_EXP] = "synchronize_qsbr_expedited",
+	[GRACE__CALL_CALL] = "call_qsbr",
+	[GRACE__CALL_BARRIER] = "qsbr_barrier",
+	[GRACE__CALL_COND_SYNC] = "cond_synchronize_qsbr",
+	[GRACE__CALL_START_POLL] = "start_poll_synchronize_qsbr",
+	[GRACE__CALL_SET_POLICY] = "grace_qsbr_set_policy",
+	[GRACE__CALL_SET_LIMITS] = "grace_qsbr_set_callback_limits",
+};
+
+struct grace__flavor grace__qsbr_flavor = {
+	.name = "qsbr",
+	.calls = qsbr_calls,
+	.gp = &qsbr_gp,
+	.hooks = &qsbr_hooks,
+	.reg = &qsbr_registry,
+	.cb_workers = 0,
+	.call_may_wait = true,
+	.cb = NULL,
+	.cb_lock = GRACE__LOCK_INIT,
+	.owner = NULL,
+};
+
+GRACE_API const struct grace_flavor_ops grace_flavor_qsbr =
+	GRACE__FLAVOR_OPS_INIT(&grace__qsbr_flavor, "qsbr", grace_qsbr_register_thread,
+			       grace_qsbr_unregister_thread, qsbr_quiescent_state_op,
+			       grace_qsbr_thread_offline, grace_qsbr_thread_online);
+
+/* ---- the update side: the generic functions of core/flavor.c ---- */
+
 void grace_qsbr_synchronize(void)
 {
-	bool online;
-	grace__init();
-	grace__qsbr_check_wait("synchronize_qsbr", &online);
-	grace__gp_wait(&grace__qsbr_gp, grace__gp_snap(&grace__qsbr_gp), 0);
-	grace__qsbr_end_wait(online);
+	grace__flavor_synchronize(&grace__qsbr_flavor, 0);
+}
+
+void grace_qsbr_synchronize_expedited(void)
+{
+	grace__flavor_synchronize(&grace__qsbr_flavor, GRACE__GP_EXPEDITED);
+}
+
+void grace_qsbr_call(struct rcu_head *head, rcu_callback_t func)
+{
+	grace__flavor_call(&grace__qsbr_flavor, head, func);
+}
+
+void grace_qsbr_barrier(void)
+{
+	grace__flavor_barrier(&grace__qsbr_flavor);
+}
+
+unsigned long grace_qsbr_get_state(void)
+{
+	return grace__flavor_get_state(&grace__qsbr_flavor);
+}
+
+unsigned long grace_qsbr_start_poll(void)
+{
+	return grace__flavor_start_poll(&grace__qsbr_flavor);
+}
+
+bool grace_qsbr_poll_state(unsigned long cookie)
+{
+	return grace__flavor_poll_state(&grace__qsbr_flavor, cookie);
+}
+
+void grace_qsbr_cond_synchronize(unsigned long cookie)
+{
+	grace__flavor_cond_synchronize(&grace__qsbr_flavor, cookie);
+}
+
+int grace_qsbr_set_policy(enum grace_gp_policy policy, unsigned int period_us)
+{
+	return grace__flavor_set_policy(&grace__qsbr_flavor, policy, period_us);
+}
+
+int grace_qsbr_set_callback_limits(size_t soft, size_t hard)
+{
+	return grace__flavor_set_limits(&grace__qsbr_flavor, soft, hard);
+}
+
+void grace_qsbr_callback_stats(struct grace_cb_stats *stats)
+{
+	grace__flavor_stats(&grace__qsbr_flavor, stats);
+}
+
+/* ---- start-up ---- */
+
+static struct grace__reader *qsbr_self(void)
+{
+	return &grace__qsbr_reader;
 }
 
 void grace__qsbr_init(void)
 {
-	grace__registry_init(&qsbr_registry, qsbr_holds, "qsbr");
+	grace__registry_init(&qsbr_registry, qsbr_holds, qsbr_self, "qsbr");
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
-}
-
-void grace__qsbr_atfork_prepare(void)
-{
-	pthread_mutex_lock(&qsbr_registry.lock);
-}
-void grace__qsbr_atfork_parent(void)
-{
-	pthread_mutex_unlock(&qsbr_registry.lock);
-}
-void grace__qsbr_atfork_child(void)
-{
-	struct grace__reader *r = &grace__qsbr_reader;
-	pthread_mutex_unlock(&qsbr_registry.lock); /* taken by this thread in prepare */
-	grace__registry_after_fork(&qsbr_registry, (r->flags & GRACE__F_REGISTERED) ? r : NULL);
-	grace__gp_reset_after_fork(&grace__qsbr_gp);
 }

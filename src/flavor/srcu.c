@@ -95,62 +95,57 @@
 #include <string.h>
 #include <grace/arch/atomic.h>
 
+#include <grace/flavor.h>
+
+#include "core/debug.h"
 #include "core/diag.h"
+#include "core/flavor.h"
 #include "core/gp.h"
 #include "core/init.h"
-#include "core/registry.h"
 #include "core/sys.h"
+#include "core/wait.h"
 #include "engine/callback.h"
-
-/* Defined in core/debug.c: open sections of flavors other than rcu/qsbr (debug builds). */
-extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
 
 _Static_assert(sizeof(struct srcu_struct) == 64, "struct srcu_struct is one cache line");
 _Static_assert(sizeof(struct grace__srcu_cpu) == 64, "grace__rseq_inc_line() needs 64-byte slots");
 
-#define SRCU_SLEEPING 1u
-#define SPIN_NS 20000ull
-#define SPIN_NS_EXPEDITED 200000ull
-
 struct grace__srcu_state {
-	struct grace__gp gp; /* the domain's grace-period sequence; gp.flavor == this state */
+	struct grace__gp gp;      /* the domain's grace-period sequence; gp.flavor == this state */
+	struct grace__flavor flv; /* the domain as a flavor (core/flavor.h); flv.gp == &gp */
 	struct srcu_struct *ssp;
 	struct grace__srcu_cpu *cpus;
 	unsigned int ncpus;
-	uint32_t futex GRACE_ALIGNED_CACHE;        /* SRCU_SLEEPING while the driver sleeps */
+	uint32_t futex GRACE_ALIGNED_CACHE; /* core/wait.h: SLEEPING while the driver sleeps */
 	uint64_t stall_cookie GRACE_ALIGNED_CACHE; /* grace period already reported (driver only) */
-	struct grace__cbdom *cb;                   /* callback domain, created on first use */
-	pthread_mutex_t cb_lock;
-	struct grace__srcu_state *next, *prev; /* all domains, for fork */
+	struct grace__srcu_state *next, *prev;     /* all domains, for fork */
 };
 
 static pthread_once_t srcu_once = PTHREAD_ONCE_INIT;
 static bool srcu_fast;  /* inline fast path usable: rseq ops + membarrier */
 static bool srcu_fence; /* readers fence (no membarrier) */
 static bool srcu_rseq;  /* rseq critical sections usable in this process (else atomics only) */
-static pthread_mutex_t srcu_all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct grace__lock srcu_all_lock = GRACE__LOCK_INIT;
 static struct grace__srcu_state *srcu_all;
 
 static void srcu_atfork_prepare(void)
 {
-	pthread_mutex_lock(&srcu_all_lock);
+	grace__lock(&srcu_all_lock);
 }
 
 static void srcu_atfork_parent(void)
 {
-	pthread_mutex_unlock(&srcu_all_lock);
+	grace__unlock(&srcu_all_lock);
 }
 
 static void srcu_atfork_child(void)
 {
 	/* The driver of a grace period, if any, does not exist in the child: restart grace
 	 * periods from "not started" (core/gp.c) and forget that it slept. */
-	pthread_mutex_init(&srcu_all_lock, NULL);
+	grace__lock_reinit(&srcu_all_lock);
 	for (struct grace__srcu_state *st = srcu_all; st; st = st->next) {
-		grace__gp_reset_after_fork(&st->gp);
-		st->futex = 0;
+		grace__flavor_atfork_child(&st->flv);
+		st->futex = GRACE__WAIT_AWAKE;
 		st->ssp->waiting = 0;
-		pthread_mutex_init(&st->cb_lock, NULL);
 	}
 }
 
@@ -218,62 +213,63 @@ unsigned long grace_srcu_readers_active(struct srcu_struct *ssp)
 
 /* ---- grace periods ---- */
 
-static void srcu_stall_check(struct grace__srcu_state *st, uint64_t now)
+/* ---- the wait for an index (core/wait.h hooks) ---- */
+
+struct idx_wait {
+	struct grace__srcu_state *st;
+	unsigned int k;
+};
+
+static bool idx_done(void *ctx)
 {
-	uint64_t stall_ns = grace__stall_timeout_ns();
-	uint64_t waited = now - st->gp.started_ns;
+	struct idx_wait *w = (struct idx_wait *)ctx;
+	return idx_balanced(w->st, w->k);
+}
+
+static void idx_arm(void *ctx)
+{
+	struct idx_wait *w = (struct idx_wait *)ctx;
+	/* Release: the futex word's SLEEPING before the bit (core/wait.h). `waiting` lives in
+	 * the readers' read-mostly line; only readers of index k look at bit k. */
+	grace_store_release(&w->st->ssp->waiting, 1u << w->k);
+}
+
+static enum grace__recheck idx_recheck(void *ctx)
+{
+	/* One bit covers every reader of the index, old and new: no reader can hold the wait
+	 * without seeing it after barrier W. */
+	return idx_done(ctx) ? GRACE__RECHECK_DONE : GRACE__RECHECK_SLEEP;
+}
+
+static void idx_disarm(void *ctx)
+{
+	struct idx_wait *w = (struct idx_wait *)ctx;
+	grace_store_relaxed(&w->st->ssp->waiting, 0u);
+}
+
+static void idx_stall(void *ctx, uint64_t waited_ns)
+{
+	struct idx_wait *w = (struct idx_wait *)ctx;
+	struct grace__srcu_state *st = w->st;
 	uint64_t cookie = (grace_load_relaxed(&st->gp.seq) | GRACE__SEQ_STATE_MASK) + 1;
 
-	if (!stall_ns || waited < stall_ns || st->stall_cookie == cookie)
-		return;
-	st->stall_cookie = cookie; /* once per grace period */
-	grace__report_stall("srcu", -1, waited, (unsigned long)cookie);
+	if (st->stall_cookie == cookie)
+		return; /* once per grace period, not per index */
+	st->stall_cookie = cookie;
+	grace__report_stall("srcu", -1, waited_ns, (unsigned long)cookie);
 }
+
+static const struct grace__wait_ops idx_wait_ops = {
+	idx_done, idx_arm, idx_recheck, idx_disarm, idx_stall,
+};
 
 /* Wait until index k of the domain is balanced (see "Waiting" above). Driver only. */
 static void wait_idx(struct grace__srcu_state *st, unsigned int k, unsigned int flags)
 {
-	struct srcu_struct *ssp = st->ssp;
-	uint64_t spin_ns = (flags & GRACE__GP_EXPEDITED) ? SPIN_NS_EXPEDITED : SPIN_NS;
-	uint64_t t0, now;
+	struct idx_wait w = { st, k };
 
-	if (idx_balanced(st, k))
-		return;
-	t0 = grace__now_ns();
-	do {
-		for (unsigned int i = 0; i < 64; i++)
-			grace_cpu_relax();
-		if (idx_balanced(st, k))
-			return;
-		now = grace__now_ns();
-	} while (now - t0 < spin_ns);
-
-	for (;;) {
-		grace_store_relaxed(&st->futex, SRCU_SLEEPING);
-		grace_store_relaxed(&ssp->waiting, 1u << k);
-		/* Barrier W: the two stores above before the re-check below. Pairs with the
-		 * compiler barrier (smp_mb in fence mode) between a reader's unlock increment and
-		 * its load of `waiting`: store-buffering, see "Waiting" above. */
-		grace__heavy_barrier();
-		if (idx_balanced(st, k))
-			break;
-		uint64_t stall_ns = grace__stall_timeout_ns();
-		uint64_t cookie = (grace_load_relaxed(&st->gp.seq) | GRACE__SEQ_STATE_MASK) + 1;
-		int64_t timeout = -1;
-		now = grace__now_ns();
-		/* Sleep until woken, or until the stall report is due (once per grace period). */
-		if (stall_ns && st->stall_cookie != cookie) {
-			uint64_t waited = now - st->gp.started_ns;
-			timeout = waited >= stall_ns ? 0 : (int64_t)(stall_ns - waited);
-		}
-		if (timeout != 0)
-			grace__futex_wait(&st->futex, SRCU_SLEEPING, timeout);
-		srcu_stall_check(st, grace__now_ns());
-		if (idx_balanced(st, k))
-			break;
-	}
-	grace_store_relaxed(&ssp->waiting, 0u);
-	grace_store_relaxed(&st->futex, 0u);
+	grace__wait_for_readers(&idx_wait_ops, &w, &st->futex, st->gp.started_ns,
+				flags & GRACE__GP_EXPEDITED);
 }
 
 /* F: new readers use index idx & 1 from now on. Driver only. */
@@ -310,6 +306,9 @@ static void srcu_wait_readers(struct grace__gp *gp, unsigned int flags)
 
 /* ---- domain set-up ---- */
 
+static const struct grace__flavor_hooks srcu_hooks;
+static const char *const srcu_calls[GRACE__CALL_N];
+
 static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 {
 	struct grace__srcu_state *st = NULL;
@@ -325,42 +324,51 @@ static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 	memset(st, 0, sizeof(*st));
 	memset(cpus, 0, n * sizeof(*cpus));
 	grace__gp_init(&st->gp, srcu_wait_readers, st, "srcu");
+	st->flv.name = "srcu";
+	st->flv.calls = srcu_calls;
+	st->flv.gp = &st->gp;
+	st->flv.hooks = &srcu_hooks;
+	st->flv.reg = NULL;
+	st->flv.cb_workers = 1; /* one worker per domain: programs may have many domains */
+	st->flv.call_may_wait = false;
+	st->flv.cb = NULL;
+	grace__lock_init(&st->flv.cb_lock);
+	st->flv.owner = ssp;
 	st->ssp = ssp;
 	st->cpus = cpus;
 	st->ncpus = n;
-	pthread_mutex_init(&st->cb_lock, NULL);
 	return st;
 }
 
 static void srcu_free(struct grace__srcu_state *st)
 {
-	pthread_mutex_destroy(&st->cb_lock);
-	pthread_mutex_destroy(&st->gp.drive_lock);
+	grace__lock_destroy(&st->flv.cb_lock);
+	grace__lock_destroy(&st->gp.drive_lock);
 	free(st->cpus);
 	free(st);
 }
 
 static void srcu_link(struct grace__srcu_state *st)
 {
-	pthread_mutex_lock(&srcu_all_lock);
+	grace__lock(&srcu_all_lock);
 	st->prev = NULL;
 	st->next = srcu_all;
 	if (srcu_all)
 		srcu_all->prev = st;
 	srcu_all = st;
-	pthread_mutex_unlock(&srcu_all_lock);
+	grace__unlock(&srcu_all_lock);
 }
 
 static void srcu_unlink(struct grace__srcu_state *st)
 {
-	pthread_mutex_lock(&srcu_all_lock);
+	grace__lock(&srcu_all_lock);
 	if (st->prev)
 		st->prev->next = st->next;
 	else
 		srcu_all = st->next;
 	if (st->next)
 		st->next->prev = st->prev;
-	pthread_mutex_unlock(&srcu_all_lock);
+	grace__unlock(&srcu_all_lock);
 }
 
 /* Make the domain's counters visible to the inline fast path. */
@@ -515,10 +523,7 @@ void grace__srcu_unlock_wake(struct srcu_struct *ssp)
 {
 	struct grace__srcu_state *st = grace_load_acquire(&ssp->state);
 
-	/* Only the first reader after the driver armed the futex pays for the exchange. */
-	if (grace_load_relaxed(&st->futex) == SRCU_SLEEPING &&
-	    grace_xchg(&st->futex, 0u, __ATOMIC_SEQ_CST) == SRCU_SLEEPING)
-		grace__futex_wake(&st->futex, 1);
+	grace__wait_wake(&st->futex);
 }
 
 /* ---- debug builds: per-thread open sections ---- */
@@ -613,145 +618,120 @@ static void srcu_check_not_reader(const struct srcu_struct *ssp, const char *cal
 						  "same srcu_struct (would deadlock)");
 }
 
-/* ---- update side ---- */
+/* ---- the domain as a flavor (core/flavor.h) ---- */
+
+static bool srcu_is_reader(struct grace__flavor *f)
+{
+	return grace__srcu_dbg_held((const struct srcu_struct *)f->owner) != 0;
+}
+
+static int srcu_enter_wait(struct grace__flavor *f, const char *call)
+{
+	srcu_check_not_reader((const struct srcu_struct *)f->owner, call);
+	return 0;
+}
+
+static void srcu_leave_wait(struct grace__flavor *f, int token)
+{
+	(void)f;
+	(void)token;
+}
+
+static int srcu_read_lock_op(struct grace__flavor *f)
+{
+	return grace_srcu_read_lock((struct srcu_struct *)f->owner);
+}
+
+static void srcu_read_unlock_op(struct grace__flavor *f, int token)
+{
+	grace_srcu_read_unlock((struct srcu_struct *)f->owner, token);
+}
+
+static const struct grace__flavor_hooks srcu_hooks = {
+	srcu_is_reader, srcu_enter_wait, srcu_leave_wait, srcu_read_lock_op, srcu_read_unlock_op,
+};
+
+static const char *const srcu_calls[GRACE__CALL_N] = {
+	[GRACE__CALL_SYNC] = "synchronize_srcu",
+	[GRACE__CALL_SYNC_EXP] = "synchronize_srcu_expedited",
+	[GRACE__CALL_CALL] = "call_srcu",
+	[GRACE__CALL_BARRIER] = "srcu_barrier",
+	[GRACE__CALL_COND_SYNC] = "cond_synchronize_srcu",
+	[GRACE__CALL_START_POLL] = "start_poll_synchronize_srcu",
+	[GRACE__CALL_SET_POLICY] = "grace_srcu_set_policy",
+	[GRACE__CALL_SET_LIMITS] = "grace_srcu_set_callback_limits",
+};
+
+void grace_flavor_ops_srcu(struct grace_flavor_ops *ops, struct srcu_struct *ssp)
+{
+	struct grace__srcu_state *st = srcu_get(ssp, "grace_flavor_ops_srcu");
+	const struct grace_flavor_ops o = GRACE__FLAVOR_OPS_INIT(&st->flv, "srcu", NULL, NULL, NULL,
+								 NULL, NULL);
+
+	if (!ops)
+		grace__misuse_fatal("grace_flavor_ops_srcu", "NULL struct grace_flavor_ops");
+	*ops = o;
+}
+
+/* ---- the update side: the generic functions of core/flavor.c ---- */
 
 void grace_srcu_synchronize(struct srcu_struct *ssp)
 {
-	struct grace__srcu_state *st = srcu_get(ssp, "synchronize_srcu");
-
-	srcu_check_not_reader(ssp, "synchronize_srcu");
-	grace__gp_wait(&st->gp, grace__gp_snap(&st->gp), 0);
+	grace__flavor_synchronize(&srcu_get(ssp, "synchronize_srcu")->flv, 0);
 }
 
 void grace_srcu_synchronize_expedited(struct srcu_struct *ssp)
 {
-	struct grace__srcu_state *st = srcu_get(ssp, "synchronize_srcu_expedited");
-
-	srcu_check_not_reader(ssp, "synchronize_srcu_expedited");
-	grace__gp_wait(&st->gp, grace__gp_snap(&st->gp), GRACE__GP_EXPEDITED);
+	grace__flavor_synchronize(&srcu_get(ssp, "synchronize_srcu_expedited")->flv,
+				  GRACE__GP_EXPEDITED);
 }
 
 unsigned long grace_srcu_get_state(struct srcu_struct *ssp)
 {
-	return (unsigned long)grace__gp_snap(&srcu_get(ssp, "get_state_synchronize_srcu")->gp);
-}
-
-bool grace_srcu_poll_state(struct srcu_struct *ssp, unsigned long cookie)
-{
-	struct grace__srcu_state *st = srcu_get(ssp, "poll_state_synchronize_srcu");
-
-	if (!grace__gp_done(&st->gp, cookie))
-		return false;
-	/* Full barrier on success, as Linux: the caller's later accesses (the free) are ordered
-	 * after the grace period. */
-	grace_smp_mb();
-	return true;
-}
-
-void grace_srcu_cond_synchronize(struct srcu_struct *ssp, unsigned long cookie)
-{
-	struct grace__srcu_state *st = srcu_get(ssp, "cond_synchronize_srcu");
-
-	if (grace__gp_done(&st->gp, cookie)) {
-		grace_smp_mb(); /* as poll_state */
-		return;
-	}
-	srcu_check_not_reader(ssp, "cond_synchronize_srcu");
-	grace__gp_wait(&st->gp, cookie, 0);
-}
-
-/* ---- callbacks (engine/callback.h) ---- */
-
-/* The engine's hooks carry no domain: the srcu entry points name it in this thread while they
- * call into the engine. */
-static __thread const struct srcu_struct *srcu_cur;
-
-static int srcu_enter_wait(const char *call)
-{
-	if (srcu_cur)
-		srcu_check_not_reader(srcu_cur, call);
-	return 0;
-}
-
-static void srcu_leave_wait(int tok)
-{
-	(void)tok;
-}
-
-static bool srcu_caller_is_reader(void)
-{
-	/* call_srcu() may run inside a section of its own domain, and without debug tracking we
-	 * cannot tell: never make a call_srcu() caller wait (Linux's call_srcu never blocks
-	 * either). Elsewhere (exit-time drain) waiting is fine. */
-	return srcu_cur != NULL;
-}
-
-static const struct grace__cbdom_ops srcu_cb_ops = { srcu_enter_wait, srcu_leave_wait,
-						     srcu_caller_is_reader };
-
-static struct grace__cbdom *srcu_cb(struct grace__srcu_state *st, const char *call)
-{
-	/* Acquire: pairs with the release below. */
-	struct grace__cbdom *d = grace_load_acquire(&st->cb);
-
-	if (GRACE_LIKELY(d != NULL))
-		return d;
-	pthread_mutex_lock(&st->cb_lock);
-	d = st->cb;
-	if (!d) {
-		/* One worker per domain: programs may have many domains. */
-		d = grace__cbdom_create(&st->gp, &srcu_cb_ops, "srcu", 1);
-		if (!d)
-			grace__fatal(call, "out of memory creating the callback queues");
-		grace_store_release(&st->cb, d);
-	}
-	pthread_mutex_unlock(&st->cb_lock);
-	return d;
-}
-
-void grace_srcu_call(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
-{
-	struct grace__srcu_state *st = srcu_get(ssp, "call_srcu");
-	struct grace__cbdom *d = srcu_cb(st, "call_srcu");
-
-	srcu_cur = ssp;
-	grace__cbdom_call(d, head, func, "call_srcu");
-	srcu_cur = NULL;
-}
-
-void grace_srcu_barrier(struct srcu_struct *ssp)
-{
-	struct grace__srcu_state *st = srcu_get(ssp, "srcu_barrier");
-	struct grace__cbdom *d = grace_load_acquire(&st->cb);
-
-	srcu_check_not_reader(ssp, "srcu_barrier");
-	if (!d)
-		return; /* no call_srcu() ever returned on this domain: nothing to wait for */
-	srcu_cur = ssp;
-	grace__cbdom_barrier(d, "srcu_barrier");
-	srcu_cur = NULL;
+	return grace__flavor_get_state(&srcu_get(ssp, "get_state_synchronize_srcu")->flv);
 }
 
 unsigned long grace_srcu_start_poll(struct srcu_struct *ssp)
 {
-	struct grace__srcu_state *st = srcu_get(ssp, "start_poll_synchronize_srcu");
-	uint64_t c = grace__gp_snap(&st->gp);
+	return grace__flavor_start_poll(&srcu_get(ssp, "start_poll_synchronize_srcu")->flv);
+}
 
-	grace__cbdom_request_gp(srcu_cb(st, "start_poll_synchronize_srcu"), c);
-	return (unsigned long)c;
+bool grace_srcu_poll_state(struct srcu_struct *ssp, unsigned long cookie)
+{
+	return grace__flavor_poll_state(&srcu_get(ssp, "poll_state_synchronize_srcu")->flv, cookie);
+}
+
+void grace_srcu_cond_synchronize(struct srcu_struct *ssp, unsigned long cookie)
+{
+	grace__flavor_cond_synchronize(&srcu_get(ssp, "cond_synchronize_srcu")->flv, cookie);
+}
+
+void grace_srcu_call(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
+{
+	grace__flavor_call(&srcu_get(ssp, "call_srcu")->flv, head, func);
+}
+
+void grace_srcu_barrier(struct srcu_struct *ssp)
+{
+	grace__flavor_barrier(&srcu_get(ssp, "srcu_barrier")->flv);
+}
+
+int grace_srcu_set_policy(struct srcu_struct *ssp, enum grace_gp_policy policy,
+			  unsigned int period_us)
+{
+	return grace__flavor_set_policy(&srcu_get(ssp, "grace_srcu_set_policy")->flv, policy,
+					period_us);
+}
+
+int grace_srcu_set_callback_limits(struct srcu_struct *ssp, size_t soft, size_t hard)
+{
+	return grace__flavor_set_limits(&srcu_get(ssp, "grace_srcu_set_callback_limits")->flv, soft,
+					hard);
 }
 
 void grace_srcu_callback_stats(struct srcu_struct *ssp, struct grace_cb_stats *stats)
 {
-	struct grace__srcu_state *st = srcu_get(ssp, "grace_srcu_callback_stats");
-	struct grace__cbdom *d = grace_load_acquire(&st->cb);
-
-	if (d) {
-		grace__cbdom_stats(d, stats);
-	} else {
-		memset(stats, 0, sizeof(*stats));
-		stats->grace_periods = grace_load_relaxed(&st->gp.seq) >> 2;
-	}
+	grace__flavor_stats(&srcu_get(ssp, "grace_srcu_callback_stats")->flv, stats);
 }
 
 /* ---- cleanup ---- */
@@ -760,6 +740,7 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 {
 	static const char call[] = "cleanup_srcu_struct";
 	struct grace__srcu_state *st;
+	struct grace__cbdom *cb;
 	unsigned long readers;
 	uint64_t pending;
 
@@ -777,7 +758,8 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 		return; /* a DEFINE_SRCU() domain never used: nothing to free */
 	}
 	/* Callbacks first: the most specific advice (srcu_barrier()). */
-	if (st->cb && (pending = grace__cbdom_pending(st->cb)) != 0) {
+	cb = grace__flavor_cb_peek(&st->flv);
+	if (cb && (pending = grace__cbdom_pending(cb)) != 0) {
 		grace__misuse(call,
 			      "%llu callback%s queued by call_srcu() on srcu_struct %p not "
 			      "invoked yet (call srcu_barrier() first): not freed",
@@ -792,23 +774,23 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 			      readers, readers == 1 ? " is" : "s are", (void *)ssp);
 		return;
 	}
-	if (pthread_mutex_trylock(&st->gp.drive_lock) != 0) {
+	if (!grace__trylock(&st->gp.drive_lock)) {
 		grace__misuse(call,
 			      "a grace period of srcu_struct %p is under way "
 			      "(synchronize_srcu() or callbacks running): not freed",
 			      (void *)ssp);
 		return;
 	}
-	pthread_mutex_unlock(&st->gp.drive_lock);
-	if (st->cb) {
-		if (grace__cbdom_destroy(st->cb) != 0) {
+	grace__unlock(&st->gp.drive_lock);
+	if (cb) {
+		if (grace__cbdom_destroy(cb) != 0) {
 			grace__misuse(call,
 				      "callbacks queued by call_srcu() on srcu_struct %p while "
 				      "it was being cleaned up: not freed",
 				      (void *)ssp);
 			return;
 		}
-		st->cb = NULL;
+		st->flv.cb = NULL;
 	}
 	srcu_unlink(st);
 	grace_store_relaxed(&ssp->cur, (uint64_t *)NULL);

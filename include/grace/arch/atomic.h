@@ -12,15 +12,27 @@
 
 #define grace_load_relaxed(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define grace_load_acquire(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define grace_load_seq_cst(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
 #define grace_store_relaxed(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define grace_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define grace_store_seq_cst(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+/* With the memory order as an argument, for macros whose order depends on a build mode. */
+#define grace_load_mo(p, mo) __atomic_load_n((p), (mo))
+#define grace_store_mo(p, v, mo) __atomic_store_n((p), (v), (mo))
 #define grace_xchg(p, v, mo) __atomic_exchange_n((p), (v), (mo))
 #define grace_cmpxchg(p, expp, v, mo) \
 	__atomic_compare_exchange_n((p), (expp), (v), 0, (mo), __ATOMIC_RELAXED)
+/* Compare-and-exchange with an explicit order for the failure case too. */
+#define grace_cmpxchg_mo(p, expp, v, mo_ok, mo_fail) \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, (mo_ok), (mo_fail))
 #define grace_fetch_add(p, v, mo) __atomic_fetch_add((p), (v), (mo))
 #define grace_fetch_sub(p, v, mo) __atomic_fetch_sub((p), (v), (mo))
 #define grace_fetch_or(p, v, mo) __atomic_fetch_or((p), (v), (mo))
 #define grace_fetch_and(p, v, mo) __atomic_fetch_and((p), (v), (mo))
+
+/* Acquire fence: loads before it (relaxed ones included) are ordered before every access after
+ * it; with a relaxed load that read a release store, it completes the synchronizes-with edge. */
+#define grace_fence_acquire() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 
 /* Compiler barrier: no compiler motion of memory accesses across it; emits no instruction. */
 #define grace_barrier() __asm__ __volatile__("" ::: "memory")

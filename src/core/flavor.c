@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The update side of every flavor, written once over struct grace__flavor (see flavor.h), and
+ * the generic operations of struct grace_flavor_ops.
+ *
+ * Ordering. Every wait goes through the grace-period sequence (core/gp.c, arguments (1) and
+ * (2)): a cookie is taken after a full fence (grace__gp_snap), and a completed cookie is seen
+ * with an acquire load (grace__gp_done). poll_state and cond_synchronize add a full fence on
+ * success, as Linux does, so that the caller's later accesses (the free) are ordered after the
+ * grace period even where the caller goes on to plain stores.
+ */
+#include "core/flavor.h"
+
+#include <string.h>
+
+#include "core/diag.h"
+#include "core/init.h"
+#include "core/registry.h"
+#include "engine/callback.h"
+
+struct grace__cbdom *grace__flavor_cb_peek(struct grace__flavor *f)
+{
+	/* Acquire: pairs with the release in grace__flavor_cb(): the domain is complete. */
+	return grace_load_acquire(&f->cb);
+}
+
+struct grace__cbdom *grace__flavor_cb(struct grace__flavor *f, const char *call)
+{
+	struct grace__cbdom *d = grace__flavor_cb_peek(f);
+
+	if (GRACE_LIKELY(d != NULL))
+		return d;
+	grace__init();
+	grace__lock(&f->cb_lock);
+	d = f->cb;
+	if (!d) {
+		d = grace__cbdom_create(f, f->cb_workers);
+		if (!d)
+			grace__fatal(call, "out of memory creating the callback queues");
+		/* Release: the domain is fully built before another thread can see it. */
+		grace_store_release(&f->cb, d);
+	}
+	grace__unlock(&f->cb_lock);
+	return d;
+}
+
+void grace__flavor_synchronize(struct grace__flavor *f, unsigned int gpflags)
+{
+	const char *call =
+		f->calls[gpflags & GRACE__GP_EXPEDITED ? GRACE__CALL_SYNC_EXP : GRACE__CALL_SYNC];
+	grace__init();
+	int tok = f->hooks->enter_wait(f, call);
+	grace__gp_wait(f->gp, grace__gp_snap(f->gp), gpflags);
+	f->hooks->leave_wait(f, tok);
+}
+
+unsigned long grace__flavor_get_state(struct grace__flavor *f)
+{
+	grace__init();
+	return (unsigned long)grace__gp_snap(f->gp);
+}
+
+unsigned long grace__flavor_start_poll(struct grace__flavor *f)
+{
+	unsigned long c = grace__flavor_get_state(f);
+
+	grace__cbdom_request_gp(grace__flavor_cb(f, f->calls[GRACE__CALL_START_POLL]), c);
+	return c;
+}
+
+bool grace__flavor_poll_state(struct grace__flavor *f, unsigned long cookie)
+{
+	if (!grace__gp_done(f->gp, cookie))
+		return false;
+	/* Full fence on success (see the top of this file). */
+	grace_smp_mb();
+	return true;
+}
+
+void grace__flavor_cond_synchronize(struct grace__flavor *f, unsigned long cookie)
+{
+	if (grace__gp_done(f->gp, cookie)) {
+		grace_smp_mb(); /* as poll_state: later accesses after the grace period */
+		return;
+	}
+	int tok = f->hooks->enter_wait(f, f->calls[GRACE__CALL_COND_SYNC]);
+	grace__gp_wait(f->gp, cookie, 0);
+	f->hooks->leave_wait(f, tok);
+}
+
+void grace__flavor_call(struct grace__flavor *f, struct rcu_head *head, rcu_callback_t func)
+{
+	grace__cbdom_call(grace__flavor_cb(f, f->calls[GRACE__CALL_CALL]), head, func);
+}
+
+void grace__flavor_barrier(struct grace__flavor *f)
+{
+	const char *call = f->calls[GRACE__CALL_BARRIER];
+	struct grace__cbdom *d = grace__flavor_cb_peek(f);
+
+	if (d) {
+		grace__cbdom_barrier(d, call);
+		return;
+	}
+	/* No call_*() ever created the queues: nothing to wait for. The context is still
+	 * checked, so that misuse is reported whether or not callbacks were queued. */
+	int tok = f->hooks->enter_wait(f, call);
+	f->hooks->leave_wait(f, tok);
+}
+
+int grace__flavor_set_policy(struct grace__flavor *f, enum grace_gp_policy policy,
+			     unsigned int period_us)
+{
+	return grace__cbdom_set_policy(grace__flavor_cb(f, f->calls[GRACE__CALL_SET_POLICY]),
+				       policy, period_us);
+}
+
+int grace__flavor_set_limits(struct grace__flavor *f, size_t soft, size_t hard)
+{
+	return grace__cbdom_set_limits(grace__flavor_cb(f, f->calls[GRACE__CALL_SET_LIMITS]), soft,
+				       hard);
+}
+
+void grace__flavor_stats(struct grace__flavor *f, struct grace_cb_stats *st)
+{
+	struct grace__cbdom *d = grace__flavor_cb_peek(f);
+
+	if (d) {
+		grace__cbdom_stats(d, st);
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	st->grace_periods = grace_load_relaxed(&f->gp->seq) >> 2;
+}
+
+/* ---- fork ---- */
+
+void grace__flavor_atfork_prepare(struct grace__flavor *f)
+{
+	if (f->reg)
+		grace__registry_atfork_prepare(f->reg);
+}
+
+void grace__flavor_atfork_parent(struct grace__flavor *f)
+{
+	if (f->reg)
+		grace__registry_atfork_parent(f->reg);
+}
+
+void grace__flavor_atfork_child(struct grace__flavor *f)
+{
+	if (f->reg)
+		grace__registry_atfork_child(f->reg);
+	grace__gp_reset_after_fork(f->gp);
+	grace__lock_reinit(&f->cb_lock);
+}
+
+/* ---- struct grace_flavor_ops ---- */
+
+#define FLV(ctx) ((struct grace__flavor *)(ctx))
+
+void grace__op_call(void *ctx, struct rcu_head *head, rcu_callback_t func)
+{
+	grace__flavor_call(FLV(ctx), head, func);
+}
+void grace__op_synchronize(void *ctx)
+{
+	grace__flavor_synchronize(FLV(ctx), 0);
+}
+void grace__op_barrier(void *ctx)
+{
+	grace__flavor_barrier(FLV(ctx));
+}
+void grace__op_synchronize_expedited(void *ctx)
+{
+	grace__flavor_synchronize(FLV(ctx), GRACE__GP_EXPEDITED);
+}
+unsigned long grace__op_get_state(void *ctx)
+{
+	return grace__flavor_get_state(FLV(ctx));
+}
+unsigned long grace__op_start_poll(void *ctx)
+{
+	return grace__flavor_start_poll(FLV(ctx));
+}
+bool grace__op_poll_state(void *ctx, unsigned long cookie)
+{
+	return grace__flavor_poll_state(FLV(ctx), cookie);
+}
+void grace__op_cond_synchronize(void *ctx, unsigned long cookie)
+{
+	grace__flavor_cond_synchronize(FLV(ctx), cookie);
+}
+int grace__op_read_lock(void *ctx)
+{
+	return FLV(ctx)->hooks->read_lock(FLV(ctx));
+}
+void grace__op_read_unlock(void *ctx, int token)
+{
+	FLV(ctx)->hooks->read_unlock(FLV(ctx), token);
+}
+bool grace__op_read_ongoing(void *ctx)
+{
+	return FLV(ctx)->hooks->is_reader(FLV(ctx));
+}
+int grace__op_set_policy(void *ctx, enum grace_gp_policy policy, unsigned int period_us)
+{
+	return grace__flavor_set_policy(FLV(ctx), policy, period_us);
+}
+int grace__op_set_callback_limits(void *ctx, size_t soft, size_t hard)
+{
+	return grace__flavor_set_limits(FLV(ctx), soft, hard);
+}
+void grace__op_callback_stats(void *ctx, struct grace_cb_stats *stats)
+{
+	grace__flavor_stats(FLV(ctx), stats);
+}

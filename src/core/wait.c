@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wait for readers (see wait.h for the protocol and its lost-wake-up argument).
+ */
+#include "core/wait.h"
+
+#include <limits.h>
+#include <grace/arch/atomic.h>
+
+#include "core/diag.h"
+#include "core/sys.h"
+
+bool grace__use_membarrier;
+
+void grace__heavy_barrier(void)
+{
+	if (grace__use_membarrier)
+		grace__sys_membarrier();
+	else
+		grace_smp_mb();
+}
+
+/* Spin until done or the budget is spent. Returns true if done. */
+static bool wait_spin(const struct grace__wait_ops *ops, void *ctx, uint64_t budget_ns)
+{
+	uint64_t t0 = grace__now_ns();
+
+	/* Back off 1, 2, 4 ... 64 pauses between checks: a check reads every reader's line, and
+	 * re-reading lines the readers are writing only slows them down. */
+	for (unsigned int spins = 1;; spins = spins < 64 ? spins * 2 : 64) {
+		for (unsigned int i = 0; i < spins; i++)
+			grace_cpu_relax();
+		if (ops->done(ctx))
+			return true;
+		if (grace__now_ns() - t0 >= budget_ns)
+			return false;
+	}
+}
+
+/* Arm, run barrier W, recheck; again while a holder is not flagged. True: nothing left. */
+static bool wait_arm(const struct grace__wait_ops *ops, void *ctx, uint32_t *futex)
+{
+	enum grace__recheck r;
+
+	/* Relaxed: the release RMWs of arm() order it before the flags (wait.h). */
+	grace_store_relaxed(futex, GRACE__WAIT_SLEEPING);
+	do {
+		ops->arm(ctx);
+		/* Barrier W: the futex word and the flags before the recheck's loads of the readers'
+		 * words. Pairs with the compiler barrier (smp_mb in the fallback) between a reader's
+		 * "done" store and its load of the flag; see wait.h. */
+		grace__heavy_barrier();
+		r = ops->recheck(ctx);
+	} while (r == GRACE__RECHECK_AGAIN);
+	return r == GRACE__RECHECK_DONE;
+}
+
+void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, uint32_t *futex,
+			     uint64_t since_ns, bool expedited)
+{
+	bool reported = false;
+
+	if (ops->done(ctx))
+		return;
+	if (wait_spin(ops, ctx, expedited ? GRACE__WAIT_SPIN_NS_EXPEDITED : GRACE__WAIT_SPIN_NS))
+		return;
+	for (;;) {
+		if (wait_arm(ops, ctx, futex))
+			break;
+		/* Sleep until woken or until the stall report is due. Re-read the timeout each
+		 * round: a change applies to waits already under way. */
+		uint64_t stall_ns = grace__stall_timeout_ns();
+		uint64_t now = grace__now_ns();
+		int64_t timeout = -1;
+		if (stall_ns && !reported) {
+			uint64_t waited = now - since_ns;
+			timeout = waited >= stall_ns ? 0 : (int64_t)(stall_ns - waited);
+		}
+		if (timeout != 0)
+			grace__futex_wait(futex, GRACE__WAIT_SLEEPING, timeout);
+		now = grace__now_ns();
+		if (stall_ns && !reported && now - since_ns >= stall_ns) {
+			ops->stall(ctx, now - since_ns);
+			reported = true;
+		}
+		if (ops->done(ctx))
+			break;
+	}
+	ops->disarm(ctx);
+	grace_store_relaxed(futex, GRACE__WAIT_AWAKE);
+}
+
+void grace__wait_wake(uint32_t *futex)
+{
+	/* Acquire fence: the caller's relaxed load saw a flag set by a release RMW that follows
+	 * the waiter's store of SLEEPING (wait_arm), so the load below sees SLEEPING or a later
+	 * value. Only the first reader after the waiter armed pays for the exchange. */
+	grace_fence_acquire();
+	if (grace_load_relaxed(futex) == GRACE__WAIT_SLEEPING &&
+	    grace_xchg(futex, GRACE__WAIT_AWAKE, __ATOMIC_SEQ_CST) == GRACE__WAIT_SLEEPING)
+		grace__futex_wake(futex, INT_MAX);
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one way grace waits for readers: spin for a bounded time, then announce the sleep, run
+ * the heavy barrier and sleep on a futex until the last reader the wait needs wakes it, with a
+ * stall report when that takes too long. Used by the reader registry (default flavor and QSBR,
+ * core/registry.c) and by srcu (flavor/srcu.c); what "done" means and how readers are told to
+ * wake the waiter is theirs, given as a struct grace__wait_ops.
+ *
+ * The sleep protocol and its lost-wake-up argument (store-buffering, the flavors' readers on
+ * the other side):
+ *   waiter:  futex := SLEEPING; arm() (flag each reader it waits for, release);
+ *            barrier W (grace__heavy_barrier); recheck(); FUTEX_WAIT(futex, SLEEPING)
+ *   reader:  store "I am done" (release); compiler barrier (smp_mb without membarrier);
+ *            load the flag; if set: grace__wait_wake(futex)
+ * membarrier W runs a full barrier in every running reader's instruction stream (a context
+ * switch for the others). If that point follows the reader's "done" store, recheck() sees the
+ * store and the waiter does not sleep on that reader; if it precedes it, the reader's later
+ * load sees the flag and it wakes the waiter. The wake is an exchange of the futex word, so a
+ * wake that lands between recheck() and FUTEX_WAIT makes the wait return at once. A reader can
+ * start holding the wait up after arm() flagged the others (see recheck()): then the waiter
+ * flags again and runs W again before sleeping.
+ */
+#ifndef GRACE_SRC_WAIT_H
+#define GRACE_SRC_WAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Spin budgets before sleeping: long enough to catch a short section running on another CPU,
+ * short enough not to burn a CPU that a preempted reader needs. */
+#define GRACE__WAIT_SPIN_NS 20000ull
+#define GRACE__WAIT_SPIN_NS_EXPEDITED 200000ull
+
+#define GRACE__WAIT_AWAKE 0u
+#define GRACE__WAIT_SLEEPING 1u
+
+enum grace__recheck {
+	GRACE__RECHECK_DONE,  /* nothing left to wait for */
+	GRACE__RECHECK_SLEEP, /* every reader still waited for is flagged: sleep */
+	GRACE__RECHECK_AGAIN, /* a reader that is not flagged holds the wait: arm again */
+};
+
+struct grace__wait_ops {
+	/* Has every reader the wait needs finished? Acquire loads of the readers' "done" stores,
+	 * so their sections happen before the waiter goes on. */
+	bool (*done)(void *ctx);
+	/* Flag every reader that still holds the wait, with release RMWs (they order the futex
+	 * word's SLEEPING before the flag, for a reader's grace__wait_wake()). */
+	void (*arm)(void *ctx);
+	/* After barrier W: done, or is every holder flagged? */
+	enum grace__recheck (*recheck)(void *ctx);
+	/* The wait is over: clear what arm() set that the readers do not clear themselves. */
+	void (*disarm)(void *ctx);
+	/* The wait has lasted the stall timeout: name the readers it waits for (once per wait). */
+	void (*stall)(void *ctx, uint64_t waited_ns);
+};
+
+/*
+ * Wait until ops->done(ctx). futex is the word readers wake (GRACE__WAIT_AWAKE at rest);
+ * since_ns is when the grace period started (stall reports count from it); expedited spins
+ * longer. Returns with *futex == GRACE__WAIT_AWAKE.
+ */
+void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, uint32_t *futex,
+			     uint64_t since_ns, bool expedited);
+
+/* Reader side: it saw its flag set (by arm(), with a relaxed load): wake the waiter. */
+void grace__wait_wake(uint32_t *futex);
+
+/* membarrier(2) usable (chosen once at start-up by core/init.c), else the fence fallback. */
+extern bool grace__use_membarrier;
+/* Barrier W: a full barrier on every running thread (membarrier), or a local fence in the
+ * fallback, where readers fence themselves. */
+void grace__heavy_barrier(void);
+
+#endif
