@@ -3,7 +3,8 @@
 # Install everything grace's build, tests and benchmark report need on Debian (bookworm).
 # Idempotent: skips apt entirely when every package is already there.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build pkg-config liburcu-dev valgrind spin python3 python3-matplotlib)
+pkgs=(build-essential cmake ninja-build pkg-config liburcu-dev valgrind spin python3 python3-matplotlib
+      clang-format clang-tidy cppcheck)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The test command: set up a fresh Debian machine, build and run every quick test in four
-# configurations. Long torture runs and benchmarks are separate targets (see README).
+# The test command: set up a fresh Debian machine, run the static checks, then build (warnings
+# are errors) and run every quick test in four configurations. Long torture runs and
+# benchmarks are separate targets (see README).
+#   lint         scripts/lint.sh: formatting, names in comments, clang-tidy, cppcheck
 #   release      RelWithDebInfo, the build users get
 #   debug        GRACE_DEBUG=ON: misuse is diagnosed and aborts (death tests check messages)
 #   asan         GRACE_DEBUG=ON + ASan/UBSan/LSan
 #   tsan         TSan mode (read side uses acquire/release; fence fallback)
-# Usage: scripts/test.sh [config...]   (default: all four)
+# Usage: scripts/test.sh [config...]   (default: all of them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(release debug asan tsan)
+[ ${#configs[@]} -gt 0 ] || configs=(lint release debug asan tsan)
 jobs=$(nproc)
 fail=0
 for c in "${configs[@]}"; do
+  if [ "$c" = lint ]; then
+    scripts/lint.sh || fail=1
+    continue
+  fi
   case "$c" in
     release) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
     debug)   flags=(-DCMAKE_BUILD_TYPE=Debug -DGRACE_DEBUG=ON) ;;
@@ -24,8 +30,14 @@ for c in "${configs[@]}"; do
   esac
   dir=build/test-$c
   echo "=== $c: configure and build ($dir)"
-  cmake -S . -B "$dir" -G Ninja -DGRACE_BENCH=$([ "$c" = release ] && echo ON || echo OFF) "${flags[@]}" >/dev/null
-  cmake --build "$dir" -j"$jobs" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -DGRACE_WERROR=ON \
+    -DGRACE_BENCH=$([ "$c" = release ] && echo ON || echo OFF) "${flags[@]}" >/dev/null
+  if ! cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1; then
+    grep -E "error|warning" "$dir/build.log" | head -n 40
+    echo "=== $c: build FAILED (full log: $dir/build.log)"
+    fail=1
+    continue
+  fi
   echo "=== $c: ctest"
   label=quick
   env_extra=()

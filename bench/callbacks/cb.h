@@ -102,6 +102,7 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
  * are not reused before rcu_barrier() (the driver's job), so the loop is call_rcu alone.
  */
 #define CB_DEFINE_ENQUEUE(sym, CALL)                                 \
+	uint64_t sym(struct cb_obj *objs, uint64_t n);               \
 	BENCH_NOINLINE uint64_t sym(struct cb_obj *objs, uint64_t n) \
 	{                                                            \
 		for (uint64_t i = 0; i < n; i++)                     \
@@ -112,6 +113,7 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
 /* Flood from a pool: CALL(o) as fast as possible until *stop, reusing each object once its
  * callback has run; returns the number of calls. */
 #define CB_DEFINE_FLOOD(sym, CALL)                                     \
+	uint64_t sym(struct cb_prod *p);                               \
 	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                 \
 	{                                                              \
 		uint64_t n = 0;                                        \
@@ -129,6 +131,7 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
 
 /* Flood with malloc'd objects whose callback frees them. */
 #define CB_DEFINE_FLOOD_FREE(sym, CALL)                                                 \
+	uint64_t sym(struct cb_prod *p);                                                \
 	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                                  \
 	{                                                                               \
 		uint64_t n = 0;                                                         \
@@ -151,6 +154,7 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
  * sample_every-th call (up to max_samples) is a latency sample (CALL_LAT), the others CALL.
  */
 #define CB_DEFINE_PACED(sym, CALL, CALL_LAT)                                                 \
+	uint64_t sym(struct cb_prod *p);                                                     \
 	BENCH_NOINLINE uint64_t sym(struct cb_prod *p)                                       \
 	{                                                                                    \
 		uint64_t n = 0, countdown = 0;                                               \
@@ -191,6 +195,7 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
  */
 #define CB_READER_OUTSIDE 64
 #define CB_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp)              \
+	uint64_t sym(const int *stop);                              \
 	BENCH_NOINLINE uint64_t sym(const int *stop)                \
 	{                                                           \
 		uint64_t n = 0, sum = 0;                            \

@@ -49,6 +49,8 @@ struct rs_design {
 		UNLOCK;          \
 	} while (0)
 #define RS_DEFINE_LOOP(sym, LOCK, UNLOCK)                                         \
+	uint64_t sym(uint64_t n);                                                 \
+	uint64_t sym##_x8(uint64_t n);                                            \
 	BENCH_NOINLINE __attribute__((aligned(64))) uint64_t sym(uint64_t n)      \
 	{                                                                         \
 		for (uint64_t i = 0; i < n; i++)                                  \
@@ -73,6 +75,7 @@ struct rs_design {
 /* The busy reader of one design: back-to-back sections that dereference *pp and load a word.
  * QS is a statement run between sections (a QSBR quiescent state), or nothing. */
 #define RS_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp, QS)         \
+	uint64_t sym(const int *stop);                             \
 	BENCH_NOINLINE uint64_t sym(const int *stop)               \
 	{                                                          \
 		uint64_t n = 0, sum = 0;                           \

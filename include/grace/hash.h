@@ -231,8 +231,8 @@ GRACE_INLINE struct grace_hash_node *grace_hash_next_rcu(struct grace_hash_node 
 }
 
 /*
- * hash_for_each_possible_rcu(): visit every node whose stored hash is @h, so the caller compares
- * keys inline (no indirect call). @h is the hash the table's hash function gives the key.
+ * grace_hash_for_each_possible_rcu(): visit every node whose stored hash is @h, so the caller
+ * compares keys inline (no indirect call). @h is the hash the table's hash function gives the key.
  */
 #define grace_hash_for_each_possible_rcu(ht, pos, h)         \
 	for ((pos) = grace_hash_first_rcu((ht), (h)); (pos); \

@@ -39,10 +39,6 @@ struct grace_hlist_head {
 #define GRACE_HLIST_POISON1 ((struct grace_hlist_node *)(uintptr_t)0x100)  /* ->next, plain del */
 #define GRACE_HLIST_POISON2 ((struct grace_hlist_node **)(uintptr_t)0x122) /* ->pprev, any del */
 
-/* Debug builds: report list corruption found by an add or delete, then abort (src/ds/list.c). */
-GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *entry,
-						  const char *what);
-
 #define GRACE_HLIST_HEAD_INIT \
 	{                     \
 		NULL          \
@@ -168,7 +164,8 @@ GRACE_INLINE void grace_hlist_move_list(struct grace_hlist_head *old, struct gra
 /* ---- update side, RCU ---- */
 
 /**
- * grace_hlist_add_head_rcu() / hlist_add_head_rcu(): add @n at the front of @h, publishing it.
+ * grace_hlist_add_head_rcu() (the kernel's hlist_add_head_rcu): add @n at the front of @h,
+ * publishing it.
  * The caller holds the update-side lock and has initialised @n's fields.
  */
 GRACE_INLINE void grace_hlist_add_head_rcu(struct grace_hlist_node *n, struct grace_hlist_head *h)
@@ -184,7 +181,8 @@ GRACE_INLINE void grace_hlist_add_head_rcu(struct grace_hlist_node *n, struct gr
 }
 
 /**
- * grace_hlist_add_tail_rcu() / hlist_add_tail_rcu(): add @n at the end of @h (walks the list:
+ * grace_hlist_add_tail_rcu() (the kernel's hlist_add_tail_rcu): add @n at the end of @h (walks the
+ * list:
  * O(length)).
  */
 GRACE_INLINE void grace_hlist_add_tail_rcu(struct grace_hlist_node *n, struct grace_hlist_head *h)
@@ -199,7 +197,7 @@ GRACE_INLINE void grace_hlist_add_tail_rcu(struct grace_hlist_node *n, struct gr
 	grace_store_release(pp, n);
 }
 
-/** grace_hlist_add_before_rcu() / hlist_add_before_rcu(): add @n before @next. */
+/** grace_hlist_add_before_rcu() (the kernel's hlist_add_before_rcu): add @n before @next. */
 GRACE_INLINE void grace_hlist_add_before_rcu(struct grace_hlist_node *n,
 					     struct grace_hlist_node *next)
 {
@@ -210,7 +208,7 @@ GRACE_INLINE void grace_hlist_add_before_rcu(struct grace_hlist_node *n,
 	next->pprev = &n->next;
 }
 
-/** grace_hlist_add_behind_rcu() / hlist_add_behind_rcu(): add @n after @prev. */
+/** grace_hlist_add_behind_rcu() (the kernel's hlist_add_behind_rcu): add @n after @prev. */
 GRACE_INLINE void grace_hlist_add_behind_rcu(struct grace_hlist_node *n,
 					     struct grace_hlist_node *prev)
 {
@@ -223,7 +221,8 @@ GRACE_INLINE void grace_hlist_add_behind_rcu(struct grace_hlist_node *n,
 }
 
 /**
- * grace_hlist_del_rcu() / hlist_del_rcu(): unlink @n from readers' view; ->next is kept for
+ * grace_hlist_del_rcu() (the kernel's hlist_del_rcu): unlink @n from readers' view; ->next is kept
+ * for
  * readers standing on it, ->pprev is poisoned. Free it after a grace period.
  */
 GRACE_INLINE void grace_hlist_del_rcu(struct grace_hlist_node *n)
@@ -234,7 +233,8 @@ GRACE_INLINE void grace_hlist_del_rcu(struct grace_hlist_node *n)
 }
 
 /**
- * grace_hlist_del_init_rcu() / hlist_del_init_rcu(): unlink @n if it is on a list and mark it
+ * grace_hlist_del_init_rcu() (the kernel's hlist_del_init_rcu): unlink @n if it is on a list and
+ * mark it
  * unhashed (->next kept for readers). It may be added again only after a grace period.
  */
 GRACE_INLINE void grace_hlist_del_init_rcu(struct grace_hlist_node *n)
@@ -247,7 +247,8 @@ GRACE_INLINE void grace_hlist_del_init_rcu(struct grace_hlist_node *n)
 }
 
 /**
- * grace_hlist_replace_rcu() / hlist_replace_rcu(): put @n in the place of @old; readers see one
+ * grace_hlist_replace_rcu() (the kernel's hlist_replace_rcu): put @n in the place of @old; readers
+ * see one
  * or the other. Free @old after a grace period.
  */
 GRACE_INLINE void grace_hlist_replace_rcu(struct grace_hlist_node *old, struct grace_hlist_node *n)
@@ -300,19 +301,22 @@ GRACE_END_DECLS
 /* hlist_first_rcu / hlist_next_rcu: the raw node pointers. */
 #define grace_hlist_first_rcu(head) rcu_dereference((head)->first)
 #define grace_hlist_next_rcu(node) rcu_dereference((node)->next)
-/* hlist_for_each_entry_rcu(): every entry present during the whole traversal is visited once. */
+/* grace_hlist_for_each_entry_rcu() (the kernel's hlist_for_each_entry_rcu): every entry present
+ * during the whole traversal is visited once. */
 #define grace_hlist_for_each_entry_rcu(pos, head, member)                                       \
 	for ((pos) = grace_hlist_entry_safe(rcu_dereference((head)->first), __typeof__(*(pos)), \
 					    member);                                            \
 	     (pos); (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next),         \
 						   __typeof__(*(pos)), member))
-/* hlist_for_each_entry_continue_rcu(): continue after @pos, found in the same section. */
+/* grace_hlist_for_each_entry_continue_rcu() (the kernel's hlist_for_each_entry_continue_rcu):
+ * continue after @pos, found in the same section. */
 #define grace_hlist_for_each_entry_continue_rcu(pos, member)                            \
 	for ((pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next),        \
 					    __typeof__(*(pos)), member);                \
 	     (pos); (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next), \
 						   __typeof__(*(pos)), member))
-/* hlist_for_each_entry_from_rcu(): start at @pos itself. */
+/* grace_hlist_for_each_entry_from_rcu() (the kernel's hlist_for_each_entry_from_rcu): start at @pos
+ * itself. */
 #define grace_hlist_for_each_entry_from_rcu(pos, member)                                  \
 	for (; (pos); (pos) = grace_hlist_entry_safe(rcu_dereference((pos)->member.next), \
 						     __typeof__(*(pos)), member))

@@ -191,9 +191,9 @@ GRACE_INLINE struct grace_idr_slot *grace__idr_slots(struct grace_idr_array *a)
  * rcu_assign_pointer() that published the array). The slot is read seq (load-acquire), ptr
  * (load-acquire), seq again: the first acquire pairs with the store-release of seq in
  * grace_idr_remove() (a pointer older than that seq cannot be loaded after it), the second with
- * the store-release of ptr in grace_idr_alloc()/replace() (the object's contents are visible,
- * and a seq newer than the pointer is seen by the second load). Both seq loads equal to the
- * ID's sequence prove that the pointer belongs to that ID, even if the ID reached this thread
+ * the store-release of ptr in grace_idr_alloc()/grace_idr_replace() (the object's contents are
+ * visible, and a seq newer than the pointer is seen by the second load). Both seq loads equal to
+ * the ID's sequence prove that the pointer belongs to that ID, even if the ID reached this thread
  * without synchronisation.
  * Thread-safety: any thread. Context: never blocks, never writes shared memory.
  * Cost: five loads (three on the slot's line), no store; no fence on x86 (acquire is a plain
@@ -218,7 +218,7 @@ GRACE_INLINE void *grace_idr_lookup(const struct grace_idr *idr, int id)
 	if (grace_load_acquire(&s->seq) != seq)
 		return NULL;
 	/* Acquire: the object's fields and the second seq load are ordered after it; pairs with
-	 * the store-release of ptr in grace_idr_alloc()/replace(). */
+	 * the store-release of ptr in grace_idr_alloc()/grace_idr_replace(). */
 	p = grace_load_acquire(&s->ptr);
 	if (GRACE_LIKELY(grace_load_relaxed(&s->seq) == seq))
 		return p;

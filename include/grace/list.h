@@ -53,10 +53,6 @@ struct grace_list_head {
 #define GRACE_LIST_POISON1 ((struct grace_list_head *)(uintptr_t)0x100) /* ->next, plain del */
 #define GRACE_LIST_POISON2 ((struct grace_list_head *)(uintptr_t)0x122) /* ->prev, any del */
 
-/* Debug builds: report list corruption found by an add or delete, then abort. */
-GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *entry,
-						  const char *what);
-
 #define GRACE_LIST_HEAD_INIT(name) \
 	{                          \
 		&(name), &(name)   \
@@ -280,7 +276,7 @@ GRACE_INLINE void grace__list_add_rcu(struct grace_list_head *n, struct grace_li
 }
 
 /**
- * grace_list_add_rcu() / list_add_rcu(): add @n after @head, publishing it to readers.
+ * grace_list_add_rcu() (the kernel's list_add_rcu): add @n after @head, publishing it to readers.
  * The caller holds the update-side lock and has initialised @n's fields.
  */
 GRACE_INLINE void grace_list_add_rcu(struct grace_list_head *n, struct grace_list_head *head)
@@ -289,7 +285,7 @@ GRACE_INLINE void grace_list_add_rcu(struct grace_list_head *n, struct grace_lis
 	grace__list_add_rcu(n, head, head->next);
 }
 
-/** grace_list_add_tail_rcu() / list_add_tail_rcu(): add @n before @head (at the back). */
+/** grace_list_add_tail_rcu() (the kernel's list_add_tail_rcu): add @n before @head (last). */
 GRACE_INLINE void grace_list_add_tail_rcu(struct grace_list_head *n, struct grace_list_head *head)
 {
 	grace__list_check_add("grace_list_add_tail_rcu", n, head->prev, head);
@@ -297,7 +293,8 @@ GRACE_INLINE void grace_list_add_tail_rcu(struct grace_list_head *n, struct grac
 }
 
 /**
- * grace_list_del_rcu() / list_del_rcu(): unlink @entry from readers' view. Its ->next is kept
+ * grace_list_del_rcu() (the kernel's list_del_rcu): unlink @entry from readers' view. Its ->next
+ * is kept
  * (readers on it continue); its ->prev is poisoned. Free it after a grace period, and do not
  * add it to a list before that grace period ends either (readers may still be on it).
  */
@@ -309,7 +306,8 @@ GRACE_INLINE void grace_list_del_rcu(struct grace_list_head *entry)
 }
 
 /**
- * grace_list_replace_rcu() / list_replace_rcu(): put @n in the place of @old atomically for
+ * grace_list_replace_rcu() (the kernel's list_replace_rcu): put @n in the place of @old atomically
+ * for
  * readers: each sees either @old or @n, never neither. Free @old after a grace period.
  */
 GRACE_INLINE void grace_list_replace_rcu(struct grace_list_head *old, struct grace_list_head *n)
@@ -324,7 +322,8 @@ GRACE_INLINE void grace_list_replace_rcu(struct grace_list_head *old, struct gra
 }
 
 /*
- * grace_list_splice_init_rcu() / list_splice_init_rcu(): move the entries of the RCU list
+ * grace_list_splice_init_rcu() (the kernel's list_splice_init_rcu): move the entries of the RCU
+ * list
  * @list to the front of @head, which readers may be traversing. @list is emptied first, then
  * @sync (synchronize_rcu, or the flavor's equivalent) waits for readers still in @list's
  * entries (they would otherwise run from @list's last entry into @head and never reach @list's
@@ -411,7 +410,8 @@ GRACE_END_DECLS
 
 /* Readers (inside a read-side section): dependency-ordered loads of ->next. */
 
-/* list_entry_rcu(): container of the pointer loaded from @ptr (an lvalue such as p->next). */
+/* grace_list_entry_rcu() (the kernel's list_entry_rcu): container of the pointer loaded from @ptr
+ * (an lvalue such as p->next). */
 #define grace_list_entry_rcu(ptr, type, member) \
 	grace_container_of(rcu_dereference(ptr), type, member)
 /* The first entry, or NULL: one load of head->next. */
@@ -429,27 +429,32 @@ GRACE_END_DECLS
 		grace__n != grace__h ? grace_list_entry(grace__n, __typeof__(*(pos)), member) \
 				     : (__typeof__(pos))NULL;                                 \
 	})
-/* list_for_each_rcu(): iterate over the struct grace_list_head links. */
+/* grace_list_for_each_rcu() (the kernel's list_for_each_rcu): iterate over the struct
+ * grace_list_head links. */
 #define grace_list_for_each_rcu(pos, head)                           \
 	for ((pos) = rcu_dereference((head)->next); (pos) != (head); \
 	     (pos) = rcu_dereference((pos)->next))
-/* list_for_each_entry_rcu(): every entry present during the whole traversal is visited once. */
+/* grace_list_for_each_entry_rcu() (the kernel's list_for_each_entry_rcu): every entry present
+ * during the whole traversal is visited once. */
 #define grace_list_for_each_entry_rcu(pos, head, member)                             \
 	for ((pos) = grace_list_entry_rcu((head)->next, __typeof__(*(pos)), member); \
 	     &(pos)->member != (head);                                               \
 	     (pos) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member))
-/* list_for_each_entry_continue_rcu(): continue after @pos, found in the same section. */
+/* grace_list_for_each_entry_continue_rcu() (the kernel's list_for_each_entry_continue_rcu):
+ * continue after @pos, found in the same section. */
 #define grace_list_for_each_entry_continue_rcu(pos, head, member)                          \
 	for ((pos) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member); \
 	     &(pos)->member != (head);                                                     \
 	     (pos) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member))
-/* list_for_each_entry_from_rcu(): start at @pos itself. */
+/* grace_list_for_each_entry_from_rcu() (the kernel's list_for_each_entry_from_rcu): start at @pos
+ * itself. */
 #define grace_list_for_each_entry_from_rcu(pos, head, member) \
 	for (; &(pos)->member != (head);                      \
 	     (pos) = grace_list_entry_rcu((pos)->member.next, __typeof__(*(pos)), member))
 /*
- * list_for_each_safe_rcu() (FREENIX Fig. 5): @n is loaded before the body runs, so the body may
- * unlink @pos (grace_list_del_rcu() plus call_rcu()) or move it to another list and the
+ * grace_list_for_each_entry_safe_rcu() (the FREENIX paper's list_for_each_safe_rcu, Fig. 5):
+ * @n is loaded before the body runs, so the body may unlink @pos (grace_list_del_rcu() plus
+ * call_rcu()) or move it to another list and the
  * traversal still continues along this list.
  */
 #define grace_list_for_each_entry_safe_rcu(pos, n, head, member)                        \

@@ -38,6 +38,10 @@ typedef void (*rcu_callback_t)(struct rcu_head *head);
 GRACE_API int grace_debug_in_read_section(void);
 GRACE_API GRACE_NORETURN void grace__debug_deref_outside(const char *call, const char *file,
 							 int line);
+/* Debug builds of list.h and hlist.h: report list corruption found by an add or delete, then
+ * abort (src/ds/list.c). */
+GRACE_API GRACE_NORETURN void grace__list_corrupt(const char *call, const void *entry,
+						  const char *what);
 
 GRACE_END_DECLS
 

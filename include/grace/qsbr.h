@@ -50,7 +50,8 @@ GRACE_INLINE void grace_qsbr_quiescent_state(void)
 {
 	struct grace__reader *r = &grace__qsbr_reader;
 	/* Acquire: accesses after this quiescent state see everything the updater published
-	 * before advancing the counter (pairs with the release store in qsbr_gp_start()). */
+	 * before advancing the counter (pairs with the release store of the counter in
+	 * qsbr_wait_readers(), src/flavor/qsbr.c). */
 	uint64_t g = grace_load_acquire(&grace__qsbr_gp_ctr.v);
 	uint64_t c = grace_load_relaxed(&r->ctr);
 
@@ -67,7 +68,8 @@ GRACE_INLINE void grace_qsbr_quiescent_state(void)
 	if (GRACE_UNLIKELY(c == 0))
 		grace__qsbr_misuse("qsbr_quiescent_state", "thread is offline or not registered");
 	/* Release: every access of the thread before this point is complete before an updater
-	 * sees the new counter (pairs with the acquire load in qsbr_holds_gp()). */
+	 * sees the new counter (pairs with the acquire loads of ctr in the registry's scan,
+	 * src/core/registry.c). */
 	grace_store_release(&r->ctr, g);
 	/* Compiler barrier: the waiter load stays after the store (store->load order: the updater
 	 * uses membarrier between setting waiter and re-reading ctr, see src/core/registry.c). */

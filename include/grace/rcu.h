@@ -79,7 +79,7 @@ GRACE_INLINE void grace_rcu_read_unlock(void)
 		/*
 		 * Outermost unlock: store-release, so the section's accesses are complete before an
 		 * updater can see the thread quiescent. Pairs with the acquire load of ctr in the
-		 * updater's scan (src/flavor/memb.c, memb_holds_gp()).
+		 * updater's scan (count_holders() in src/core/registry.c).
 		 */
 		grace_store_release(&r->ctr, c);
 		/*

@@ -9,7 +9,7 @@
  * The sleep protocol and its lost-wake-up argument (store-buffering, the flavors' readers on
  * the other side):
  *   waiter:  futex := SLEEPING; arm() (flag each reader it waits for, release);
- *            barrier W (grace__heavy_barrier); recheck(); FUTEX_WAIT(futex, SLEEPING)
+ *            barrier W (grace__heavy_barrier); recheck(); futex wait while the word is SLEEPING
  *   reader:  store "I am done" (release); compiler barrier (smp_mb without membarrier);
  *            load the flag; if set: grace__wait_wake(futex)
  * membarrier W runs a full barrier in every running reader's instruction stream (a context

@@ -32,11 +32,12 @@
  *    - G < S: the remove of generation G stored ptr = NULL before its seq store G + 1, and the
  *      first seq load returned S >= G + 1 with acquire, synchronising with the remove that
  *      stored S, which the remove of G happens-before (updaters are serialised). So the ptr
- *      load happens after the NULL store of remove(G) and cannot return P from generation G
- *      (coherence), unless P was stored again by a later alloc, which is then generation >= S.
- *    - G > S: alloc(G) ran after seq became G (a remove's store, before alloc's store-release of
- *      P), and the ptr load that returned P is an acquire, so the second seq load returns G or
- *      later, not S.
+ *      load happens after the NULL store of the remove of G and cannot return P from
+ *      generation G (coherence), unless P was stored again by a later alloc, which is then
+ *      generation >= S.
+ *    - G > S: the alloc of G ran after seq became G (a remove's store, before the alloc's
+ *      store-release of P), and the ptr load that returned P is an acquire, so the second seq load
+ *      returns G or later, not S.
  *    So a stale ID never returns a newer object, even when the ID reached the reader without
  *    synchronisation. A reader that returns the object of its own generation while a remove
  *    runs returns an object being removed concurrently, still allocated until the grace period
@@ -212,6 +213,8 @@ static int idr_grow(struct grace_idr *idr, uint32_t need)
 		size = size > idr->max_ids / 2 ? idr->max_ids : size * 2;
 	if (size > idr->max_ids)
 		size = idr->max_ids;
+	if (size == 0 || size < need)
+		return -ENOSPC; /* max_ids reached */
 	a = ary_alloc(size);
 	if (!a)
 		return -ENOMEM;

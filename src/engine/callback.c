@@ -11,9 +11,10 @@
  *  - worker: detach the list (an rseq pop on its own CPU, or grace__rseq_list_take() from
  *    elsewhere) with acquire semantics (contract rule 5 in internal/rseq.h: the callback's
  *    fields and everything the caller did before call_* are visible), keep the detached chain
- *    as it is (no pass over it), then take the cookie with grace__gp_snap(). The caller's removal happens before the
- *    snap, so the grace period named by the cookie covers every reader that could hold the
- *    removed object (core/gp.c argument (1), with happens-before in place of program order).
+ *    as it is (no pass over it), then take the cookie with grace__gp_snap(). The caller's
+ *    removal happens before the snap, so the grace period named by the cookie covers every
+ *    reader that could hold the removed object (core/gp.c argument (1), with happens-before in
+ *    place of program order).
  *  - Chains wait in segments ordered by cookie (later chains never get an earlier cookie:
  *    snaps are monotonic), so harvests are invoked in order (FIFO per queue from one harvest
  *    to the next; within one harvest, newest first). A segment is invoked once

@@ -24,8 +24,9 @@
 #define GRACE__POLICY_DEFAULT_MIN_GAP_US 50u
 #define GRACE__POLICY_MAX_PERIOD_US 10000000u
 
-/* A domain's policy settings. Written by grace_*_set_policy() while workers read them: every
- * field is accessed with relaxed atomics (a worker acts on the old or the new value). */
+/* A domain's policy settings. Written by grace_rcu_set_policy() and its QSBR and srcu twins
+ * while workers read them: every field is accessed with relaxed atomics (a worker acts on the
+ * old or the new value). */
 struct grace__policy {
 	uint32_t kind;       /* enum grace_gp_policy */
 	uint32_t period_us;  /* BATCH: how long the oldest callback waits */
@@ -50,8 +51,8 @@ struct grace__policy_decision {
 /* Defaults, overridden by the environment: GRACE_POLICY_BATCH=1, GRACE_BATCH_PERIOD_US,
  * GRACE_POLL_MIN_GAP_US. */
 void grace__policy_init(struct grace__policy *p);
-/* grace_*_set_policy(): 0, or -EINVAL for an unknown policy or a period outside
- * 1..GRACE__POLICY_MAX_PERIOD_US (BATCH). */
+/* For grace_rcu_set_policy() and its twins: 0, or -EINVAL for an unknown policy or a period
+ * outside 1..GRACE__POLICY_MAX_PERIOD_US (BATCH). */
 int grace__policy_set(struct grace__policy *p, enum grace_gp_policy kind, unsigned int period_us);
 struct grace__policy_decision grace__policy_decide(const struct grace__policy *p,
 						   const struct grace__policy_view *v);
