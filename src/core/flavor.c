@@ -18,18 +18,10 @@
 #include "core/registry.h"
 #include "engine/callback.h"
 
-struct grace__cbdom *grace__flavor_cb_peek(struct grace__flavor *f)
+struct grace__cbdom *grace__flavor_cb_create(struct grace__flavor *f, const char *call)
 {
-	/* Acquire: pairs with the release in grace__flavor_cb(): the domain is complete. */
-	return grace_load_acquire(&f->cb);
-}
+	struct grace__cbdom *d;
 
-struct grace__cbdom *grace__flavor_cb(struct grace__flavor *f, const char *call)
-{
-	struct grace__cbdom *d = grace__flavor_cb_peek(f);
-
-	if (GRACE_LIKELY(d != NULL))
-		return d;
 	grace__init();
 	grace__lock(&f->cb_lock);
 	d = f->cb;
@@ -37,7 +29,8 @@ struct grace__cbdom *grace__flavor_cb(struct grace__flavor *f, const char *call)
 		d = grace__cbdom_create(f, f->cb_workers);
 		if (!d)
 			grace__fatal(call, "out of memory creating the callback queues");
-		/* Release: the domain is fully built before another thread can see it. */
+		/* Release: the domain is fully built before another thread can see it (pairs with
+		 * the acquire in grace__flavor_cb_peek()). */
 		grace_store_release(&f->cb, d);
 	}
 	grace__unlock(&f->cb_lock);
@@ -86,11 +79,6 @@ void grace__flavor_cond_synchronize(struct grace__flavor *f, unsigned long cooki
 	int tok = f->hooks->enter_wait(f, f->calls[GRACE__CALL_COND_SYNC]);
 	grace__gp_wait(f->gp, cookie, 0);
 	f->hooks->leave_wait(f, tok);
-}
-
-void grace__flavor_call(struct grace__flavor *f, struct rcu_head *head, rcu_callback_t func)
-{
-	grace__cbdom_call(grace__flavor_cb(f, f->calls[GRACE__CALL_CALL]), head, func);
 }
 
 void grace__flavor_barrier(struct grace__flavor *f)

@@ -27,6 +27,9 @@ struct grace__cbdom;
 struct grace__registry;
 struct grace__flavor;
 
+/* engine/callback.h (declared here too for the inline call path below). */
+void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func);
+
 /* The public calls of a flavor, for messages that name the call the user made. */
 enum grace__call {
 	GRACE__CALL_SYNC,       /* synchronize_rcu */
@@ -69,10 +72,20 @@ struct grace__flavor {
 	void *owner; /* srcu: its struct srcu_struct */
 };
 
-/* The callback domain of f, created on first use (fatal with a message naming `call` if
- * memory runs out). grace__flavor_cb_peek(): NULL if none was ever created. */
-struct grace__cbdom *grace__flavor_cb(struct grace__flavor *f, const char *call);
-struct grace__cbdom *grace__flavor_cb_peek(struct grace__flavor *f);
+/* The callback domain of f: NULL if none was ever created. Acquire: pairs with the release
+ * publication in grace__flavor_cb_create(): the domain is complete. */
+static inline struct grace__cbdom *grace__flavor_cb_peek(struct grace__flavor *f)
+{
+	return grace_load_acquire(&f->cb);
+}
+/* Create it (once; fatal with a message naming `call` if memory runs out). */
+struct grace__cbdom *grace__flavor_cb_create(struct grace__flavor *f, const char *call);
+/* The callback domain of f, created on first use. */
+static inline struct grace__cbdom *grace__flavor_cb(struct grace__flavor *f, const char *call)
+{
+	struct grace__cbdom *d = grace__flavor_cb_peek(f);
+	return GRACE_LIKELY(d != NULL) ? d : grace__flavor_cb_create(f, call);
+}
 
 /* The update side, written once. gpflags: GRACE__GP_EXPEDITED or 0. */
 void grace__flavor_synchronize(struct grace__flavor *f, unsigned int gpflags);
@@ -80,12 +93,18 @@ unsigned long grace__flavor_get_state(struct grace__flavor *f);
 unsigned long grace__flavor_start_poll(struct grace__flavor *f);
 bool grace__flavor_poll_state(struct grace__flavor *f, unsigned long cookie);
 void grace__flavor_cond_synchronize(struct grace__flavor *f, unsigned long cookie);
-void grace__flavor_call(struct grace__flavor *f, struct rcu_head *head, rcu_callback_t func);
 void grace__flavor_barrier(struct grace__flavor *f);
 int grace__flavor_set_policy(struct grace__flavor *f, enum grace_gp_policy policy,
 			     unsigned int period_us);
 int grace__flavor_set_limits(struct grace__flavor *f, size_t soft, size_t hard);
 void grace__flavor_stats(struct grace__flavor *f, struct grace_cb_stats *st);
+
+/* call_rcu(): inline, so that each flavor's exported call is a load, a test and a tail call. */
+static inline void grace__flavor_call(struct grace__flavor *f, struct rcu_head *head,
+				      rcu_callback_t func)
+{
+	grace__cbdom_call(grace__flavor_cb(f, f->calls[GRACE__CALL_CALL]), head, func);
+}
 
 /* fork(): the registry's and the sequence's handlers, in order, for a static flavor. */
 void grace__flavor_atfork_prepare(struct grace__flavor *f);

@@ -582,8 +582,9 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 
 /* Every CHECK_EVERY calls of a thread: past the soft limit, expedite and help drive grace
  * periods; past the hard limit, wait until the workers have brought the backlog back under it. */
-static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *call)
+static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 {
+	const char *call = d->f->calls[GRACE__CALL_CALL];
 	int64_t soft = (int64_t)(grace_load_relaxed(&d->soft) * d->ncpu);
 	int64_t hard = (int64_t)(grace_load_relaxed(&d->hard) * d->ncpu);
 	int64_t b = domain_backlog(d);
@@ -652,10 +653,9 @@ static void check_backlog(struct grace__cbdom *d, struct worker *w, const char *
 
 void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
 {
-	const char *call = d->f->calls[GRACE__CALL_CALL];
-
 	if (GRACE_UNLIKELY(!head || !func))
-		grace__misuse_fatal(call, "NULL %s", head ? "callback function" : "rcu_head");
+		grace__misuse_fatal(d->f->calls[GRACE__CALL_CALL], "NULL %s",
+				    head ? "callback function" : "rcu_head");
 	head->func = func;
 	/* Push on the list of the CPU we run on: an rseq critical section whose commit is a
 	 * release store (no atomic, no fence); a CAS for threads without rseq. */
@@ -681,7 +681,7 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 		wake_worker(w);
 	if (GRACE_UNLIKELY(++calls_since_check >= CHECK_EVERY)) {
 		calls_since_check = 0;
-		check_backlog(d, w, call);
+		check_backlog(d, w);
 	}
 }
 

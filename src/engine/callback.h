@@ -29,7 +29,7 @@ struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int n
 /* Destroy: -EBUSY (and nothing freed) if callbacks are pending; stops and joins the workers. */
 int grace__cbdom_destroy(struct grace__cbdom *d);
 
-void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func);
+/* grace__cbdom_call() is declared in core/flavor.h (its inline call path uses it). */
 /* Wait until every callback queued before the call has been invoked. */
 void grace__cbdom_barrier(struct grace__cbdom *d, const char *call);
 /* Make sure a grace period completing `cookie` will run, without waiting for it. */
