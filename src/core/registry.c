@@ -200,9 +200,10 @@ void grace__registry_atfork_child(struct grace__registry *reg)
 {
 	struct grace__reader *self = reg->self();
 
-	/* The lock was taken in prepare by this thread: re-initialise it (its owner field names
-	 * the parent's thread id in debug builds), then keep only this thread's reader. */
-	grace__lock_reinit(&reg->lock);
+	/* The lock was taken in prepare by this thread (the only one the child has): release it
+	 * (which also clears the owner the parent's thread id was recorded as in debug builds),
+	 * then keep only this thread's reader. */
+	grace__unlock(&reg->lock);
 	reg->head = NULL;
 	reg->nthreads = 0;
 	reg->futex = GRACE__WAIT_AWAKE;

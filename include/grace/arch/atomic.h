@@ -30,9 +30,6 @@
 #define grace_fetch_or(p, v, mo) __atomic_fetch_or((p), (v), (mo))
 #define grace_fetch_and(p, v, mo) __atomic_fetch_and((p), (v), (mo))
 
-/* Acquire fence: loads before it (relaxed ones included) are ordered before every access after
- * it; with a relaxed load that read a release store, it completes the synchronizes-with edge. */
-#define grace_fence_acquire() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 
 /* Compiler barrier: no compiler motion of memory accesses across it; emits no instruction. */
 #define grace_barrier() __asm__ __volatile__("" ::: "memory")
@@ -44,6 +41,15 @@ static __thread int grace__tsan_fence_word __attribute__((unused));
 #define grace_smp_mb() ((void)__atomic_fetch_add(&grace__tsan_fence_word, 0, __ATOMIC_SEQ_CST))
 #else
 #define grace_smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
+/* Acquire fence: loads before it (relaxed ones included) are ordered before every access after
+ * it; with a relaxed load that read a release store, it completes the synchronizes-with edge.
+ * TSan rejects stand-alone fences: there it is the full-barrier stand-in above (TSan runs on
+ * x86, where loads are ordered anyway). */
+#if defined(__SANITIZE_THREAD__) || defined(GRACE_TSAN)
+#define grace_fence_acquire() grace_smp_mb()
+#else
+#define grace_fence_acquire() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #endif
 
 /* Is the architecture TSO (x86)? Then plain stores are release stores and plain loads are
