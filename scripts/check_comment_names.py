@@ -25,7 +25,7 @@ IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 # keyword. "e.g." style words never end in "(".
 CALL = re.compile(r"(?<![\w*])([A-Za-z_][A-Za-z0-9_]{2,})\(")
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "defined", "alignof",
-            "typeof", "__typeof__", "offsetof", "asm", "__asm__"}
+            "typeof", "__typeof__", "offsetof", "asm", "__asm__", "NOLINT", "NOLINTNEXTLINE"}
 
 
 def files(root, trees):

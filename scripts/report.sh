@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The main job: set up a fresh Debian machine, build grace and its benchmarks (Release, in
-# build/bench), run every benchmark family and write the report to out/report/REPORT.md, with
-# each family's CSV and PNG plots beside it. About 10 minutes on 2 cores.
+# build/bench), run every benchmark family and write the report to out/report/REPORT.md: a
+# summary screen of every family's headline figures, the run log, then each family's detail,
+# with its CSV and PNG plots beside it. About 12 minutes on 2 cores.
 #   scripts/report.sh [--quick] [--out DIR]
-#     --quick   a short smoke run of every family (a minute or so): checks that it all works
+#     --quick   a short smoke run of every family (two minutes or so): checks that it all works
 # Each family is bench/<name>/run.sh [--out DIR] [--quick], reading the build directory from
-# $GRACE_BUILD and writing DIR/<name>.md (+ CSV, PNG); a family without run.sh is skipped.
+# $GRACE_BUILD and its time budget from $GRACE_FAMILY_BUDGET_S (what is left of the report's),
+# and writing DIR/<name>.md and DIR/<name>.headlines.json (+ CSV, PNG); a family without run.sh
+# is skipped. GRACE_REPORT_BUDGET_S (default 900) caps the whole report: a family that would
+# overrun is stopped, and the families after it are skipped, each said so in the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,7 +23,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: scripts/report.sh [--quick] [--out DIR]" >&2; exit 2 ;;
   esac
 done
-budget=${GRACE_REPORT_BUDGET_S:-580} # whole report, seconds: stop a family that would overrun
+budget=${GRACE_REPORT_BUDGET_S:-900} # whole report, seconds: stop a family that would overrun
 t0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t0 )); }
 say() { printf '[report %3ss] %s\n' "$(elapsed)" "$*"; }
@@ -44,7 +48,7 @@ script_of() {
     *) echo "bench/$1/run.sh" ;;
   esac
 }
-order=(readside callbacks rseq srcu hashtable semop)
+order=(readside callbacks rseq srcu hashtable hashapi semop scaling)
 families=()
 missing=()
 for f in "${order[@]}"; do
@@ -65,10 +69,13 @@ rm -rf "$out"
 mkdir -p "$out/logs"
 ran=()
 failed=()
+times=()
+scripts=()
 n=${#families[@]}
 i=0
 for f in "${families[@]}"; do
   i=$((i + 1))
+  scripts+=("$f=$(script_of "$f")")
   left=$(( budget - $(elapsed) ))
   if [ "$left" -lt 20 ]; then
     say "($i/$n) $f: skipped, the report's time budget is spent"
@@ -77,26 +84,34 @@ for f in "${families[@]}"; do
     continue
   fi
   say "($i/$n) $f: $(script_of "$f") --out $out ${quick[*]}"
+  t_f=$(date +%s)
   set +e
-  GRACE_BUILD=$root/$build timeout --signal=INT --kill-after=10 "$left" \
+  # The family gets what is left, less a margin to write its report; the timeout is the backstop.
+  GRACE_BUILD=$root/$build GRACE_FAMILY_BUDGET_S=$(( left > 40 ? left - 15 : left )) \
+    timeout --signal=INT --kill-after=10 "$left" \
     bash "$(script_of "$f")" --out "$out" "${quick[@]}" 2>&1 | tee "$out/logs/$f.log"
   rc=${PIPESTATUS[0]}
   set -e
+  dt=$(( $(date +%s) - t_f ))
   ran+=("$f")
+  times+=("$f=$dt")
   if [ "$rc" = 124 ]; then
     failed+=("$f=was stopped after ${left} s (the report's time budget)")
-    say "($i/$n) $f: stopped, over the time budget"
+    say "($i/$n) $f: stopped after $dt s, over the time budget"
   elif [ "$rc" != 0 ]; then
-    failed+=("$f=failed (exit $rc)")
-    say "($i/$n) $f: failed (exit $rc), see $out/logs/$f.log"
+    failed+=("$f=failed (exit $rc) after $dt s")
+    say "($i/$n) $f: failed (exit $rc) after $dt s, see $out/logs/$f.log"
   else
-    say "($i/$n) $f: done"
+    say "($i/$n) $f: done in $dt s"
   fi
 done
 
+btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 join() { local IFS=,; echo "$*"; }
 "$py" bench/report/assemble.py --out "$out" --families "$(join "${ran[@]}")" \
   --failed "$(join "${failed[@]}")" --missing "$(join "${missing[@]}")" \
-  --load-start "$load_start" --elapsed "$(elapsed)" "${quick[@]}" >/dev/null
+  --times "$(join "${times[@]}")" --scripts "$(join "${scripts[@]}")" \
+  --build-type "${btype:-unknown}" --load-start "$load_start" --elapsed "$(elapsed)" \
+  "${quick[@]}" >/dev/null
 case "$out" in /*) report=$out/REPORT.md ;; *) report=$root/$out/REPORT.md ;; esac
 say "wrote $report"

@@ -194,22 +194,9 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
  * keeps it off the CPU (tens of milliseconds on a loaded machine), whatever the RCU.
  */
 #define CB_READER_OUTSIDE 64
-#define CB_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp)              \
-	uint64_t sym(const int *stop);                              \
-	BENCH_NOINLINE uint64_t sym(const int *stop)                \
-	{                                                           \
-		uint64_t n = 0, sum = 0;                            \
-		while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {  \
-			LOCK;                                       \
-			sum += *DEREF(pp);                          \
-			UNLOCK;                                     \
-			for (int k = 0; k < CB_READER_OUTSIDE; k++) \
-				BENCH_CLOBBER();                    \
-			n++;                                        \
-		}                                                   \
-		BENCH_USE(sum);                                     \
-		return n;                                           \
-	}
+#define CB_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp)    \
+	BENCH_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp, \
+			    for (int k = 0; k < CB_READER_OUTSIDE; k++) BENCH_CLOBBER())
 
 /* ---- designs ------------------------------------------------------------------------------- */
 

@@ -127,38 +127,28 @@ static void um_barrier(void)
 	urcu_memb_barrier();
 }
 
+/* What both liburcu designs share: they differ in set-up, teardown and statistics only. */
+#define UM_DESIGN                                                                              \
+	.enqueue_symbol = "cb_enqueue_urcu_memb", .thread_init = um_init_thread,               \
+	.thread_fini = um_fini_thread, .enqueue = cb_enqueue_urcu_memb,                        \
+	.flood = cb_flood_urcu_memb, .flood_free = cb_flood_free_urcu_memb,                    \
+	.paced = cb_paced_urcu_memb, .call_lat_wake = um_call_lat_wake, .barrier = um_barrier, \
+	.reader = cb_reader_urcu_memb
+
 const struct cb_design cb_design_urcu_memb = {
 	.name = "urcu-memb",
-	.enqueue_symbol = "cb_enqueue_urcu_memb",
 	.label = "liburcu 0.13 memb: urcu_memb_call_rcu, default (one worker thread)",
 	.setup = um_setup,
 	.teardown = um_nothing,
-	.thread_init = um_init_thread,
-	.thread_fini = um_fini_thread,
-	.enqueue = cb_enqueue_urcu_memb,
-	.flood = cb_flood_urcu_memb,
-	.flood_free = cb_flood_free_urcu_memb,
-	.paced = cb_paced_urcu_memb,
-	.call_lat_wake = um_call_lat_wake,
-	.barrier = um_barrier,
-	.reader = cb_reader_urcu_memb,
 	.stats = um_stats,
+	UM_DESIGN,
 };
 
 const struct cb_design cb_design_urcu_memb_percpu = {
 	.name = "urcu-memb-percpu",
-	.enqueue_symbol = "cb_enqueue_urcu_memb",
 	.label = "liburcu 0.13 memb with create_all_cpu_call_rcu_data(0): one worker per CPU",
 	.setup = um_setup_percpu,
 	.teardown = um_teardown_percpu,
-	.thread_init = um_init_thread,
-	.thread_fini = um_fini_thread,
-	.enqueue = cb_enqueue_urcu_memb,
-	.flood = cb_flood_urcu_memb,
-	.flood_free = cb_flood_free_urcu_memb,
-	.paced = cb_paced_urcu_memb,
-	.call_lat_wake = um_call_lat_wake,
-	.barrier = um_barrier,
-	.reader = cb_reader_urcu_memb,
 	.stats = um_stats_percpu,
+	UM_DESIGN,
 };

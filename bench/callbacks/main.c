@@ -51,19 +51,13 @@ static const struct cb_design *const designs[] = {
 
 uint64_t *cb_lat_ns;
 
-static int cpus[BENCH_MAX_CPUS];
-static int ncpus;
-static bool pin = true;
+/* The CPUs of the affinity mask, read at start-up; pinning off with --no-pin or when the
+ * command's threads outnumber them. */
+static struct bench_cpus cpus;
 
 static void pin_to(int idx)
 {
-	if (!pin)
-		return;
-	int e = bench_pin_cpu(cpus[idx % ncpus]);
-
-	if (e)
-		fprintf(stderr, "callbacks_bench: pinning to CPU %d: %s\n", cpus[idx % ncpus],
-			strerror(-e));
+	bench_cpus_pin(&cpus, idx);
 }
 
 static void usage(void)
@@ -85,15 +79,7 @@ static void usage(void)
 
 void cb_sleep_until(uint64_t t)
 {
-	struct timespec ts = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	cb_sleep_until(bench_now_ns() + ns);
+	bench_sleep_until_ns(t);
 }
 
 BENCH_NOINLINE void cb_pool_wait(struct cb_prod *p, struct cb_obj *o)
@@ -101,55 +87,13 @@ BENCH_NOINLINE void cb_pool_wait(struct cb_prod *p, struct cb_obj *o)
 	p->stalls++;
 	/* Acquire: pairs with the release in cb_done_*(), as in cb_pool_get(). */
 	while (__atomic_load_n(&o->busy, __ATOMIC_ACQUIRE))
-		sleep_ns(20000);
+		bench_sleep_ns(20000);
 }
 
-static void xpthread_create(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-	int e = pthread_create(th, NULL, fn, arg);
-
-	if (e) {
-		fprintf(stderr, "callbacks_bench: pthread_create: %s\n", strerror(e));
-		exit(1);
-	}
-}
-
-static void *xalloc(size_t n)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, 64, n ? n : 64)) {
-		fprintf(stderr, "callbacks_bench: out of memory (%zu bytes)\n", n);
-		exit(1);
-	}
-	memset(p, 0, n); /* also faults the pages in, before any timing */
-	return p;
-}
-
+/* CPU time of the whole process: producers, workers, the barrier. */
 static double proc_cpu_ns(void)
 {
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec * 1e9 + (double)ru.ru_utime.tv_usec * 1e3 +
-	       (double)ru.ru_stime.tv_sec * 1e9 + (double)ru.ru_stime.tv_usec * 1e3;
-}
-
-static double maxrss_mb(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_maxrss / 1024.0;
-}
-
-/* Context switches of the whole process (voluntary + involuntary). */
-static double ctx_switches(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_nvcsw + (double)ru.ru_nivcsw;
+	return (double)bench_process_cpu_ns();
 }
 
 static double thread_cpu_ns(pthread_t th)
@@ -171,31 +115,13 @@ static void engine_stats(const struct cb_design *d, struct cb_engine_stats *s)
 static void emit_lat(const char *bench, const char *as, int threads, int run, uint64_t *ns,
 		     size_t n, const char *raw)
 {
-	double *us = (double *)malloc((n ? n : 1) * sizeof(*us));
+	double *us = (double *)bench_xalloc((n ? n : 1) * sizeof(*us));
 
-	if (!us)
-		exit(1);
 	for (size_t i = 0; i < n; i++)
 		us[i] = (double)ns[i] / 1000.0;
-	if (raw) {
-		FILE *f = fopen(raw, "a");
-
-		if (!f) {
-			fprintf(stderr, "callbacks_bench: %s: %s\n", raw, strerror(errno));
-			exit(1);
-		}
-		for (size_t i = 0; i < n; i++)
-			fprintf(f, "%.3f\n", us[i]);
-		fclose(f);
-	}
-	struct bench_stats s = bench_stats_of(us, n);
-
-	bench_csv_row(stdout, bench, as, threads, run, "p50_us", s.p50, "us");
-	bench_csv_row(stdout, bench, as, threads, run, "p90_us", s.p90, "us");
-	bench_csv_row(stdout, bench, as, threads, run, "p99_us", s.p99, "us");
-	bench_csv_row(stdout, bench, as, threads, run, "max_us", s.max, "us");
-	bench_csv_row(stdout, bench, as, threads, run, "mean_us", s.mean, "us");
-	bench_csv_row(stdout, bench, as, threads, run, "samples", (double)s.n, "count");
+	if (raw)
+		bench_append_samples(raw, us, n);
+	bench_csv_latency(stdout, bench, as, threads, run, us, n);
 	free(us);
 }
 
@@ -210,7 +136,7 @@ static int cmd_enqueue(const struct cb_design *d, const char *as, int run, int a
 
 	if (k < 1)
 		usage();
-	objs = (struct cb_obj *)xalloc(k * sizeof(*objs));
+	objs = (struct cb_obj *)bench_xalloc(k * sizeof(*objs));
 	pin_to(0);
 	d->thread_init();
 	/* Warm-up: the workers start, the queues' and objects' lines are touched once. */
@@ -247,7 +173,7 @@ static int cmd_count(const struct cb_design *d, const char *as, int run, int arg
 
 	if (k < 1)
 		usage();
-	objs = (struct cb_obj *)xalloc(k * sizeof(*objs));
+	objs = (struct cb_obj *)bench_xalloc(k * sizeof(*objs));
 	d->thread_init();
 	while (n < iters) {
 		uint64_t b = iters - n < k ? iters - n : k;
@@ -292,7 +218,7 @@ static void *tput_producer(void *arg)
 	t->p.stop = &t->c->stop;
 	if (!t->c->free_mode) {
 		t->p.npool = t->c->npool;
-		t->p.pool = (struct cb_obj *)xalloc(t->p.npool * sizeof(struct cb_obj));
+		t->p.pool = (struct cb_obj *)bench_xalloc(t->p.npool * sizeof(struct cb_obj));
 	}
 	bench_start_wait(&t->c->start);
 	uint64_t c0 = bench_thread_cpu_ns();
@@ -321,8 +247,8 @@ static int cmd_tput(const struct cb_design *d, const char *as, int run, int argc
 	c.d = d;
 	c.free_mode = cb && strcmp(cb, "free") == 0;
 	c.npool = bench_arg_u64(argc, argv, "--pool", 1u << 20);
-	if (np > ncpus)
-		pin = false;
+	if (np > cpus.n)
+		cpus.pin = false;
 	t = (struct tput_thread *)calloc((size_t)np, sizeof(*t));
 	if (!t || c.npool < 64)
 		usage();
@@ -331,14 +257,14 @@ static int cmd_tput(const struct cb_design *d, const char *as, int run, int argc
 	for (int i = 0; i < np; i++) {
 		t[i].c = &c;
 		t[i].idx = i;
-		xpthread_create(&t[i].th, tput_producer, &t[i]);
+		bench_thread_create(&t[i].th, tput_producer, &t[i], i, np);
 	}
 	engine_stats(d, &s0);
 	bench_start_wait(&c.start);
 	uint64_t t0 = bench_now_ns();
-	double cs0 = ctx_switches(), pc0 = proc_cpu_ns();
+	double cs0 = bench_ctx_switches(), pc0 = proc_cpu_ns();
 
-	sleep_ns(ms * 1000000ull);
+	bench_sleep_ms(ms);
 	__atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < np; i++) {
 		pthread_join(t[i].th, NULL);
@@ -350,7 +276,7 @@ static int cmd_tput(const struct cb_design *d, const char *as, int run, int argc
 
 	d->barrier();
 	uint64_t t1 = bench_now_ns();
-	double cs1 = ctx_switches(), pc1 = proc_cpu_ns();
+	double cs1 = bench_ctx_switches(), pc1 = proc_cpu_ns();
 
 	engine_stats(d, &s1);
 	const char *b = c.free_mode ? "tput-free" : "tput";
@@ -366,7 +292,7 @@ static int cmd_tput(const struct cb_design *d, const char *as, int run, int argc
 	bench_csv_row(stdout, b, as, np, run, "barrier_ms", (double)(t1 - t_stop) / 1e6, "ms");
 	bench_csv_row(stdout, b, as, np, run, "calls", (double)calls, "count");
 	bench_csv_row(stdout, b, as, np, run, "pool_stalls", (double)stalls, "count");
-	bench_csv_row(stdout, b, as, np, run, "maxrss_mb", maxrss_mb(), "MB");
+	bench_csv_row(stdout, b, as, np, run, "maxrss_mb", bench_maxrss_mb(), "MB");
 	bench_csv_row(stdout, b, as, np, run, "ctxsw_per_kcb", (cs1 - cs0) * 1e3 / (double)calls,
 		      "count");
 	if (s1.have & CB_STATS_WORKER)
@@ -430,9 +356,9 @@ static int cmd_lat(const struct cb_design *d, const char *as, int run, int argc,
 
 	if (max < 1)
 		usage();
-	cb_lat_ns = (uint64_t *)xalloc(max * sizeof(*cb_lat_ns));
-	if (load && ncpus < 2)
-		pin = false;
+	cb_lat_ns = (uint64_t *)bench_xalloc(max * sizeof(*cb_lat_ns));
+	if (load && cpus.n < 2)
+		cpus.pin = false;
 	pin_to(0);
 	d->thread_init();
 	bench_start_init(&start, load ? 2 : 1);
@@ -440,8 +366,8 @@ static int cmd_lat(const struct cb_design *d, const char *as, int run, int argc,
 		l.d = d;
 		l.start = &start;
 		l.p.npool = bench_arg_u64(argc, argv, "--pool", 1u << 20);
-		l.p.pool = (struct cb_obj *)xalloc(l.p.npool * sizeof(struct cb_obj));
-		xpthread_create(&lth, load_producer, &l);
+		l.p.pool = (struct cb_obj *)bench_xalloc(l.p.npool * sizeof(struct cb_obj));
+		bench_thread_create(&lth, load_producer, &l, 0, 1);
 	}
 	bench_start_wait(&start);
 	/* Warm-up: workers started, first grace periods; then the measured samples. */
@@ -462,7 +388,7 @@ static int cmd_lat(const struct cb_design *d, const char *as, int run, int argc,
 				break;
 		}
 		if (gap_us)
-			sleep_ns(gap_us * 1000);
+			bench_sleep_ns(gap_us * 1000);
 	}
 	double load_mcbps = 0;
 
@@ -553,9 +479,9 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	if (rate < 1 || readers < 0 || readers > 1 || max < 1)
 		usage();
 	snprintf(bench, sizeof(bench), "sweep@%llu", (unsigned long long)rate);
-	cb_lat_ns = (uint64_t *)xalloc(max * sizeof(*cb_lat_ns));
-	if (ncpus < 2)
-		pin = false;
+	cb_lat_ns = (uint64_t *)bench_xalloc(max * sizeof(*cb_lat_ns));
+	if (cpus.n < 2)
+		cpus.pin = false;
 	c.d = d;
 	c.has_reader = readers == 1;
 	c.p.stop = &c.stop;
@@ -565,19 +491,19 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	uint64_t np = rate / 5;
 
 	c.p.npool = np < 4096 ? 4096 : np > (1u << 20) ? (1u << 20) : np;
-	c.p.pool = (struct cb_obj *)xalloc(c.p.npool * sizeof(struct cb_obj));
+	c.p.pool = (struct cb_obj *)bench_xalloc(c.p.npool * sizeof(struct cb_obj));
 	uint64_t expect = rate * ms / 1000;
 
 	c.p.sample_every = expect / max + 1;
 	d->thread_init();
 	bench_start_init(&c.start, c.has_reader ? 3 : 2);
 	if (c.has_reader)
-		xpthread_create(&c.reader_th, sweep_reader, &c);
-	xpthread_create(&pth, sweep_producer, &c);
+		bench_thread_create(&c.reader_th, sweep_reader, &c, 0, 2);
+	bench_thread_create(&pth, sweep_producer, &c, 1, 2);
 	double main0 = bench_thread_cpu_ns();
 
 	bench_start_wait(&c.start);
-	sleep_ns(ms * 1000000ull);
+	bench_sleep_ms(ms);
 	__atomic_store_n(&c.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(pth, NULL);
 	double main1 = bench_thread_cpu_ns();
@@ -593,7 +519,7 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	double rdr = c.reader1 - c.reader0;
 	/* The engine's CPU: its worker threads' clocks (grace's own counter; liburcu's call_rcu
 	 * threads). The rest of the process beyond producer, reader, driver and workers is a
-	 * cross-check that should stay near 0 (getrusage and the thread clocks are read a few
+	 * cross-check that should stay near 0 (the process and thread clocks are read a few
 	 * microseconds apart). */
 	double workers = (double)(c.s1.worker_cpu_ns - c.s0.worker_cpu_ns);
 	double rest = proc - prod - rdr - (main1 - main0) - workers;
@@ -646,7 +572,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		usage();
-	ncpus = bench_affinity_cpus(cpus, BENCH_MAX_CPUS);
+	bench_cpus_init(&cpus);
 	/* Timer slack 1 ns: the paced producer and the latency loop sleep to the microsecond. */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	if (strcmp(argv[1], "list") == 0) {
@@ -680,7 +606,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "callbacks_bench: design %s has no policy '%s'\n", d->name, pol);
 		return 2;
 	}
-	pin = !bench_arg_flag(argc, argv, "--no-pin");
+	cpus.pin = !bench_arg_flag(argc, argv, "--no-pin");
 	int run = (int)bench_arg_u64(argc, argv, "--run", 0);
 
 	if (bench_arg_flag(argc, argv, "--header"))

@@ -9,9 +9,10 @@
 #   bench/callbacks/run.sh [--out DIR] [--quick]
 #
 # Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
-#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build/bench
+#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build/bench
 # Writes DIR/callbacks.csv (rows: bench,design,threads,run,metric,value,unit), DIR/callbacks.md
 # (markdown fragment: tables with ratios to liburcu, the papers' figures beside ours),
+# DIR/callbacks.headlines.json (its figures for the report's summary),
 # DIR/callbacks_latency.png and DIR/callbacks_overhead.png. DIR defaults to $GRACE_BUILD/results.
 # About 2 minutes (--quick: about 45 s).
 set -euo pipefail
@@ -21,13 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 bin=$build/bench/callbacks/callbacks_bench
 lib=$build/src/libgrace.so
-if [ ! -x "$bin" ] || [ ! -e "$lib" ]; then
-  echo "run.sh: $bin not found; build first:" >&2
-  echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C ${GRACE_BUILD:-build/bench}" >&2
-  exit 1
-fi
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
+bench_need "$bin" "$lib"
 
 if [ $quick = 1 ]; then
   runs=2; lruns=1; enq_ms=100; tput_ms=200; lat_ms=500; sweep_ms=300; iters=20000
@@ -37,15 +32,9 @@ else
   rates="1000 10000 100000 1000000 10000000"
 fi
 
-csv=$out/callbacks.csv
-raw=$out/callbacks-raw
-rm -rf "$raw"
-mkdir -p "$raw"
-echo "bench,design,threads,run,metric,value,unit" >"$csv"
+bench_csv_raw callbacks
 
-mapfile -t designs < <("$bin" list | cut -f1)
-has() { local d; for d in "${designs[@]}"; do [ "$d" = "$1" ] && return 0; done; return 1; }
-sym() { "$bin" list | awk -F'\t' -v d="$1" '$1 == d { print $2 }'; }
+bench_designs "$bin"
 
 # Throughput designs (default policy) and the policies compared for latency and overhead:
 # name-in-csv and the arguments that select it.
@@ -59,9 +48,6 @@ if has urcu-memb; then
   pol_names+=(urcu-memb)
   pol_args+=("--design urcu-memb")
 fi
-
-echo "machine,$(uname -r),$(nproc),0,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
-t_begin=$(date +%s)
 
 echo "callbacks: enqueue cost and throughput, $runs interleaved runs" >&2
 for run in $(seq 1 $runs); do
@@ -144,11 +130,7 @@ for run in $(seq 1 $lruns); do
   done
 done
 
-echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
-echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
-
-btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
-"$py" "$here/report.py" --csv "$csv" --raw "$raw" --out "$out" --build-type "${btype:-?}" \
-  --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
-  --cmd "bench/callbacks/run.sh$([ $quick = 1 ] && echo ' --quick')"
+bench_csv_end "$csv"
+"$py" "$here/report.py" "${report_args[@]}" --csv "$csv" --raw "$raw" \
+  --cmd "$(bench_cmd bench/callbacks/run.sh)"
 echo "callbacks: wrote $csv, $out/callbacks.md, $out/callbacks_latency.png, $out/callbacks_overhead.png" >&2

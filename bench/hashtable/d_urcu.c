@@ -4,7 +4,8 @@
  * (without _LGPL_SOURCE): rcu_read_lock, rcu_read_unlock and rcu_dereference are calls into
  * the shared library. Deferred free by call_rcu() (liburcu's default worker thread). Readers
  * must register with liburcu. Its own translation unit: liburcu's struct rcu_head and rcu_*
- * macros clash with grace's. d_urcu_lgpl.c is the same with the read side inlined.
+ * macros clash with grace's. d_urcu_lgpl.c is the same with the read side inlined: it defines
+ * _LGPL_SOURCE and the design's names, then includes this file.
  */
 #include <urcu/urcu-memb.h>
 #define HB_DEREF(p) rcu_dereference(p)
@@ -18,9 +19,11 @@
 #define RD_BATCH_END(th) ((void)(th))
 #define RD_SETTLE() urcu_memb_barrier()
 
+#ifndef HB_SYM
 #define HB_SYM urcu
 #define HB_NAME "urcu-memb"
 #define HB_LABEL "liburcu memb"
+#endif
 #define HB_KIND "peer"
 #define HB_UNAVAILABLE NULL
 #include "rcudesign.h"

@@ -35,7 +35,7 @@
 #define HB_CHECK 0 /* check mode: poison on free, validate every element a reader touches */
 #endif
 
-#define HB_MAX_THREADS 64
+#define HB_MAX_THREADS 1024 /* brlock keeps one lock per thread: a static array */
 #define HB_LINE 64
 #define HB_ALIGNED __attribute__((aligned(HB_LINE)))
 #define HB_INLINE static inline __attribute__((always_inline))

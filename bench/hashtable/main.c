@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 #include "hb.h"
 
 /* ---- shared harness pieces (declared in hb.h) ------------------------------------------ */
@@ -36,20 +37,28 @@ void hb_fatal(const char *fmt, ...)
 	abort();
 }
 
+/* Bad input on the command line: a message and exit status 2, not an abort (hb_fatal() is for
+ * a design that broke its contract, where a core dump helps). */
+static __attribute__((noreturn, format(printf, 1, 2))) void hb_bad_input(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("hashbench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
 double hb_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)bench_now_ns() * 1e-9;
 }
 
 double hb_process_cpu(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)bench_process_cpu_ns() * 1e-9;
 }
 
 struct hb_el *hb_el_new(size_t size, unsigned long key)
@@ -129,21 +138,18 @@ static uint64_t splitmix(uint64_t x)
 void hb_run_threads(struct hb_run *run, void *(*fn)(void *))
 {
 	unsigned int n = run->nthreads;
-	struct hb_thread *th = (struct hb_thread *)aligned_alloc(HB_LINE, n * sizeof(*th));
-	struct timespec d;
+	struct hb_thread *th = (struct hb_thread *)bench_xalloc(n * sizeof(*th));
 	double t0, t1, c0;
 
-	if (!th)
-		hb_fatal("out of memory");
-	memset(th, 0, n * sizeof(*th));
 	run->threads = th;
 	run->ready = run->go = run->stop = 0;
 	for (unsigned int i = 0; i < n; i++) {
 		th[i].run = run;
 		th[i].id = i;
 		th[i].seed = splitmix(run->seed * 1000003u + i) | 1; /* xorshift needs nonzero */
-		if (pthread_create(&th[i].tid, NULL, fn, &th[i]))
-			hb_fatal("pthread_create: %s", strerror(errno));
+		/* A thread count the machine cannot create is reported (exit status 3), not a
+		 * crash: run.sh records the point as not measured. */
+		bench_thread_create(&th[i].tid, fn, &th[i], (int)i, (int)n);
 	}
 	while (__atomic_load_n(&run->ready, __ATOMIC_RELAXED) != (int)n)
 		sched_yield();
@@ -151,10 +157,7 @@ void hb_run_threads(struct hb_run *run, void *(*fn)(void *))
 	t0 = hb_now();
 	/* Release: pairs with the acquire in hb_wait_go(). */
 	__atomic_store_n(&run->go, 1, __ATOMIC_RELEASE);
-	d.tv_sec = (time_t)run->duration;
-	d.tv_nsec = (long)((run->duration - (double)d.tv_sec) * 1e9);
-	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &d, &d) == EINTR)
-		;
+	bench_sleep_ns((uint64_t)(run->duration * 1e9));
 	__atomic_store_n(&run->stop, 1, __ATOMIC_RELAXED);
 	run->lookups = run->updates = run->misses = 0;
 
@@ -197,11 +200,13 @@ static void wd_fire(int sig)
 
 /* ---- the designs ----------------------------------------------------------------------- */
 
-#define HB_DESIGNS(X)                                                                         \
-	X(ideal)                                                                              \
-	X(gspin) X(grw) X(bspin) X(brw) X(brlock) X(refcnt) X(grace_sync) X(grace_call)       \
-		X(grace_poll) X(qsbr_sync) X(qsbr_call) HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X) \
-			HB_DESIGNS_CHECK(X)
+#define HB_DESIGNS(X)                                                                     \
+	X(ideal)                                                                          \
+	X(gspin)                                                                          \
+	X(grw)                                                                            \
+	X(bspin)                                                                          \
+	X(brw) X(brlock) X(refcnt) X(grace_sync) X(grace_call) X(grace_poll) X(qsbr_sync) \
+		X(qsbr_call) HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X) HB_DESIGNS_CHECK(X)
 #if HB_CHECK
 #define HB_DESIGNS_CHECK(X) X(broken)
 #else
@@ -248,10 +253,7 @@ static void usage(void)
 
 static const struct hb_design *find_design(const char *name)
 {
-	for (size_t i = 0; i < N_ALL; i++)
-		if (!strcmp(all_designs[i]->name, name))
-			return all_designs[i];
-	return NULL;
+	return BENCH_FIND_NAMED(all_designs, N_ALL, name);
 }
 
 static double parse_double(const char *s, const char *what)
@@ -260,7 +262,7 @@ static double parse_double(const char *s, const char *what)
 	double v = strtod(s, &end);
 
 	if (end == s || *end)
-		hb_fatal("bad %s: '%s'", what, s);
+		hb_bad_input("bad %s: '%s'", what, s);
 	return v;
 }
 
@@ -305,7 +307,7 @@ int main(int argc, char **argv)
 			const struct hb_design *d = find_design(v);
 
 			if (!d)
-				hb_fatal("unknown design '%s' (see --list)", v);
+				hb_bad_input("unknown design '%s' (see --list)", v);
 			printf("%s\n", d->loop_symbol);
 			return 0;
 		}
@@ -322,7 +324,7 @@ int main(int argc, char **argv)
 			for (char *t = strtok_r(copy, ",", &save); t;
 			     t = strtok_r(NULL, ",", &save)) {
 				if (*cnt >= (th ? 32u : 64u))
-					hb_fatal("too many values for %s", a);
+					hb_bad_input("too many values for %s", a);
 				if (th)
 					threads[(*cnt)++] = (unsigned int)parse_double(t, a);
 				else
@@ -344,9 +346,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (nbuckets < 2 || (nbuckets & (nbuckets - 1)))
-		hb_fatal("--buckets must be a power of two >= 2");
+		hb_bad_input("--buckets must be a power of two >= 2");
 	if (duration <= 0 || duration > 3600 || reps < 1)
-		hb_fatal("bad --duration or --reps");
+		hb_bad_input("bad --duration or --reps");
 
 	/* Designs: the named ones, or every available one. */
 	if (design_list) {
@@ -357,7 +359,7 @@ int main(int argc, char **argv)
 			const char *why;
 
 			if (!d)
-				hb_fatal("unknown design '%s' (see --list)", t);
+				hb_bad_input("unknown design '%s' (see --list)", t);
 			why = design_unavailable(d);
 			if (why) {
 				fprintf(stderr, "hashbench: skipping %s: %s\n", t, why);
@@ -381,7 +383,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!ndesigns)
-		hb_fatal("no design to run");
+		hb_bad_input("no design to run");
 
 	/* Points. */
 	if (point_list) {
@@ -391,7 +393,7 @@ int main(int argc, char **argv)
 			char *colon = strchr(t, ':');
 
 			if (!colon || npoints >= 256)
-				hb_fatal("bad point '%s' (want THREADS:FRACTION)", t);
+				hb_bad_input("bad point '%s' (want THREADS:FRACTION)", t);
 			*colon = 0;
 			points[npoints].threads = (unsigned int)parse_double(t, "point threads");
 			points[npoints].update = parse_double(colon + 1, "point fraction");
@@ -408,15 +410,15 @@ int main(int argc, char **argv)
 	}
 	for (size_t p = 0; p < npoints; p++) {
 		if (points[p].threads < 1 || points[p].threads > HB_MAX_THREADS)
-			hb_fatal("threads must be 1..%d", HB_MAX_THREADS);
+			hb_bad_input("threads must be 1..%d", HB_MAX_THREADS);
 		if (points[p].update < 0 || points[p].update > 1)
-			hb_fatal("update fraction must be in [0, 1]");
+			hb_bad_input("update fraction must be in [0, 1]");
 	}
 
 	if (csv_path) {
 		csv = fopen(csv_path, "w");
 		if (!csv)
-			hb_fatal("cannot write %s: %s", csv_path, strerror(errno));
+			hb_bad_input("cannot write %s: %s", csv_path, strerror(errno));
 	}
 	fprintf(csv, "design,kind,threads,update_fraction,rep,measured_threads,seconds,lookups,"
 		     "updates,misses,mops,settle_seconds,cpu_seconds,mops_cpu\n");

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The hash-table family of the benchmark report: runs hashbench's standard sweeps and writes
-# DIR/hashtable.md (+ hashtable.csv, hashtable_summary.csv, PNG plots).
-#   run.sh [--out DIR] [--quick]       build dir from $GRACE_BUILD (default: build/bench)
+# DIR/hashtable.md (+ hashtable.csv, hashtable_summary.csv, hashtable.headlines.json, PNG plots).
+#   bench/hashtable/run.sh [--out DIR] [--quick]   build dir from $GRACE_BUILD (default:
+#                                                  build/bench); DIR defaults to $GRACE_BUILD/results
 # Standard run: read-only at 1, 2, 4, 8 threads and update fractions 0.01..1 at 2 threads,
 # every design, 5 interleaved repetitions of 0.15 s per point, then instruction counts under
 # callgrind: about 3 minutes on a quiet 2-core machine.
@@ -10,24 +11,10 @@
 # HB_REPS / HB_DURATION override the repetitions and the seconds per run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-out=out/report
-quick=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --out) out=$2; shift 2 ;;
-    --quick) quick=1; shift ;;
-    *) echo "usage: run.sh [--out DIR] [--quick]" >&2; exit 2 ;;
-  esac
-done
-build=${GRACE_BUILD:-$root/build/bench}
-case "$build" in /*) ;; *) build=$root/$build ;; esac
+. "$here/../common/run-args.sh"
+
 exe=$build/bench/hashtable/hashbench
-if [ ! -x "$exe" ]; then
-  echo "hashtable: $exe is missing: build first (cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build/bench)" >&2
-  exit 1
-fi
-mkdir -p "$out"
+bench_need "$exe"
 if [ $quick = 1 ]; then
   points=1:0,2:0,4:0,2:0.1,2:1
   reps=${HB_REPS:-1}
@@ -39,7 +26,6 @@ else
 fi
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "hashtable: $reps x $duration s per point and design (load average $load)"
-cmd="hashbench --points $points --reps $reps --duration $duration --csv hashtable.csv"
 "$exe" --points "$points" --reps "$reps" --duration "$duration" --csv "$out/hashtable.csv"
 
 # Instructions per read-only operation, one thread, under callgrind: repeatable where timings
@@ -71,8 +57,6 @@ else
   rm -f "$icsv"
 fi
 
-py=/usr/bin/python3
-[ -x $py ] || py=python3
-args=(--csv "$out/hashtable.csv" --out "$out" --command "$cmd" --load-before "$load")
-[ $quick = 1 ] && args+=(--quick)
-"$py" "$root/bench/report/hashtable.py" "${args[@]}"
+cmd="$(bench_cmd bench/hashtable/run.sh) (hashbench --points $points --reps $reps --duration $duration)"
+"$py" "$here/report.py" "${report_args[@]}" --csv "$out/hashtable.csv" --cmd "$cmd" \
+  --load-before "$load"

@@ -37,26 +37,9 @@ static const struct rs_design *const designs[] = {
 };
 #define NDESIGNS (sizeof(designs) / sizeof(designs[0]))
 
-/* The CPUs this process may use, read once at start-up before any thread pins itself. */
-static int cpus[BENCH_MAX_CPUS];
-static int ncpus;
-
-static void pin_to(int idx)
-{
-	int e = bench_pin_cpu(cpus[idx % ncpus]);
-
-	if (e)
-		fprintf(stderr, "readside_bench: pinning to CPU %d: %s\n", cpus[idx % ncpus],
-			strerror(-e));
-}
-
-static const struct rs_design *find_design(const char *name)
-{
-	for (size_t i = 0; i < NDESIGNS; i++)
-		if (strcmp(designs[i]->name, name) == 0)
-			return designs[i];
-	return NULL;
-}
+/* The CPUs this process may use, read once at start-up before any thread pins itself; each
+ * command sets cpus.pin (off with --no-pin or more threads than CPUs). */
+static struct bench_cpus cpus;
 
 static void usage(void)
 {
@@ -71,30 +54,11 @@ static void usage(void)
 	exit(2);
 }
 
-static void sleep_ms(uint64_t ms)
-{
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static void xpthread_create(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-	int e = pthread_create(th, NULL, fn, arg);
-
-	if (e) {
-		fprintf(stderr, "readside_bench: pthread_create: %s\n", strerror(e));
-		exit(1);
-	}
-}
-
 /* ---- pair: ns per lock+unlock pair ---------------------------------------------------------- */
 
 struct pair_ctx {
 	const struct rs_design *d;
 	uint64_t (*loop)(uint64_t n); /* d->loop or d->loop8 */
-	bool pin;
 	struct bench_start start;
 	/* Read by the measuring threads in their loop: a cache line of its own, so no write to a
 	 * neighbour (the updater's stack, the start line) disturbs them. */
@@ -115,8 +79,7 @@ static void *pair_worker(void *arg)
 	const struct rs_design *d = t->c->d;
 	uint64_t chunk = 256, n = 0, w0, c0;
 
-	if (t->c->pin)
-		pin_to(t->idx);
+	bench_cpus_pin(&cpus, t->idx);
 	d->thread_init();
 	/* Warm up and size a chunk to about 1 ms, so the stop flag is checked (outside the
 	 * measured function) about once a millisecond. */
@@ -148,18 +111,16 @@ static void pair_round(struct pair_ctx *c, const char *bench, const char *as, in
 	double wall = 0, cpu = 0;
 	uint64_t pairs = 0;
 
-	t = (struct pair_thread *)calloc((size_t)nthreads, sizeof(*t));
-	if (!t)
-		exit(1);
+	t = (struct pair_thread *)bench_xalloc((size_t)nthreads * sizeof(*t));
 	c->stop = 0;
 	bench_start_init(&c->start, (unsigned int)nthreads + 1);
 	for (int i = 0; i < nthreads; i++) {
 		t[i].c = c;
 		t[i].idx = i;
-		xpthread_create(&t[i].th, pair_worker, &t[i]);
+		bench_thread_create(&t[i].th, pair_worker, &t[i], i, nthreads);
 	}
 	bench_start_wait(&c->start);
-	sleep_ms(ms);
+	bench_sleep_ms(ms);
 	__atomic_store_n(&c->stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(t[i].th, NULL);
@@ -183,7 +144,7 @@ static int cmd_pair(const struct rs_design *d, const char *as, int argc, char **
 	if (nthreads < 1)
 		usage();
 	c.d = d;
-	c.pin = !bench_arg_flag(argc, argv, "--no-pin") && nthreads <= ncpus;
+	cpus.pin = !bench_arg_flag(argc, argv, "--no-pin") && nthreads <= cpus.n;
 	c.loop = d->loop;
 	pair_round(&c, "pair", as, nthreads, ms, run);
 	if (bench_arg_flag(argc, argv, "--x8")) {
@@ -210,7 +171,6 @@ static int cmd_count(const struct rs_design *d, const char *as, int argc, char *
 
 struct sync_ctx {
 	const struct rs_design *d;
-	bool pin;
 	struct bench_start start;
 	/* Read by the measuring threads in their loop: a cache line of its own, so no write to a
 	 * neighbour (the updater's stack, the start line) disturbs them. */
@@ -230,8 +190,7 @@ static void *sync_reader_fn(void *arg)
 	struct sync_reader *r = (struct sync_reader *)arg;
 	const struct rs_design *d = r->c->d;
 
-	if (r->c->pin)
-		pin_to(1 + r->idx);
+	bench_cpus_pin(&cpus, 1 + r->idx);
 	d->thread_init();
 	bench_start_wait(&r->c->start);
 	uint64_t t0 = bench_now_ns();
@@ -261,18 +220,15 @@ static int cmd_sync(const struct rs_design *d, const char *as, int argc, char **
 	if (nreaders < 0 || max < 1)
 		usage();
 	c.d = d;
-	c.pin = !bench_arg_flag(argc, argv, "--no-pin") && nreaders + 1 <= ncpus;
-	r = (struct sync_reader *)calloc((size_t)nreaders + 1, sizeof(*r));
-	lat = (double *)malloc(max * sizeof(*lat));
-	if (!r || !lat)
-		return 1;
-	if (c.pin)
-		pin_to(0);
+	cpus.pin = !bench_arg_flag(argc, argv, "--no-pin") && nreaders + 1 <= cpus.n;
+	r = (struct sync_reader *)bench_xalloc(((size_t)nreaders + 1) * sizeof(*r));
+	lat = (double *)bench_xalloc(max * sizeof(*lat));
+	bench_cpus_pin(&cpus, 0);
 	bench_start_init(&c.start, (unsigned int)nreaders + 1);
 	for (int i = 0; i < nreaders; i++) {
 		r[i].c = &c;
 		r[i].idx = i;
-		xpthread_create(&r[i].th, sync_reader_fn, &r[i]);
+		bench_thread_create(&r[i].th, sync_reader_fn, &r[i], i, nreaders);
 	}
 	bench_start_wait(&c.start);
 	/* Warm-up (first grace periods, page faults): 20 grace periods, or a tenth of the run
@@ -301,27 +257,14 @@ static int cmd_sync(const struct rs_design *d, const char *as, int argc, char **
 		pthread_join(r[i].th, NULL);
 		mops += (double)r[i].sections * 1e3 / (double)r[i].ns / nreaders;
 	}
-	if (raw) {
-		FILE *f = fopen(raw, "a");
-		if (!f) {
-			fprintf(stderr, "readside_bench: %s: %s\n", raw, strerror(errno));
-			return 1;
-		}
-		for (uint64_t i = 0; i < n; i++)
-			fprintf(f, "%.3f\n", lat[i]);
-		fclose(f);
-	}
-	struct bench_stats s = bench_stats_of(lat, n);
-	bench_csv_row(stdout, "sync", as, nreaders, run, "p50_us", s.p50, "us");
-	bench_csv_row(stdout, "sync", as, nreaders, run, "p90_us", s.p90, "us");
-	bench_csv_row(stdout, "sync", as, nreaders, run, "p99_us", s.p99, "us");
-	bench_csv_row(stdout, "sync", as, nreaders, run, "max_us", s.max, "us");
-	bench_csv_row(stdout, "sync", as, nreaders, run, "mean_us", s.mean, "us");
-	bench_csv_row(stdout, "sync", as, nreaders, run, "samples", (double)s.n, "count");
+	if (raw)
+		bench_append_samples(raw, lat, n);
+	bench_csv_latency(stdout, "sync", as, nreaders, run, lat, n);
 	bench_csv_row(stdout, "sync", as, nreaders, run, "clock_us", clock_us, "us");
 	/* Reader progress (million sections per second, mean over readers): the readers ran. */
 	bench_csv_row(stdout, "sync", as, nreaders, run, "reader_mops", mops, "Mops/s");
-	bench_csv_row(stdout, "sync", as, nreaders, run, "pinned", c.pin ? 1 : 0, "bool");
+	bench_csv_row(stdout, "sync", as, nreaders, run, "pinned",
+		      cpus.pin && !cpus.pin_failed ? 1 : 0, "bool");
 	free(lat);
 	free(r);
 	return 0;
@@ -330,26 +273,18 @@ static int cmd_sync(const struct rs_design *d, const char *as, int argc, char **
 int main(int argc, char **argv)
 {
 	const struct rs_design *d;
-	const char *name, *as;
+	const char *as;
 
 	if (argc < 2)
 		usage();
-	ncpus = bench_affinity_cpus(cpus, BENCH_MAX_CPUS);
+	bench_cpus_init(&cpus);
 	if (strcmp(argv[1], "list") == 0) {
 		for (size_t i = 0; i < NDESIGNS; i++)
 			printf("%s\t%s\t%d\t%s\n", designs[i]->name, designs[i]->loop_symbol,
 			       designs[i]->synchronize != NULL, designs[i]->label);
 		return 0;
 	}
-	name = bench_arg_str(argc, argv, "--design");
-	if (!name)
-		usage();
-	d = find_design(name);
-	if (!d) {
-		fprintf(stderr, "readside_bench: unknown design '%s' (see: readside_bench list)\n",
-			name);
-		return 2;
-	}
+	d = BENCH_DESIGN_ARG(designs, NDESIGNS, argc, argv);
 	as = bench_arg_str(argc, argv, "--as");
 	if (!as)
 		as = d->name;

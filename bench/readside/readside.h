@@ -74,21 +74,8 @@ struct rs_design {
 
 /* The busy reader of one design: back-to-back sections that dereference *pp and load a word.
  * QS is a statement run between sections (a QSBR quiescent state), or nothing. */
-#define RS_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp, QS)         \
-	uint64_t sym(const int *stop);                             \
-	BENCH_NOINLINE uint64_t sym(const int *stop)               \
-	{                                                          \
-		uint64_t n = 0, sum = 0;                           \
-		while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) { \
-			LOCK;                                      \
-			sum += *DEREF(pp);                         \
-			UNLOCK;                                    \
-			QS;                                        \
-			n++;                                       \
-		}                                                  \
-		BENCH_USE(sum);                                    \
-		return n;                                          \
-	}
+#define RS_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp, QS) \
+	BENCH_DEFINE_READER(sym, LOCK, UNLOCK, DEREF, pp, QS)
 
 extern const struct rs_design rs_design_empty;
 extern const struct rs_design rs_design_grace;

@@ -7,9 +7,10 @@
 #   bench/readside/run.sh [--out DIR] [--quick]
 #
 # Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
-#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build/bench
+#   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build/bench
 # Writes DIR/readside.csv (rows: bench,design,threads,run,metric,value,unit), DIR/readside.md (a
-# markdown fragment: tables of medians and ratios) and DIR/readside.png. DIR defaults to
+# markdown fragment: tables of medians and ratios), DIR/readside.headlines.json (its figures for
+# the report's summary) and DIR/readside.png. DIR defaults to
 # $GRACE_BUILD/results. About 60 s on an idle 2-CPU machine, up to 90 s under load (--quick:
 # 20-40 s).
 # Read side: 7 runs per design (--quick: 3); synchronize: 5 runs per scenario (--quick: 3); on a
@@ -21,16 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 bin=$build/bench/readside/readside_bench
 sbin=$build/bench/readside/readside_bench_static
-for b in "$bin" "$sbin"; do
-  if [ ! -x "$b" ]; then
-    echo "run.sh: $b not found; build first:" >&2
-    echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -DCMAKE_BUILD_TYPE=RelWithDebInfo" >&2
-    echo "  cmake --build ${GRACE_BUILD:-build/bench}" >&2
-    exit 1
-  fi
-done
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
+bench_need "$bin" "$sbin"
 
 if [ $quick = 1 ]; then
   runs=3; sync_runs=3; pair_ms=20; sync_ms=150; sync_over_ms=400; iters=100000
@@ -41,16 +33,10 @@ else
 fi
 sync_max=20000
 
-csv=$out/readside.csv
-raw=$out/readside-raw
-rm -rf "$raw"
-mkdir -p "$raw"
-echo "bench,design,threads,run,metric,value,unit" >"$csv"
+bench_csv_raw readside
 
 # Designs this build has (the liburcu peers are absent when liburcu-dev was not found).
-mapfile -t designs < <("$bin" list | cut -f1)
-has() { local d; for d in "${designs[@]}"; do [ "$d" = "$1" ] && return 0; done; return 1; }
-sym() { "$bin" list | awk -F'\t' -v d="$1" '$1 == d { print $2 }'; }
+bench_designs "$bin"
 
 # The pair designs: every design of the main binary, plus grace with the fence fallback
 # (GRACE_NO_MEMBARRIER=1) and grace linked statically.
@@ -65,8 +51,6 @@ pair_one() { # run threads
     >>"$csv"
 }
 
-echo "machine,$(uname -r),$(nproc),0,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
-t_begin=$(date +%s)
 t0=$SECONDS
 
 echo "readside: lock+unlock pairs, $runs interleaved runs x {1,2} threads" >&2
@@ -140,13 +124,9 @@ for run in $(seq 1 $sync_runs); do
 done
 
 echo "readside: ... $((SECONDS - t0)) s" >&2
-echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
-echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
+bench_csv_end "$csv"
 
-btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 urcu_v=$(pkg-config --modversion liburcu-memb 2>/dev/null || echo "?")
-"$py" "$here/report.py" --csv "$csv" --raw "$raw" --out "$out" --build-type "${btype:-?}" \
-  --urcu "$urcu_v" \
-  --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
-  --cmd "bench/readside/run.sh$([ $quick = 1 ] && echo ' --quick')"
+"$py" "$here/report.py" "${report_args[@]}" --csv "$csv" --raw "$raw" --urcu "$urcu_v" \
+  --cmd "$(bench_cmd bench/readside/run.sh)"
 echo "readside: wrote $csv, $out/readside.md, $out/readside.png" >&2

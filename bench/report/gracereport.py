@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""Shared helpers for grace's benchmark report: CSV loading, medians and spreads, ratios,
-markdown tables, machine description, and matplotlib plots in one house style.
+"""The benchmark harness, Python side: the one report module every family uses. CSV loading
+(both the long format of bench.h and plain tables), medians, spreads and pooled percentiles,
+ratios and number formats, markdown tables, the machine description, the family's command
+line, headline figures for the report's summary screen, and matplotlib plots in one house
+style. Its C side is bench/common/bench.h, its shell side bench/common/run-args.sh.
 
 Every benchmark family's report script imports this module (run it with Debian's
 /usr/bin/python3, which has matplotlib):
@@ -9,7 +12,12 @@ Every benchmark family's report script imports this module (run it with Debian's
     sys.path.insert(0, os.path.join(ROOT, "bench", "report"))
     import gracereport as gr
 
-    rows = gr.load_csv("out/report/x.csv")                 # list of dicts, numbers converted
+    a = gr.family_argparser(__doc__).parse_args()          # --csv --out --cmd --build-type ...
+    d = gr.load_bench(a.csv)                               # long format: bench,design,...
+    d.med("pair", "grace", 1, "ns_cpu"); d.cell(...)       # median; "median (min-max)"
+    md = [gr.heading(2, "Read side"), gr.run_line(a, d)]   # "Command: ... (build: Release) ..."
+    hl = gr.Headlines("readside"); hl.add(...); hl.write(a.out)   # the summary screen's rows
+    rows = gr.load_csv("out/report/x.csv")                 # plain CSV: list of dicts
     med = gr.summarize(rows, ("design", "threads"), "mops") # {(design, threads): Stat}
     gr.line_plot("out/report/x.png", series, xlabel=..., ylabel=..., title=...)
     md = gr.md_table(["design", "Mops/s"], [[d, gr.fmt(v)] for d, v in ...])
@@ -19,7 +27,9 @@ Plots use the Agg backend (no display needed). Colours and markers are fixed per
 get colours from a fallback cycle.
 """
 
+import argparse
 import csv
+import json
 import math
 import os
 import platform
@@ -95,6 +105,311 @@ def summarize(rows, keys, value):
     return {k: Stat(v) for k, v in groups.items()}
 
 
+# ---- the long format of bench.h (bench,design,threads,run,metric,value,unit) ----------------
+
+
+class BenchData:
+    """The rows of a family's long-format CSV, grouped by (bench, design, threads, metric),
+    with the machine rows (bench "machine": kernel in the design column, online CPUs in the
+    threads column; metrics load1 at run 0 and 1, elapsed_s) in `meta`."""
+
+    def __init__(self, groups, meta):
+        self.groups = groups
+        self.meta = meta
+
+    def values(self, bench, design, threads, metric):
+        return self.groups.get((bench, design, threads, metric), [])
+
+    def has(self, bench, design, threads, metric):
+        return bool(self.values(bench, design, threads, metric))
+
+    def med(self, bench, design, threads, metric):
+        """Median over the runs, or None when nothing was measured."""
+        return median(self.values(bench, design, threads, metric))
+
+    def spread(self, bench, design, threads, metric):
+        v = self.values(bench, design, threads, metric)
+        return (min(v), max(v)) if v else (None, None)
+
+    def stat(self, bench, design, threads, metric):
+        return Stat(self.values(bench, design, threads, metric))
+
+    def cell(self, bench, design, threads, metric, f=None, brackets="()"):
+        """"median (min-max)" of the runs, or n/a."""
+        f = f or fmt
+        v = self.values(bench, design, threads, metric)
+        if not v:
+            return "n/a"
+        return "%s %s%s-%s%s" % (f(median(v)), brackets[0], f(min(v)), f(max(v)), brackets[1])
+
+    def designs(self, bench=None):
+        return sorted({k[1] for k in self.groups if bench is None or k[0] == bench})
+
+    def threads(self, bench, metric=None):
+        return sorted({k[2] for k in self.groups
+                       if k[0] == bench and (metric is None or k[3] == metric)})
+
+    def runs(self, bench=None, metric=None):
+        """The largest number of runs behind one point (of one bench and metric)."""
+        return max((len(v) for k, v in self.groups.items()
+                    if (bench is None or k[0] == bench) and (metric is None or k[3] == metric)),
+                   default=0)
+
+    @property
+    def kernel(self):
+        return self.meta.get("kernel", "?")
+
+    @property
+    def nproc(self):
+        try:
+            return int(self.meta.get("nproc", 0)) or (os.cpu_count() or 1)
+        except ValueError:
+            return os.cpu_count() or 1
+
+    @property
+    def load_start(self):
+        return self.meta.get(("load1", 0), "?")
+
+    @property
+    def load_end(self):
+        return self.meta.get(("load1", 1), "?")
+
+    @property
+    def elapsed_s(self):
+        return self.meta.get(("elapsed_s", 0), "?")
+
+
+def load_bench(path):
+    """A family's long-format CSV (bench.h's bench_csv_row) as BenchData."""
+    groups, meta = {}, {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["bench"] == "machine":
+                meta[(r["metric"], int(r["run"]))] = r["value"]
+                meta["kernel"] = r["design"]
+                meta["nproc"] = r["threads"]
+                continue
+            try:
+                key = (r["bench"], r["design"], int(r["threads"]), r["metric"])
+                groups.setdefault(key, []).append(float(r["value"]))
+            except (TypeError, ValueError):
+                continue  # a truncated last line (a run stopped mid-row)
+    return BenchData(groups, meta)
+
+
+def load_samples(raw_dir, prefix):
+    """Raw samples written by bench_append_samples() to DIR/<prefix>.<design>.<arg>.txt:
+    {(design, arg): ascending list}, arg an int when it is one."""
+    out = {}
+    if not raw_dir or not os.path.isdir(raw_dir):
+        return out
+    for name in os.listdir(raw_dir):
+        if not (name.startswith(prefix + ".") and name.endswith(".txt")):
+            continue
+        design, arg = name[len(prefix) + 1:-len(".txt")].rsplit(".", 1)
+        try:
+            arg = int(arg)
+        except ValueError:
+            pass
+        with open(os.path.join(raw_dir, name)) as f:
+            out[(design, arg)] = sorted(float(x) for x in f if x.strip())
+    return out
+
+
+# ---- a family's command line and header ---------------------------------------------------
+
+
+def family_argparser(doc):
+    """The arguments every family's report.py takes (run-args.sh passes them as report_args):
+    --csv, --out, --cmd, --build-type, --cpu, --raw, --quick. Add the family's own after."""
+    ap = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0] if doc else None)
+    ap.add_argument("--csv", required=True, help="the family's long-format CSV")
+    ap.add_argument("--out", required=True, help="folder for the markdown fragment and plots")
+    ap.add_argument("--raw", default="", help="folder of raw samples, if the family keeps them")
+    ap.add_argument("--cmd", default="", help="the command that produced the CSV")
+    ap.add_argument("--build-type", default="unknown", help="CMake build type of the binaries")
+    ap.add_argument("--cpu", default="", help="CPU model")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: say so")
+    return ap
+
+
+def family_args(doc, default_cmd, *extra):
+    """Parse a family's arguments: family_argparser()'s, plus extra options given as
+    (flag, default, help) tuples, or (flag, default, help, {more add_argument keywords});
+    --cmd defaults to default_cmd."""
+    ap = family_argparser(doc)
+    for flag, default, text, *more in extra:
+        ap.add_argument(flag, default=default, help=text, **(more[0] if more else {}))
+    a = ap.parse_args()
+    a.cmd = a.cmd or default_cmd
+    return a
+
+
+def build_type(build_dir):
+    """CMAKE_BUILD_TYPE of a build directory (from its CMakeCache.txt), or "unknown"."""
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith("CMAKE_BUILD_TYPE:"):
+                    return line.split("=", 1)[1].strip() or "unknown"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def run_line(a, data, extra=""):
+    """The family's opening line: the command, the build type actually used, the machine, the
+    load average before and after, the time it took; `extra` is appended."""
+    cpu = a.cpu or machine_info()["cpu"]
+    s = ("Command: `%s` (build: %s). Machine: %s, %s CPUs, Linux %s; load average %s before, "
+         "%s after; %s s in all." % (a.cmd or "?", a.build_type or "unknown", cpu, data.nproc,
+                                     data.kernel, data.load_start, data.load_end,
+                                     data.elapsed_s))
+    return s + (" " + extra if extra else "") + "\n"
+
+
+def heading(level, title):
+    """A markdown heading line ("## title") followed by a blank line."""
+    return "#" * level + " " + title + "\n"
+
+
+def quick_note(a):
+    return ("> **Quick smoke run** (`--quick`): short runs that show everything works; the "
+            "numbers are not figures to quote.\n" if a.quick else "")
+
+
+def write_fragment(out, family, md):
+    """Write the family's markdown fragment OUT/<family>.md (a list of lines or a string)."""
+    path = os.path.join(out, family + ".md")
+    with open(path, "w") as f:
+        f.write(md if isinstance(md, str) else "\n".join(md).rstrip() + "\n")
+    return path
+
+
+# ---- headline figures: the report's summary screen ----------------------------------------
+
+
+def compare_words(grace, other, better, other_name="liburcu", subject="grace", near=0.05,
+                  words=None):
+    """A comparison in plain words: "grace 1.9x faster than liburcu", "grace 12% slower than
+    liburcu", "grace about the same as liburcu (within 5%)". better: "lower" when a smaller
+    figure is better (a time, a cost), "higher" when a larger one is (a rate). words: the
+    (better, worse) adjectives, default ("faster", "slower"), which suits times and rates
+    alike; a cost in instructions or bytes wants its own ("fewer instructions", ...)."""
+    r = ratio(grace, other)
+    if _missing(r) or r <= 0:
+        return "not measured"
+    gain = (1 / r) if better == "lower" else r  # > 1: grace is better
+    if abs(gain - 1) <= near:
+        return "%s about the same as %s (within %d%%)" % (subject, other_name, round(near * 100))
+    if not words:
+        words = ("faster", "slower")
+    word = words[0] if gain > 1 else words[1]
+    x = gain if gain > 1 else 1 / gain
+    amount = "%sx" % fmt(x, 2) if x >= 1.5 else "%d%%" % round((x - 1) * 100)
+    return "%s %s %s than %s" % (subject, amount, word, other_name)
+
+
+class Headlines:
+    """The headline figures of one family, for the report's summary screen: each row is one
+    figure, grace beside liburcu (or the baseline named) and the seed paper, the ratio, and a
+    verdict in plain words. write() saves them as OUT/<family>.headlines.json, which
+    bench/report/assemble.py reads.
+
+        hl = gr.Headlines("readside", "Read side")
+        hl.add("read-side lock+unlock, ns per pair, 1 thread", grace=0.6, other=0.7,
+               other_name="liburcu memb (inline)", unit="ns", better="lower",
+               target=("ratio", "<=", 1.0), paper=None)
+        hl.write(out)
+    """
+
+    def __init__(self, family, title=""):
+        self.family = family
+        self.title = title
+        self.rows = []
+
+    def add(self, what, grace, other=None, other_name="liburcu", unit="", better="lower",
+            paper=None, target=None, note="", fmt_value=None, subject="grace", words=None,
+            grace_text=None, other_text=None):
+        """One figure. grace, other: numbers (None when not measured). paper: a string such
+        as "11.0x (8 CPUs)" or None. target: None, or (on, op, value) with on "ratio" (grace /
+        other) or "grace", op "<=" or ">="; the verdict says whether it is met. fmt_value: a
+        name of this module's formatters ("fmt", "fmt_us", "fmt_rate", "fmt_x", "fmt_bytes",
+        "fmt_pct") used to print the values. subject, words: see compare_words(). grace_text,
+        other_text: shown instead of a value that is not a number ("never"), with no
+        comparison."""
+        self.rows.append(dict(what=what, grace=_clean(grace), other=_clean(other),
+                              other_name=other_name, unit=unit, better=better, paper=paper,
+                              target=list(target) if target else None, note=note,
+                              fmt_value=fmt_value or "fmt", subject=subject,
+                              words=list(words) if words else None, grace_text=grace_text,
+                              other_text=other_text))
+        return self
+
+    def write(self, out):
+        path = os.path.join(out, self.family + ".headlines.json")
+        with open(path, "w") as f:
+            json.dump({"family": self.family, "title": self.title, "rows": self.rows}, f,
+                      indent=1)
+        return path
+
+
+def _clean(v):
+    try:
+        return None if v is None or _missing(float(v)) else float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def load_headlines(out, family):
+    """The headline rows a family wrote (a list of dicts), or None when it wrote none."""
+    try:
+        with open(os.path.join(out, family + ".headlines.json")) as f:
+            return json.load(f).get("rows", [])
+    except (OSError, ValueError):
+        return None
+
+
+def headline_cells(h):
+    """The summary screen's cells for one headline row: grace, the other, the ratio, the
+    verdict in plain words."""
+    f = globals().get(h.get("fmt_value") or "fmt", fmt)
+    unit = (" " + h["unit"]) if h.get("unit") and f in (fmt,) else ""
+
+    def val(v):
+        return "not measured" if v is None else f(v) + unit
+    g, o = h.get("grace"), h.get("other")
+    r = ratio(g, o) if g is not None and o is not None else None
+    words = []
+    if h.get("grace_text") or h.get("other_text"):
+        r = None
+        gt = h.get("grace_text") or val(g)
+        ot = h.get("other_text") or val(o)
+        if h.get("note"):
+            words.append(h["note"])
+        return gt, "%s (%s)" % (ot, h.get("other_name", "")), "—", "; ".join(words)
+    if g is None:
+        words.append("not measured")
+    elif o is not None:
+        words.append(compare_words(g, o, h.get("better", "lower"), h.get("other_name", ""),
+                                   h.get("subject", "grace"), words=h.get("words")))
+    t = h.get("target")
+    if t and g is not None:
+        on, op, tv = t
+        x = r if on == "ratio" else g
+        want = "%s %s" % ("≤" if op == "<=" else "≥",
+                          fmt(tv) + "x" if on == "ratio" else val(tv))
+        if x is None:
+            words.append("target %s not checked" % want)
+        else:
+            ok = x <= tv if op == "<=" else x >= tv
+            words.append("%s the target (%s)" % ("meets" if ok else "**misses**", want))
+    if h.get("note"):
+        words.append(h["note"])
+    other = "—" if o is None else "%s (%s)" % (val(o), h.get("other_name", ""))
+    return val(g), other, fmt_x(r) if r is not None else "—", "; ".join(words)
+
+
 def ratio(a, b):
     """a / b, or nan when either is missing or b is zero."""
     try:
@@ -105,13 +420,25 @@ def ratio(a, b):
         return float("nan")
 
 
+def missing(v):
+    """True for a figure that was not measured: None, nan or inf."""
+    return v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v)))
+
+
+_missing = missing
+
+
 def fmt(v, digits=3):
-    """A number with `digits` significant digits (no exponent for ordinary magnitudes)."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    """A number with `digits` significant digits: plain for ordinary magnitudes, scientific
+    (5.96e-4) below 0.001, where a fixed number of decimals would print 0.00."""
+    if _missing(v):
         return "n/a"
     if v == 0:
         return "0"
     mag = int(math.floor(math.log10(abs(v))))
+    if mag < -3:
+        m, e = ("%.*e" % (digits - 1, v)).split("e")
+        return "%se%d" % (m, int(e))
     decimals = max(0, digits - 1 - mag)
     return "%.*f" % (decimals, v)
 
@@ -123,9 +450,69 @@ def fmt_pct(v):
 
 
 def fmt_x(v):
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    """A ratio: three significant digits (scientific below 0.001), four within 2% of 1, where
+    three would hide which side of a "<= 1.0x" target it falls on."""
+    if _missing(v):
         return "n/a"
-    return fmt(v, 3) + "x"
+    return fmt(v, 4 if 0.98 <= v <= 1.02 else 3) + "x"
+
+
+def fmt_us(us):
+    """A duration given in microseconds, in the unit that reads best: 850 ns, 4.60 us, 10.1 ms,
+    2.50 s."""
+    if _missing(us):
+        return "n/a"
+    a = abs(us)
+    if a < 1:
+        return "%s ns" % fmt(us * 1e3)
+    if a < 1e4:
+        return "%s us" % fmt(us)
+    if a < 1e7:
+        return "%s ms" % fmt(us / 1e3)
+    return "%s s" % fmt(us / 1e6)
+
+
+def fmt_rate(x):
+    """A rate with an SI prefix: 1.23 M, 45.6 k."""
+    if _missing(x):
+        return "n/a"
+    for div, p in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(x) >= div:
+            return fmt(x / div) + p
+    return fmt(x)
+
+
+def fmt_bytes(b):
+    """A size in bytes: 512 B, 1.50 KiB, 2.00 MiB."""
+    if _missing(b):
+        return "n/a"
+    for div, p in ((1 << 30, " GiB"), (1 << 20, " MiB"), (1 << 10, " KiB")):
+        if abs(b) >= div:
+            return fmt(b / div) + p
+    return fmt(b) + " B"
+
+
+def verdict(ok):
+    """A target's verdict in a table cell: met, **missed**, or n/a (not measured)."""
+    return "n/a" if ok is None else ("met" if ok else "**missed**")
+
+
+def percentile(sorted_values, p):
+    """Percentile p in [0, 100] of an ascending list, linear interpolation between closest
+    ranks (the rule of bench_percentile_sorted() in bench.h); None when empty."""
+    v = sorted_values
+    if not v:
+        return None
+    rank = p / 100.0 * (len(v) - 1)
+    lo = int(rank)
+    if lo + 1 >= len(v):
+        return v[lo]
+    return v[lo] + (rank - lo) * (v[lo + 1] - v[lo])
+
+
+def median(values):
+    """Median of a list, or None when it is empty."""
+    return statistics.median(values) if values else None
 
 
 def md_table(headers, rows, align=None):
@@ -224,12 +611,27 @@ STYLE = {
     "urcu-memb": dict(color="#ff7f0e", ls="-", marker="d", lw=2.0),
     "urcu-memb-lgpl": dict(color="#ffbb78", ls="--", marker="d"),
     "urcu-qsbr": dict(color="#c5b0d5", ls="--", marker="p"),
+    "grace": dict(color="#1f77b4", ls="-", marker="o", lw=2.2),
+    "urcu-memb-percpu": dict(color="#d62728", ls="--", marker="d"),
+    "best-lock": dict(color="#8c564b", ls="-", marker="s"),
+    "global": dict(color="#c0392b", ls="-", marker="v"),
+    "rcu": dict(color="#2471a3", ls="-", marker="o", lw=2.2),
+    "none": dict(color="#7f7f7f", ls=":", marker="."),
+    "membarrier": dict(color="#9467bd", ls="-", marker="o"),
 }
 _FALLBACK = ["#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d"]
 
 
 def style_for(name, i=0):
+    """The look of a series: fixed per design name; "<design> p99" (or p90) is the design's
+    colour, dashed, with open markers' cousin "x", so p50 and p99 of one design pair up."""
     s = dict(lw=1.5, ms=6)
+    base, _, pct = name.rpartition(" ")
+    if base and pct in ("p50", "p90", "p99") and base in STYLE:
+        s.update(STYLE[base])
+        if pct != "p50":
+            s.update(ls="--", marker="x", lw=1.3)
+        return s
     s.update(STYLE.get(name, dict(color=_FALLBACK[i % len(_FALLBACK)], ls="-", marker="o")))
     return s
 
@@ -354,6 +756,38 @@ def panels_plot(path, panels, xlabel, ylabel, title, logx=False, logy=False, sym
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def save_fig(fig, path):
+    """Lay out, write (110 dpi) and close a figure; returns the path."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def grouped_bars(ax, names, groups, ylabel, title, logy=False, rotation=25, legend=True):
+    """Bars of several groups side by side for each name. groups: list of (label, values,
+    options) with options a dict of matplotlib bar arguments (color, hatch, yerr, ...); a None
+    value draws no bar."""
+    n = max(1, len(groups))
+    w = 0.8 / n
+    for j, (glabel, values, opts) in enumerate(groups):
+        xs = [i + (j - (n - 1) / 2) * w for i in range(len(names))]
+        ys = [float("nan") if v is None else v for v in values]
+        kw = dict(edgecolor="black", linewidth=0.4, capsize=2)
+        kw.update(opts or {})
+        ax.bar(xs, ys, w, label=glabel, **kw)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=rotation, ha="right" if rotation else "center",
+                       fontsize=8)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8)
 
 
 def bar_plot(path, names, values, ylabel, title, ref=None, ref_label=None, labels=None,

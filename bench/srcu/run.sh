@@ -10,7 +10,7 @@
 # Builds nothing: takes the build directory from $GRACE_BUILD (default build/bench), e.g.
 #   cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build/bench
 # Writes DIR/srcu.csv (rows: bench,design,threads,run,metric,value,unit), DIR/srcu.md (markdown
-# fragment) and DIR/srcu.png. DIR defaults to $GRACE_BUILD/results. About 40 s (--quick: 15 s).
+# fragment), DIR/srcu.headlines.json (its figures for the report's summary) and DIR/srcu.png. DIR defaults to $GRACE_BUILD/results. About 40 s (--quick: 15 s).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,19 +18,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 bin=$build/bench/srcu/srcu_bench
 abin=$build/bench/srcu/srcu_bench_a64 # same source, functions and loops 64-byte aligned
-if [ ! -x "$bin" ] || [ ! -x "$abin" ]; then
-  echo "run.sh: $bin or $abin not found; build first:" >&2
-  echo "  cmake -S . -B ${GRACE_BUILD:-build/bench} -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C ${GRACE_BUILD:-build/bench}" >&2
-  exit 1
-fi
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
+bench_need "$bin" "$abin"
 
 if [ $quick = 1 ]; then runs=3; ms=40; sync_ms=100; else runs=7; ms=80; sync_ms=200; fi
 csv=$out/srcu.csv
-echo "bench,design,threads,run,metric,value,unit" >"$csv"
-load0=$(cut -d' ' -f1 /proc/loadavg)
-t_begin=$(date +%s)
+bench_csv_start "$csv"
 mode=$("$bin" list | sed -n 's/^# srcu mode: //p')
 
 echo "srcu: $runs interleaved rounds of lock+unlock pairs, $ms ms each (mode: $mode)" >&2
@@ -58,11 +50,7 @@ for run in $(seq 1 $runs); do
   done
 done
 
-echo "machine,$(uname -r),$(nproc),0,load1,$load0,load" >>"$csv"
-echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
-echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
-
-"$py" "$here/report.py" --csv "$csv" --out "$out" --mode "$mode" \
-  --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
-  --cmd "bench/srcu/run.sh$([ $quick = 1 ] && echo ' --quick')"
+bench_csv_end "$csv"
+"$py" "$here/report.py" "${report_args[@]}" --csv "$csv" --mode "$mode" \
+  --cmd "$(bench_cmd bench/srcu/run.sh)"
 echo "srcu: wrote $csv, $out/srcu.md, $out/srcu.png" >&2

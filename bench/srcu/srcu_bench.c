@@ -16,7 +16,10 @@
  *       Threads are pinned round-robin to the CPUs of the affinity mask: with more threads
  *       than CPUs the run is oversubscribed (run.sh labels it).
  *   srcu_bench sync --design srcu|rcu [--readers R] [--ms M] [--run R]
- *       synchronize latency (p50, p99) while R threads run read-side sections back to back.
+ *       synchronize latency (p50, p99) while R threads run read-side sections back to back,
+ *       each a dereference and one load (srcu-deref, rcu-deref), after 20 warm-up grace
+ *       periods: the same method as bench/readside's sync, so the rcu rows measure what that
+ *       family's grace rows measure (in other runs, without liburcu interleaved).
  *   srcu_bench list
  * CSV rows: bench,design,threads,run,metric,value,unit. Metrics: ns_per_pair (thread CPU time
  * per lock+unlock pair), mpairs_per_s (all threads, wall clock), sync_p50_us, sync_p99_us.
@@ -167,63 +170,21 @@ static const struct design designs[] = {
 
 /* ---- pair test ---- */
 
-struct worker {
-	pthread_t th;
-	const struct design *d;
-	int cpu;
-	uint64_t ms;
-	struct bench_start *start;
-	volatile int *stop;
-	uint64_t ops, cpu_ns;
-};
-
-static void *pair_main(void *arg)
-{
-	struct worker *w = (struct worker *)arg;
-	uint64_t ops = 0;
-
-	if (w->cpu >= 0)
-		bench_pin_cpu(w->cpu);
-	w->d->loop(1000); /* warm up: registration, first rseq use */
-	bench_start_wait(w->start);
-	uint64_t t0 = bench_thread_cpu_ns();
-	while (!__atomic_load_n(w->stop, __ATOMIC_RELAXED)) {
-		w->d->loop(4096);
-		ops += 4096;
-	}
-	w->cpu_ns = bench_thread_cpu_ns() - t0;
-	w->ops = ops;
-	return NULL;
-}
-
 static int run_pair(const struct design *d, const char *name, unsigned int threads, uint64_t ms,
 		    int run, const int *cpus, int ncpu)
 {
-	struct bench_start start;
-	volatile int stop = 0;
-	struct worker *w = (struct worker *)calloc(threads, sizeof(*w));
+	struct bench_worker *w = (struct bench_worker *)bench_xalloc(threads * sizeof(*w));
+	uint64_t ops = 0, cpu_ns = 0, wall;
 
-	bench_start_init(&start, threads + 1);
 	for (unsigned int i = 0; i < threads; i++) {
-		w[i].d = d;
 		w[i].cpu = cpus[i % (unsigned int)ncpu];
-		w[i].ms = ms;
-		w[i].start = &start;
-		w[i].stop = &stop;
-		pthread_create(&w[i].th, NULL, pair_main, &w[i]);
+		w[i].loop = d->loop;
 	}
-	bench_start_wait(&start);
-	uint64_t t0 = bench_now_ns();
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-	uint64_t ops = 0, cpu_ns = 0;
+	wall = bench_workers_run(w, (int)threads, ms, 1000, 4096);
 	for (unsigned int i = 0; i < threads; i++) {
-		pthread_join(w[i].th, NULL);
 		ops += w[i].ops;
 		cpu_ns += w[i].cpu_ns;
 	}
-	uint64_t wall = bench_now_ns() - t0;
 	bench_csv_row(stdout, "srcu_pair", name, (int)threads, run, "ns_per_pair",
 		      (double)cpu_ns / (double)ops, "ns");
 	bench_csv_row(stdout, "srcu_pair", name, (int)threads, run, "mpairs_per_s",
@@ -243,45 +204,63 @@ struct reader {
 	pthread_t th;
 	int srcu;
 	int cpu;
+	struct bench_start *start;
 	volatile int *stop;
 };
 
 static void *reader_main(void *arg)
 {
 	struct reader *r = (struct reader *)arg;
-	bench_pin_cpu(r->cpu);
+
+	if (r->cpu >= 0)
+		bench_pin_cpu(r->cpu);
+	bench_start_wait(r->start);
 	while (!__atomic_load_n(r->stop, __ATOMIC_RELAXED)) {
 		if (r->srcu)
-			loop_srcu(256);
+			loop_srcu_deref_v(64);
 		else
-			loop_rcu(256);
+			loop_rcu_deref_v(64);
 	}
 	return NULL;
+}
+
+static void sync_once(int srcu)
+{
+	if (srcu)
+		synchronize_srcu(&dom);
+	else
+		synchronize_rcu();
 }
 
 static int run_sync(int srcu, unsigned int readers, uint64_t ms, int run, const int *cpus, int ncpu)
 {
 	volatile int stop = 0;
-	struct reader *r = (struct reader *)calloc(readers ? readers : 1, sizeof(*r));
+	struct bench_start start;
+	struct reader *r = (struct reader *)bench_xalloc((readers ? readers : 1) * sizeof(*r));
 	size_t cap = 1 << 20, n = 0;
-	double *lat = (double *)malloc(cap * sizeof(double));
+	double *lat = (double *)bench_xalloc(cap * sizeof(double));
+	bool pin = readers + 1 <= (unsigned int)ncpu; /* oversubscribed: let the scheduler place */
 
+	bench_start_init(&start, readers + 1);
 	for (unsigned int i = 0; i < readers; i++) {
 		r[i].srcu = srcu;
-		r[i].cpu = cpus[(i + 1) % (unsigned int)ncpu];
+		r[i].cpu = pin ? cpus[i + 1] : -1;
+		r[i].start = &start;
 		r[i].stop = &stop;
-		pthread_create(&r[i].th, NULL, reader_main, &r[i]);
+		bench_thread_create(&r[i].th, reader_main, &r[i], (int)i, (int)readers);
 	}
-	bench_pin_cpu(cpus[0]);
+	if (pin)
+		bench_pin_cpu(cpus[0]);
+	bench_start_wait(&start);
+	/* Warm-up (first grace periods, page faults), as bench/readside's sync does. */
+	for (int i = 0; i < 20; i++)
+		sync_once(srcu);
 	uint64_t end = bench_now_ns() + ms * 1000000ull;
 	while (n < cap) {
 		uint64_t t0 = bench_now_ns();
 		if (t0 >= end)
 			break;
-		if (srcu)
-			synchronize_srcu(&dom);
-		else
-			synchronize_rcu();
+		sync_once(srcu);
 		lat[n++] = (double)(bench_now_ns() - t0) / 1e3;
 	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);

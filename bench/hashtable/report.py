@@ -2,10 +2,11 @@
 """Report fragment for the hash-table benchmark (bench/hashtable): LJ 2003 Fig. 1, 4 and 5 and
 the RCU-vs-locking slides, regenerated from hashbench's CSV.
 
-    /usr/bin/python3 bench/report/hashtable.py --csv out/report/hashtable.csv --out out/report
+    /usr/bin/python3 bench/hashtable/report.py --csv out/report/hashtable.csv --out out/report
 
 Writes OUT/hashtable.md, OUT/hashtable_fig1_locks.png, OUT/hashtable_fig4_rcu.png,
-OUT/hashtable_fig5_updates.png, OUT/hashtable_summary.csv (medians and spreads). Reads
+OUT/hashtable_fig5_updates.png, OUT/hashtable_summary.csv (medians and spreads) and
+OUT/hashtable.headlines.json (its figures for the report's summary). Reads
 hashtable_instr.csv (callgrind counts) beside the CSV when run.sh wrote it.
 
 Two figures of merit: operations per second of wall-clock time (the benchmark's), and
@@ -14,12 +15,11 @@ blind to contention between threads that never ran at once). Plots and captions 
 unless the load average before the run exceeded half the cores (--metric overrides).
 """
 
-import argparse
 import csv
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report"))
 import gracereport as gr  # noqa: E402
 
 LOCKS = ["global-spinlock", "global-rwlock", "bucket-spinlock", "bucket-rwlock", "brlock",
@@ -53,19 +53,14 @@ def label(d):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--quick", action="store_true", help="smoke run: say so in the report")
-    ap.add_argument("--command", default="", help="the command that produced the CSV")
-    ap.add_argument("--load-before", default="", help="load average when the run started")
-    ap.add_argument("--metric", choices=("auto", "wall", "cpu"), default="auto",
-                    help="figure of merit for plots and captions; auto: wall, or CPU time "
-                         "when the load average before the run exceeded half the cores")
-    a = ap.parse_args()
+    a = gr.family_args(__doc__, "bench/hashtable/run.sh",
+                       ("--load-before", "", "load average when the run started"),
+                       ("--metric", "auto", "figure of merit for plots and captions; auto: "
+                        "wall, or CPU time when the load average before the run exceeded half "
+                        "the cores", dict(choices=("auto", "wall", "cpu"))))
     rows = gr.load_csv(a.csv)
     if not rows:
-        sys.exit("hashtable.py: %s is empty" % a.csv)
+        sys.exit("hashtable/report.py: %s is empty" % a.csv)
     os.makedirs(a.out, exist_ok=True)
 
     W = gr.summarize(rows, ("design", "threads", "update_fraction"), "mops")
@@ -206,10 +201,9 @@ def main():
         if has(d, T, 0.1) and has("global-rwlock", T, 0.1):
             target("10%% updates: %s / global rwlock" % label(d), d, "global-rwlock", 0.1,
                    2.0 if d == "grace-call" else None,
-                   "vs per-bucket rwlock: %s (wall), %s (CPU)%s" % (
+                   "vs per-bucket rwlock: %s (wall), %s (CPU)" % (
                        gr.fmt_x(gr.ratio(med(d, T, 0.1, W), med("bucket-rwlock", T, 0.1, W))),
-                       gr.fmt_x(gr.ratio(med(d, T, 0.1, C), med("bucket-rwlock", T, 0.1, C))),
-                       "; issue: liburcu about 1x" if d == "urcu-memb" else ""))
+                       gr.fmt_x(gr.ratio(med(d, T, 0.1, C), med("bucket-rwlock", T, 0.1, C)))))
 
     # ---- read-only tables ----
     cpu_threads = [t for t in ro_all if t <= CORES and C]
@@ -236,12 +230,28 @@ def main():
                                                               for t in cpu_threads]
 
     # ---- crossovers ----
-    def xo(r, lk, src):
+    def xo_raw(r, lk, src):
         xs = [f for f in fracs if (r, ut, f) in src and (lk, ut, f) in src]
-        x, kind = gr.crossover(xs, [med(r, ut, f, src) for f in xs],
-                               [med(lk, ut, f, src) for f in xs])
-        return {"at": gr.fmt(x, 2), "never-loses": "none up to 1",
-                "never-wins": "never wins"}.get(kind, "n/a")
+        return gr.crossover(xs, [med(r, ut, f, src) for f in xs],
+                            [med(lk, ut, f, src) for f in xs])
+
+    def xo(r, lk, src):
+        """Table cell: the update fraction where r stops beating lk."""
+        x, kind = xo_raw(r, lk, src)
+        return {"at": gr.fmt(x, 2), "never-loses": "beats it up to %s" % gr.fmt(x, 2),
+                "never-wins": "never beats it"}.get(kind, "n/a")
+
+    def xo_words(r, lk, src=None):
+        """Sentence: "stops beating per-bucket spinlock at 0.062" and its other endings."""
+        x, kind = xo_raw(r, lk, S if src is None else src)
+        name = label(lk)
+        if kind == "at":
+            return "stops beating %s at %s" % (name, gr.fmt(x, 2))
+        if kind == "never-loses":
+            return "beats %s at every measured fraction (up to %s)" % (name, gr.fmt(x, 2))
+        if kind == "never-wins":
+            return "never beats %s, not even at %s" % (name, gr.fmt(x, 2))
+        return "was not measured against %s" % name
 
     locks_here = [lk for lk in LOCKS if has(lk, ut)]
     rcu_here = [d for d in RCU if has(d, ut)]
@@ -284,21 +294,18 @@ def main():
                pct("grace-call", 1), pct("urcu-memb", 1), pct("urcu-memb-lgpl", 1)))
     cap5 = ""
     if len(fracs) >= 2:
+        def all_locks(r):
+            return "; ".join(xo_words(r, lk) for lk in LOCKS if has(lk, ut))
+
         cap5 = ("**Paper**: RCU is the best option while fewer than about one third of "
                 "accesses are updates (LJ 2003 Fig. 5); the crossover lies at 0.1-0.5 "
                 "depending on the CPU (slides: x86 0.2-0.5, IPF 0.1-0.4, Opteron 0.2-0.5, PPC "
                 "0.3-0.5), and RCU is optimal below 10%% updates. **Here** (%d threads, %s), "
-                "grace default with call_rcu stops beating per-bucket spinlock at %s, "
-                "per-bucket rwlock at %s, global rwlock at %s, refcnt at %s, brlock at %s; "
-                "with polled grace periods (the updater frees) at %s, %s, %s, %s, %s; liburcu "
-                "memb stops beating per-bucket spinlock at %s. The synchronize variants pay a "
-                "whole grace period per update."
-                % (ut, mname, xo("grace-call", "bucket-spinlock", S),
-                   xo("grace-call", "bucket-rwlock", S), xo("grace-call", "global-rwlock", S),
-                   xo("grace-call", "refcnt", S), xo("grace-call", "brlock", S),
-                   xo("grace-poll", "bucket-spinlock", S), xo("grace-poll", "bucket-rwlock", S),
-                   xo("grace-poll", "global-rwlock", S), xo("grace-poll", "refcnt", S),
-                   xo("grace-poll", "brlock", S), xo("urcu-memb", "bucket-spinlock", S)))
+                "grace default with call_rcu %s. With polled grace periods (the updater frees) "
+                "it %s. liburcu memb %s. The synchronize variants pay a whole grace period "
+                "per update."
+                % (ut, mname, all_locks("grace-call"), all_locks("grace-poll"),
+                   xo_words("urcu-memb", "bucket-spinlock")))
 
     # ---- markdown ----
     md = []
@@ -331,9 +338,10 @@ def main():
         "are interleaved. This machine has %d cores: thread counts above %d are "
         "oversubscribed (shaded in the plots) and measure behaviour under preemption, not "
         "scaling.\n" % (nbuckets, reps, dur, CORES, CORES))
-    if a.command:
-        md.append("Command: `%s`%s\n" % (a.command, ("; load average before the run: %s"
-                                                     % a.load_before) if a.load_before else ""))
+    if a.cmd:
+        md.append("Command: `%s` (build: %s)%s\n" % (a.cmd, a.build_type,
+                                                     ("; load average before the run: %s"
+                                                      % a.load_before) if a.load_before else ""))
     md.append("### Targets (%d threads)\n" % T)
     md.append("Ratios of medians measured side by side. *wall*: operations per second of "
               "elapsed time, the benchmark's figure. *CPU*: operations per CPU-second the "
@@ -401,9 +409,35 @@ def main():
     md.append("Raw runs: `hashtable.csv`; medians and spreads (both figures of merit): "
               "`hashtable_summary.csv`%s.\n"
               % ("; instruction counts: `hashtable_instr.csv`" if os.path.exists(ipath) else ""))
-    path = os.path.join(a.out, "hashtable.md")
-    with open(path, "w") as f:
-        f.write("\n".join(md))
+    path = gr.write_fragment(a.out, "hashtable", md)
+
+    # ---- headline figures for the report's summary ----
+    hl = gr.Headlines("hashtable", "Hash table")
+    peer = "urcu-memb-lgpl" if has("urcu-memb-lgpl") else "urcu-memb"
+    note = "per CPU-second: the machine was busy" if metric == "cpu" else ""
+    hl.add("Hash lookups, read-only, %d threads (M/s)" % T, med(gdef, T, 0), med(peer, T, 0),
+           label(peer), unit="M/s", better="higher", target=("ratio", ">=", 1.3), note=note)
+    hl.add("Hash lookups, read-only, %d threads: grace qsbr against ideal (M/s)" % T,
+           med("grace-qsbr", T, 0), med("ideal", T, 0), "ideal", unit="M/s", better="higher",
+           target=("ratio", ">=", 0.98), paper="RCU close to ideal (LJ 2003 Fig. 4)",
+           note=note)
+    if has(gdef, T, 0.1):
+        hl.add("Hash operations, 10%% updates, %d threads (M/s)" % T, med(gdef, T, 0.1),
+               med("global-rwlock", T, 0.1), "global rwlock", unit="M/s", better="higher",
+               target=("ratio", ">=", 2.0), note=note)
+    if len(fracs) >= 2 and has("bucket-spinlock", ut):
+        xg, kg = xo_raw(gdef, "bucket-spinlock", S)
+        xu, ku = xo_raw(peer, "bucket-spinlock", S)
+
+        def text(x, kind):
+            return {"at": None, "never-loses": "beyond %s" % gr.fmt(x, 2),
+                    "never-wins": "never (below %s)" % gr.fmt(x, 2)}.get(kind, "n/a")
+        hl.add("Update fraction where RCU stops beating the per-bucket spinlock",
+               xg if kg == "at" else None, xu if ku == "at" else None, label(peer),
+               better="higher", paper="about 1/3 (0.1-0.5 by CPU; LJ 2003 Fig. 5, slides)",
+               grace_text=text(xg, kg), other_text=text(xu, ku), note=note,
+               words=("higher", "lower"))
+    hl.write(a.out)
     print("hashtable: wrote %s" % path)
 
 
