@@ -138,12 +138,15 @@ static inline pthread_mutex_t *ipc_upd_lock(struct grace_ipc_ns *ns, enum ipc_ty
 
 /*
  * The caller's credentials. RCU mode: inside a read-side section (the box is freed by
- * call_rcu() after a replacement). Global mode: holding one of the namespace's glocks (a
- * replacement holds all of them). The load pairs with rcu_assign_pointer() in setcred.
+ * call_rcu() after a replacement); the load pairs with rcu_assign_pointer() in setcred.
+ * Global mode: holding one of the namespace's glocks (a replacement holds all of them, so the
+ * lock orders the box's contents and a relaxed load suffices).
  */
 static inline const struct grace_ipc_cred *cred_of(struct grace_ipc_proc *p)
 {
-	return &rcu_dereference(p->cred)->c;
+	if (ipc_is_rcu(p->ns))
+		return &rcu_dereference(p->cred)->c;
+	return &rcu_dereference_protected(p->cred, 1)->c;
 }
 
 /* Seconds since the Epoch for the *time fields (time(2) is a vDSO load, no system call). */

@@ -739,8 +739,21 @@ static bool msg_step(struct world *w, unsigned seed0)
 		int flg = IPC_NOWAIT | (pick(w, 12) == 0 ? 0x1000000 : 0);
 
 		rnd_msg(w, &m, &sz);
-		if (pick(w, 30) == 0)
+		if (pick(w, 30) == 0) { /* too long: a buffer that long (sanitizers read it) */
+			static struct {
+				long mtype;
+				char text[65536];
+			} big;
+
 			sz = (size_t)k_lim.msgmax + 1;
+			big.mtype = m.mtype;
+			if (sz <= sizeof(big.text)) {
+				SAME3("msgsnd", kr(msgsnd(id[K], &big, sz, flg)),
+				      grace_ipc_msgsnd(w->p[G], id[G], &big, sz, flg),
+				      grace_ipc_msgsnd(w->p[R], id[R], &big, sz, flg));
+			}
+			break;
+		}
 		if (pick(w, 40) == 0) {
 			SAME3("msgsnd", kr(msgsnd(id[K], NULL, sz, flg)),
 			      grace_ipc_msgsnd(w->p[G], id[G], NULL, sz, flg),
