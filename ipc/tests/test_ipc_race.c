@@ -17,7 +17,7 @@
  *    a checksum): a stale ID never reaches a newer queue, nothing leaks between queues;
  *  - segments: an attachment of segment ID s sees s in its first word (written by the creator
  *    before it published s), also while the segment is being removed: an attachment's memory
- *    stays valid until detached.
+ *    stays valid until detached. Each worker leaves up to 16 attachments to its handle's close.
  * Usage: ipc_race [seconds per implementation and type]   (default 0.4)
  */
 #include <errno.h>
@@ -252,7 +252,15 @@ static void msg_work(struct race *r, struct grace_ipc_proc *p, unsigned *seed)
 	}
 }
 
-static void shm_work(struct race *r, struct grace_ipc_proc *p, unsigned *seed)
+/* A worker's attachments left open for its handle's close: at most KEEP, the oldest detached
+ * first (else they would pile up to vm.max_map_count over a long run). */
+#define KEEP 16
+struct kept {
+	void *a[KEEP];
+	unsigned n;
+};
+
+static void shm_work(struct race *r, struct grace_ipc_proc *p, unsigned *seed, struct kept *k)
 {
 	int id = pick_id(r, seed);
 	struct grace_ipc_shmid_ds ds;
@@ -279,8 +287,14 @@ static void shm_work(struct race *r, struct grace_ipc_proc *p, unsigned *seed)
 		bump(&r->bad);
 	}
 	grace_fetch_add((int *)a + 1 + (int)(rnd(seed) % 100), 1, __ATOMIC_RELAXED);
-	if (rnd(seed) % 2) /* else the handle's close detaches it */
+	if (rnd(seed) % 2) {
 		count(r, grace_ipc_shmdt(p, a), false);
+		return;
+	}
+	/* Keep it for the handle's close; detach the oldest kept one if there are too many. */
+	if (k->n >= KEEP)
+		count(r, grace_ipc_shmdt(p, k->a[k->n % KEEP]), false);
+	k->a[k->n++ % KEEP] = a;
 }
 
 /* ---------------------------------------------------------------- threads */
@@ -297,14 +311,16 @@ static void *worker(void *arg)
 	struct race *r = t->r;
 	struct grace_ipc_proc *p = open_proc(r, 1000 + t->no);
 	unsigned seed = (unsigned)(uintptr_t)&seed ^ (unsigned)t->no;
+	struct kept k;
 
+	k.n = 0;
 	while (!stopped(r)) {
 		if (r->type == T_SEM)
 			sem_work(r, p, &seed);
 		else if (r->type == T_MSG)
 			msg_work(r, p, &seed);
 		else
-			shm_work(r, p, &seed);
+			shm_work(r, p, &seed, &k);
 	}
 	grace_ipc_proc_close(p); /* SEM_UNDO adjustments, detaches: racing with removals */
 	return NULL;
