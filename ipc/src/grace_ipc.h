@@ -192,10 +192,10 @@ struct grace_ipc_shm_info {
 
 /* The fourth argument of grace_ipc_semctl(), as union semun. */
 union grace_ipc_semun {
-	int val;                         /* SETVAL */
-	struct grace_ipc_semid_ds *buf;  /* IPC_STAT, IPC_SET, SEM_STAT, SEM_STAT_ANY */
-	unsigned short *array;           /* GETALL, SETALL: nsems values */
-	struct grace_ipc_seminfo *__buf; /* IPC_INFO, SEM_INFO */
+	int val;                        /* SETVAL */
+	struct grace_ipc_semid_ds *buf; /* IPC_STAT, IPC_SET, SEM_STAT, SEM_STAT_ANY */
+	unsigned short *array;          /* GETALL, SETALL: nsems values */
+	struct grace_ipc_seminfo *info; /* IPC_INFO, SEM_INFO */
 };
 
 enum grace_ipc_impl {

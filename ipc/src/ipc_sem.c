@@ -748,7 +748,7 @@ int grace_ipc_semctl(struct grace_ipc_proc *p, int semid, int semnum, int cmd,
 	switch (cmd) {
 	case GRACE_IPC_INFO:
 	case GRACE_IPC_SEM_INFO:
-		return sem_info(p, cmd, arg.__buf);
+		return sem_info(p, cmd, arg.info);
 	case GRACE_IPC_STAT:
 	case GRACE_IPC_SEM_STAT:
 	case GRACE_IPC_SEM_STAT_ANY:

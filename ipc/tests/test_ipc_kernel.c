@@ -619,8 +619,8 @@ static bool sem_step(struct world *w, unsigned seed0)
 		int cmd = pick(w, 2) ? IPC_INFO : SEM_INFO;
 
 		ka.info = &ki;
-		ga.__buf = &gi;
-		ra.__buf = &ri;
+		ga.info = &gi;
+		ra.info = &ri;
 		kres = kr(semctl(0, 0, cmd, ka));
 		gres = grace_ipc_semctl(w->p[G], 0, 0, cmd, ga);
 		rres = grace_ipc_semctl(w->p[R], 0, 0, cmd, ra);

@@ -756,13 +756,13 @@ TEST(sem_stat_set_and_getpid)
 		CHECK(grace_ipc_semctl(p, id, 0, GRACE_IPC_STAT, a) == -EFAULT);
 
 		/* IPC_INFO / SEM_INFO: the limits, and the highest index in use. */
-		a.__buf = &si;
+		a.info = &si;
 		CHECK(grace_ipc_semctl(p, 0, 0, GRACE_IPC_INFO, a) == (id & 0x7fff));
 		CHECK(si.semmsl == 32000 && si.semopm == 500 && si.semvmx == 32767 &&
 		      si.semusz == 20);
 		CHECK(grace_ipc_semctl(p, 0, 0, GRACE_IPC_SEM_INFO, a) == (id & 0x7fff));
 		CHECK(si.semusz == 1 && si.semaem == 2);
-		a.__buf = NULL;
+		a.info = NULL;
 		CHECK(grace_ipc_semctl(p, 0, 0, GRACE_IPC_SEM_INFO, a) == -EFAULT);
 
 		/* IPC_RMID: same rule. */
