@@ -99,7 +99,7 @@ extern "C" {
 
 /* ---- credentials ---------------------------------------------------------------------------- */
 
-/* The capabilities System V IPC checks (capabilities(7)). */
+/* The capabilities System V IPC checks (see "man 7 capabilities"). */
 #define GRACE_IPC_CAP_IPC_OWNER 0x1    /* bypass the permission bits (EACCES) */
 #define GRACE_IPC_CAP_SYS_ADMIN 0x2    /* IPC_SET and IPC_RMID of objects one does not own */
 #define GRACE_IPC_CAP_SYS_RESOURCE 0x4 /* raise msg_qbytes above msgmnb */

@@ -386,7 +386,6 @@ int grace_ipc_proc_open(struct grace_ipc_ns *ns, const struct grace_ipc_cred *cr
 {
 	struct grace_ipc_proc *p;
 	struct ipc_cred_box *box;
-	int err;
 
 	if (!out)
 		return -EINVAL;
@@ -403,7 +402,8 @@ int grace_ipc_proc_open(struct grace_ipc_ns *ns, const struct grace_ipc_cred *cr
 	if (cred) {
 		box->c = *cred;
 	} else {
-		err = grace_ipc_cred_self(&box->c);
+		int err = grace_ipc_cred_self(&box->c);
+
 		if (err) {
 			free(box);
 			free(p);

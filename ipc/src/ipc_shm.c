@@ -191,10 +191,11 @@ static int shm_more_checks(struct ipc_obj *o, const void *arg)
 static size_t huge_size(int shmflg)
 {
 	int log = (shmflg >> SHM_HUGE_SHIFT_) & SHM_HUGE_MASK_;
-	char path[96];
 	FILE *f;
 
 	if (log) {
+		char path[96];
+
 		if (log < 12 || log > 40)
 			return 0;
 		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB",
@@ -687,11 +688,11 @@ static int shm_do_lock(struct grace_ipc_proc *p, int shmid, int cmd)
 	c = cred_of(p);
 	if (!(c->caps & GRACE_IPC_CAP_IPC_LOCK)) {
 		struct rlimit rl;
+		/* The owner or creator; SHM_LOCK also needs some RLIMIT_MEMLOCK. */
+		bool no_limit = cmd == GRACE_IPC_SHM_LOCK && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+				rl.rlim_cur == 0;
 
-		if (!grace_ipc__owner(c, h.o))
-			ret = -EPERM;
-		else if (cmd == GRACE_IPC_SHM_LOCK && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
-			 rl.rlim_cur == 0)
+		if (!grace_ipc__owner(c, h.o) || no_limit)
 			ret = -EPERM;
 	}
 	if (ret == 0 && !s->hugetlb) {
