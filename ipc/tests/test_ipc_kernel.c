@@ -49,6 +49,12 @@
 
 #define HANDLES 6
 #define MAXSEMS 6
+/* One step in EXIT_EVERY forks a child (exit_step()); fork() is slow under TSan. */
+#if defined(__SANITIZE_THREAD__)
+#define EXIT_EVERY 200
+#else
+#define EXIT_EVERY 30
+#endif
 #define BUF 600
 #define MAXATT 24
 #define ZSLOTS 8 /* attachment slots per address zone */
@@ -1320,7 +1326,7 @@ static bool run_seed(unsigned seed0, int steps)
 		w->step = (unsigned)step;
 		if (g_personas && pick(w, 15) == 0)
 			REQUIRE(become(w, pick(w, 4)));
-		switch (pick(w, 30)) {
+		switch (pick(w, EXIT_EVERY)) {
 		case 0:
 			ok = exit_step(w, seed0);
 			break;
