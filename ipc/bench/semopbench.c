@@ -48,7 +48,8 @@ static const char *const mode_name[] = { "semop-own", "semop-shared", "semop-chu
 
 struct worker {
 	struct run *r;
-	int cpu; /* pinned to this CPU, or -1 */
+	struct grace_ipc_proc *p; /* each worker is a process of its own, as in the paper */
+	int cpu;                  /* pinned to this CPU, or -1 */
 	int semid;
 	unsigned short semnum;
 	uint64_t ops;
@@ -58,6 +59,7 @@ struct worker {
 
 struct run {
 	struct grace_ipc_ns *ns;
+	struct grace_ipc_proc *setup; /* creates the sets; also the churn thread's process */
 	struct bench_start start;
 	int stop;
 	int nthreads;
@@ -73,7 +75,7 @@ static bool stopped(struct run *r)
 }
 
 /* The measured loop: nothing but semop calls and the stop check every BATCH pairs. */
-static BENCH_NOINLINE uint64_t semop_loop(struct run *r, struct grace_ipc_ns *ns, int semid,
+static BENCH_NOINLINE uint64_t semop_loop(struct run *r, struct grace_ipc_proc *p, int semid,
 					  unsigned short num, int *err)
 {
 	struct grace_ipc_sembuf up = { num, 1, 0 }, down = { num, -1, 0 };
@@ -81,9 +83,9 @@ static BENCH_NOINLINE uint64_t semop_loop(struct run *r, struct grace_ipc_ns *ns
 
 	while (!stopped(r)) {
 		for (int k = 0; k < BATCH; k++) {
-			int e = grace_ipc_semop(ns, semid, &up, 1);
+			int e = grace_ipc_semop(p, semid, &up, 1);
 
-			e |= grace_ipc_semop(ns, semid, &down, 1);
+			e |= grace_ipc_semop(p, semid, &down, 1);
 			if (e) {
 				*err = e;
 				return n;
@@ -103,7 +105,7 @@ static void *worker_main(void *arg)
 		(void)bench_pin_cpu(w->cpu);
 	bench_start_wait(&w->r->start);
 	c0 = bench_thread_cpu_ns();
-	w->ops = semop_loop(w->r, w->r->ns, w->semid, w->semnum, &w->err);
+	w->ops = semop_loop(w->r, w->p, w->semid, w->semnum, &w->err);
 	w->cpu_ns = bench_thread_cpu_ns() - c0;
 	return NULL;
 }
@@ -119,7 +121,7 @@ static void *churn_main(void *arg)
 	bench_start_wait(&r->start);
 	while (!stopped(r)) {
 		if (live == CHURN_WINDOW) {
-			int e = grace_ipc_rmid(r->ns, ring[head % CHURN_WINDOW]);
+			int e = grace_ipc_sem_rmid(r->setup, ring[head % CHURN_WINDOW]);
 
 			if (e) {
 				r->churn_err = e;
@@ -129,7 +131,7 @@ static void *churn_main(void *arg)
 			live--;
 			n++;
 		}
-		int id = grace_ipc_semget(r->ns, GRACE_IPC_PRIVATE, 1, 0600);
+		int id = grace_ipc_semget(r->setup, GRACE_IPC_PRIVATE, 1, 0600);
 
 		if (id < 0) {
 			r->churn_err = id;
@@ -160,17 +162,23 @@ static int one_run(enum mode m, enum grace_ipc_impl impl, int nthreads, unsigned
 
 	memset(&r, 0, sizeof(r));
 	r.nthreads = nthreads;
-	if (grace_ipc_ns_create(impl, NULL, &r.ns)) {
-		fprintf(stderr, "semopbench: ns_create failed\n");
+	if (grace_ipc_ns_create(impl, NULL, &r.ns) ||
+	    grace_ipc_proc_open(r.ns, NULL, 0, &r.setup)) {
+		fprintf(stderr, "semopbench: ns_create or proc_open failed\n");
 		return 1;
 	}
 	if (m == M_SHARED)
-		shared = grace_ipc_semget(r.ns, GRACE_IPC_PRIVATE, nthreads, 0600);
+		shared = grace_ipc_semget(r.setup, GRACE_IPC_PRIVATE, nthreads, 0600);
 	for (int i = 0; i < nthreads; i++) {
 		r.w[i].r = &r;
+		if (grace_ipc_proc_open(r.ns, NULL, 0, &r.w[i].p)) {
+			fprintf(stderr, "semopbench: proc_open failed\n");
+			return 1;
+		}
 		r.w[i].cpu = g_pin ? g_cpus[i % g_ncpus] : -1;
-		r.w[i].semid = m == M_SHARED ? shared
-					     : grace_ipc_semget(r.ns, GRACE_IPC_PRIVATE, 1, 0600);
+		r.w[i].semid = m == M_SHARED
+				       ? shared
+				       : grace_ipc_semget(r.setup, GRACE_IPC_PRIVATE, 1, 0600);
 		r.w[i].semnum = m == M_SHARED ? (unsigned short)i : 0;
 		if (r.w[i].semid < 0) {
 			fprintf(stderr, "semopbench: semget: %s\n", strerror(-r.w[i].semid));
@@ -200,7 +208,7 @@ static int one_run(enum mode m, enum grace_ipc_impl impl, int nthreads, unsigned
 	if (r.churn_err)
 		err = r.churn_err;
 	grace_ipc_info(r.ns, &info);
-	grace_ipc_ns_destroy(r.ns);
+	grace_ipc_ns_destroy(r.ns); /* closes the handles */
 	if (err) {
 		fprintf(stderr, "semopbench: %s %s %d threads: error %s\n", mode_name[m], d,
 			nthreads, strerror(-err));
@@ -213,22 +221,23 @@ static int one_run(enum mode m, enum grace_ipc_impl impl, int nthreads, unsigned
 	if (m == M_CHURN) {
 		emit(mode_name[m], d, nthreads, run_no, "churn_per_s", (double)r.churn_ops / secs,
 		     "create+rmid/s");
-		emit(mode_name[m], d, nthreads, run_no, "grows", (double)info.grows, "count");
-		emit(mode_name[m], d, nthreads, run_no, "ary_size", (double)info.ary_size, "slots");
+		emit(mode_name[m], d, nthreads, run_no, "grows", (double)info.sem.grows, "count");
+		emit(mode_name[m], d, nthreads, run_no, "ary_size", (double)info.sem.ary_size,
+		     "slots");
 	}
 	fflush(stdout);
 	return 0;
 }
 
 /* --count: a fixed number of semop calls on one thread, for instruction counts. */
-static BENCH_NOINLINE int semop_count_loop(struct grace_ipc_ns *ns, int semid, uint64_t n)
+static BENCH_NOINLINE int semop_count_loop(struct grace_ipc_proc *p, int semid, uint64_t n)
 {
 	struct grace_ipc_sembuf up = { 0, 1, 0 }, down = { 0, -1, 0 };
 	int e = 0;
 
 	for (uint64_t i = 0; i < n / 2; i++) {
-		e |= grace_ipc_semop(ns, semid, &up, 1);
-		e |= grace_ipc_semop(ns, semid, &down, 1);
+		e |= grace_ipc_semop(p, semid, &up, 1);
+		e |= grace_ipc_semop(p, semid, &down, 1);
 	}
 	return e;
 }
@@ -270,11 +279,13 @@ int main(int argc, char **argv)
 	}
 	if (count) {
 		struct grace_ipc_ns *ns;
+		struct grace_ipc_proc *p;
 
-		if (grace_ipc_ns_create(impls[0], NULL, &ns))
+		if (grace_ipc_ns_create(impls[0], NULL, &ns) ||
+		    grace_ipc_proc_open(ns, NULL, 0, &p))
 			return 1;
-		int id = grace_ipc_semget(ns, GRACE_IPC_PRIVATE, 1, 0600);
-		int e = semop_count_loop(ns, id, count);
+		int id = grace_ipc_semget(p, GRACE_IPC_PRIVATE, 1, 0600);
+		int e = semop_count_loop(p, id, count);
 
 		grace_ipc_ns_destroy(ns);
 		return e ? 1 : 0;

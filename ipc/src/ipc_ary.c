@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The global-lock baseline's ID array: see ipc_ids.h. Every function runs under the global lock,
+/* The global-lock baseline's ID array: see ipc_ary.h. Every function runs under the global lock,
  * so plain loads and stores suffice and a grown array replaces the old one at once. */
-#include "ipc_ids.h"
+#include "ipc_ary.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,24 +16,24 @@ uint32_t ipc_slot_bits(uint32_t limit)
 	return b;
 }
 
-int ipc_ids_init(struct ipc_ids *ids, uint32_t limit)
+int ipc_ary_init(struct ipc_ary *ids, uint32_t limit)
 {
 	memset(ids, 0, sizeof(*ids));
 	ids->limit = limit;
-	ids->size = limit < IPC_IDS_INIT ? limit : IPC_IDS_INIT;
+	ids->size = limit < IPC_ARY_INIT ? limit : IPC_ARY_INIT;
 	ids->slot_bits = ipc_slot_bits(limit);
 	ids->slot_mask = (1u << ids->slot_bits) - 1;
 	ids->seq_mask = (uint32_t)(0x7fffffffu >> ids->slot_bits);
 	ids->slot = (void **)calloc(ids->size, sizeof(void *));
 	ids->seq = (uint32_t *)calloc(ids->size, sizeof(uint32_t));
 	if (!ids->slot || !ids->seq) {
-		ipc_ids_fini(ids);
+		ipc_ary_fini(ids);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void ipc_ids_fini(struct ipc_ids *ids)
+void ipc_ary_fini(struct ipc_ary *ids)
 {
 	free(ids->slot);
 	free(ids->seq);
@@ -41,7 +41,7 @@ void ipc_ids_fini(struct ipc_ids *ids)
 	ids->seq = NULL;
 }
 
-static int grow(struct ipc_ids *ids)
+static int grow(struct ipc_ary *ids)
 {
 	uint32_t n = ids->size * 2 < ids->limit ? ids->size * 2 : ids->limit;
 	void **s = (void **)realloc(ids->slot, n * sizeof(void *));
@@ -61,11 +61,11 @@ static int grow(struct ipc_ids *ids)
 	return 0;
 }
 
-/* Reserved slots hold this marker until ipc_ids_set(). */
+/* Reserved slots hold this marker until ipc_ary_set(). */
 static char reserved_marker;
 #define RESERVED ((void *)&reserved_marker)
 
-int ipc_ids_alloc(struct ipc_ids *ids, void *p)
+int ipc_ary_alloc(struct ipc_ary *ids, void *p)
 {
 	uint32_t i;
 
@@ -87,7 +87,7 @@ int ipc_ids_alloc(struct ipc_ids *ids, void *p)
 	return (int)(ids->seq[i] << ids->slot_bits | i);
 }
 
-static void **slot_of(struct ipc_ids *ids, int id)
+static void **slot_of(struct ipc_ary *ids, int id)
 {
 	uint32_t i = (uint32_t)id & ids->slot_mask;
 
@@ -97,7 +97,7 @@ static void **slot_of(struct ipc_ids *ids, int id)
 	return &ids->slot[i];
 }
 
-void ipc_ids_set(struct ipc_ids *ids, int id, void *p)
+void ipc_ary_set(struct ipc_ary *ids, int id, void *p)
 {
 	void **s = slot_of(ids, id);
 
@@ -105,14 +105,14 @@ void ipc_ids_set(struct ipc_ids *ids, int id, void *p)
 		*s = p;
 }
 
-void *ipc_ids_find(struct ipc_ids *ids, int id)
+void *ipc_ary_find(struct ipc_ary *ids, int id)
 {
 	void **s = slot_of(ids, id);
 
 	return s && *s != RESERVED ? *s : NULL;
 }
 
-void ipc_ids_remove(struct ipc_ids *ids, int id)
+void ipc_ary_remove(struct ipc_ary *ids, int id)
 {
 	void **s = slot_of(ids, id);
 	uint32_t i;
@@ -124,4 +124,20 @@ void ipc_ids_remove(struct ipc_ids *ids, int id)
 	ids->in_use--;
 	if (i < ids->hint)
 		ids->hint = i;
+}
+
+void *ipc_ary_at(struct ipc_ary *ids, uint32_t idx, int *id)
+{
+	if (idx >= ids->size || !ids->slot[idx] || ids->slot[idx] == RESERVED)
+		return NULL;
+	*id = (int)(ids->seq[idx] << ids->slot_bits | idx);
+	return ids->slot[idx];
+}
+
+int ipc_ary_max_index(const struct ipc_ary *ids)
+{
+	for (uint32_t i = ids->size; i > 0; i--)
+		if (ids->slot[i - 1] && ids->slot[i - 1] != RESERVED)
+			return (int)(i - 1);
+	return -1;
 }
