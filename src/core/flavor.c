@@ -141,6 +141,8 @@ void grace__flavor_atfork_child(struct grace__flavor *f)
 		grace__registry_atfork_child(f->reg);
 	grace__gp_reset_after_fork(f->gp);
 	grace__lock_reinit(&f->cb_lock);
+	if (f->hooks->atfork_child)
+		f->hooks->atfork_child(f);
 }
 
 /* ---- struct grace_flavor_ops ---- */

@@ -64,12 +64,6 @@ GRACE_API __thread struct grace__reader grace__memb_reader GRACE_TLS_IE = { .ctr
 /* Read by every outermost lock, written once per grace period: a line of its own. */
 GRACE_API struct grace__shared_ctr grace__memb_rctr = { .v = SNAP_UNIT | 1 };
 
-static bool memb_holds(uint64_t ctr, uint64_t cur)
-{
-	return (ctr & GRACE__R_NEST_MASK) != 0 &&
-	       (ctr >> GRACE__R_SNAP_SHIFT) != (cur >> GRACE__R_SNAP_SHIFT);
-}
-
 static struct grace__registry memb_registry;
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
 static struct grace__gp memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
@@ -293,7 +287,8 @@ static void memb_read_unlock_op(struct grace__flavor *f, int token)
 }
 
 static const struct grace__flavor_hooks memb_hooks = {
-	memb_is_reader, memb_enter_wait, memb_leave_wait, memb_read_lock_op, memb_read_unlock_op,
+	memb_is_reader,    memb_enter_wait,     memb_leave_wait,
+	memb_read_lock_op, memb_read_unlock_op, NULL,
 };
 
 static const char *const memb_calls[GRACE__CALL_N] = {
@@ -390,7 +385,10 @@ static struct grace__reader *memb_self(void)
 
 void grace__memb_init(void)
 {
-	grace__registry_init(&memb_registry, memb_holds, memb_self, "rcu");
+	/* A reader holds the grace period while in a section (nesting != 0) with a snapshot other than
+	 * the current one (the argument at the top of this file). */
+	grace__registry_init(&memb_registry, GRACE__R_NEST_MASK,
+			     ~((1ull << GRACE__R_SNAP_SHIFT) - 1), memb_self, "rcu");
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

@@ -648,7 +648,8 @@ static void srcu_read_unlock_op(struct grace__flavor *f, int token)
 }
 
 static const struct grace__flavor_hooks srcu_hooks = {
-	srcu_is_reader, srcu_enter_wait, srcu_leave_wait, srcu_read_lock_op, srcu_read_unlock_op,
+	srcu_is_reader,    srcu_enter_wait,     srcu_leave_wait,
+	srcu_read_lock_op, srcu_read_unlock_op, NULL,
 };
 
 static const char *const srcu_calls[GRACE__CALL_N] = {
