@@ -21,7 +21,8 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 	grace__lock_init(&reg->lock);
 	reg->slot = NULL;
 	reg->n = reg->cap = 0;
-	reg->futex = GRACE__WAIT_AWAKE;
+	reg->wq.futex = GRACE__WAIT_AWAKE;
+	reg->wq.spin_ns = 0;
 	reg->active_mask = active_mask;
 	reg->cmp_mask = cmp_mask;
 	reg->self = self;
@@ -219,17 +220,17 @@ static const struct grace__wait_ops reg_wait_ops = {
 };
 
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
-			  uint64_t since_ns, bool expedited)
+			  bool expedited)
 {
 	struct reg_wait w = { reg, cur, cookie };
 
-	grace__wait_for_readers(&reg_wait_ops, &w, &reg->futex, since_ns, expedited);
+	grace__wait_for_readers(&reg_wait_ops, &w, &reg->wq, expedited);
 }
 
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r)
 {
 	grace_fetch_and(&r->waiter, ~GRACE__W_WAITING, __ATOMIC_RELAXED);
-	grace__wait_wake(&reg->futex);
+	grace__wait_wake(&reg->wq.futex);
 }
 
 /* ---- fork ---- */
@@ -253,7 +254,7 @@ void grace__registry_atfork_child(struct grace__registry *reg)
 	 * then keep only this thread's reader. */
 	grace__unlock(&reg->lock);
 	reg->n = 0;
-	reg->futex = GRACE__WAIT_AWAKE;
+	reg->wq.futex = GRACE__WAIT_AWAKE;
 	if (self->flags & GRACE__F_REGISTERED) {
 		self->waiter &= ~GRACE__W_WAITING;
 		self->reg_idx = 0;

@@ -22,12 +22,13 @@
 #include <grace/internal/reader.h>
 
 #include "core/lock.h"
+#include "core/wait.h"
 
 struct grace__registry {
 	struct grace__lock lock;
 	struct grace__reader **slot; /* the registered readers, dense: [0, n); lock held */
 	unsigned long n, cap;
-	uint32_t futex GRACE_ALIGNED_CACHE; /* core/wait.h: SLEEPING while the updater sleeps */
+	struct grace__waitq wq GRACE_ALIGNED_CACHE; /* core/wait.h: futex word, spin budget */
 	/* A reader whose ctr reads c holds the grace period identified by cur iff
 	 * (c & active_mask) != 0 && ((c ^ cur) & cmp_mask) != 0: active (in a section, or online)
 	 * and not yet seen with cur's value. */
@@ -45,10 +46,10 @@ void grace__registry_del(struct grace__registry *reg, struct grace__reader *r);
 /* Is no thread registered, or only the caller (self_alone: it is registered and quiescent)?
  * Lock-free; the caller provides a full fence before it (see memb.c). */
 bool grace__registry_alone(struct grace__registry *reg, bool self_alone);
-/* Wait until no registered reader holds `cur`. since_ns: when the grace period started (stall
- * reports); cookie names it in reports; expedited spins longer. */
+/* Wait until no registered reader holds `cur`. cookie names the grace period in stall reports;
+ * expedited spins longer. */
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
-			  uint64_t since_ns, bool expedited);
+			  bool expedited);
 /* Reader side: the thread saw its waiter flag; clear it and wake the sleeping updater. */
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r);
 /* fork(): prepare takes the lock, parent releases it, child keeps only the calling thread's

@@ -75,6 +75,17 @@ static inline uint64_t memb_rest(void)
 	return grace__use_membarrier ? 0 : GRACE__R_SLOW;
 }
 
+/* Is no thread registered but, at most, the caller outside any section? The caller runs a full
+ * fence first (see memb_wait_readers()). */
+static bool memb_alone(void)
+{
+	const struct grace__reader *self = &grace__memb_reader;
+
+	return grace__registry_alone(&memb_registry, (self->flags & GRACE__F_REGISTERED) &&
+							     !(grace_load_relaxed(&self->ctr) &
+							       GRACE__R_NEST_MASK));
+}
+
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 {
 	/*
@@ -86,10 +97,7 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 * store-buffering cycle with full fences everywhere: either the count read here includes
 	 * the new thread, or the thread's first section sees the removal.
 	 */
-	if (grace__registry_alone(&memb_registry,
-				  (grace__memb_reader.flags & GRACE__F_REGISTERED) &&
-					  !(grace_load_relaxed(&grace__memb_reader.ctr) &
-					    GRACE__R_NEST_MASK)))
+	if (memb_alone())
 		return;
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
 	 * lock store (smp_mb in the fallback, memb_lock_slow). */
@@ -99,7 +107,7 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 * observe this store in (see above). */
 	grace_store_relaxed(&grace__memb_rctr.v, cur);
 	grace__registry_wait(&memb_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
-			     gp->started_ns, flags & GRACE__GP_EXPEDITED);
+			     flags & GRACE__GP_EXPEDITED);
 	/* Barrier B on CPUs that are not TSO: every reader seen quiescent has completed its
 	 * section's accesses before the grace period ends. Pairs with the reader's unlock store. */
 	if (!GRACE_ARCH_TSO)
@@ -287,8 +295,12 @@ static void memb_read_unlock_op(struct grace__flavor *f, int token)
 }
 
 static const struct grace__flavor_hooks memb_hooks = {
-	memb_is_reader,    memb_enter_wait,     memb_leave_wait,
-	memb_read_lock_op, memb_read_unlock_op, NULL,
+	.is_reader = memb_is_reader,
+	.enter_wait = memb_enter_wait,
+	.leave_wait = memb_leave_wait,
+	.read_lock = memb_read_lock_op,
+	.read_unlock = memb_read_unlock_op,
+	.atfork_child = NULL,
 };
 
 static const char *const memb_calls[GRACE__CALL_N] = {

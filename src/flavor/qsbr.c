@@ -80,7 +80,7 @@ static void qsbr_wait_readers(struct grace__gp *gp, unsigned int flags)
 	if (grace_load_acquire(&qsbr_online_count.v) == 0)
 		return;
 	grace__registry_wait(&qsbr_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
-			     gp->started_ns, flags & GRACE__GP_EXPEDITED);
+			     flags & GRACE__GP_EXPEDITED);
 }
 
 void grace__qsbr_misuse(const char *call, const char *what)
@@ -261,8 +261,12 @@ static void qsbr_atfork_child(struct grace__flavor *f)
 }
 
 static const struct grace__flavor_hooks qsbr_hooks = {
-	qsbr_is_reader,    qsbr_enter_wait,     qsbr_leave_wait,
-	qsbr_read_lock_op, qsbr_read_unlock_op, qsbr_atfork_child,
+	.is_reader = qsbr_is_reader,
+	.enter_wait = qsbr_enter_wait,
+	.leave_wait = qsbr_leave_wait,
+	.read_lock = qsbr_read_lock_op,
+	.read_unlock = qsbr_read_unlock_op,
+	.atfork_child = qsbr_atfork_child,
 };
 
 static const char *const qsbr_calls[GRACE__CALL_N] = {
