@@ -43,7 +43,7 @@ void grace__flavor_synchronize(struct grace__flavor *f, unsigned int gpflags)
 		f->calls[gpflags & GRACE__GP_EXPEDITED ? GRACE__CALL_SYNC_EXP : GRACE__CALL_SYNC];
 	grace__init();
 	int tok = f->hooks->enter_wait(f, call);
-	grace__gp_wait(f->gp, grace__gp_snap(f->gp), gpflags);
+	grace__gp_synchronize(f->gp, gpflags);
 	f->hooks->leave_wait(f, tok);
 }
 
@@ -141,6 +141,8 @@ void grace__flavor_atfork_child(struct grace__flavor *f)
 		grace__registry_atfork_child(f->reg);
 	grace__gp_reset_after_fork(f->gp);
 	grace__lock_reinit(&f->cb_lock);
+	if (f->hooks->atfork_child)
+		f->hooks->atfork_child(f);
 }
 
 /* ---- struct grace_flavor_ops ---- */

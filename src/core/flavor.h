@@ -55,6 +55,8 @@ struct grace__flavor_hooks {
 	/* The read side, for struct grace_flavor_ops (the inline paths are in the headers). */
 	int (*read_lock)(struct grace__flavor *f);
 	void (*read_unlock)(struct grace__flavor *f, int token);
+	/* fork() child, after the generic reset (may be NULL): the flavor's own state. */
+	void (*atfork_child)(struct grace__flavor *f);
 };
 
 struct grace__flavor {

@@ -8,8 +8,10 @@
  * of waiting (synchronize, cond_synchronize, poll_state, the callback engine) waits for seq to
  * pass a cookie, so concurrent waiters share grace periods and the polled API comes for free.
  *
- * One thread at a time drives grace periods (drive_lock); the others sleep on the `event` futex,
- * bumped each time a driver finishes, and take over driving when they need a later one.
+ * One thread at a time drives grace periods: the one whose compare-and-swap moves seq from idle
+ * to "in progress" (the state bits are the driver's lock: there is no other). The others sleep
+ * on the `event` futex, bumped when a driver finishes while someone sleeps, and take over
+ * driving when they need a later grace period.
  */
 #ifndef GRACE_SRC_GP_H
 #define GRACE_SRC_GP_H
@@ -17,8 +19,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <grace/arch/atomic.h>
-
-#include "core/lock.h"
 
 #define GRACE__SEQ_STATE_MASK 3ull
 #define GRACE__GP_EXPEDITED 1u
@@ -28,19 +28,17 @@ typedef void (*grace__wait_readers_fn)(struct grace__gp *gp, unsigned int flags)
 
 struct grace__gp {
 	uint64_t seq GRACE_ALIGNED_CACHE;
-	uint32_t event;     /* futex word: bumped when a driver releases drive_lock */
+	uint32_t event;     /* futex word: bumped when a driver finishes and someone sleeps */
 	uint32_t nsleepers; /* threads sleeping on event */
-	struct grace__lock drive_lock GRACE_ALIGNED_CACHE;
-	grace__wait_readers_fn wait_readers; /* the flavor's part of a grace period */
-	void *flavor;                        /* the flavor's state for wait_readers */
+	grace__wait_readers_fn wait_readers GRACE_ALIGNED_CACHE; /* the flavor's part of a GP */
+	void *flavor; /* the flavor's state for wait_readers */
 	const char *name;
-	uint64_t started_ns; /* when the current grace period started (stalls) */
 };
 
-#define GRACE__GP_INIT(fn, flv, nm)                                                   \
-	{                                                                             \
-		.seq = 0, .event = 0, .nsleepers = 0, .drive_lock = GRACE__LOCK_INIT, \
-		.wait_readers = (fn), .flavor = (flv), .name = (nm), .started_ns = 0  \
+#define GRACE__GP_INIT(fn, flv, nm)                                                          \
+	{                                                                                    \
+		.seq = 0, .event = 0, .nsleepers = 0, .wait_readers = (fn), .flavor = (flv), \
+		.name = (nm)                                                                 \
 	}
 
 void grace__gp_init(struct grace__gp *gp, grace__wait_readers_fn fn, void *flavor,
@@ -74,10 +72,14 @@ static inline bool grace__gp_in_progress(struct grace__gp *gp)
 
 /* Block until cookie s has completed, driving grace periods as needed. */
 void grace__gp_wait(struct grace__gp *gp, uint64_t s, unsigned int flags);
+/* Wait for a grace period that starts after the call (synchronize): the cookie of
+ * grace__gp_snap(), except that a caller that finds no grace period under way drives one at
+ * once, ordered by the compare-and-swap that starts it (no fence of its own). */
+void grace__gp_synchronize(struct grace__gp *gp, unsigned int flags);
 /* Drive grace periods until s completes if nobody else is driving; never sleeps on another
  * driver. Returns true if s has completed on return. */
 bool grace__gp_try_drive(struct grace__gp *gp, uint64_t s, unsigned int flags);
-/* Fork: reset the locks in the child. */
+/* Fork: roll an unfinished grace period back in the child. */
 void grace__gp_reset_after_fork(struct grace__gp *gp);
 
 #endif

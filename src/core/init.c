@@ -56,9 +56,14 @@ static void do_init(void)
 	grace__memb_init();
 	grace__qsbr_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	/* Release: every choice above before a thread that skips pthread_once sees the flag
+	 * (pairs with the acquire in grace__init()). */
+	grace_store_release(&grace__inited, true);
 }
 
-void grace__init(void)
+bool grace__inited;
+
+void grace__init_slow(void)
 {
 	pthread_once(&init_once, do_init);
 }

@@ -3,8 +3,20 @@
 #ifndef GRACE_SRC_INIT_H
 #define GRACE_SRC_INIT_H
 
+#include <stdbool.h>
+#include <grace/arch/atomic.h>
+
+/* Set (release) once start-up has finished. */
+extern bool grace__inited;
+void grace__init_slow(void);
+
 /* Once per process (also run by a constructor): choose membarrier or the fence fallback, set
- * up the flavors, install the fork handlers. Cheap after the first call. */
-void grace__init(void);
+ * up the flavors, install the fork handlers. After the first call: one load and a test.
+ * Acquire: pairs with the release store at the end of start-up, so its choices are seen. */
+static inline void grace__init(void)
+{
+	if (GRACE_UNLIKELY(!grace_load_acquire(&grace__inited)))
+		grace__init_slow();
+}
 
 #endif

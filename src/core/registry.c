@@ -9,18 +9,22 @@
  */
 #include "core/registry.h"
 
+#include <stdlib.h>
 #include <grace/arch/atomic.h>
 
 #include "core/diag.h"
 #include "core/wait.h"
 
-void grace__registry_init(struct grace__registry *reg, bool (*holds)(uint64_t, uint64_t),
+void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uint64_t cmp_mask,
 			  struct grace__reader *(*self)(void), const char *flavor)
 {
 	grace__lock_init(&reg->lock);
-	reg->head = NULL;
-	reg->futex = GRACE__WAIT_AWAKE;
-	reg->holds = holds;
+	reg->slot = NULL;
+	reg->n = reg->cap = 0;
+	reg->wq.futex = GRACE__WAIT_AWAKE;
+	reg->wq.spin_ns = 0;
+	reg->active_mask = active_mask;
+	reg->cmp_mask = cmp_mask;
 	reg->self = self;
 	reg->flavor = flavor;
 	reg->nthreads = 0;
@@ -29,12 +33,20 @@ void grace__registry_init(struct grace__registry *reg, bool (*holds)(uint64_t, u
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 {
 	grace__lock(&reg->lock);
-	r->prev = NULL;
-	r->next = reg->head;
-	if (reg->head)
-		reg->head->prev = r;
-	reg->head = r;
-	grace_store_relaxed(&reg->nthreads, reg->nthreads + 1);
+	if (reg->n == reg->cap) {
+		unsigned long cap = reg->cap ? reg->cap * 2 : 64;
+		struct grace__reader **s = (struct grace__reader **)realloc(reg->slot,
+									    cap * sizeof(*s));
+		if (!s)
+			grace__fatal("rcu_register_thread",
+				     "out of memory registering reader thread %lu of the %s flavor",
+				     reg->n + 1, reg->flavor);
+		reg->slot = s;
+		reg->cap = cap;
+	}
+	r->reg_idx = reg->n;
+	reg->slot[reg->n++] = r;
+	grace_store_relaxed(&reg->nthreads, reg->n);
 	/* Full fence: the count before any read-side access of the new reader. Pairs with the
 	 * fence after seq_start (core/gp.c) that precedes grace__registry_alone()'s load: with
 	 * full fences on both sides (store-buffering), either the driver sees the new thread or
@@ -46,18 +58,16 @@ void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 void grace__registry_del(struct grace__registry *reg, struct grace__reader *r)
 {
 	grace__lock(&reg->lock);
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		reg->head = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	r->next = r->prev = NULL;
+	/* Move the last reader into r's slot: the array stays dense. */
+	unsigned long i = (unsigned long)r->reg_idx;
+	struct grace__reader *last = reg->slot[--reg->n];
+	reg->slot[i] = last;
+	last->reg_idx = i;
 	/* Release: the departing thread's last sections happen before a driver that reads the
 	 * lower count with acquire and skips the wait (grace__registry_alone), so what it frees
 	 * after that is no longer read. The mutex alone would not order the section's loads
 	 * before this store on a weakly ordered CPU. */
-	grace_store_release(&reg->nthreads, reg->nthreads - 1);
+	grace_store_release(&reg->nthreads, reg->n);
 	grace__unlock(&reg->lock);
 }
 
@@ -76,22 +86,58 @@ struct reg_wait {
 	unsigned long cookie;
 };
 
-/* Count readers holding cur, and in *unflagged those without the WAITING flag. Acquire loads:
- * pair with the readers' release stores of a quiescent ctr, so their sections happen before
- * the updater goes on. */
+/*
+ * The scan loads each reader's ctr relaxed and orders them all before what follows with one
+ * acquire fence after the loop: the same ordering as an acquire load each (they pair with the
+ * readers' release stores of a quiescent ctr, so those sections happen before the updater goes
+ * on), without serialising the loads on CPUs where an acquire load waits for the one before
+ * it (ldar on aarch64). TSan does not model the fence: there each load is an acquire.
+ */
+#if GRACE__TSAN_MODE
+#define SCAN_LOAD(p) grace_load_acquire(p)
+#else
+#define SCAN_LOAD(p) grace_load_relaxed(p)
+#endif
+
+static inline unsigned long holds(const struct grace__registry *reg, uint64_t c, uint64_t cur)
+{
+	return ((c & reg->active_mask) != 0) & (((c ^ cur) & reg->cmp_mask) != 0);
+}
+
+/* Does any registered reader hold cur? Stops at the first holder. */
+static bool any_holder(struct grace__registry *reg, uint64_t cur)
+{
+	struct grace__reader *const *slot = reg->slot;
+	unsigned long n = reg->n, h = 0;
+
+	grace__lock_assert_held(&reg->lock);
+	/* Eight at a time: independent loads the CPU overlaps, one test per eight. */
+	unsigned long i = 0;
+	for (; i + 8 <= n && !h; i += 8)
+		for (unsigned int k = 0; k < 8; k++)
+			h |= holds(reg, SCAN_LOAD(&slot[i + k]->ctr), cur);
+	for (; i < n && !h; i++)
+		h |= holds(reg, SCAN_LOAD(&slot[i]->ctr), cur);
+	grace_fence_acquire(); /* see SCAN_LOAD */
+	return h != 0;
+}
+
+/* Count readers holding cur, and in *unflagged those without the WAITING flag. */
 static unsigned long count_holders(struct grace__registry *reg, uint64_t cur,
 				   unsigned long *unflagged)
 {
 	unsigned long n = 0, u = 0;
 
 	grace__lock_assert_held(&reg->lock);
-	for (struct grace__reader *r = reg->head; r; r = r->next) {
-		if (reg->holds(grace_load_acquire(&r->ctr), cur)) {
+	for (unsigned long i = 0; i < reg->n; i++) {
+		struct grace__reader *r = reg->slot[i];
+		if (holds(reg, SCAN_LOAD(&r->ctr), cur)) {
 			n++;
 			if (!(grace_load_relaxed(&r->waiter) & GRACE__W_WAITING))
 				u++;
 		}
 	}
+	grace_fence_acquire(); /* see SCAN_LOAD */
 	*unflagged = u;
 	return n;
 }
@@ -99,12 +145,12 @@ static unsigned long count_holders(struct grace__registry *reg, uint64_t cur,
 static bool reg_done(void *ctx)
 {
 	struct reg_wait *w = (struct reg_wait *)ctx;
-	unsigned long u, n;
+	bool any;
 
 	grace__lock(&w->reg->lock);
-	n = count_holders(w->reg, w->cur, &u);
+	any = any_holder(w->reg, w->cur);
 	grace__unlock(&w->reg->lock);
-	return n == 0;
+	return !any;
 }
 
 static void reg_arm(void *ctx)
@@ -113,10 +159,12 @@ static void reg_arm(void *ctx)
 	struct grace__registry *reg = w->reg;
 
 	grace__lock(&reg->lock);
-	for (struct grace__reader *r = reg->head; r; r = r->next)
-		if (reg->holds(grace_load_relaxed(&r->ctr), w->cur))
+	for (unsigned long i = 0; i < reg->n; i++) {
+		struct grace__reader *r = reg->slot[i];
+		if (holds(reg, grace_load_relaxed(&r->ctr), w->cur))
 			/* Release: the futex word's SLEEPING before the flag (core/wait.h). */
 			grace_fetch_or(&r->waiter, GRACE__W_WAITING, __ATOMIC_RELEASE);
+	}
 	grace__unlock(&reg->lock);
 }
 
@@ -155,8 +203,9 @@ static void reg_stall(void *ctx, uint64_t waited_ns)
 
 	/* Collect under the lock, report after it: a stall handler may register threads. */
 	grace__lock(&reg->lock);
-	for (struct grace__reader *r = reg->head; r && n < 64; r = r->next) {
-		if (!reg->holds(grace_load_acquire(&r->ctr), w->cur) || r->stall_seq == w->cookie)
+	for (unsigned long i = 0; i < reg->n && n < 64; i++) {
+		struct grace__reader *r = reg->slot[i];
+		if (!holds(reg, grace_load_acquire(&r->ctr), w->cur) || r->stall_seq == w->cookie)
 			continue;
 		r->stall_seq = w->cookie; /* once per stall */
 		tids[n++] = r->tid;
@@ -171,17 +220,17 @@ static const struct grace__wait_ops reg_wait_ops = {
 };
 
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
-			  uint64_t since_ns, bool expedited)
+			  bool expedited)
 {
 	struct reg_wait w = { reg, cur, cookie };
 
-	grace__wait_for_readers(&reg_wait_ops, &w, &reg->futex, since_ns, expedited);
+	grace__wait_for_readers(&reg_wait_ops, &w, &reg->wq, expedited);
 }
 
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r)
 {
 	grace_fetch_and(&r->waiter, ~GRACE__W_WAITING, __ATOMIC_RELAXED);
-	grace__wait_wake(&reg->futex);
+	grace__wait_wake(&reg->wq.futex);
 }
 
 /* ---- fork ---- */
@@ -204,13 +253,12 @@ void grace__registry_atfork_child(struct grace__registry *reg)
 	 * (which also clears the owner the parent's thread id was recorded as in debug builds),
 	 * then keep only this thread's reader. */
 	grace__unlock(&reg->lock);
-	reg->head = NULL;
-	reg->nthreads = 0;
-	reg->futex = GRACE__WAIT_AWAKE;
+	reg->n = 0;
+	reg->wq.futex = GRACE__WAIT_AWAKE;
 	if (self->flags & GRACE__F_REGISTERED) {
-		self->next = self->prev = NULL;
 		self->waiter &= ~GRACE__W_WAITING;
-		reg->head = self;
-		reg->nthreads = 1;
+		self->reg_idx = 0;
+		reg->slot[reg->n++] = self; /* a registered thread had a slot, so slot != NULL */
 	}
+	reg->nthreads = reg->n;
 }

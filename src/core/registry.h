@@ -2,12 +2,17 @@
 /*
  * Reader registry and the wait for readers, shared by the default and QSBR flavors.
  *
- * Registered threads are linked in a list under `lock`. A grace period scans the list; readers
- * that hold it are re-read until quiescent through the wait primitive (core/wait.h): bounded
- * spin, then `waiter` set in each such reader's own cache line and a sleep on the registry's
- * futex; the reader's outermost unlock (or quiescent state) sees the flag and wakes the
- * updater. The lock is taken per scan, never across a sleep, so registration never waits for
- * a grace period to end.
+ * Registered threads are kept in a dense array of pointers to their reader state, under `lock`.
+ * A grace period scans the array; readers that hold it are re-read until quiescent through the
+ * wait primitive (core/wait.h): bounded spin, then `waiter` set in each such reader's own cache
+ * line and a sleep on the registry's futex; the reader's outermost unlock (or quiescent state)
+ * sees the flag and wakes the updater. The lock is taken per scan, never across a sleep, so
+ * registration never waits for a grace period to end.
+ *
+ * Why an array: the scan's cost is what a grace period pays per registered thread, idle or
+ * not. Walking a list linked through the readers' own lines chains one cache miss (or L2 hit)
+ * behind the other; loading `ctr` through an array of pointers issues independent loads that
+ * the CPU overlaps, and the test is branch-free (two masks, no indirect call).
  */
 #ifndef GRACE_SRC_REGISTRY_H
 #define GRACE_SRC_REGISTRY_H
@@ -17,30 +22,34 @@
 #include <grace/internal/reader.h>
 
 #include "core/lock.h"
+#include "core/wait.h"
 
 struct grace__registry {
 	struct grace__lock lock;
-	struct grace__reader *head;
-	uint32_t futex GRACE_ALIGNED_CACHE; /* core/wait.h: SLEEPING while the updater sleeps */
-	/* Does a reader whose ctr reads `ctr` hold the grace period identified by `cur`? */
-	bool (*holds)(uint64_t ctr, uint64_t cur);
+	struct grace__reader **slot; /* the registered readers, dense: [0, n); lock held */
+	unsigned long n, cap;
+	struct grace__waitq wq GRACE_ALIGNED_CACHE; /* core/wait.h: futex word, spin budget */
+	/* A reader whose ctr reads c holds the grace period identified by cur iff
+	 * (c & active_mask) != 0 && ((c ^ cur) & cmp_mask) != 0: active (in a section, or online)
+	 * and not yet seen with cur's value. */
+	uint64_t active_mask, cmp_mask;
 	/* The calling thread's reader state (its TLS), for the fork child. */
 	struct grace__reader *(*self)(void);
 	const char *flavor;
-	unsigned long nthreads;
+	unsigned long nthreads; /* n, published for grace__registry_alone() */
 };
 
-void grace__registry_init(struct grace__registry *reg, bool (*holds)(uint64_t, uint64_t),
+void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uint64_t cmp_mask,
 			  struct grace__reader *(*self)(void), const char *flavor);
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r);
 void grace__registry_del(struct grace__registry *reg, struct grace__reader *r);
 /* Is no thread registered, or only the caller (self_alone: it is registered and quiescent)?
  * Lock-free; the caller provides a full fence before it (see memb.c). */
 bool grace__registry_alone(struct grace__registry *reg, bool self_alone);
-/* Wait until no registered reader holds `cur`. since_ns: when the grace period started (stall
- * reports); cookie names it in reports; expedited spins longer. */
+/* Wait until no registered reader holds `cur`. cookie names the grace period in stall reports;
+ * expedited spins longer. */
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
-			  uint64_t since_ns, bool expedited);
+			  bool expedited);
 /* Reader side: the thread saw its waiter flag; clear it and wake the sleeping updater. */
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r);
 /* fork(): prepare takes the lock, parent releases it, child keeps only the calling thread's

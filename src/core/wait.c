@@ -55,17 +55,34 @@ static bool wait_arm(const struct grace__wait_ops *ops, void *ctx, uint32_t *fut
 	return r == GRACE__RECHECK_DONE;
 }
 
-void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, uint32_t *futex,
-			     uint64_t since_ns, bool expedited)
+/* The budget for the next wait, from how long this one took (see struct grace__waitq). */
+static uint32_t adapt_spin(uint32_t budget, uint64_t took_ns)
+{
+	if (took_ns <= GRACE__WAIT_SPIN_NS) {
+		uint64_t b = took_ns + took_ns / 4;
+		return (uint32_t)(b < GRACE__WAIT_SPIN_NS_MIN ? GRACE__WAIT_SPIN_NS_MIN : b);
+	}
+	budget /= 2;
+	return budget < GRACE__WAIT_SPIN_NS_MIN ? (uint32_t)GRACE__WAIT_SPIN_NS_MIN : budget;
+}
+
+void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, struct grace__waitq *q,
+			     bool expedited)
 {
 	bool reported = false;
+	uint32_t budget = grace_load_relaxed(&q->spin_ns);
 
 	if (ops->done(ctx))
 		return;
-	if (wait_spin(ops, ctx, expedited ? GRACE__WAIT_SPIN_NS_EXPEDITED : GRACE__WAIT_SPIN_NS))
+	if (budget == 0)
+		budget = (uint32_t)GRACE__WAIT_SPIN_NS;
+	uint64_t t0 = grace__now_ns(), since_ns = t0;
+	if (wait_spin(ops, ctx, expedited ? GRACE__WAIT_SPIN_NS_EXPEDITED : budget)) {
+		grace_store_relaxed(&q->spin_ns, adapt_spin(budget, grace__now_ns() - t0));
 		return;
+	}
 	for (;;) {
-		if (wait_arm(ops, ctx, futex))
+		if (wait_arm(ops, ctx, &q->futex))
 			break;
 		/* Sleep until woken or until the stall report is due. Re-read the timeout each
 		 * round: a change applies to waits already under way. */
@@ -77,7 +94,7 @@ void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, uint3
 			timeout = waited >= stall_ns ? 0 : (int64_t)(stall_ns - waited);
 		}
 		if (timeout != 0)
-			grace__futex_wait(futex, GRACE__WAIT_SLEEPING, timeout);
+			grace__futex_wait(&q->futex, GRACE__WAIT_SLEEPING, timeout);
 		now = grace__now_ns();
 		if (stall_ns && !reported && now - since_ns >= stall_ns) {
 			ops->stall(ctx, now - since_ns);
@@ -87,7 +104,9 @@ void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, uint3
 			break;
 	}
 	ops->disarm(ctx);
-	grace_store_relaxed(futex, GRACE__WAIT_AWAKE);
+	grace_store_relaxed(&q->futex, GRACE__WAIT_AWAKE);
+	/* Relaxed: only the domain's one driver reads and writes the budget. */
+	grace_store_relaxed(&q->spin_ns, adapt_spin(budget, grace__now_ns() - t0));
 }
 
 void grace__wait_wake(uint32_t *futex)

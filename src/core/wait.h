@@ -31,8 +31,24 @@
 #define GRACE__WAIT_SPIN_NS 20000ull
 #define GRACE__WAIT_SPIN_NS_EXPEDITED 200000ull
 
+#define GRACE__WAIT_SPIN_NS_MIN 1000ull
+
 #define GRACE__WAIT_AWAKE 0u
 #define GRACE__WAIT_SLEEPING 1u
+
+/*
+ * What one waiter (a grace-period driver: one at a time per domain) keeps between waits.
+ *  futex    the word readers wake: GRACE__WAIT_SLEEPING while the waiter sleeps.
+ *  spin_ns  the spin budget, adapted after each wait: to a little more than the wait took when
+ *           that was within the maximum budget (spinning would have caught it), halved when
+ *           the readers took longer (a reader that is not running, e.g. preempted because
+ *           there are more threads than CPUs, cannot end its section while the waiter burns
+ *           the CPU it needs). Written by the waiter only; 0 means "not adapted yet".
+ */
+struct grace__waitq {
+	uint32_t futex;
+	uint32_t spin_ns;
+};
 
 enum grace__recheck {
 	GRACE__RECHECK_DONE,  /* nothing left to wait for */
@@ -56,12 +72,12 @@ struct grace__wait_ops {
 };
 
 /*
- * Wait until ops->done(ctx). futex is the word readers wake (GRACE__WAIT_AWAKE at rest);
- * since_ns is when the grace period started (stall reports count from it); expedited spins
- * longer. Returns with *futex == GRACE__WAIT_AWAKE.
+ * Wait until ops->done(ctx). q holds the futex word readers wake (GRACE__WAIT_AWAKE at rest) and
+ * the adaptive spin budget; stall reports count from the start of the wait; expedited spins up to GRACE__WAIT_SPIN_NS_EXPEDITED whatever the budget. Returns
+ * with q->futex == GRACE__WAIT_AWAKE.
  */
-void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, uint32_t *futex,
-			     uint64_t since_ns, bool expedited);
+void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, struct grace__waitq *q,
+			     bool expedited);
 
 /* Reader side: it saw its flag set (by arm(), with a relaxed load): wake the waiter. */
 void grace__wait_wake(uint32_t *futex);

@@ -64,12 +64,6 @@ GRACE_API __thread struct grace__reader grace__memb_reader GRACE_TLS_IE = { .ctr
 /* Read by every outermost lock, written once per grace period: a line of its own. */
 GRACE_API struct grace__shared_ctr grace__memb_rctr = { .v = SNAP_UNIT | 1 };
 
-static bool memb_holds(uint64_t ctr, uint64_t cur)
-{
-	return (ctr & GRACE__R_NEST_MASK) != 0 &&
-	       (ctr >> GRACE__R_SNAP_SHIFT) != (cur >> GRACE__R_SNAP_SHIFT);
-}
-
 static struct grace__registry memb_registry;
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
 static struct grace__gp memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
@@ -79,6 +73,17 @@ static pthread_key_t memb_key;
 static inline uint64_t memb_rest(void)
 {
 	return grace__use_membarrier ? 0 : GRACE__R_SLOW;
+}
+
+/* Is no thread registered but, at most, the caller outside any section? The caller runs a full
+ * fence first (see memb_wait_readers()). */
+static bool memb_alone(void)
+{
+	const struct grace__reader *self = &grace__memb_reader;
+
+	return grace__registry_alone(&memb_registry, (self->flags & GRACE__F_REGISTERED) &&
+							     !(grace_load_relaxed(&self->ctr) &
+							       GRACE__R_NEST_MASK));
 }
 
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
@@ -92,10 +97,7 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 * store-buffering cycle with full fences everywhere: either the count read here includes
 	 * the new thread, or the thread's first section sees the removal.
 	 */
-	if (grace__registry_alone(&memb_registry,
-				  (grace__memb_reader.flags & GRACE__F_REGISTERED) &&
-					  !(grace_load_relaxed(&grace__memb_reader.ctr) &
-					    GRACE__R_NEST_MASK)))
+	if (memb_alone())
 		return;
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
 	 * lock store (smp_mb in the fallback, memb_lock_slow). */
@@ -105,7 +107,7 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 * observe this store in (see above). */
 	grace_store_relaxed(&grace__memb_rctr.v, cur);
 	grace__registry_wait(&memb_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
-			     gp->started_ns, flags & GRACE__GP_EXPEDITED);
+			     flags & GRACE__GP_EXPEDITED);
 	/* Barrier B on CPUs that are not TSO: every reader seen quiescent has completed its
 	 * section's accesses before the grace period ends. Pairs with the reader's unlock store. */
 	if (!GRACE_ARCH_TSO)
@@ -293,7 +295,12 @@ static void memb_read_unlock_op(struct grace__flavor *f, int token)
 }
 
 static const struct grace__flavor_hooks memb_hooks = {
-	memb_is_reader, memb_enter_wait, memb_leave_wait, memb_read_lock_op, memb_read_unlock_op,
+	.is_reader = memb_is_reader,
+	.enter_wait = memb_enter_wait,
+	.leave_wait = memb_leave_wait,
+	.read_lock = memb_read_lock_op,
+	.read_unlock = memb_read_unlock_op,
+	.atfork_child = NULL,
 };
 
 static const char *const memb_calls[GRACE__CALL_N] = {
@@ -390,7 +397,10 @@ static struct grace__reader *memb_self(void)
 
 void grace__memb_init(void)
 {
-	grace__registry_init(&memb_registry, memb_holds, memb_self, "rcu");
+	/* A reader holds the grace period while in a section (nesting != 0) with a snapshot other than
+	 * the current one (the argument at the top of this file). */
+	grace__registry_init(&memb_registry, GRACE__R_NEST_MASK,
+			     ~((1ull << GRACE__R_SNAP_SHIFT) - 1), memb_self, "rcu");
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

@@ -23,8 +23,19 @@
  *    any protected data. The update side has a full fence between the removal and S's loads
  *    of ctr (core/gp.c). By the store-buffering pattern either S sees the new ctr (and waits
  *    for a later quiescent state if the value is old) or the thread's reads see the removal.
- *  No step needs membarrier: quiescent states cost no fence at all (liburcu's QSBR pays two
- *  full fences per quiescent state), and only the rarer online transition pays one.
+ *  No step needs membarrier: quiescent states cost no fence at all, and only the rarer online
+ *  and offline transitions pay an atomic read-modify-write each.
+ *
+ * Online count (the idle fast path). `qsbr_online_count` counts online threads. Online stores
+ * ctr, then increments the count with a seq_cst read-modify-write (the full barrier of the
+ * previous paragraph); offline stores ctr = 0 with release, then decrements with release. A
+ * grace period that reads the count as 0 (acquire, after the full fence that follows seq_start)
+ * skips the scan: no thread can hold it. A thread coming online concurrently either has its
+ * increment seen (and its ctr, stored before it, is seen by the scan: the acquire load
+ * synchronizes with the increment) or, by store-buffering with that fence, reads data that
+ * already shows the removal. A thread that went offline decremented with release after its
+ * release store of 0, so its accesses happen before the driver goes on. The cost of a grace
+ * period with every registered thread offline is then that of no thread at all.
  *
  * Sleeping updaters: as in the default flavor (core/registry.c), the updater sets `waiter` in
  * the holder's line, executes membarrier (fence in the fallback), re-reads; the quiescent state
@@ -51,12 +62,9 @@
 GRACE_API __thread struct grace__reader grace__qsbr_reader GRACE_TLS_IE;
 GRACE_API struct grace__shared_ctr grace__qsbr_gp_ctr = { .v = 1 };
 
-static bool qsbr_holds(uint64_t ctr, uint64_t cur)
-{
-	return ctr != 0 && ctr != cur;
-}
-
 static struct grace__registry qsbr_registry;
+/* Online threads (see "Online count" above); alone on its line: written by online/offline. */
+static struct grace__shared_ctr qsbr_online_count;
 static void qsbr_wait_readers(struct grace__gp *gp, unsigned int flags);
 static struct grace__gp qsbr_gp = GRACE__GP_INIT(qsbr_wait_readers, &qsbr_registry, "qsbr");
 static pthread_key_t qsbr_key;
@@ -67,8 +75,12 @@ static void qsbr_wait_readers(struct grace__gp *gp, unsigned int flags)
 	/* Step G. Release: the removal (and everything before, see core/gp.c) is visible to a
 	 * reader whose quiescent state loads cur with acquire. */
 	grace_store_release(&grace__qsbr_gp_ctr.v, cur);
+	/* No thread online: nothing to wait for (the argument at the top). Acquire: pairs with
+	 * the release decrement of a thread going offline. */
+	if (grace_load_acquire(&qsbr_online_count.v) == 0)
+		return;
 	grace__registry_wait(&qsbr_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
-			     gp->started_ns, flags & GRACE__GP_EXPEDITED);
+			     flags & GRACE__GP_EXPEDITED);
 }
 
 void grace__qsbr_misuse(const char *call, const char *what)
@@ -97,9 +109,10 @@ void grace__qsbr_qs_slow(void)
 static void qsbr_online(struct grace__reader *r)
 {
 	grace_store_relaxed(&r->ctr, grace_load_acquire(&grace__qsbr_gp_ctr.v));
-	/* Full fence: the ctr store before any read of protected data; pairs with the fence
-	 * between the removal and the scan on the update side (core/gp.c, seq_start). */
-	grace_smp_mb();
+	/* Full barrier (a seq_cst read-modify-write): the ctr store and the count before any
+	 * read of protected data; pairs with the fence between the removal and the reads of the
+	 * count and of ctr on the update side (core/gp.c, after seq_start). */
+	grace_fetch_add(&qsbr_online_count.v, 1, __ATOMIC_SEQ_CST);
 }
 
 static void qsbr_offline(struct grace__reader *r)
@@ -107,6 +120,10 @@ static void qsbr_offline(struct grace__reader *r)
 	/* Release: the thread's accesses complete before an updater can read 0 (pairs with the
 	 * acquire loads in the scan). */
 	grace_store_release(&r->ctr, 0);
+	/* Release: after the store above, so a driver that reads the lower count with acquire
+	 * sees ctr == 0 and the thread's accesses (pairs with the acquire in
+	 * qsbr_wait_readers()). */
+	grace_fetch_sub(&qsbr_online_count.v, 1, __ATOMIC_RELEASE);
 	grace_barrier();
 	qsbr_wake_if_waiting(r);
 }
@@ -236,8 +253,20 @@ static void qsbr_quiescent_state_op(void)
 	grace_qsbr_quiescent_state();
 }
 
+/* fork() child: this thread is the only one, online or not. */
+static void qsbr_atfork_child(struct grace__flavor *f)
+{
+	(void)f;
+	qsbr_online_count.v = grace_load_relaxed(&grace__qsbr_reader.ctr) != 0;
+}
+
 static const struct grace__flavor_hooks qsbr_hooks = {
-	qsbr_is_reader, qsbr_enter_wait, qsbr_leave_wait, qsbr_read_lock_op, qsbr_read_unlock_op,
+	.is_reader = qsbr_is_reader,
+	.enter_wait = qsbr_enter_wait,
+	.leave_wait = qsbr_leave_wait,
+	.read_lock = qsbr_read_lock_op,
+	.read_unlock = qsbr_read_unlock_op,
+	.atfork_child = qsbr_atfork_child,
 };
 
 static const char *const qsbr_calls[GRACE__CALL_N] = {
@@ -335,7 +364,9 @@ static struct grace__reader *qsbr_self(void)
 
 void grace__qsbr_init(void)
 {
-	grace__registry_init(&qsbr_registry, qsbr_holds, qsbr_self, "qsbr");
+	/* A reader holds the grace period while online (ctr != 0) and not yet seen at the current
+	 * counter (ctr != cur). */
+	grace__registry_init(&qsbr_registry, ~0ull, ~0ull, qsbr_self, "qsbr");
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

@@ -115,7 +115,7 @@ struct grace__srcu_state {
 	struct srcu_struct *ssp;
 	struct grace__srcu_cpu *cpus;
 	unsigned int ncpus;
-	uint32_t futex GRACE_ALIGNED_CACHE; /* core/wait.h: SLEEPING while the driver sleeps */
+	struct grace__waitq wq GRACE_ALIGNED_CACHE; /* core/wait.h: futex word, spin budget */
 	uint64_t stall_cookie GRACE_ALIGNED_CACHE; /* grace period already reported (driver only) */
 	struct grace__srcu_state *next, *prev;     /* all domains, for fork */
 };
@@ -144,7 +144,7 @@ static void srcu_atfork_child(void)
 	grace__lock_reinit(&srcu_all_lock);
 	for (struct grace__srcu_state *st = srcu_all; st; st = st->next) {
 		grace__flavor_atfork_child(&st->flv);
-		st->futex = GRACE__WAIT_AWAKE;
+		st->wq.futex = GRACE__WAIT_AWAKE;
 		st->ssp->waiting = 0;
 	}
 }
@@ -268,8 +268,7 @@ static void wait_idx(struct grace__srcu_state *st, unsigned int k, unsigned int 
 {
 	struct idx_wait w = { st, k };
 
-	grace__wait_for_readers(&idx_wait_ops, &w, &st->futex, st->gp.started_ns,
-				flags & GRACE__GP_EXPEDITED);
+	grace__wait_for_readers(&idx_wait_ops, &w, &st->wq, flags & GRACE__GP_EXPEDITED);
 }
 
 /* F: new readers use index idx & 1 from now on. Driver only. */
@@ -343,7 +342,6 @@ static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 static void srcu_free(struct grace__srcu_state *st)
 {
 	grace__lock_destroy(&st->flv.cb_lock);
-	grace__lock_destroy(&st->gp.drive_lock);
 	free(st->cpus);
 	free(st);
 }
@@ -523,7 +521,7 @@ void grace__srcu_unlock_wake(struct srcu_struct *ssp)
 {
 	struct grace__srcu_state *st = grace_load_acquire(&ssp->state);
 
-	grace__wait_wake(&st->futex);
+	grace__wait_wake(&st->wq.futex);
 }
 
 /* ---- debug builds: per-thread open sections ---- */
@@ -648,7 +646,12 @@ static void srcu_read_unlock_op(struct grace__flavor *f, int token)
 }
 
 static const struct grace__flavor_hooks srcu_hooks = {
-	srcu_is_reader, srcu_enter_wait, srcu_leave_wait, srcu_read_lock_op, srcu_read_unlock_op,
+	.is_reader = srcu_is_reader,
+	.enter_wait = srcu_enter_wait,
+	.leave_wait = srcu_leave_wait,
+	.read_lock = srcu_read_lock_op,
+	.read_unlock = srcu_read_unlock_op,
+	.atfork_child = NULL,
 };
 
 static const char *const srcu_calls[GRACE__CALL_N] = {
@@ -774,14 +777,13 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 			      readers, readers == 1 ? " is" : "s are", (void *)ssp);
 		return;
 	}
-	if (!grace__trylock(&st->gp.drive_lock)) {
+	if (grace__gp_in_progress(&st->gp)) {
 		grace__misuse(call,
 			      "a grace period of srcu_struct %p is under way "
 			      "(synchronize_srcu() or callbacks running): not freed",
 			      (void *)ssp);
 		return;
 	}
-	grace__unlock(&st->gp.drive_lock);
 	if (cb) {
 		if (grace__cbdom_destroy(cb) != 0) {
 			grace__misuse(call,

@@ -42,6 +42,18 @@ static __thread int grace__tsan_fence_word __attribute__((unused));
 #else
 #define grace_smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__SANITIZE_THREAD__) && !defined(GRACE_TSAN)
+#define GRACE_ARCH_TSO_RMW_FENCE 1
+#else
+#define GRACE_ARCH_TSO_RMW_FENCE 0
+#endif
+/* Full barrier after an atomic read-modify-write (the kernel's smp_mb__after_atomic()): on x86
+ * every locked instruction already is one, so only the compiler is stopped; elsewhere a fence. */
+#if GRACE_ARCH_TSO_RMW_FENCE
+#define grace_smp_mb_after_rmw() grace_barrier()
+#else
+#define grace_smp_mb_after_rmw() grace_smp_mb()
+#endif
 /* Acquire fence: loads before it (relaxed ones included) are ordered before every access after
  * it; with a relaxed load that read a release store, it completes the synchronizes-with edge.
  * TSan rejects stand-alone fences: there it is the full-barrier stand-in above (TSan runs on

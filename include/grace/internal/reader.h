@@ -32,12 +32,12 @@ struct grace__reader {
 	/* Hot line, owned by the reader; updaters read ctr and write waiter only while waiting. */
 	uint64_t ctr;
 	uint32_t waiter;
-	uint32_t flags;                    /* owner-only: GRACE__F_* */
-	uint32_t dbg_nest;                 /* QSBR debug builds: depth of qsbr_read_lock() */
-	int32_t tid;                       /* kernel thread id, for stall and misuse reports */
-	struct grace__reader *next, *prev; /* registry links, under the flavor's registry lock */
+	uint32_t flags;     /* owner-only: GRACE__F_* */
+	uint32_t dbg_nest;  /* QSBR debug builds: depth of qsbr_read_lock() */
+	int32_t tid;        /* kernel thread id, for stall and misuse reports */
+	uint64_t reg_idx;   /* index in the registry's array, under the registry lock */
 	uint64_t stall_seq; /* grace period already reported as stalled by this reader */
-	uint64_t pad_[2];
+	uint64_t pad_[3];
 } GRACE_ALIGNED_CACHE;
 
 /* A shared counter that readers load and updaters write once per grace period: alone on its
