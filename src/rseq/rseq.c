@@ -274,6 +274,10 @@ int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t stride, uns
 {
 	struct grace__rseq_list *l;
 	uint32_t cpu;
+
+	if (nslots == 0) /* the inline push sent it here: no CPU is below the bound */
+		grace__misuse_fatal("grace__rseq_list_push",
+				    "per-CPU list array of 0 slots (nslots must be at least 1)");
 #if GRACE__RSEQ_OPS
 	struct grace__rseq_abi *rs = ready_area();
 

@@ -418,6 +418,26 @@ TEST(sections_run_straight_through_on_an_unregistered_area)
 #endif
 }
 
+static void push_zero_slots(void *arg)
+{
+	struct grace__rseq_list l;
+	struct rcu_head h;
+
+	(void)arg;
+	grace__rseq_list_init(&l);
+	grace__rseq_list_push(&l, sizeof(l), 0, &h);
+}
+
+TEST(list_push_with_zero_slots_is_reported)
+{
+	char out[512];
+	int st = gt_run_child(push_zero_slots, NULL, out, sizeof(out));
+
+	/* Before: "cpu %= nslots" divided by zero (SIGFPE). */
+	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "child status %#x: %s", st, out);
+	CHECK_MSG(strstr(out, "grace__rseq_list_push") != NULL, "child said: %s", out);
+}
+
 /* ---- lists ---- */
 
 struct item {

@@ -38,7 +38,8 @@
  *  2. Any thread may READ such words at any time (aligned 64-bit loads are single-copy atomic).
  *  3. Index bound: the primitives take the number of per-CPU slots; a CPU number outside it
  *     (which the kernel never reports for arrays sized by grace__rseq_nr_cpus()) makes the
- *     primitive return -1 instead of writing out of bounds.
+ *     primitive return -1 instead of writing out of bounds. Zero slots is a caller bug: the
+ *     out-of-line list push reports it and aborts (there is no list to push onto).
  *  4. Lists: a list may be consumed (a) from its own CPU, by grace__rseq_list_pop_local(),
  *     which is itself an rseq critical section, or (b) from any CPU by grace__rseq_list_take(),
  *     which switches the list to atomic mode, issues
@@ -298,8 +299,8 @@ GRACE_INLINE void grace__rseq_list_push_atomic(struct grace__rseq_list *l, struc
 
 /*
  * grace__rseq_list_push() - push node onto the list of the CPU the caller runs on.
- * @base: the list of CPU 0; @stride: bytes between two CPUs' lists; @nslots: CPUs in the array.
- * node->next is overwritten (the link). Returns the CPU whose list received the
+ * @base: the list of CPU 0; @stride: bytes between two CPUs' lists; @nslots: CPUs in the array
+ * (at least 1). node->next is overwritten (the link). Returns the CPU whose list received the
  * node (a thread without rseq pushes atomically onto the list of the CPU sched_getcpu() names).
  * Thread-safety: any thread. Context: never blocks; safe in signal handlers.
  * Cost: about 12 instructions, no atomic, no fence, when rseq is usable.
