@@ -7,3 +7,12 @@ grace_test(NAME unit_rseq_own SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rseq.c INTE
            ENV GLIBC_TUNABLES=glibc.pthread.rseq=0 EXPECT_RSEQ=grace)
 grace_test(NAME unit_rseq_none SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rseq.c INTERNAL TIMEOUT 120
            ENV GRACE_NO_RSEQ=1 EXPECT_RSEQ=none)
+
+# cppcheck analyses every file that includes internal/rseq.h, rseq paths included (the stand-ins
+# of internal/arch/rseq-cppcheck.h replace the asm it cannot parse).
+find_program(GRACE_CPPCHECK cppcheck)
+if(GRACE_CPPCHECK AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME unit_rseq_cppcheck
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/rseq_cppcheck.sh ${GRACE_CPPCHECK} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(unit_rseq_cppcheck PROPERTIES TIMEOUT 120 LABELS quick)
+endif()
