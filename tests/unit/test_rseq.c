@@ -373,6 +373,14 @@ struct line {
 } __attribute__((aligned(64)));
 #endif
 
+/* A check of one call that also requires rseq_cs to be 0 afterwards (contract rule 6). */
+#define CHECK_CLEAR(cond)                                                            \
+	do {                                                                         \
+		CHECK(cond);                                                         \
+		CHECK_MSG(fake_area.rseq_cs == 0, "rseq_cs left at %#llx after: %s", \
+			  (unsigned long long)fake_area.rseq_cs, #cond);             \
+	} while (0)
+
 TEST(sections_run_straight_through_on_an_unregistered_area)
 {
 #if GRACE__RSEQ_OPS
@@ -384,35 +392,37 @@ TEST(sections_run_straight_through_on_an_unregistered_area)
 
 	fa->cpu_id_start = 3;
 	fa->cpu_id = 3;
-	/* add_on: commits on its CPU, relaxed and release; refuses another CPU. */
-	CHECK(grace__rseq_add_on(fa, &w, 5, 3, 0) == 0 && w == 5);
-	CHECK(grace__rseq_add_on(fa, &w, 5, 3, 1) == 0 && w == 10);
-	CHECK(grace__rseq_add_on(fa, &w, 5, 2, 0) == -1 && w == 10);
+	/* add_on: commits on its CPU, relaxed and release; refuses another CPU. After every call,
+	 * committed or not, rseq_cs is back to 0 (contract rule 6: a stale pointer into unloaded
+	 * code kills the thread at its next preemption). */
+	CHECK_CLEAR(grace__rseq_add_on(fa, &w, 5, 3, 0) == 0 && w == 5);
+	CHECK_CLEAR(grace__rseq_add_on(fa, &w, 5, 3, 1) == 0 && w == 10);
+	CHECK_CLEAR(grace__rseq_add_on(fa, &w, 5, 2, 0) == -1 && w == 10);
 
 	/* inc_line: the area found from the thread pointer, line cpu_id, bound respected. */
 	struct grace__rseq_ref ref = { (int32_t)((char *)fa - (char *)__builtin_thread_pointer()),
 				       8 };
 	memset(lines, 0, sizeof(lines));
-	CHECK(grace__rseq_inc_line(&ref, lines[0].w, 0) == 0 && lines[3].w[0] == 1);
-	CHECK(grace__rseq_inc_line(&ref, lines[0].w, 1) == 0 && lines[3].w[0] == 2);
+	CHECK_CLEAR(grace__rseq_inc_line(&ref, lines[0].w, 0) == 0 && lines[3].w[0] == 1);
+	CHECK_CLEAR(grace__rseq_inc_line(&ref, lines[0].w, 1) == 0 && lines[3].w[0] == 2);
 	ref.bound = 3;
-	CHECK(grace__rseq_inc_line(&ref, lines[0].w, 0) == -1 && lines[3].w[0] == 2);
+	CHECK_CLEAR(grace__rseq_inc_line(&ref, lines[0].w, 0) == -1 && lines[3].w[0] == 2);
 	fa->cpu_id = GRACE__RSEQ_CPU_FAILED; /* an unregistered thread: huge unsigned */
 	ref.bound = 8;
-	CHECK(grace__rseq_inc_line(&ref, lines[0].w, 1) == -1 && lines[3].w[0] == 2);
+	CHECK_CLEAR(grace__rseq_inc_line(&ref, lines[0].w, 1) == -1 && lines[3].w[0] == 2);
 	fa->cpu_id = 3;
 
 	/* list push and pop: link and commit, atomic mode, wrong CPU. */
 	memset(&l, 0, sizeof(l));
-	CHECK(grace__rseq_list_push_on(fa, &l, &a, 3) == 0 && l.head == &a && a.next == NULL);
-	CHECK(grace__rseq_list_push_on(fa, &l, &b, 3) == 0 && l.head == &b && b.next == &a);
-	CHECK(grace__rseq_list_push_on(fa, &l, &a, 1) == -1 && l.head == &b);
+	CHECK_CLEAR(grace__rseq_list_push_on(fa, &l, &a, 3) == 0 && l.head == &a && a.next == NULL);
+	CHECK_CLEAR(grace__rseq_list_push_on(fa, &l, &b, 3) == 0 && l.head == &b && b.next == &a);
+	CHECK_CLEAR(grace__rseq_list_push_on(fa, &l, &a, 1) == -1 && l.head == &b);
 	l.mode = GRACE__RSEQ_LIST_ATOMIC;
-	CHECK(grace__rseq_list_push_on(fa, &l, &a, 3) == 1 && l.head == &b);
-	CHECK(grace__rseq_list_pop_on(fa, &l, 3, &out) == 1 && l.head == &b);
+	CHECK_CLEAR(grace__rseq_list_push_on(fa, &l, &a, 3) == 1 && l.head == &b);
+	CHECK_CLEAR(grace__rseq_list_pop_on(fa, &l, 3, &out) == 1 && l.head == &b);
 	l.mode = 0;
-	CHECK(grace__rseq_list_pop_on(fa, &l, 2, &out) == 1 && l.head == &b);
-	CHECK(grace__rseq_list_pop_on(fa, &l, 3, &out) == 0 && out == &b && l.head == NULL);
+	CHECK_CLEAR(grace__rseq_list_pop_on(fa, &l, 2, &out) == 1 && l.head == &b);
+	CHECK_CLEAR(grace__rseq_list_pop_on(fa, &l, 3, &out) == 0 && out == &b && l.head == NULL);
 #else
 	printf("  skipped (no rseq operations in this build)\n");
 #endif

@@ -53,6 +53,18 @@
  *     the head it then reads is the emptied one). grace__rseq_percpu_add() is relaxed;
  *     grace__rseq_percpu_add_release() orders every earlier access of the thread before the
  *     increment (pairs with an acquire load of the word).
+ *  6. Unloading code (dlclose). The descriptor of a critical section (struct rseq_cs) lives in
+ *     the object whose code contains the section: for the inline srcu read side that is the
+ *     caller's executable or shared object. The kernel reads the area's rseq_cs pointer on the
+ *     thread's next return to user space after a preemption, migration or signal, and clears it
+ *     only then (lazily) when the thread is outside the section; a pointer into an object that
+ *     was unloaded in between makes that read fault, and the kernel kills the thread with
+ *     SIGSEGV (si_code SI_KERNEL). So every primitive here leaves rseq_cs at 0 when it returns:
+ *     one store after the commit, and the same store on every exit that does not commit (abort
+ *     handler, early exits). An object may therefore be unloaded as soon as no thread executes
+ *     its code, whatever sections its code ran before. Code that builds its own critical
+ *     sections with the arch building blocks must keep the same rule (use the END, EXIT and
+ *     ABORT macros of the architecture header).
  *
  * Supported: x86-64 and aarch64 (the architecture headers). Elsewhere, and in TSan mode (TSan
  * cannot see the stores of inline asm, so it would miss the happens-before edges they carry),
@@ -64,8 +76,9 @@
  * Conventions: area = the calling thread's rseq area; load/store are single-copy atomic;
  * "commit" is the last instruction of the section (the store that publishes); "abort" means
  * the kernel restarted the section or it jumped to its abort handler itself. Every section
- * begins with  store(area->rseq_cs, &descriptor). A section returns 0 on commit, -1 on abort, 1
- * on the other early exit it names. Nothing is written before the commit except where stated.
+ * begins with  store(area->rseq_cs, &descriptor)  and every exit, committed or not, ends with
+ * store(area->rseq_cs, 0) (rule 6). A section returns 0 on commit, -1 on abort, 1 on the other
+ * early exit it names. Nothing but rseq_cs is written before the commit except where stated.
  *
  *   grace__rseq_add_on(area, p, v, cpu, release)           one attempt at *p += v on `cpu`
  *     if (load(area->cpu_id) != cpu) abort

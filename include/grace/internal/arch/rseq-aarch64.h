@@ -73,8 +73,9 @@
 	"str x17, [" area ", #8]\n\t" /* rseq_cs */                                      \
 	"1:\n\t"
 
-/* What every exit of a section does to rseq_cs: nothing (the kernel clears it lazily). */
-#define GRACE__RSEQ_ASM_CLEAR(area) ""
+/* What every exit of a section does: rseq_cs = 0 (contract rule 6 of internal/rseq.h), so that
+ * the kernel never reads a descriptor after the section's object may have been unloaded. */
+#define GRACE__RSEQ_ASM_CLEAR(area) "str xzr, [" area ", #8]\n\t"
 
 /* The post-commit label (the instruction before it is the commit), then the clear. */
 #define GRACE__RSEQ_ASM_END(area)                                                         \
