@@ -345,7 +345,7 @@ TEST(descriptors_pass_the_kernel_checks)
 		uint32_t sig;
 
 		memcpy(&d, p, sizeof(d));
-		/* What rseq_get_rseq_cs() in the kernel refuses (the thread would get SIGSEGV). */
+		/* What the kernel refuses before restarting a section (SIGSEGV for the thread). */
 		CHECK_MSG(d.version == 0 && d.flags == 0, "descriptor %u: version %u flags %u", n,
 			  d.version, d.flags);
 		CHECK_MSG(d.post_commit_offset > 0 && d.post_commit_offset < 4096,

@@ -32,7 +32,7 @@
  * beyond). Scratch registers: x15, x16, x17 (declared clobbered).
  */
 #ifndef GRACE__RSEQ_ARCH_INSIDE
-#error "Never include <grace/internal/arch/rseq-aarch64.h> directly; include <grace/internal/rseq.h>"
+#error "Never include <grace/internal/arch/rseq-aarch64.h> directly; use <grace/internal/rseq.h>"
 #endif
 #ifndef GRACE_INTERNAL_ARCH_RSEQ_AARCH64_H
 #define GRACE_INTERNAL_ARCH_RSEQ_AARCH64_H

@@ -9,7 +9,7 @@
  * there). Never include this file directly.
  */
 #ifndef GRACE__RSEQ_ARCH_INSIDE
-#error "Never include <grace/internal/arch/rseq-cppcheck.h> directly; include <grace/internal/rseq.h>"
+#error "Never include <grace/internal/arch/rseq-cppcheck.h> directly; use <grace/internal/rseq.h>"
 #endif
 #ifndef GRACE_INTERNAL_ARCH_RSEQ_CPPCHECK_H
 #define GRACE_INTERNAL_ARCH_RSEQ_CPPCHECK_H

@@ -9,7 +9,7 @@
  * carries it. A push's load of the list mode is therefore an acquire load too.
  */
 #ifndef GRACE__RSEQ_ARCH_INSIDE
-#error "Never include <grace/internal/arch/rseq-x86_64.h> directly; include <grace/internal/rseq.h>"
+#error "Never include <grace/internal/arch/rseq-x86_64.h> directly; use <grace/internal/rseq.h>"
 #endif
 #ifndef GRACE_INTERNAL_ARCH_RSEQ_X86_64_H
 #define GRACE_INTERNAL_ARCH_RSEQ_X86_64_H
