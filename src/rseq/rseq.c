@@ -179,9 +179,9 @@ int grace__rseq_cpu_slow(void)
 		}
 	}
 	s = sched_getcpu();
-	if (s < 0)
-		s = 0;
-	return (unsigned int)s < rseq_nr_cpus ? s : (int)((unsigned int)s % rseq_nr_cpus);
+	/* Every CPU number is below the possible count (the kernel's nr_cpu_ids); should one not
+	 * be (a failure, or a count read wrong at start-up), CPU 0's slot is as good as any. */
+	return s >= 0 && (unsigned int)s < rseq_nr_cpus ? s : 0;
 }
 
 int grace__rseq_thread_ready(void)

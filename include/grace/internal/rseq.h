@@ -94,10 +94,10 @@
  *
  *   grace__rseq_list_push_on(area, l, node, cpu)           one attempt at pushing node on l
  *     if (load(area->cpu_id) != cpu) abort
- *     if (load_acquire(l->mode) != 0) exit 1 ("atomic mode": not pushed)
+ *     if (load(l->mode, acquire) != 0) exit 1 ("atomic mode": not pushed)
  *     h = load(l->head)
  *     store(node->next, h)       (the node is private until the commit)
- *     commit: store_release(l->head, node)
+ *     commit: store(l->head, node, release)
  *
  *   grace__rseq_list_pop_on(area, l, cpu, out)             one attempt at detaching l's chain
  *     if (load(area->cpu_id) != cpu) exit 1 ("not here")
