@@ -2,9 +2,17 @@
 # SPDX-License-Identifier: MIT
 # Install everything grace's build, tests and benchmark report need on Debian (bookworm).
 # Idempotent: skips apt entirely when every package is already there.
+#   scripts/setup-debian.sh [aarch64]   aarch64: also the cross compilers and qemu-user that
+#                                       scripts/test.sh aarch64 uses
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config liburcu-dev valgrind spin python3 python3-matplotlib
       clang-format clang-tidy cppcheck)
+for extra in "$@"; do
+  case "$extra" in
+    aarch64) pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static) ;;
+    *) echo "setup-debian.sh: unknown extra '$extra'" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

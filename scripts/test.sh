@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The test command: set up a fresh Debian machine, run the static checks, then build (warnings
-# are errors) and run every quick test in four configurations. Long torture runs and
+# are errors) and run every quick test in five configurations. Long torture runs and
 # benchmarks are separate targets (see README).
 #   lint         scripts/lint.sh: formatting, names in comments, clang-tidy, cppcheck
 #   release      RelWithDebInfo, the build users get
 #   debug        GRACE_DEBUG=ON: misuse is diagnosed and aborts (death tests check messages)
 #   asan         GRACE_DEBUG=ON + ASan/UBSan/LSan
 #   tsan         TSan mode (read side uses acquire/release; fence fallback)
+#   aarch64      cross-built with Debian's aarch64-linux-gnu compilers, run under qemu-user
+#                (cmake/toolchain-aarch64-linux-gnu.cmake). qemu-user refuses rseq(2) and runs on
+#                the x86 host's memory order, so this checks that the aarch64 build works and
+#                that its fallback paths pass; what it cannot check: docs/build.md. Runs the quick
+#                tests except the host-side checks (ABI, install, headers, Promela model), the
+#                torture suite's self-test (a script that runs the binary without the emulator)
+#                and unit_churn (minutes under emulation). About 2-3 minutes.
 # Usage: scripts/test.sh [config...]   (default: all of them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup-debian.sh
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(lint release debug asan tsan)
+[ ${#configs[@]} -gt 0 ] || configs=(lint release debug asan tsan aarch64)
+extra=()
+for c in "${configs[@]}"; do [ "$c" = aarch64 ] && extra=(aarch64); done
+scripts/setup-debian.sh "${extra[@]}"
 jobs=$(nproc)
 fail=0
 for c in "${configs[@]}"; do
@@ -26,6 +35,7 @@ for c in "${configs[@]}"; do
     debug)   flags=(-DCMAKE_BUILD_TYPE=Debug -DGRACE_DEBUG=ON) ;;
     asan)    flags=(-DCMAKE_BUILD_TYPE=Debug -DGRACE_DEBUG=ON -DGRACE_SANITIZE=ON) ;;
     tsan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRACE_TSAN=ON) ;;
+    aarch64) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64-linux-gnu.cmake) ;;
     *) echo "unknown config $c"; exit 2 ;;
   esac
   dir=build/test-$c
@@ -40,10 +50,12 @@ for c in "${configs[@]}"; do
   fi
   echo "=== $c: ctest"
   label=quick
+  exclude='^$'
+  if [ "$c" = aarch64 ]; then exclude='^(abi_exports|consumer_install|public_headers|model_memb|torture_broken.*|unit_churn)$'; fi
   env_extra=()
   if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
   if [ "$c" = tsan ]; then env_extra=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 die_after_fork=0 suppressions=$PWD/tests/tsan.supp"); fi
-  if ! env "${env_extra[@]}" ctest --test-dir "$dir" -L "$label" -j"$jobs" --output-on-failure --timeout 600; then
+  if ! env "${env_extra[@]}" ctest --test-dir "$dir" -L "$label" -E "$exclude" -j"$jobs" --output-on-failure --timeout 600; then
     fail=1
   fi
 done

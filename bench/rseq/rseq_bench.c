@@ -12,6 +12,12 @@
  *       D: rseq          grace__rseq_percpu_add(): an rseq critical section, no lock prefix
  *          getcpu-xadd   sched_getcpu() + lock xadd on that CPU's counter (the paper's baseline)
  *          rseq-xadd     rseq CPU read + lock xadd (isolates the cost of the atomic)
+ *   rseq_bench count --op OP [--iters N]
+ *       N calls of one operation, each in a function of its own (op_OP, noinline) for
+ *       instruction counts: callgrind's totals for N and 2N calls give what a call runs under
+ *       valgrind (which has no rseq(2): the fallback path), and bench/callbacks/pathcount.py
+ *       --func op_OP walks the rseq path statically (bench/rseq/instructions.sh does both).
+ *       OP: cpu, add, add_release, srcu_pair, push.
  *   rseq_bench list
  * Prints CSV rows: bench,design,threads,run,metric,value,unit with metric ns_per_op (thread CPU
  * time per operation, median-free: one run; run.sh repeats and interleaves) and, for inc, a
@@ -24,6 +30,7 @@
 #include <dlfcn.h>
 #include <sys/syscall.h>
 #include <grace/internal/rseq.h>
+#include <grace/srcu.h>
 
 #define BENCH "rseq"
 
@@ -117,6 +124,92 @@ static BENCH_NOINLINE void loop_inc_rseq_xadd(uint64_t n)
 	}
 }
 
+/* ---- count: one operation per call, for instruction counts ---- */
+
+DEFINE_STATIC_SRCU(count_dom);
+
+struct plist {
+	struct grace__rseq_list l;
+	char pad_[64 - sizeof(struct grace__rseq_list)];
+};
+static struct plist *count_lists;
+
+static BENCH_NOINLINE void op_cpu(void)
+{
+	int c = grace__rseq_cpu();
+	BENCH_USE(c);
+}
+
+static BENCH_NOINLINE void op_add(void)
+{
+	if (__builtin_expect(grace__rseq_percpu_add(&slots[0].rseq_ctr, sizeof(struct slot), nslots,
+						    1) < 0,
+			     0)) {
+		unsigned int c = (unsigned int)grace__rseq_cpu() % nslots;
+		__atomic_fetch_add(&slots[c].atomic_ctr, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static BENCH_NOINLINE void op_add_release(void)
+{
+	if (__builtin_expect(grace__rseq_percpu_add_release(&slots[0].rseq_ctr, sizeof(struct slot),
+							    nslots, 1) < 0,
+			     0)) {
+		unsigned int c = (unsigned int)grace__rseq_cpu() % nslots;
+		__atomic_fetch_add(&slots[c].atomic_ctr, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* srcu_read_lock() + srcu_read_unlock(): the two inline rseq sections of the srcu read side. */
+static BENCH_NOINLINE void op_srcu_pair(void)
+{
+	int idx = srcu_read_lock(&count_dom);
+	BENCH_CLOBBER();
+	srcu_read_unlock(&count_dom, idx);
+}
+
+static BENCH_NOINLINE void op_push(struct rcu_head *node)
+{
+	grace__rseq_list_push(&count_lists[0].l, sizeof(struct plist), nslots, node);
+}
+
+static int run_count(const char *op, uint64_t iters)
+{
+	struct rcu_head *nodes = NULL;
+
+	if (strcmp(op, "push") == 0) {
+		nodes = (struct rcu_head *)calloc(4096, sizeof(*nodes));
+		if (posix_memalign((void **)&count_lists, 64, nslots * sizeof(struct plist)) != 0 ||
+		    !nodes)
+			return 1;
+		for (unsigned int i = 0; i < nslots; i++)
+			grace__rseq_list_init(&count_lists[i].l);
+	}
+	for (uint64_t i = 0; i < iters; i++) {
+		if (strcmp(op, "cpu") == 0) {
+			op_cpu();
+		} else if (strcmp(op, "add") == 0) {
+			op_add();
+		} else if (strcmp(op, "add_release") == 0) {
+			op_add_release();
+		} else if (strcmp(op, "srcu_pair") == 0) {
+			op_srcu_pair();
+		} else if (strcmp(op, "push") == 0) {
+			op_push(&nodes[i % 4096]);
+			if (i % 4096 == 4095) /* every node is pushed once before it is reused */
+				for (unsigned int c = 0; c < nslots; c++)
+					(void)grace__rseq_list_take(&count_lists[c].l);
+		} else {
+			fprintf(stderr, "rseq_bench count: unknown --op '%s'\n", op);
+			return 2;
+		}
+	}
+	bench_csv_row(stdout, "count", op, 1, 0, "calls", (double)iters, "count");
+	free(nodes);
+	free(count_lists);
+	return 0;
+}
+
 /* ---- driver ---- */
 
 struct design {
@@ -186,6 +279,19 @@ int main(int argc, char **argv)
 	int cpus[BENCH_MAX_CPUS];
 	int ncpu = bench_affinity_cpus(cpus, BENCH_MAX_CPUS);
 
+	if (strcmp(test, "count") == 0) {
+		const char *op = bench_arg_str(argc, argv, "--op");
+		uint64_t iters = bench_arg_u64(argc, argv, "--iters", 100000);
+		int r;
+
+		nslots = grace__rseq_nr_cpus();
+		if (!op || posix_memalign((void **)&slots, 64, nslots * sizeof(struct slot)) != 0)
+			return 2;
+		memset(slots, 0, nslots * sizeof(struct slot));
+		r = run_count(op, iters);
+		free(slots);
+		return r;
+	}
 	if (strcmp(test, "list") == 0) {
 		for (size_t i = 0; i < sizeof(designs) / sizeof(designs[0]); i++)
 			printf("%s\t%s\n", designs[i].inc ? "inc" : "cpu", designs[i].name);
@@ -194,7 +300,8 @@ int main(int argc, char **argv)
 	}
 	if (!inc && strcmp(test, "cpu") != 0) {
 		fprintf(stderr,
-			"usage: rseq_bench cpu|inc|list --design D [--threads T] [--ms M]\n");
+			"usage: rseq_bench cpu|inc|list --design D [--threads T] [--ms M]\n"
+			"       rseq_bench count --op cpu|add|add_release|srcu_pair|push [--iters N]\n");
 		return 2;
 	}
 	for (size_t i = 0; dname && i < sizeof(designs) / sizeof(designs[0]); i++)

@@ -127,6 +127,10 @@ GRACE_API void grace_srcu_cleanup(struct srcu_struct *ssp);
  * Cost: one rseq increment of a per-CPU counter, no atomic, no fence. A lock+unlock pair took
  *   1.33 ns on the reference machine (AMD EPYC, x86-64): 1.3x-1.8x the default flavor depending on
  *   code placement, 8.3x faster than the same algorithm with lock xadd (docs/figures/srcu.md).
+ * Unloading: the restartable sequence is inlined into the caller's object, and the kernel reads
+ *   its descriptor there at the thread's next preemption unless the sequence cleared the thread's
+ *   pointer to it, which every grace sequence does (rule 6 of internal/rseq.h). So an object that
+ *   calls srcu_read_lock()/srcu_read_unlock() may be dlclose()d once no thread executes its code.
  */
 GRACE_INLINE int grace_srcu_read_lock(struct srcu_struct *ssp)
 {

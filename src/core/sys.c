@@ -11,24 +11,36 @@
 
 #include "core/diag.h"
 
-static int membarrier_call(int cmd, unsigned int flags)
+int grace__sys_membarrier_cmd(int cmd, unsigned int flags)
 {
 #ifdef __NR_membarrier
-	return (int)syscall(__NR_membarrier, cmd, flags, 0);
+	long r = syscall(__NR_membarrier, cmd, flags, 0);
+
+	return r < 0 ? -errno : (int)r;
 #else
-	errno = ENOSYS;
-	return -1;
+	(void)cmd, (void)flags;
+	return -ENOSYS;
+#endif
+}
+
+int grace__sys_rseq(struct grace__rseq_abi *area, uint32_t len, int flags, uint32_t sig)
+{
+#ifdef __NR_rseq
+	return syscall(__NR_rseq, area, len, flags, sig) == 0 ? 0 : -errno;
+#else
+	(void)area, (void)len, (void)flags, (void)sig;
+	return -ENOSYS;
 #endif
 }
 
 bool grace__sys_membarrier_init(void)
 {
-	int mask = membarrier_call(MEMBARRIER_CMD_QUERY, 0);
+	int mask = grace__sys_membarrier_cmd(MEMBARRIER_CMD_QUERY, 0);
 
 	if (mask < 0 || !(mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
 		return false;
 	/* Registration is per process and idempotent; after it, PRIVATE_EXPEDITED is legal. */
-	if (membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) != 0)
+	if (grace__sys_membarrier_cmd(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) != 0)
 		return false;
 	return true;
 }
@@ -40,11 +52,13 @@ void grace__sys_membarrier(void)
 	 * before this returns; threads that are not running pass through the scheduler, which
 	 * orders their accesses the same way. It also acts as a full barrier for the caller.
 	 */
-	if (membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
+	int r = grace__sys_membarrier_cmd(MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0);
+
+	if (r != 0)
 		grace__fatal(
 			"membarrier",
 			"MEMBARRIER_CMD_PRIVATE_EXPEDITED failed after registration (errno %d)",
-			errno);
+			-r);
 }
 
 int grace__futex_wait(uint32_t *addr, uint32_t val, int64_t timeout_ns)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rseq(2) registration, fallbacks and the remote drain of per-CPU lists. The inline primitives
- * and the contract their users follow are in include/grace/internal/rseq.h.
+ * and the contract their users follow are in include/grace/internal/rseq.h (the critical
+ * sections themselves in internal/arch/rseq-<arch>.h); the system calls in core/sys.c.
  *
  * Which area. At start-up (first use, or the library constructor) grace looks at glibc's
  * __rseq_size: > 0 means glibc registered an area in every thread at thread pointer +
@@ -27,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/diag.h"
@@ -46,6 +46,7 @@ GRACE_API intptr_t grace__rseq_delta;
 _Static_assert(sizeof(struct grace__rseq_abi) == 32, "rseq ABI area is 32 bytes");
 _Static_assert(offsetof(struct grace__rseq_abi, cpu_id) == 4, "rseq ABI: cpu_id at 4");
 _Static_assert(offsetof(struct grace__rseq_abi, rseq_cs) == 8, "rseq ABI: rseq_cs at 8");
+_Static_assert(offsetof(struct grace__rseq_list, head) == 0, "the arch asm writes head at 0");
 _Static_assert(offsetof(struct grace__rseq_list, mode) == 16, "the aarch64 asm reads mode at 16");
 _Static_assert(offsetof(struct rcu_head, next) == 0, "the list asm links through offset 0");
 
@@ -60,28 +61,6 @@ static int rseq_mode = MODE_NONE;
 static const char *rseq_none_reason = "not initialised";
 static bool rseq_remote_ok; /* MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ registered */
 static unsigned int rseq_nr_cpus = 1;
-
-static int sys_rseq(struct grace__rseq_abi *area, uint32_t len, int flags, uint32_t sig)
-{
-#if defined(__NR_rseq)
-	return (int)syscall(__NR_rseq, area, len, flags, sig);
-#else
-	(void)area, (void)len, (void)flags, (void)sig;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
-static int sys_membarrier(int cmd, unsigned int flags)
-{
-#if defined(__NR_membarrier)
-	return (int)syscall(__NR_membarrier, cmd, flags, 0);
-#else
-	(void)cmd, (void)flags;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
 
 /* Highest possible CPU + 1, from /sys/devices/system/cpu/possible ("0-3", "0,2-5"): the kernel's
  * nr_cpu_ids, which bounds every CPU number rseq or getcpu report. */
@@ -112,18 +91,22 @@ static unsigned int read_possible_cpus(void)
 	return n;
 }
 
-#if GRACE__RSEQ_OPS || defined(__x86_64__) || defined(__aarch64__)
-#define HAVE_RSEQ_ARCH 1
+/* Register grace's own area for the calling thread: 0 or -errno. */
+static int register_own(void)
+{
+#if GRACE__RSEQ_ARCH
+	return grace__sys_rseq(&grace__rseq_own, sizeof(grace__rseq_own), 0, GRACE__RSEQ_SIG);
 #else
-#define HAVE_RSEQ_ARCH 0
+	return -ENOSYS;
 #endif
+}
 
 static void rseq_init(void)
 {
 	rseq_nr_cpus = read_possible_cpus();
 	if (grace__env_ll("GRACE_NO_RSEQ", 0)) {
 		rseq_none_reason = "disabled by GRACE_NO_RSEQ";
-	} else if (!HAVE_RSEQ_ARCH) {
+	} else if (!GRACE__RSEQ_ARCH) {
 		rseq_none_reason = "architecture not supported";
 	} else if (&__rseq_size && &__rseq_offset && __rseq_size > 0) {
 		/* glibc's area; its address minus ours is the same in every thread. */
@@ -135,25 +118,28 @@ static void rseq_init(void)
 		grace_store_relaxed(&grace__rseq_delta, (intptr_t)(area - own));
 		rseq_mode = MODE_GLIBC;
 	} else {
-#if HAVE_RSEQ_ARCH
 		/* Probe with the calling thread: if the kernel accepts our area here it will in
 		 * other threads too (EBUSY there means another library registered that thread). */
-		if (grace_load_relaxed(&grace__rseq_own.cpu_id) == GRACE__RSEQ_CPU_UNINIT &&
-		    sys_rseq(&grace__rseq_own, sizeof(grace__rseq_own), 0, GRACE__RSEQ_SIG) == 0) {
+		int r = grace_load_relaxed(&grace__rseq_own.cpu_id) == GRACE__RSEQ_CPU_UNINIT
+				? register_own()
+				: -EBUSY;
+
+		if (r == 0) {
 			rseq_mode = MODE_OWN;
 		} else {
-			rseq_none_reason = errno == ENOSYS  ? "kernel without rseq"
-					   : errno == EBUSY ? "thread registered by another library"
-							    : "rseq registration refused";
+			rseq_none_reason = r == -ENOSYS  ? "kernel without rseq"
+					   : r == -EBUSY ? "thread registered by another library"
+							 : "rseq registration refused";
 			grace_store_relaxed(&grace__rseq_own.cpu_id, GRACE__RSEQ_CPU_FAILED);
 		}
-#endif
 	}
 #if GRACE__RSEQ_OPS
 	if (rseq_mode != MODE_NONE) {
-		int mask = sys_membarrier(MEMBARRIER_CMD_QUERY, 0);
+		int mask = grace__sys_membarrier_cmd(MEMBARRIER_CMD_QUERY, 0);
+		int reg = MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ;
+
 		if (mask > 0 && (mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) &&
-		    sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0) == 0)
+		    grace__sys_membarrier_cmd(reg, 0) == 0)
 			rseq_remote_ok = true;
 	}
 #endif
@@ -182,8 +168,7 @@ int grace__rseq_cpu_slow(void)
 		return c;
 	if (rs == &grace__rseq_own && (uint32_t)c == GRACE__RSEQ_CPU_UNINIT) {
 		/* First operation of this thread on grace's own area. */
-		if (rseq_mode == MODE_OWN &&
-		    sys_rseq(&grace__rseq_own, sizeof(grace__rseq_own), 0, GRACE__RSEQ_SIG) == 0) {
+		if (rseq_mode == MODE_OWN && register_own() == 0) {
 			/* The kernel filled cpu_id on the way back to user space. */
 			c = (int32_t)grace_load_relaxed(&rs->cpu_id);
 			if (c >= 0)
@@ -194,9 +179,9 @@ int grace__rseq_cpu_slow(void)
 		}
 	}
 	s = sched_getcpu();
-	if (s < 0)
-		s = 0;
-	return (unsigned int)s < rseq_nr_cpus ? s : (int)((unsigned int)s % rseq_nr_cpus);
+	/* Every CPU number is below the possible count (the kernel's nr_cpu_ids); should one not
+	 * be (a failure, or a count read wrong at start-up), CPU 0's slot is as good as any. */
+	return s >= 0 && (unsigned int)s < rseq_nr_cpus ? s : 0;
 }
 
 int grace__rseq_thread_ready(void)
@@ -289,6 +274,10 @@ int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t stride, uns
 {
 	struct grace__rseq_list *l;
 	uint32_t cpu;
+
+	if (nslots == 0) /* the inline push sent it here: no CPU is below the bound */
+		grace__misuse_fatal("grace__rseq_list_push",
+				    "per-CPU list array of 0 slots (nslots must be at least 1)");
 #if GRACE__RSEQ_OPS
 	struct grace__rseq_abi *rs = ready_area();
 
@@ -348,22 +337,26 @@ struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l)
 		 * running is restarted anyway when it resumes (preemption aborts the section).
 		 */
 		grace_store_relaxed(&l->mode, LIST_DRAINING);
-		if (sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0) {
+		if (grace__sys_membarrier_cmd(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0) {
 			/* Registration lost (a fork child): register again once. */
 			int reg = MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ;
+			int err = grace__sys_membarrier_cmd(reg, 0);
 
-			if (sys_membarrier(reg, 0) != 0 ||
-			    sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0)
+			if (err == 0)
+				err = grace__sys_membarrier_cmd(
+					MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0);
+			if (err != 0)
 				grace__fatal(
 					"grace__rseq_list_take",
 					"membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) failed "
 					"(errno %d): per-CPU list cannot be drained safely",
-					errno);
+					-err);
 		}
 		/* Acquire: the nodes' fields (pairs with the release commit of the push). */
 		r = grace_xchg(&l->head, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
-		/* Release: the head is empty before rseq pushers write it again (they read mode
-		 * inside their critical section). */
+		/* Release: the head is empty before rseq pushers write it again. Pairs with the
+		 * acquire load of mode inside the push's critical section (ldar on aarch64, a TSO
+		 * load on x86), so a push that sees 0 here also sees the emptied head. */
 		grace_store_release(&l->mode, 0u);
 	}
 	/* Acquire: pairs with the release CAS of grace__rseq_list_push_atomic(). */

@@ -6,6 +6,9 @@ set(_srcu_src ${CMAKE_CURRENT_LIST_DIR}/test_srcu.c)
 if(GRACE_TSAN)
   set(_srcu_fast atomic+fence)   # TSan mode: no rseq asm, no membarrier
   set(_srcu_own atomic+fence)
+elseif(CMAKE_CROSSCOMPILING_EMULATOR)
+  set(_srcu_fast atomic+membarrier) # qemu-user refuses rseq(2); membarrier reaches the host
+  set(_srcu_own atomic+membarrier)
 else()
   set(_srcu_fast rseq+membarrier)
   set(_srcu_own rseq+membarrier)
@@ -14,7 +17,7 @@ grace_test(NAME api_srcu SOURCES ${_srcu_src} CXX TIMEOUT 120 ENV EXPECT_SRCU_MO
 grace_test(NAME api_srcu_norseq SOURCES ${_srcu_src} TIMEOUT 120
            ENV GRACE_NO_RSEQ=1 EXPECT_SRCU_MODE=$<IF:$<BOOL:${GRACE_TSAN}>,atomic+fence,atomic+membarrier>)
 grace_test(NAME api_srcu_fence SOURCES ${_srcu_src} TIMEOUT 120
-           ENV GRACE_NO_MEMBARRIER=1 EXPECT_SRCU_MODE=$<IF:$<BOOL:${GRACE_TSAN}>,atomic+fence,rseq+fence>)
+           ENV GRACE_NO_MEMBARRIER=1 EXPECT_SRCU_MODE=$<IF:$<BOOL:${GRACE_TSAN}>,atomic+fence,$<IF:$<BOOL:${CMAKE_CROSSCOMPILING_EMULATOR}>,atomic+fence,rseq+fence>>)
 grace_test(NAME api_srcu_ownrseq SOURCES ${_srcu_src} TIMEOUT 120
            ENV GLIBC_TUNABLES=glibc.pthread.rseq=0 EXPECT_SRCU_MODE=${_srcu_own})
 # Longer poison stress (not in the test command).

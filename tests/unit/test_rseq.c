@@ -5,6 +5,11 @@
  * Registered three times (tests/unit/rseq.cmake): glibc's area, grace's own registration
  * (GLIBC_TUNABLES=glibc.pthread.rseq=0) and no rseq at all (GRACE_NO_RSEQ=1); EXPECT_RSEQ names
  * the mode each run must see, so a run that silently tested the wrong path fails.
+ *
+ * Two tests check the architecture's critical sections without the kernel's help, so that they
+ * also run where rseq(2) is refused (qemu-user): every descriptor passes the checks the kernel
+ * makes before it restarts a section, and every section, run on an area the kernel does not know,
+ * commits, exits and aborts the way the pseudo-code in internal/rseq.h says.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -12,6 +17,17 @@
 #include <sys/time.h>
 #include <grace/internal/rseq.h>
 #include "gtest_lite.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The descriptors of every critical section linked into this program (the test's own and the
+ * static library's): the linker defines these for the section __grace_rseq_cs. */
+extern const char __start___grace_rseq_cs[] __attribute__((weak, visibility("hidden")));
+extern const char __stop___grace_rseq_cs[] __attribute__((weak, visibility("hidden")));
+#ifdef __cplusplus
+}
+#endif
 
 static unsigned int ncpus_online(void)
 {
@@ -78,17 +94,20 @@ TEST(thread_ready_matches_mode)
 		CHECK(ready);
 }
 
-#if GRACE__RSEQ_OPS && defined(__x86_64__)
-/* A critical section built from the module's macros that spins until *flag is set. The flag is
- * set by a signal handler: the kernel must abort the section (descriptor, signature and abort
- * label all correct) before the handler runs, so the commit after the spin is never reached. */
+#if GRACE__RSEQ_OPS
+/* A critical section built from the architecture's building blocks that spins until *flag is
+ * set. The flag is set by a signal handler: the kernel must abort the section (descriptor,
+ * signature and abort label all correct) before the handler runs, so the commit after the spin
+ * is never reached. */
 static volatile int cs_flag;
 
 static int spinning_section(struct grace__rseq_abi *rs, uint32_t cpu, uint64_t *word)
 {
+	/* clang-format off */
+#if defined(__x86_64__)
 	__asm__ __volatile__ goto(
-		GRACE__RSEQ_DESC
-		GRACE__RSEQ_START("%[rseq_cs]")
+		GRACE__RSEQ_ASM_DESC
+		GRACE__RSEQ_ASM_START("%[rseq_cs]")
 		"cmpl %[cpu], %[cpu_id]\n\t"
 		"jnz 4f\n\t"
 		"5:\n\t"
@@ -96,13 +115,35 @@ static int spinning_section(struct grace__rseq_abi *rs, uint32_t cpu, uint64_t *
 		"cmpl $0, %[flag]\n\t"
 		"je 5b\n\t"
 		"addq $1, %[mem]\n\t" /* commit: must not happen */
-		"2:\n\t"
-		GRACE__RSEQ_ABORT("%l[aborted]")
+		GRACE__RSEQ_ASM_END("%[rseq_cs]")
+		GRACE__RSEQ_ASM_ABORT("%[rseq_cs]", "%l[aborted]")
 		:
 		: [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
 		  [mem] "m"(*word), [flag] "m"(cs_flag)
 		: "memory", "cc", "rax"
 		: aborted);
+#elif defined(__aarch64__)
+	__asm__ __volatile__ goto(
+		GRACE__RSEQ_ASM_DESC
+		GRACE__RSEQ_ASM_START("%[rs]")
+		"ldr w17, [%[rs], #4]\n\t"
+		"cmp w17, %w[cpu]\n\t"
+		"b.ne 4f\n\t"
+		"5:\n\t"
+		"yield\n\t"
+		"ldr w17, [%[flag]]\n\t"
+		"cbz w17, 5b\n\t"
+		"ldr x17, [%[mem]]\n\t"
+		"add x17, x17, #1\n\t"
+		"str x17, [%[mem]]\n\t" /* commit: must not happen */
+		GRACE__RSEQ_ASM_END("%[rs]")
+		GRACE__RSEQ_ASM_ABORT("%[rs]", "%l[aborted]")
+		:
+		: [cpu] "r"(cpu), [rs] "r"(rs), [mem] "r"(word), [flag] "r"(&cs_flag)
+		: "memory", "cc", "x17"
+		: aborted);
+#endif
+	/* clang-format on */
 	return 0;
 aborted:
 	return -1;
@@ -150,7 +191,6 @@ struct slot {
 
 static struct slot *slots;
 static unsigned int nslots;
-static volatile int stop_flag;
 static uint64_t signal_adds;
 
 static void add_one(void)
@@ -281,6 +321,133 @@ TEST(inc_line_hits_the_current_cpu_line_and_respects_the_bound)
 #endif
 }
 
+/* ---- the critical sections themselves, without the kernel ---- */
+
+/* struct rseq_cs of the kernel ABI, as GRACE__RSEQ_ASM_DESC lays it out. */
+struct cs_desc {
+	uint32_t version;
+	uint32_t flags;
+	uint64_t start_ip;
+	uint64_t post_commit_offset;
+	uint64_t abort_ip;
+};
+
+TEST(descriptors_pass_the_kernel_checks)
+{
+#if GRACE__RSEQ_OPS
+	const char *p = __start___grace_rseq_cs, *end = __stop___grace_rseq_cs;
+	unsigned int n = 0;
+
+	REQUIRE(p != NULL && end != NULL);
+	CHECK_MSG((end - p) % 32 == 0, "descriptor section of %ld bytes", (long)(end - p));
+	for (; p + 32 <= end; p += 32, n++) {
+		struct cs_desc d;
+		uint32_t sig;
+
+		memcpy(&d, p, sizeof(d));
+		/* What the kernel refuses before restarting a section (SIGSEGV for the thread). */
+		CHECK_MSG(d.version == 0 && d.flags == 0, "descriptor %u: version %u flags %u", n,
+			  d.version, d.flags);
+		CHECK_MSG(d.post_commit_offset > 0 && d.post_commit_offset < 4096,
+			  "descriptor %u: section of %llu bytes", n,
+			  (unsigned long long)d.post_commit_offset);
+		CHECK_MSG(d.abort_ip - d.start_ip >= d.post_commit_offset,
+			  "descriptor %u: abort handler inside the section", n);
+		memcpy(&sig, (const void *)(uintptr_t)(d.abort_ip - 4), sizeof(sig));
+		CHECK_MSG(sig == GRACE__RSEQ_SIG,
+			  "descriptor %u: signature %#x before the abort handler", n, sig);
+	}
+	printf("  %u descriptors checked\n", n);
+	CHECK(n >= 8); /* this file's sections and the library's */
+#else
+	printf("  skipped (no rseq operations in this build)\n");
+#endif
+}
+
+#if GRACE__RSEQ_OPS
+/* An area the kernel does not know: the sections run straight through (nothing aborts them). */
+static __thread struct grace__rseq_abi fake_area;
+
+struct line {
+	uint64_t w[8];
+} __attribute__((aligned(64)));
+#endif
+
+/* A check of one call that also requires rseq_cs to be 0 afterwards (contract rule 6). */
+#define CHECK_CLEAR(cond)                                                            \
+	do {                                                                         \
+		CHECK(cond);                                                         \
+		CHECK_MSG(fake_area.rseq_cs == 0, "rseq_cs left at %#llx after: %s", \
+			  (unsigned long long)fake_area.rseq_cs, #cond);             \
+	} while (0)
+
+TEST(sections_run_straight_through_on_an_unregistered_area)
+{
+#if GRACE__RSEQ_OPS
+	struct grace__rseq_abi *fa = &fake_area;
+	struct line lines[8];
+	struct grace__rseq_list l;
+	struct rcu_head a, b, *out = NULL;
+	uint64_t w = 0;
+
+	fa->cpu_id_start = 3;
+	fa->cpu_id = 3;
+	/* add_on: commits on its CPU, relaxed and release; refuses another CPU. After every call,
+	 * committed or not, rseq_cs is back to 0 (contract rule 6: a stale pointer into unloaded
+	 * code kills the thread at its next preemption). */
+	CHECK_CLEAR(grace__rseq_add_on(fa, &w, 5, 3, 0) == 0 && w == 5);
+	CHECK_CLEAR(grace__rseq_add_on(fa, &w, 5, 3, 1) == 0 && w == 10);
+	CHECK_CLEAR(grace__rseq_add_on(fa, &w, 5, 2, 0) == -1 && w == 10);
+
+	/* inc_line: the area found from the thread pointer, line cpu_id, bound respected. */
+	struct grace__rseq_ref ref = { (int32_t)((char *)fa - (char *)__builtin_thread_pointer()),
+				       8 };
+	memset(lines, 0, sizeof(lines));
+	CHECK_CLEAR(grace__rseq_inc_line(&ref, lines[0].w, 0) == 0 && lines[3].w[0] == 1);
+	CHECK_CLEAR(grace__rseq_inc_line(&ref, lines[0].w, 1) == 0 && lines[3].w[0] == 2);
+	ref.bound = 3;
+	CHECK_CLEAR(grace__rseq_inc_line(&ref, lines[0].w, 0) == -1 && lines[3].w[0] == 2);
+	fa->cpu_id = GRACE__RSEQ_CPU_FAILED; /* an unregistered thread: huge unsigned */
+	ref.bound = 8;
+	CHECK_CLEAR(grace__rseq_inc_line(&ref, lines[0].w, 1) == -1 && lines[3].w[0] == 2);
+	fa->cpu_id = 3;
+
+	/* list push and pop: link and commit, atomic mode, wrong CPU. */
+	memset(&l, 0, sizeof(l));
+	CHECK_CLEAR(grace__rseq_list_push_on(fa, &l, &a, 3) == 0 && l.head == &a && a.next == NULL);
+	CHECK_CLEAR(grace__rseq_list_push_on(fa, &l, &b, 3) == 0 && l.head == &b && b.next == &a);
+	CHECK_CLEAR(grace__rseq_list_push_on(fa, &l, &a, 1) == -1 && l.head == &b);
+	l.mode = GRACE__RSEQ_LIST_ATOMIC;
+	CHECK_CLEAR(grace__rseq_list_push_on(fa, &l, &a, 3) == 1 && l.head == &b);
+	CHECK_CLEAR(grace__rseq_list_pop_on(fa, &l, 3, &out) == 1 && l.head == &b);
+	l.mode = 0;
+	CHECK_CLEAR(grace__rseq_list_pop_on(fa, &l, 2, &out) == 1 && l.head == &b);
+	CHECK_CLEAR(grace__rseq_list_pop_on(fa, &l, 3, &out) == 0 && out == &b && l.head == NULL);
+#else
+	printf("  skipped (no rseq operations in this build)\n");
+#endif
+}
+
+static void push_zero_slots(void *arg)
+{
+	struct grace__rseq_list l;
+	struct rcu_head h;
+
+	(void)arg;
+	grace__rseq_list_init(&l);
+	grace__rseq_list_push(&l, sizeof(l), 0, &h);
+}
+
+TEST(list_push_with_zero_slots_is_reported)
+{
+	char out[512];
+	int st = gt_run_child(push_zero_slots, NULL, out, sizeof(out));
+
+	/* Before: "cpu %= nslots" divided by zero (SIGFPE). */
+	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "child status %#x: %s", st, out);
+	CHECK_MSG(strstr(out, "grace__rseq_list_push") != NULL, "child said: %s", out);
+}
+
 /* ---- lists ---- */
 
 struct item {
@@ -358,8 +525,8 @@ TEST(list_push_take_and_local_pop_lose_nothing)
 			local_ok++;
 			consume_chain(h);
 			struct rcu_head *none = NULL;
-			consume_chain(__atomic_exchange_n(&lists[c].l.ahead, none,
-							  __ATOMIC_ACQUIRE));
+			consume_chain(
+				__atomic_exchange_n(&lists[c].l.ahead, none, __ATOMIC_ACQUIRE));
 		} else {
 			unpin();
 			for (unsigned int i = 0; i < nlists; i++)

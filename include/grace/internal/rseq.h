@@ -3,6 +3,14 @@
  * Restartable sequences (rseq(2)): the per-CPU primitives the whole library uses. Internal: the
  * layout is visible only because inline fast paths (srcu.h, the callback engine) call them.
  *
+ * This header holds what every architecture shares: the kernel ABI, the contract, the
+ * pseudo-code of each critical section (below), the out-of-line entry points and the C wrappers
+ * that retry or fall back. The critical sections themselves are in one header per architecture,
+ * which implements the pseudo-code and is never included directly:
+ *   internal/arch/rseq-x86_64.h    x86-64
+ *   internal/arch/rseq-aarch64.h   aarch64 (little-endian and big-endian)
+ *   internal/arch/rseq-cppcheck.h  plain-C stand-ins seen only by static analysers (cppcheck)
+ *
  * What rseq gives (seed 004): the kernel keeps the current CPU number in a per-thread area that
  * user space reads with one load, and restarts ("aborts") a registered critical section whose
  * thread was preempted, migrated or signalled before its last instruction (the commit). A
@@ -30,7 +38,8 @@
  *  2. Any thread may READ such words at any time (aligned 64-bit loads are single-copy atomic).
  *  3. Index bound: the primitives take the number of per-CPU slots; a CPU number outside it
  *     (which the kernel never reports for arrays sized by grace__rseq_nr_cpus()) makes the
- *     primitive return -1 instead of writing out of bounds.
+ *     primitive return -1 instead of writing out of bounds. Zero slots is a caller bug: the
+ *     out-of-line list push reports it and aborts (there is no list to push onto).
  *  4. Lists: a list may be consumed (a) from its own CPU, by grace__rseq_list_pop_local(),
  *     which is itself an rseq critical section, or (b) from any CPU by grace__rseq_list_take(),
  *     which switches the list to atomic mode, issues
@@ -40,13 +49,66 @@
  *  5. Ordering: a push publishes the node with release semantics (x86: every store is a release;
  *     aarch64: the commit is stlr), so the consumer's acquire (rseq pop: same CPU, program order
  *     across the context switch; take: atomic exchange with acquire) sees the node's fields.
- *     grace__rseq_percpu_add() is relaxed; grace__rseq_percpu_add_release() orders every earlier
- *     access of the thread before the increment (pairs with an acquire load of the word).
+ *     A push reads the list's mode with acquire (pairs with the release store that ends a take:
+ *     the head it then reads is the emptied one). grace__rseq_percpu_add() is relaxed;
+ *     grace__rseq_percpu_add_release() orders every earlier access of the thread before the
+ *     increment (pairs with an acquire load of the word).
+ *  6. Unloading code (dlclose). The descriptor of a critical section (struct rseq_cs) lives in
+ *     the object whose code contains the section: for the inline srcu read side that is the
+ *     caller's executable or shared object. The kernel reads the area's rseq_cs pointer on the
+ *     thread's next return to user space after a preemption, migration or signal, and clears it
+ *     only then (lazily) when the thread is outside the section; a pointer into an object that
+ *     was unloaded in between makes that read fault, and the kernel kills the thread with
+ *     SIGSEGV (si_code SI_KERNEL). So every primitive here leaves rseq_cs at 0 when it returns:
+ *     one store after the commit, and the same store on every exit that does not commit (abort
+ *     handler, early exits). An object may therefore be unloaded as soon as no thread executes
+ *     its code, whatever sections its code ran before. Code that builds its own critical
+ *     sections with the arch building blocks must keep the same rule (use the END, EXIT and
+ *     ABORT macros of the architecture header).
  *
- * Supported: x86-64 and aarch64 (inline asm below). Elsewhere, and in TSan mode (TSan cannot see
- * the stores of inline asm, so it would miss the happens-before edges they carry), the per-CPU
- * primitives always report "no rseq" and callers use their atomic fallback; the CPU-number read
- * still works everywhere.
+ * Supported: x86-64 and aarch64 (the architecture headers). Elsewhere, and in TSan mode (TSan
+ * cannot see the stores of inline asm, so it would miss the happens-before edges they carry),
+ * the per-CPU primitives always report "no rseq" and callers use their atomic fallback; the
+ * CPU-number read still works everywhere.
+ *
+ * ---- The critical sections each architecture implements (pseudo-code) ----
+ *
+ * Conventions: area = the calling thread's rseq area; load/store are single-copy atomic;
+ * "commit" is the last instruction of the section (the store that publishes); "abort" means
+ * the kernel restarted the section or it jumped to its abort handler itself. Every section
+ * begins with  store(area->rseq_cs, &descriptor)  and every exit, committed or not, ends with
+ * store(area->rseq_cs, 0) (rule 6). A section returns 0 on commit, -1 on abort, 1 on the other
+ * early exit it names. Nothing but rseq_cs is written before the commit except where stated.
+ *
+ *   grace__rseq_add_on(area, p, v, cpu, release)           one attempt at *p += v on `cpu`
+ *     if (load(area->cpu_id) != cpu) abort
+ *     r = load(*p); r += v
+ *     commit: store(*p, r)       relaxed, or release when `release` (aarch64 stlr)
+ *
+ *   grace__rseq_inc_line(ref, base, release)               one attempt at base[cpu * 64] += 1
+ *     area = thread_pointer + ref->off
+ *     c = load(area->cpu_id)     (read inside the section: a migration after it aborts)
+ *     if (c >= ref->bound) abort (also rejects cpu_id < 0, which is huge unsigned)
+ *     r = load(base + c * 64); r += 1
+ *     commit: store(base + c * 64, r)   relaxed, or release when `release`
+ *
+ *   grace__rseq_list_push_on(area, l, node, cpu)           one attempt at pushing node on l
+ *     if (load(area->cpu_id) != cpu) abort
+ *     if (load(l->mode, acquire) != 0) exit 1 ("atomic mode": not pushed)
+ *     h = load(l->head)
+ *     store(node->next, h)       (the node is private until the commit)
+ *     commit: store(l->head, node, release)
+ *
+ *   grace__rseq_list_pop_on(area, l, cpu, out)             one attempt at detaching l's chain
+ *     if (load(area->cpu_id) != cpu) exit 1 ("not here")
+ *     if (load(l->mode) != 0) exit 1
+ *     h = load(l->head)
+ *     store(*out, h)             (the caller's private word)
+ *     commit: store(l->head, NULL)
+ *
+ * `release` (0: relaxed, 1: release) selects one of the two instantiations of the architecture's
+ * asm template, whose commit instruction is the only thing the memory order changes; the inline
+ * wrappers below pass constants, so the choice costs nothing on the fast paths.
  */
 #ifndef GRACE_INTERNAL_RSEQ_H
 #define GRACE_INTERNAL_RSEQ_H
@@ -73,27 +135,65 @@ struct grace__rseq_abi {
 #define GRACE__RSEQ_CPU_UNINIT ((uint32_t)-1) /* registration not tried in this thread */
 #define GRACE__RSEQ_CPU_FAILED ((uint32_t)-2) /* registration failed, or rseq disabled */
 
-#if defined(__x86_64__)
-#define GRACE__RSEQ_SIG 0x53053053u
-#elif defined(__aarch64__)
-#define GRACE__RSEQ_SIG 0xd428bc00u /* brk #0x45e0, as glibc's RSEQ_SIG for aarch64 */
-#endif
-
-#if (defined(__x86_64__) || defined(__aarch64__)) && !GRACE__TSAN_MODE
-#define GRACE__RSEQ_OPS 1
-#else
-#define GRACE__RSEQ_OPS 0
-#endif
-
 /* Where grace__rseq_inc_line() finds the rseq area and how many per-CPU slots it may touch. */
 struct grace__rseq_ref {
 	int32_t off;    /* the area's offset from the thread pointer: grace__rseq_tp_offset() */
 	uint32_t bound; /* per-CPU slots of the array (0: never commit) */
 };
 
+/*
+ * Per-CPU lists of struct rcu_head (LIFO stacks), for the callback engine. One per CPU, at
+ * base + cpu * stride in the caller's per-CPU array (initialise each with grace__rseq_list_init();
+ * put it on a cache line that other CPUs do not write).
+ *  head:  pushed by rseq critical sections on the owning CPU (contract rule 1).
+ *  ahead: pushed with compare-and-swap, by threads without rseq, in TSan mode, on other
+ *         architectures, and while the list is in atomic mode.
+ *  mode:  0, or GRACE__RSEQ_LIST_ATOMIC: rseq pushers divert to ahead. Set permanently by
+ *         grace__rseq_list_init() when remote draining is impossible (no
+ *         MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) or rseq is unusable, and temporarily by
+ *         grace__rseq_list_take().
+ * The architecture headers address the fields by offset (head 0, mode 16): src/rseq/rseq.c
+ * checks the layout at compile time.
+ */
+struct grace__rseq_list {
+	struct rcu_head *head;
+	struct rcu_head *ahead;
+	uint32_t mode;
+	uint32_t pad_;
+};
+#define GRACE__RSEQ_LIST_ATOMIC 1u
+
 /* grace's own area (used when glibc registered none) and the delta to the area in use. */
 GRACE_API extern __thread struct grace__rseq_abi grace__rseq_own GRACE_TLS_IE;
 GRACE_API extern intptr_t grace__rseq_delta;
+
+/* ---- the architecture's critical sections ---- */
+
+/*
+ * Static analysers get plain-C stand-ins: cppcheck cannot parse asm goto. Newer cppcheck defines
+ * __CPPCHECK__; cppcheck 2.10 (Debian 12) defines nothing and checks the one configuration that
+ * compiler.h's #error leaves it (__GNUC__ alone), which lacks __GNUC_MINOR__, a macro every real
+ * GCC and Clang predefines.
+ */
+#define GRACE__RSEQ_ARCH_INSIDE 1 /* the architecture headers refuse to be included otherwise */
+#if defined(__CPPCHECK__) || (defined(__GNUC__) && !defined(__GNUC_MINOR__))
+#include <grace/internal/arch/rseq-cppcheck.h>
+#elif defined(__x86_64__)
+#include <grace/internal/arch/rseq-x86_64.h>
+#elif defined(__aarch64__)
+#include <grace/internal/arch/rseq-aarch64.h>
+#else
+#define GRACE__RSEQ_ARCH 0
+#endif
+#undef GRACE__RSEQ_ARCH_INSIDE
+
+/* GRACE__RSEQ_ARCH: the architecture has critical sections (and GRACE__RSEQ_SIG, the
+ * signature the kernel checks before an abort handler). GRACE__RSEQ_OPS: they are used. */
+#if GRACE__RSEQ_ARCH && !GRACE__TSAN_MODE
+#define GRACE__RSEQ_OPS 1
+#else
+#define GRACE__RSEQ_OPS 0
+#endif
 
 /* Out of line (src/rseq/rseq.c). */
 /* Register the calling thread if it can be; returns the current CPU (sched_getcpu() without rseq,
@@ -112,9 +212,20 @@ GRACE_API intptr_t grace__rseq_tp_offset(void);
 /* Retry loops of the inline primitives below (same contract and return values). */
 GRACE_API int grace__rseq_percpu_add_slow(uint64_t *base, size_t stride, unsigned int nslots,
 					  uint64_t v, int release);
-struct grace__rseq_list;
 GRACE_API int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t stride,
 					 unsigned int nslots, struct rcu_head *node);
+GRACE_API void grace__rseq_list_init(struct grace__rseq_list *l);
+/*
+ * grace__rseq_list_take() - detach every node of list l (the list of any CPU), from any thread.
+ * Returns a NULL-terminated chain in LIFO order per head (the rseq-pushed nodes, then the
+ * atomically pushed ones); the caller restores FIFO order if it needs it. Acquire: the nodes'
+ * fields written before their push are visible. Calls to take or pop_local on the same list
+ * must be serialized by the caller. Context: may issue a membarrier system call (a few
+ * microseconds, IPIs to the CPUs running this process); never blocks otherwise.
+ */
+GRACE_API struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l);
+/* Which rseq area the process uses: "glibc", "grace" (own registration), or "none (...)". */
+GRACE_API const char *grace_rseq_mode(void);
 
 /** The area of the calling thread (glibc's or grace's own). */
 GRACE_INLINE struct grace__rseq_abi *grace__rseq_area(void)
@@ -137,186 +248,6 @@ GRACE_INLINE int grace__rseq_cpu(void)
 		return c;
 	return grace__rseq_cpu_slow();
 }
-
-#if GRACE__RSEQ_OPS
-/*
- * Critical-section building blocks. Each critical section is one asm statement with numeric
- * local labels: 1 start, 2 post-commit, 3 descriptor (struct rseq_cs, in section
- * __grace_rseq_cs), 4 abort handler (in section __grace_rseq_abort, preceded by the signature
- * the kernel checks before jumping there). The abort handler is outside [1, 2), as the ABI
- * requires, and jumps to a C label of the asm goto.
- */
-#define GRACE__RSEQ_DESC                                                                    \
-	".pushsection __grace_rseq_cs, \"aw\"\n\t"                                          \
-	".balign 32\n\t"                                                                    \
-	"3:\n\t"                                                                            \
-	".long 0x0, 0x0\n\t"                                                                \
-	".quad 1f, (2f - 1f), 4f\n\t"                                                       \
-	".popsection\n\t"
-
-#if defined(__x86_64__)
-#define GRACE__RSEQ_START(rseq_cs)                                                          \
-	"leaq 3b(%%rip), %%rax\n\t"                                                         \
-	"movq %%rax, " rseq_cs "\n\t"                                                       \
-	"1:\n\t"
-/* ud1 SIG(%rip), %edi: the four bytes before label 4 are the signature. */
-#define GRACE__RSEQ_ABORT(target)                                                           \
-	".pushsection __grace_rseq_abort, \"ax\"\n\t"                                       \
-	".byte 0x0f, 0xb9, 0x3d\n\t"                                                        \
-	".long 0x53053053\n\t"                                                              \
-	"4:\n\t"                                                                            \
-	"jmp " target "\n\t"                                                                \
-	".popsection\n\t"
-#else /* aarch64 */
-#define GRACE__RSEQ_START(rseq_cs)                                                          \
-	"adrp x17, 3b\n\t"                                                                  \
-	"add x17, x17, :lo12:3b\n\t"                                                        \
-	"str x17, " rseq_cs "\n\t"                                                          \
-	"1:\n\t"
-#define GRACE__RSEQ_ABORT(target)                                                           \
-	".pushsection __grace_rseq_abort, \"ax\"\n\t"                                       \
-	".inst 0xd428bc00\n\t"                                                              \
-	"4:\n\t"                                                                            \
-	"b " target "\n\t"                                                                  \
-	".popsection\n\t"
-#endif
-
-/*
- * One attempt: *p += v if the thread still runs on `cpu`. 0 on commit, -1 if the section was
- * aborted or the thread is not on `cpu` (or not registered: cpu_id < 0 never equals cpu).
- * release: the commit orders the thread's earlier accesses before it (aarch64 stlr; on x86 every
- * store is a release, and the asm is a compiler barrier).
- */
-GRACE_INLINE int grace__rseq_add_on(struct grace__rseq_abi *rs, uint64_t *p, uint64_t v,
-				    uint32_t cpu, int release)
-{
-#if defined(__x86_64__)
-	(void)release;
-	__asm__ __volatile__ goto(
-		GRACE__RSEQ_DESC
-		GRACE__RSEQ_START("%[rseq_cs]")
-		"cmpl %[cpu], %[cpu_id]\n\t"
-		"jnz 4f\n\t"
-		"addq %[v], %[mem]\n\t" /* commit */
-		"2:\n\t"
-		GRACE__RSEQ_ABORT("%l[aborted]")
-		: /* no outputs (asm goto) */
-		: [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
-		  [mem] "m"(*p), [v] "er"(v)
-		: "memory", "cc", "rax"
-		: aborted);
-#else
-	if (release) {
-		__asm__ __volatile__ goto(
-			GRACE__RSEQ_DESC
-			GRACE__RSEQ_START("[%[rs], #8]")
-			"ldr w17, [%[rs], #4]\n\t"
-			"cmp w17, %w[cpu]\n\t"
-			"b.ne 4f\n\t"
-			"ldr x17, [%[p]]\n\t"
-			"add x17, x17, %[v]\n\t"
-			"stlr x17, [%[p]]\n\t" /* commit, store-release */
-			"2:\n\t"
-			GRACE__RSEQ_ABORT("%l[aborted]")
-			:
-			: [cpu] "r"(cpu), [rs] "r"(rs), [p] "r"(p), [v] "r"(v)
-			: "memory", "cc", "x17"
-			: aborted);
-	} else {
-		__asm__ __volatile__ goto(
-			GRACE__RSEQ_DESC
-			GRACE__RSEQ_START("[%[rs], #8]")
-			"ldr w17, [%[rs], #4]\n\t"
-			"cmp w17, %w[cpu]\n\t"
-			"b.ne 4f\n\t"
-			"ldr x17, [%[p]]\n\t"
-			"add x17, x17, %[v]\n\t"
-			"str x17, [%[p]]\n\t" /* commit */
-			"2:\n\t"
-			GRACE__RSEQ_ABORT("%l[aborted]")
-			:
-			: [cpu] "r"(cpu), [rs] "r"(rs), [p] "r"(p), [v] "r"(v)
-			: "memory", "cc", "x17"
-			: aborted);
-	}
-#endif
-	return 0;
-aborted:
-	return -1;
-}
-
-/*
- * grace__rseq_inc_line() - one attempt at *(base + cpu * 64) += 1 on the current CPU, for arrays
- * of one cache line per CPU. The fastest form, for the srcu read side:
- *  - ref (cached by the caller next to its data) gives the area's offset from the thread pointer,
- *    so the area is addressed %fs-relative without loading a global or a GOT entry, and the
- *    bound, compared straight from memory;
- *  - the CPU number is read inside the critical section (one load: a migration after it aborts
- *    the section), and the bound check also rejects a thread without a registration (cpu_id < 0
- *    is huge unsigned).
- * Returns 0 on commit, -1 otherwise (aborted, CPU >= bound, no rseq): take the slow path.
- * ref->off must come from grace__rseq_tp_offset() after grace__rseq_enabled() said yes: any other
- * value makes the section store into the wrong thread-local word.
- * release: the commit orders the thread's earlier accesses before it (aarch64 stlr).
- */
-GRACE_INLINE int grace__rseq_inc_line(const struct grace__rseq_ref *ref, uint64_t *base,
-				      int release)
-{
-#if defined(__x86_64__)
-	(void)release;
-	__asm__ __volatile__ goto(
-		GRACE__RSEQ_DESC
-		"movslq %[off], %%rdx\n\t"        /* the area's offset from %fs */
-		"leaq 3b(%%rip), %%rax\n\t"
-		"movq %%rax, %%fs:8(%%rdx)\n\t"   /* rseq_cs */
-		"1:\n\t"
-		"movl %%fs:4(%%rdx), %%eax\n\t"   /* cpu_id (zero-extends) */
-		"cmpl %[bound], %%eax\n\t"
-		"jae 4f\n\t"
-		"shlq $6, %%rax\n\t"
-		"addq $1, (%[base], %%rax)\n\t"   /* commit */
-		"2:\n\t"
-		GRACE__RSEQ_ABORT("%l[aborted]")
-		:
-		: [off] "m"(ref->off), [bound] "m"(ref->bound), [base] "r"(base)
-		: "memory", "cc", "rax", "rdx"
-		: aborted);
-#else
-#define GRACE__RSEQ_INC_LINE_ASM(commit)                                                   \
-	__asm__ __volatile__ goto(                                                         \
-		GRACE__RSEQ_DESC                                                           \
-		"ldrsw x17, [%[ref]]\n\t"                                                  \
-		"mrs x16, tpidr_el0\n\t"                                                   \
-		"add x16, x16, x17\n\t"                                                    \
-		"adrp x17, 3b\n\t"                                                         \
-		"add x17, x17, :lo12:3b\n\t"                                               \
-		"str x17, [x16, #8]\n\t" /* rseq_cs */                                     \
-		"1:\n\t"                                                                   \
-		"ldr w17, [x16, #4]\n\t" /* cpu_id (zero-extends) */                       \
-		"ldr w16, [%[ref], #4]\n\t" /* bound */                                    \
-		"cmp w17, w16\n\t"                                                         \
-		"b.hs 4f\n\t"                                                              \
-		"add x17, %[base], x17, lsl #6\n\t"                                        \
-		"ldr x16, [x17]\n\t"                                                       \
-		"add x16, x16, #1\n\t"                                                     \
-		commit " x16, [x17]\n\t" /* commit */                                      \
-		"2:\n\t"                                                                   \
-		GRACE__RSEQ_ABORT("%l[aborted]")                                           \
-		:                                                                          \
-		: [ref] "r"(ref), [base] "r"(base)                                         \
-		: "memory", "cc", "x16", "x17"                                             \
-		: aborted)
-	if (release)
-		GRACE__RSEQ_INC_LINE_ASM("stlr");
-	else
-		GRACE__RSEQ_INC_LINE_ASM("str");
-#undef GRACE__RSEQ_INC_LINE_ASM
-#endif
-	return 0;
-aborted:
-	return -1;
-}
-#endif /* GRACE__RSEQ_OPS */
 
 /*
  * grace__rseq_percpu_add() - add v to the word of the current CPU: *(base + cpu * stride).
@@ -368,38 +299,6 @@ GRACE_INLINE int grace__rseq_percpu_add_release(uint64_t *base, size_t stride, u
 	return grace__rseq_percpu_add_x(base, stride, nslots, v, 1);
 }
 
-/* ---- per-CPU lists of struct rcu_head (LIFO stacks), for the callback engine ---- */
-
-/*
- * One per CPU, at base + cpu * stride in the caller's per-CPU array (initialise each with
- * grace__rseq_list_init(); put it on a cache line that other CPUs do not write).
- *  head:  pushed by rseq critical sections on the owning CPU (contract rule 1).
- *  ahead: pushed with compare-and-swap, by threads without rseq, in TSan mode, on other
- *         architectures, and while the list is in atomic mode.
- *  mode:  0, or GRACE__RSEQ_LIST_ATOMIC: rseq pushers divert to ahead. Set permanently by
- *         grace__rseq_list_init() when remote draining is impossible (no
- *         MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) or rseq is unusable, and temporarily by
- *         grace__rseq_list_take().
- */
-struct grace__rseq_list {
-	struct rcu_head *head;
-	struct rcu_head *ahead;
-	uint32_t mode;
-	uint32_t pad_;
-};
-#define GRACE__RSEQ_LIST_ATOMIC 1u
-
-GRACE_API void grace__rseq_list_init(struct grace__rseq_list *l);
-/*
- * grace__rseq_list_take() - detach every node of list l (the list of any CPU), from any thread.
- * Returns a NULL-terminated chain in LIFO order per head (the rseq-pushed nodes, then the
- * atomically pushed ones); the caller restores FIFO order if it needs it. Acquire: the nodes'
- * fields written before their push are visible. Calls to take or pop_local on the same list
- * must be serialized by the caller. Context: may issue a membarrier system call (a few
- * microseconds, IPIs to the CPUs running this process); never blocks otherwise.
- */
-GRACE_API struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l);
-
 GRACE_INLINE void grace__rseq_list_push_atomic(struct grace__rseq_list *l, struct rcu_head *node)
 {
 	struct rcu_head *old = grace_load_relaxed(&l->ahead);
@@ -408,66 +307,14 @@ GRACE_INLINE void grace__rseq_list_push_atomic(struct grace__rseq_list *l, struc
 		grace_store_relaxed(&node->next, old);
 		/* Release: the node's fields before its publication (pairs with the consumer's
 		 * acquire exchange in grace__rseq_list_take()). */
-	} while (!__atomic_compare_exchange_n(&l->ahead, &old, node, 1, __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
+	} while (!grace_cmpxchg(&l->ahead, &old, node, __ATOMIC_RELEASE));
 }
-
-#if GRACE__RSEQ_OPS
-/* One attempt to push node onto l, the list of `cpu`: 0 committed, 1 list in atomic mode (not
- * pushed), -1 aborted or not on `cpu` (not pushed). */
-GRACE_INLINE int grace__rseq_list_push_on(struct grace__rseq_abi *rs, struct grace__rseq_list *l,
-					  struct rcu_head *node, uint32_t cpu)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__ goto(
-		GRACE__RSEQ_DESC
-		GRACE__RSEQ_START("%[rseq_cs]")
-		"cmpl %[cpu], %[cpu_id]\n\t"
-		"jnz 4f\n\t"
-		"cmpl $0, %[mode]\n\t"
-		"jnz %l[atomic_mode]\n\t"
-		"movq %[head], %%rax\n\t"
-		"movq %%rax, %[link]\n\t"
-		"movq %[node], %[head]\n\t" /* commit */
-		"2:\n\t"
-		GRACE__RSEQ_ABORT("%l[aborted]")
-		:
-		: [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
-		  [mode] "m"(l->mode), [head] "m"(l->head), [link] "m"(node->next), [node] "r"(node)
-		: "memory", "cc", "rax"
-		: aborted, atomic_mode);
-#else
-	__asm__ __volatile__ goto(
-		GRACE__RSEQ_DESC
-		GRACE__RSEQ_START("[%[rs], #8]")
-		"ldr w17, [%[rs], #4]\n\t"
-		"cmp w17, %w[cpu]\n\t"
-		"b.ne 4f\n\t"
-		"ldr w17, [%[l], #16]\n\t" /* mode */
-		"cbnz w17, %l[atomic_mode]\n\t"
-		"ldr x17, [%[l]]\n\t"
-		"str x17, [%[node]]\n\t"
-		"stlr %[node], [%[l]]\n\t" /* commit, store-release */
-		"2:\n\t"
-		GRACE__RSEQ_ABORT("%l[aborted]")
-		:
-		: [cpu] "r"(cpu), [rs] "r"(rs), [l] "r"(l), [node] "r"(node)
-		: "memory", "cc", "x17"
-		: aborted, atomic_mode);
-#endif
-	return 0;
-aborted:
-	return -1;
-atomic_mode:
-	return 1;
-}
-#endif
 
 /*
  * grace__rseq_list_push() - push node onto the list of the CPU the caller runs on.
- * @base: the list of CPU 0; @stride: bytes between two CPUs' lists; @nslots: CPUs in the array.
- * node->next is overwritten (the link). Returns the CPU whose list received the node (a thread
- * without rseq pushes atomically onto the list of the CPU sched_getcpu() names).
+ * @base: the list of CPU 0; @stride: bytes between two CPUs' lists; @nslots: CPUs in the array
+ * (at least 1). node->next is overwritten (the link). Returns the CPU whose list received the
+ * node (a thread without rseq pushes atomically onto the list of the CPU sched_getcpu() names).
  * Thread-safety: any thread. Context: never blocks; safe in signal handlers.
  * Cost: about 12 instructions, no atomic, no fence, when rseq is usable.
  */
@@ -481,8 +328,10 @@ GRACE_INLINE int grace__rseq_list_push(struct grace__rseq_list *base, size_t str
 	/* One attempt inline; the rest (retries, atomic mode, no rseq, the thread's first
 	 * registration) out of line. */
 	if (GRACE_LIKELY(cpu < nslots) &&
-	    GRACE_LIKELY(grace__rseq_list_push_on(rs, (struct grace__rseq_list *)((char *)base +
-						  (size_t)cpu * stride), node, cpu) == 0)) {
+	    GRACE_LIKELY(grace__rseq_list_push_on(rs,
+						  (struct grace__rseq_list *)((char *)base +
+									      (size_t)cpu * stride),
+						  node, cpu) == 0)) {
 		if ((int32_t)cpu < 0)
 			__builtin_unreachable();
 		return (int)cpu;
@@ -504,51 +353,12 @@ GRACE_INLINE int grace__rseq_list_pop_local(struct grace__rseq_list *l, uint32_t
 {
 #if GRACE__RSEQ_OPS
 	struct grace__rseq_abi *rs = grace__rseq_area();
+	int r;
 
-	for (;;) {
-#if defined(__x86_64__)
-		__asm__ __volatile__ goto(
-			GRACE__RSEQ_DESC
-			GRACE__RSEQ_START("%[rseq_cs]")
-			"cmpl %[cpu], %[cpu_id]\n\t"
-			"jnz %l[not_here]\n\t"
-			"cmpl $0, %[mode]\n\t"
-			"jnz %l[not_here]\n\t"
-			"movq %[head], %%rax\n\t"
-			"movq %%rax, (%[out])\n\t"
-			"movq $0, %[head]\n\t" /* commit */
-			"2:\n\t"
-			GRACE__RSEQ_ABORT("%l[aborted]")
-			:
-			: [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
-			  [mode] "m"(l->mode), [head] "m"(l->head), [out] "r"(out)
-			: "memory", "cc", "rax"
-			: aborted, not_here);
-#else
-		__asm__ __volatile__ goto(
-			GRACE__RSEQ_DESC
-			GRACE__RSEQ_START("[%[rs], #8]")
-			"ldr w17, [%[rs], #4]\n\t"
-			"cmp w17, %w[cpu]\n\t"
-			"b.ne %l[not_here]\n\t"
-			"ldr w17, [%[l], #16]\n\t" /* mode */
-			"cbnz w17, %l[not_here]\n\t"
-			"ldr x17, [%[l]]\n\t"
-			"str x17, [%[out]]\n\t"
-			"str xzr, [%[l]]\n\t" /* commit */
-			"2:\n\t"
-			GRACE__RSEQ_ABORT("%l[aborted]")
-			:
-			: [cpu] "r"(cpu), [rs] "r"(rs), [l] "r"(l), [out] "r"(out)
-			: "memory", "cc", "x17"
-			: aborted, not_here);
-#endif
-		return 0;
-aborted:
-		continue; /* preempted or signalled: the next attempt sees where we run now */
-not_here:
-		return -1;
+	/* Preempted or signalled (-1): the next attempt sees where the thread runs now. */
+	while ((r = grace__rseq_list_pop_on(rs, l, cpu, out)) < 0) {
 	}
+	return r == 0 ? 0 : -1;
 #else
 	(void)l;
 	(void)cpu;
@@ -556,9 +366,6 @@ not_here:
 	return -1;
 #endif
 }
-
-/* Which rseq area the process uses: "glibc", "grace" (own registration), or "none (...)". */
-GRACE_API const char *grace_rseq_mode(void);
 
 GRACE_END_DECLS
 
