@@ -200,7 +200,7 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
 
 /* ---- designs ------------------------------------------------------------------------------- */
 
-enum cb_policy { CB_POLICY_DEFAULT, CB_POLICY_POLL, CB_POLICY_BATCH };
+enum cb_policy { CB_POLICY_DEFAULT, CB_POLICY_POLL, CB_POLICY_BATCH, CB_POLICY_ADAPTIVE };
 
 #define CB_STATS_GP 1u     /* grace_periods and waits are valid */
 #define CB_STATS_WORKER 2u /* worker_cpu_ns is valid */
@@ -224,6 +224,8 @@ struct cb_design {
 	uint64_t (*flood)(struct cb_prod *p);
 	uint64_t (*flood_free)(struct cb_prod *p);
 	uint64_t (*paced)(struct cb_prod *p);
+	/* The hurried twin of paced (call_rcu_hurry()); NULL where the design has none. */
+	uint64_t (*paced_hurry)(struct cb_prod *p);
 	void (*call_lat_wake)(struct cb_obj *o); /* one call whose callback is cb_done_lat_wake */
 	void (*barrier)(void);
 	uint64_t (*reader)(const int *stop);

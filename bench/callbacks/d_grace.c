@@ -34,11 +34,14 @@ static void g_cb_free(struct rcu_head *h)
 #define G_CALL(o) call_rcu((struct rcu_head *)(void *)(o), g_cb_flag)
 #define G_CALL_LAT(o) call_rcu((struct rcu_head *)(void *)(o), g_cb_lat)
 #define G_CALL_FREE(o) call_rcu((struct rcu_head *)(void *)(o), g_cb_free)
+#define G_HURRY(o) call_rcu_hurry((struct rcu_head *)(void *)(o), g_cb_flag)
+#define G_HURRY_LAT(o) call_rcu_hurry((struct rcu_head *)(void *)(o), g_cb_lat)
 
 CB_DEFINE_ENQUEUE(cb_enqueue_grace, G_CALL)
 CB_DEFINE_FLOOD(cb_flood_grace, G_CALL)
 CB_DEFINE_FLOOD_FREE(cb_flood_free_grace, G_CALL_FREE)
 CB_DEFINE_PACED(cb_paced_grace, G_CALL, G_CALL_LAT)
+CB_DEFINE_PACED(cb_paced_hurry_grace, G_HURRY, G_HURRY_LAT)
 
 static long g_value = 42;
 static long *g_ptr = &g_value;
@@ -78,6 +81,8 @@ static int g_setup(enum cb_policy policy, unsigned int period_us)
 		return grace_rcu_set_policy(GRACE_POLICY_POLL, 0) == 0 ? 0 : -1;
 	case CB_POLICY_BATCH:
 		return grace_rcu_set_policy(GRACE_POLICY_BATCH, period_us) == 0 ? 0 : -1;
+	case CB_POLICY_ADAPTIVE:
+		return grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) == 0 ? 0 : -1;
 	}
 	return -1;
 }
@@ -112,6 +117,7 @@ const struct cb_design cb_design_grace = {
 	.flood = cb_flood_grace,
 	.flood_free = cb_flood_free_grace,
 	.paced = cb_paced_grace,
+	.paced_hurry = cb_paced_hurry_grace,
 	.call_lat_wake = g_call_lat_wake,
 	.barrier = g_barrier,
 	.reader = cb_reader_grace,

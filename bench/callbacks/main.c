@@ -71,8 +71,8 @@ static void usage(void)
 		"       callbacks_bench lat     --design D [--ms M] [--gap-us G] [--load]\n"
 		"                               [--raw FILE]\n"
 		"       callbacks_bench sweep   --design D --rate R [--ms M] [--readers 0|1]\n"
-		"                               [--raw FILE]\n"
-		"       common: [--policy default|poll|batch] [--period-us U] [--run K]\n"
+		"                               [--raw FILE] [--hurry] [--no-calls]\n"
+		"       common: [--policy default|poll|batch|adaptive] [--period-us U] [--run K]\n"
 		"               [--as NAME] [--no-pin] [--header]\n");
 	exit(2);
 }
@@ -412,6 +412,7 @@ static int cmd_lat(const struct cb_design *d, const char *as, int run, int argc,
 
 struct sweep_ctx {
 	const struct cb_design *d;
+	uint64_t (*paced)(struct cb_prod *p);
 	struct bench_start start;
 	struct cb_prod p;
 	uint64_t calls, cpu0, cpu1, t_stop;
@@ -425,6 +426,10 @@ struct sweep_ctx {
 	int stop_reader __attribute__((aligned(64)));
 	char pad2_[60];
 };
+
+/* The producer loop with no call: --no-calls. */
+#define CB_NO_CALL(o) cb_done_flag(o) /* released at once: the pool never waits */
+CB_DEFINE_PACED(cb_paced_none, CB_NO_CALL, CB_NO_CALL)
 
 static void *sweep_reader(void *arg)
 {
@@ -455,7 +460,7 @@ static void *sweep_producer(void *arg)
 	c->reader0 = c->has_reader ? thread_cpu_ns(c->reader_th) : 0;
 	c->cpu0 = bench_thread_cpu_ns();
 	c->p.t_start = bench_now_ns();
-	c->calls = c->d->paced(&c->p);
+	c->calls = c->paced(&c->p);
 	c->t_stop = bench_now_ns();
 	c->cpu1 = bench_thread_cpu_ns();
 	c->reader1 = c->has_reader ? thread_cpu_ns(c->reader_th) : 0;
@@ -470,6 +475,8 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	uint64_t rate = bench_arg_u64(argc, argv, "--rate", 0);
 	uint64_t ms = bench_arg_u64(argc, argv, "--ms", 500);
 	int readers = (int)bench_arg_u64(argc, argv, "--readers", 1);
+	bool hurry = bench_arg_flag(argc, argv, "--hurry");
+	bool no_calls = bench_arg_flag(argc, argv, "--no-calls");
 	uint64_t max = bench_arg_u64(argc, argv, "--max", 20000);
 	const char *raw = bench_arg_str(argc, argv, "--raw");
 	static struct sweep_ctx c;
@@ -483,6 +490,13 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	if (cpus.n < 2)
 		cpus.pin = false;
 	c.d = d;
+	/* --no-calls: the same producer loop and pacing with no call at all, and the same reader:
+	 * the baseline the cost of callbacks is measured against. --hurry: call_rcu_hurry(). */
+	c.paced = no_calls ? cb_paced_none : hurry ? d->paced_hurry : d->paced;
+	if (!c.paced) {
+		fprintf(stderr, "callbacks_bench: design %s has no hurried call\n", d->name);
+		return 2;
+	}
 	c.has_reader = readers == 1;
 	c.p.stop = &c.stop;
 	c.p.rate = rate;
@@ -527,7 +541,13 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	bench_csv_row(stdout, bench, as, readers, run, "offered_cb_per_s", (double)rate, "cb/s");
 	bench_csv_row(stdout, bench, as, readers, run, "achieved_cb_per_s", calls * 1e9 / wall,
 		      "cb/s");
-	emit_lat(bench, as, readers, run, cb_lat_ns, c.p.nsamples, raw);
+	if (!no_calls)
+		emit_lat(bench, as, readers, run, cb_lat_ns, c.p.nsamples, raw);
+	/* What the process spent per call beyond the reader and the driver thread: compared with
+	 * the same run under --no-calls (the pacing loop alone), it is what the callbacks cost
+	 * the whole process, the queuing thread's call_rcu included (report.py subtracts). */
+	bench_csv_row(stdout, bench, as, readers, run, "nonreader_ns_per_cb",
+		      (proc - rdr - (main1 - main0)) / calls, "ns");
 	if (c.s1.have & CB_STATS_WORKER) {
 		bench_csv_row(stdout, bench, as, readers, run, "engine_ns_per_cb", workers / calls,
 			      "ns");
@@ -600,6 +620,8 @@ int main(int argc, char **argv)
 		policy = CB_POLICY_POLL;
 	else if (pol && strcmp(pol, "batch") == 0)
 		policy = CB_POLICY_BATCH;
+	else if (pol && strcmp(pol, "adaptive") == 0)
+		policy = CB_POLICY_ADAPTIVE;
 	else if (pol && strcmp(pol, "default") != 0)
 		usage();
 	if (d->setup(policy, (unsigned int)bench_arg_u64(argc, argv, "--period-us", 10000))) {

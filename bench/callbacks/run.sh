@@ -28,7 +28,7 @@ if [ $quick = 1 ]; then
   runs=2; lruns=1; enq_ms=100; tput_ms=200; lat_ms=500; sweep_ms=300; iters=20000
   rates="1000 100000 10000000"
 else
-  runs=5; lruns=3; enq_ms=100; tput_ms=250; lat_ms=500; sweep_ms=300; iters=50000
+  runs=5; lruns=5; enq_ms=100; tput_ms=250; lat_ms=500; sweep_ms=500; iters=50000
   rates="1000 10000 100000 1000000 10000000"
 fi
 
@@ -41,12 +41,19 @@ bench_designs "$bin"
 tp_designs=(grace)
 has urcu-memb && tp_designs+=(urcu-memb)
 has urcu-memb-percpu && tp_designs+=(urcu-memb-percpu)
-pol_names=(grace-poll grace-batch10ms grace-batch1ms)
-pol_args=("--design grace --policy poll" "--design grace --policy batch --period-us 10000"
+pol_names=(grace-adaptive grace-poll grace-batch10ms grace-batch1ms)
+pol_args=("--design grace --policy adaptive" "--design grace --policy poll"
+          "--design grace --policy batch --period-us 10000"
           "--design grace --policy batch --period-us 1000")
+# The baselines of the sweep: the same producer loop and reader with no call at all (the cost
+# of callbacks is measured against it), and call_rcu_hurry() under the adaptive policy.
+base_names=(grace-nocalls grace-adaptive-hurry)
+base_args=("--design grace --no-calls" "--design grace --policy adaptive --hurry")
 if has urcu-memb; then
   pol_names+=(urcu-memb)
   pol_args+=("--design urcu-memb")
+  base_names+=(urcu-nocalls)
+  base_args+=("--design urcu-memb --no-calls")
 fi
 
 echo "callbacks: enqueue cost and throughput, $runs interleaved runs" >&2
@@ -110,8 +117,11 @@ echo "callbacks: lone-callback latency per policy, $lruns interleaved runs" >&2
 for run in $(seq 1 $lruns); do
   for load in 0 1; do
     for i in "${!pol_names[@]}"; do
-      flag=""
-      [ $load = 1 ] && flag="--load"
+      # Idle: a lone callback, 2 ms after the last one ran (beyond the adaptive policy's
+      # largest pace, 1 ms: nothing else is queued). Under load: 200 us apart, while a second
+      # thread floods call_rcu.
+      flag="--gap-us 2000"
+      [ $load = 1 ] && flag="--load --gap-us 200"
       # shellcheck disable=SC2086
       "$bin" lat ${pol_args[$i]} --as "${pol_names[$i]}" --ms $lat_ms $flag --pool 262144 \
         --run "$run" --raw "$raw/lat.${pol_names[$i]}.$load.txt" >>"$csv"
@@ -126,6 +136,11 @@ for run in $(seq 1 $lruns); do
       # shellcheck disable=SC2086
       "$bin" sweep ${pol_args[$i]} --as "${pol_names[$i]}" --rate "$r" --ms $sweep_ms \
         --run "$run" --raw "$raw/sweep.${pol_names[$i]}.$r.txt" >>"$csv"
+    done
+    for i in "${!base_names[@]}"; do
+      # shellcheck disable=SC2086
+      "$bin" sweep ${base_args[$i]} --as "${base_names[$i]}" --rate "$r" --ms $sweep_ms \
+        --run "$run" --raw "$raw/sweep.${base_names[$i]}.$r.txt" >>"$csv"
     done
   done
 done

@@ -4,17 +4,26 @@
  *
  * Policies (the OLS 2002 paper's latency/overhead trade-off; docs/policies.md maps them to its
  * seven implementations):
+ *  GRACE_POLICY_ADAPTIVE  the default: the latency of POLL when the domain is idle, paced when
+ *                      it is busy. A grace period starts at once unless one ended less than
+ *                      `pace` ago, else as soon as pace has passed; pace is 200 times the CPU
+ *                      time a grace period costs the engine, between 50 us and a cap (1 ms;
+ *                      the set_policy period in microseconds if not 0). So the engine's grace
+ *                      periods take at most about 0.5% of one CPU per domain, there are at most
+ *                      1/pace of them per second, and a callback's grace period starts at most
+ *                      pace after it is queued. call_rcu_hurry() skips the pacing.
  *  GRACE_POLICY_POLL   a worker starts a grace period as soon as callbacks wait for one and
  *                      drives it to the end (rcu-poll): lowest callback latency. All callbacks
  *                      queued while a grace period runs share the next one. When grace
  *                      periods run back to back, a worker leaves at least 50 us between them
  *                      (GRACE_POLL_MIN_GAP_US, 0 to disable) so each serves a larger batch;
- *                      a lone callback never waits for that. The default.
+ *                      a lone callback never waits for that.
  *  GRACE_POLICY_BATCH  callbacks wait until the oldest has waited `period_us` (default 10000,
  *                      one 100 Hz tick as in rcu-ltimer), then one grace period serves all of
  *                      them: fewest grace periods and wake-ups per callback, lowest overhead.
  * Expediting on demand: synchronize_*_expedited(), and the engine itself when a queue passes
- * its soft limit (a flood, or a stalled reader), whatever the policy.
+ * its soft limit (a flood, or a stalled reader), whatever the policy. The environment variable
+ * GRACE_POLICY=adaptive|poll|batch chooses the start-up policy of every domain.
  *
  * Memory bound: a CPU's queue holding more than `soft` callbacks that have not been invoked
  * makes the engine expedite and the queuing thread help drive grace periods; past `hard` the
@@ -39,6 +48,7 @@ GRACE_BEGIN_DECLS
 enum grace_gp_policy {
 	GRACE_POLICY_POLL = 0,
 	GRACE_POLICY_BATCH = 1,
+	GRACE_POLICY_ADAPTIVE = 2,
 };
 
 struct grace_cb_stats {

@@ -41,6 +41,8 @@ GRACE_BEGIN_DECLS
  * @register_thread, @unregister_thread: reader-thread registration (rcu: optional; qsbr:
  *                         required; srcu: NULL, nothing to do).
  * @quiescent_state, @thread_offline, @thread_online: QSBR only; NULL for the others.
+ * @call_hurry:            call_rcu_hurry(): as @call, and the grace period starts without the
+ *                         adaptive policy's pacing.
  */
 struct grace_flavor_ops {
 	const char *name;
@@ -64,6 +66,7 @@ struct grace_flavor_ops {
 	void (*quiescent_state)(void);
 	void (*thread_offline)(void);
 	void (*thread_online)(void);
+	void (*call_hurry)(void *ctx, struct rcu_head *head, rcu_callback_t func);
 };
 
 /* The default flavor (call_rcu, synchronize_rcu, rcu_barrier, ...). */

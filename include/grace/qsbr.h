@@ -130,6 +130,8 @@ GRACE_API void grace_qsbr_synchronize(void);
 GRACE_API void grace_qsbr_synchronize_expedited(void);
 /** call_rcu() for QSBR: func(head) runs after a QSBR grace period. Same context rules. */
 GRACE_API void grace_qsbr_call(struct rcu_head *head, rcu_callback_t func);
+/** call_rcu_hurry() for QSBR: the grace period starts without pacing. */
+GRACE_API void grace_qsbr_call_hurry(struct rcu_head *head, rcu_callback_t func);
 /** rcu_barrier() for QSBR callbacks. An online caller is put offline for the wait. */
 GRACE_API void grace_qsbr_barrier(void);
 /** Polled QSBR grace periods: same semantics as the default flavor's. */
@@ -179,6 +181,10 @@ GRACE_INLINE void synchronize_qsbr(void)
 GRACE_INLINE void synchronize_qsbr_expedited(void)
 {
 	grace_qsbr_synchronize_expedited();
+}
+GRACE_INLINE void call_qsbr_hurry(struct rcu_head *head, rcu_callback_t func)
+{
+	grace_qsbr_call_hurry(head, func);
 }
 GRACE_INLINE void call_qsbr(struct rcu_head *head, rcu_callback_t func)
 {

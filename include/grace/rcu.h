@@ -155,6 +155,15 @@ GRACE_API void grace_rcu_synchronize_expedited(void);
 GRACE_API void grace_rcu_call(struct rcu_head *head, rcu_callback_t func);
 
 /**
+ * grace_rcu_call_hurry() / call_rcu_hurry() - call_rcu() for a caller that needs the callback
+ * soon (Linux's name): the grace period it needs starts at once, without the adaptive policy's
+ * pacing (GRACE_POLICY_ADAPTIVE in <grace/engine.h>); under POLL and BATCH it starts it at once
+ * too. Same context rules as call_rcu(). Costs call_rcu() plus an atomic exchange, and a
+ * wake-up of the CPU's callback worker if it naps.
+ */
+GRACE_API void grace_rcu_call_hurry(struct rcu_head *head, rcu_callback_t func);
+
+/**
  * grace_rcu_barrier() / rcu_barrier() - wait until every callback queued (by any thread) before
  * the call has been invoked. Inside a read-side section or from a callback it is a misuse:
  * message naming the call, then abort. Context: blocks.
@@ -219,6 +228,10 @@ GRACE_INLINE void synchronize_rcu(void)
 GRACE_INLINE void synchronize_rcu_expedited(void)
 {
 	grace_rcu_synchronize_expedited();
+}
+GRACE_INLINE void call_rcu_hurry(struct rcu_head *head, rcu_callback_t func)
+{
+	grace_rcu_call_hurry(head, func);
 }
 GRACE_INLINE void call_rcu(struct rcu_head *head, rcu_callback_t func)
 {

@@ -213,6 +213,9 @@ GRACE_API void grace_srcu_synchronize_expedited(struct srcu_struct *ssp);
  * of the same domain. Thread-safety: any thread, also inside sections of ssp.
  */
 GRACE_API void grace_srcu_call(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func);
+/** call_rcu_hurry() for srcu: the grace period starts without pacing. */
+GRACE_API void grace_srcu_call_hurry(struct srcu_struct *ssp, struct rcu_head *head,
+				     rcu_callback_t func);
 /**
  * grace_srcu_barrier() / srcu_barrier() - wait until every callback queued on ssp before the
  * call has been invoked. Context: blocks; not from a callback (reported, abort).
@@ -307,6 +310,11 @@ GRACE_INLINE void synchronize_srcu(struct srcu_struct *ssp)
 GRACE_INLINE void synchronize_srcu_expedited(struct srcu_struct *ssp)
 {
 	grace_srcu_synchronize_expedited(ssp);
+}
+GRACE_INLINE void call_srcu_hurry(struct srcu_struct *ssp, struct rcu_head *head,
+				  rcu_callback_t func)
+{
+	grace_srcu_call_hurry(ssp, head, func);
 }
 GRACE_INLINE void call_srcu(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
 {

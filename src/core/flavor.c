@@ -153,6 +153,10 @@ void grace__op_call(void *ctx, struct rcu_head *head, rcu_callback_t func)
 {
 	grace__flavor_call(FLV(ctx), head, func);
 }
+void grace__op_call_hurry(void *ctx, struct rcu_head *head, rcu_callback_t func)
+{
+	grace__flavor_call_hurry(FLV(ctx), head, func);
+}
 void grace__op_synchronize(void *ctx)
 {
 	grace__flavor_synchronize(FLV(ctx), 0);

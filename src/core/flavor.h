@@ -35,6 +35,7 @@ enum grace__call {
 	GRACE__CALL_SYNC,       /* synchronize_rcu */
 	GRACE__CALL_SYNC_EXP,   /* synchronize_rcu_expedited */
 	GRACE__CALL_CALL,       /* call_rcu */
+	GRACE__CALL_CALL_HURRY, /* call_rcu_hurry */
 	GRACE__CALL_BARRIER,    /* rcu_barrier */
 	GRACE__CALL_COND_SYNC,  /* cond_synchronize_rcu */
 	GRACE__CALL_START_POLL, /* start_poll_synchronize_rcu */
@@ -101,11 +102,20 @@ int grace__flavor_set_policy(struct grace__flavor *f, enum grace_gp_policy polic
 int grace__flavor_set_limits(struct grace__flavor *f, size_t soft, size_t hard);
 void grace__flavor_stats(struct grace__flavor *f, struct grace_cb_stats *st);
 
+void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func);
+
 /* call_rcu(): inline, so that each flavor's exported call is a load, a test and a tail call. */
 static inline void grace__flavor_call(struct grace__flavor *f, struct rcu_head *head,
 				      rcu_callback_t func)
 {
 	grace__cbdom_call(grace__flavor_cb(f, f->calls[GRACE__CALL_CALL]), head, func);
+}
+
+/* call_rcu_hurry(): the same, and the grace period it needs starts without pacing. */
+static inline void grace__flavor_call_hurry(struct grace__flavor *f, struct rcu_head *head,
+					    rcu_callback_t func)
+{
+	grace__cbdom_call_hurry(grace__flavor_cb(f, f->calls[GRACE__CALL_CALL_HURRY]), head, func);
 }
 
 /* fork(): the registry's and the sequence's handlers, in order, for a static flavor. */
@@ -115,6 +125,7 @@ void grace__flavor_atfork_child(struct grace__flavor *f);
 
 /* The generic operations of struct grace_flavor_ops; ctx is the struct grace__flavor. */
 void grace__op_call(void *ctx, struct rcu_head *head, rcu_callback_t func);
+void grace__op_call_hurry(void *ctx, struct rcu_head *head, rcu_callback_t func);
 void grace__op_synchronize(void *ctx);
 void grace__op_barrier(void *ctx);
 void grace__op_synchronize_expedited(void *ctx);
@@ -145,7 +156,7 @@ void grace__op_callback_stats(void *ctx, struct grace_cb_stats *stats);
 		.set_callback_limits = grace__op_set_callback_limits,                              \
 		.callback_stats = grace__op_callback_stats, .register_thread = (reg_),             \
 		.unregister_thread = (unreg_), .quiescent_state = (qs_), .thread_offline = (off_), \
-		.thread_online = (on_)                                                             \
+		.thread_online = (on_), .call_hurry = grace__op_call_hurry                         \
 	}
 
 #endif

@@ -105,6 +105,9 @@ struct worker {
 	uint32_t sleeping GRACE_ALIGNED_CACHE; /* futex: AWAKE, IDLE_SLEEP or TIMED_SLEEP */
 	uint32_t started;
 	uint64_t last_gp_end; /* worker-private: when its last grace-period wait ended */
+	uint32_t gps;         /* worker-private: grace periods waited for (cost sampling) */
+	uint64_t last_new;    /* worker-private: when a pass last found new callbacks */
+	uint64_t arrival_ns;  /* worker-private: running mean of the time between such passes */
 	unsigned int idx;
 	pthread_t th;
 	struct grace__cbdom *d;
@@ -121,6 +124,7 @@ struct grace__cbdom {
 	uint64_t soft, hard;
 	uint64_t gp_req; /* highest cookie asked for by start_poll (atomic max) */
 	uint32_t urgent; /* expedite the next grace period */
+	uint32_t hurry;  /* a call_*_hurry() callback waits: start the next one without pacing */
 	uint32_t stop;
 	struct grace__lock barrier_lock;
 	uint32_t barrier_done; /* futex: markers invoked */
@@ -202,7 +206,8 @@ static void enqueue_chain(struct cbq *q, struct rcu_head *l, uint64_t c, uint64_
 }
 
 /* Move what was pushed on q into its segments. q->lock held. */
-static void harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
+/* Returns true if it found callbacks. */
+static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 {
 	struct rcu_head *l = NULL, *a;
 
@@ -224,9 +229,10 @@ static void harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 		l = grace__rseq_list_take(&q->list);
 	}
 	if (!l)
-		return;
+		return false;
 	/* The cookie is taken after the harvest: see the argument at the top. */
 	enqueue_chain(q, l, grace__gp_snap(d->gp), now);
+	return true;
 }
 
 static void append_marker(struct grace__cbdom *d, struct cbq *q, uint64_t now)
@@ -288,7 +294,8 @@ static void invoke(struct grace__cbdom *d, struct cbq *q, struct rcu_head **chai
 static bool worker_has_work(struct worker *w, bool only_urgent)
 {
 	struct grace__cbdom *d = w->d;
-	if (grace_load_relaxed(&d->stop) || grace_load_relaxed(&d->urgent))
+	if (grace_load_relaxed(&d->stop) || grace_load_relaxed(&d->urgent) ||
+	    grace_load_relaxed(&d->hurry))
 		return true;
 	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 		struct cbq *q = &d->q[i];
@@ -311,10 +318,14 @@ static void worker_sleep(struct worker *w, uint32_t mode, int64_t timeout_ns)
 	 * in its instruction stream; before its push, it then sees `mode`; after, its push is
 	 * visible to the re-check. In the fence fallback the pusher fences itself. */
 	grace_store_relaxed(&w->sleeping, mode);
-	/* A timed sleep is never ended by a plain push, only by wake_worker() (urgent, barrier,
-	 * stop, policy change), whose exchange changes the futex word: no barrier needed. */
+	/* A timed sleep is never ended by a plain push, only by wake_worker() (urgent, hurry,
+	 * barrier, stop, policy change), which stores its reason and then exchanges the futex
+	 * word (a full barrier): a local fence here is the other half of that store-buffering
+	 * pair, so the re-check below sees the reason or the exchange ends the futex wait. */
 	if (mode == IDLE_SLEEP)
 		grace__heavy_barrier();
+	else
+		grace_smp_mb();
 	if (!worker_has_work(w, mode == TIMED_SLEEP))
 		grace__futex_wait(&w->sleeping, mode, timeout_ns);
 	grace_store_relaxed(&w->sleeping, (uint32_t)AWAKE);
@@ -329,6 +340,7 @@ static void wake_worker(struct worker *w)
 /* What a worker's queues wait for after one pass over them. */
 struct pass {
 	bool waiting;    /* callbacks or a polled request wait for a grace period */
+	bool harvested;  /* new callbacks were found */
 	uint64_t need;   /* the earliest cookie they wait for */
 	uint64_t oldest; /* when the oldest of them was harvested (requested) */
 };
@@ -351,7 +363,8 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 	unsigned int nready = 0, k = 0;
 
 	grace__lock_assert_held(&q->lock);
-	harvest(d, q, now);
+	if (harvest(d, q, now))
+		ps->harvested = true;
 	/* Acquire: pairs with the release in barrier_timed(). */
 	uint64_t br = grace_load_acquire(&q->barrier_req);
 	if (br != q->barrier_seen) {
@@ -412,6 +425,7 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	v.oldest_ns = ps->oldest;
 	v.last_gp_end = w->last_gp_end;
 	v.urgent = grace_load_relaxed(&d->urgent) != 0;
+	v.hurry = grace_load_relaxed(&d->hurry) != 0;
 	v.stopping = grace_load_relaxed(&d->stop) != 0;
 	dec = grace__policy_decide(&d->pol, &v);
 	if (dec.sleep_ns > 0) {
@@ -420,8 +434,16 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	}
 	if (v.urgent)
 		grace_store_relaxed(&d->urgent, 0u);
+	if (v.hurry)
+		grace_store_relaxed(&d->hurry, 0u);
+	/* Sample what one grace period costs this worker, once in GRACE__POLICY_SAMPLE_EVERY
+	 * (reading the thread's CPU clock is a system call): the adaptive pacing follows it. */
+	bool sample = ++w->gps % GRACE__POLICY_SAMPLE_EVERY == 0;
+	uint64_t c0 = sample ? grace__thread_cpu_ns() : 0;
 	grace__gp_wait(d->gp, ps->need, dec.gpflags);
 	w->last_gp_end = grace__now_ns();
+	grace__policy_gp_done(&d->pol, w->last_gp_end,
+			      sample ? grace__thread_cpu_ns() - c0 + 1 : 0);
 }
 
 static void worker_setup(struct worker *w)
@@ -451,16 +473,28 @@ static void *worker_main(void *arg)
 	worker_setup(w);
 	for (;;) {
 		uint64_t now = grace__now_ns();
-		struct pass ps = { false, 0, UINT64_MAX };
+		struct pass ps = { false, false, 0, UINT64_MAX };
 
 		worker_pass(w, now, &ps);
+		if (ps.harvested) {
+			/* Running mean (weight 1/8) of the time between passes that find callbacks. */
+			uint64_t gap = w->last_new ? now - w->last_new : 0;
+			w->arrival_ns = w->arrival_ns ? (7 * w->arrival_ns + gap) / 8 : gap;
+			w->last_new = now;
+		}
 		if (ps.waiting) {
 			worker_advance(w, &ps, now);
 			continue;
 		}
 		if (grace_load_relaxed(&d->stop))
 			break;
-		worker_sleep(w, IDLE_SLEEP, -1);
+		/* Nothing waits. A busy domain naps (a pusher does not wake a napping worker),
+		 * else sleep until a push wakes the worker. */
+		int64_t nap = grace__policy_linger_ns(&d->pol, now, w->arrival_ns);
+		if (nap > 0)
+			worker_sleep(w, TIMED_SLEEP, nap);
+		else
+			worker_sleep(w, IDLE_SLEEP, -1);
 	}
 	return NULL;
 }
@@ -683,6 +717,19 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 		calls_since_check = 0;
 		check_backlog(d, w);
 	}
+}
+
+void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
+{
+	grace__cbdom_call(d, head, func);
+	/* seq_cst exchange: the request before the load of sleeping (a full barrier; the worker
+	 * fences between storing sleeping and re-checking its reasons, worker_sleep()). The
+	 * worker of this CPU may be napping under the adaptive pacing: wake it. */
+	grace_xchg(&d->hurry, 1u, __ATOMIC_SEQ_CST);
+	grace_smp_mb_after_rmw();
+	struct worker *w = d->q[current_cpu(d)].w;
+	if (grace_load_relaxed(&w->sleeping) != AWAKE)
+		wake_worker(w);
 }
 
 void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)

@@ -3,28 +3,55 @@
 #include "engine/policy.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <grace/arch/atomic.h>
 
 #include "core/gp.h"
 #include "core/sys.h"
 
+static uint64_t pace_cap_ns(const struct grace__policy *p)
+{
+	uint32_t cap = grace_load_relaxed(&p->period_us);
+	return (uint64_t)(cap ? cap : GRACE__POLICY_DEFAULT_PACE_CAP_US) * 1000;
+}
+
 void grace__policy_init(struct grace__policy *p)
 {
-	p->kind = grace__env_ll("GRACE_POLICY_BATCH", 0) ? GRACE_POLICY_BATCH : GRACE_POLICY_POLL;
-	p->period_us = (uint32_t)grace__env_ll("GRACE_BATCH_PERIOD_US",
-					       GRACE__POLICY_DEFAULT_PERIOD_US);
+	const char *e = getenv("GRACE_POLICY");
+
+	p->kind = GRACE_POLICY_ADAPTIVE;
+	if (e && !strcmp(e, "poll"))
+		p->kind = GRACE_POLICY_POLL;
+	else if ((e && !strcmp(e, "batch")) || grace__env_ll("GRACE_POLICY_BATCH", 0))
+		p->kind = GRACE_POLICY_BATCH;
+	p->period_us = p->kind == GRACE_POLICY_BATCH
+			       ? (uint32_t)grace__env_ll("GRACE_BATCH_PERIOD_US",
+							 GRACE__POLICY_DEFAULT_PERIOD_US)
+			       : 0;
 	p->min_gap_us = (uint32_t)grace__env_ll("GRACE_POLL_MIN_GAP_US",
 						GRACE__POLICY_DEFAULT_MIN_GAP_US);
+	p->pace_ns = GRACE__POLICY_PACE_MIN_NS;
+	p->last_end = 0;
 }
 
 int grace__policy_set(struct grace__policy *p, enum grace_gp_policy kind, unsigned int period_us)
 {
-	if (kind != GRACE_POLICY_POLL && kind != GRACE_POLICY_BATCH)
-		return -EINVAL;
-	if (kind == GRACE_POLICY_BATCH) {
+	switch (kind) {
+	case GRACE_POLICY_POLL:
+		break;
+	case GRACE_POLICY_BATCH:
 		if (period_us == 0 || period_us > GRACE__POLICY_MAX_PERIOD_US)
 			return -EINVAL;
 		grace_store_relaxed(&p->period_us, period_us);
+		break;
+	case GRACE_POLICY_ADAPTIVE:
+		if (period_us > GRACE__POLICY_MAX_PERIOD_US)
+			return -EINVAL;
+		grace_store_relaxed(&p->period_us, period_us);
+		break;
+	default:
+		return -EINVAL;
 	}
 	grace_store_relaxed(&p->kind, (uint32_t)kind);
 	return 0;
@@ -34,25 +61,59 @@ struct grace__policy_decision grace__policy_decide(const struct grace__policy *p
 						   const struct grace__policy_view *v)
 {
 	struct grace__policy_decision d = { 0, 0 };
+	uint64_t start;
 
 	if (v->urgent) {
 		d.gpflags = GRACE__GP_EXPEDITED;
 		return d;
 	}
-	if (v->stopping)
+	if (v->stopping || v->hurry)
 		return d;
-	if (grace_load_relaxed(&p->kind) == GRACE_POLICY_BATCH) {
-		uint64_t deadline = v->oldest_ns +
-				    (uint64_t)grace_load_relaxed(&p->period_us) * 1000;
-		if (v->now < deadline)
-			d.sleep_ns = (int64_t)(deadline - v->now);
-		return d;
+	switch (grace_load_relaxed(&p->kind)) {
+	case GRACE_POLICY_BATCH:
+		start = v->oldest_ns + (uint64_t)grace_load_relaxed(&p->period_us) * 1000;
+		break;
+	case GRACE_POLICY_POLL: {
+		/* When grace periods run back to back (a steady stream of callbacks), leave a short
+		 * gap so each serves a larger batch; a lone callback (no grace period just ended)
+		 * never waits for it. */
+		uint64_t gap = (uint64_t)grace_load_relaxed(&p->min_gap_us) * 1000;
+		start = gap && v->last_gp_end ? v->last_gp_end + gap : 0;
+		break;
 	}
-	/* POLL: when grace periods run back to back (a steady stream of callbacks), leave a short
-	 * gap so each serves a larger batch; a lone callback (no grace period just ended) never
-	 * waits for it. */
-	uint64_t gap = (uint64_t)grace_load_relaxed(&p->min_gap_us) * 1000;
-	if (gap && v->last_gp_end && v->now < v->last_gp_end + gap)
-		d.sleep_ns = (int64_t)(v->last_gp_end + gap - v->now);
+	default: { /* ADAPTIVE: at once, or pace after the domain's last grace period */
+		uint64_t last = grace_load_relaxed(&p->last_end);
+		start = last ? last + grace_load_relaxed(&p->pace_ns) : 0;
+		break;
+	}
+	}
+	if (v->now < start)
+		d.sleep_ns = (int64_t)(start - v->now);
 	return d;
+}
+
+void grace__policy_gp_done(struct grace__policy *p, uint64_t now, uint64_t cost_ns)
+{
+	grace_store_relaxed(&p->last_end, now);
+	if (cost_ns) {
+		uint64_t pace = cost_ns * GRACE__POLICY_COST_FACTOR, cap = pace_cap_ns(p);
+		if (pace < GRACE__POLICY_PACE_MIN_NS)
+			pace = GRACE__POLICY_PACE_MIN_NS;
+		if (pace > cap)
+			pace = cap;
+		grace_store_relaxed(&p->pace_ns, pace);
+	}
+}
+
+int64_t grace__policy_linger_ns(const struct grace__policy *p, uint64_t now, uint64_t arrival_ns)
+{
+	if (grace_load_relaxed(&p->kind) != GRACE_POLICY_ADAPTIVE)
+		return 0;
+	uint64_t pace = grace_load_relaxed(&p->pace_ns), last = grace_load_relaxed(&p->last_end);
+	/* Busy: a grace period ended within the last two paces and callbacks arrive at least
+	 * once per pace. A domain that goes quiet costs at most two naps before the worker
+	 * sleeps until woken. */
+	if (last && now - last < 2 * pace && arrival_ns && arrival_ns <= pace)
+		return (int64_t)pace;
+	return 0;
 }

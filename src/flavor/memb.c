@@ -307,6 +307,7 @@ static const char *const memb_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_SYNC] = "synchronize_rcu",
 	[GRACE__CALL_SYNC_EXP] = "synchronize_rcu_expedited",
 	[GRACE__CALL_CALL] = "call_rcu",
+	[GRACE__CALL_CALL_HURRY] = "call_rcu_hurry",
 	[GRACE__CALL_BARRIER] = "rcu_barrier",
 	[GRACE__CALL_COND_SYNC] = "cond_synchronize_rcu",
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_rcu",
@@ -346,6 +347,11 @@ void grace_rcu_synchronize_expedited(void)
 void grace_rcu_call(struct rcu_head *head, rcu_callback_t func)
 {
 	grace__flavor_call(&grace__memb_flavor, head, func);
+}
+
+void grace_rcu_call_hurry(struct rcu_head *head, rcu_callback_t func)
+{
+	grace__flavor_call_hurry(&grace__memb_flavor, head, func);
 }
 
 void grace_rcu_barrier(void)

@@ -273,6 +273,7 @@ static const char *const qsbr_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_SYNC] = "synchronize_qsbr",
 	[GRACE__CALL_SYNC_EXP] = "synchronize_qsbr_expedited",
 	[GRACE__CALL_CALL] = "call_qsbr",
+	[GRACE__CALL_CALL_HURRY] = "call_qsbr_hurry",
 	[GRACE__CALL_BARRIER] = "qsbr_barrier",
 	[GRACE__CALL_COND_SYNC] = "cond_synchronize_qsbr",
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_qsbr",
@@ -313,6 +314,11 @@ void grace_qsbr_synchronize_expedited(void)
 void grace_qsbr_call(struct rcu_head *head, rcu_callback_t func)
 {
 	grace__flavor_call(&grace__qsbr_flavor, head, func);
+}
+
+void grace_qsbr_call_hurry(struct rcu_head *head, rcu_callback_t func)
+{
+	grace__flavor_call_hurry(&grace__qsbr_flavor, head, func);
 }
 
 void grace_qsbr_barrier(void)

@@ -658,6 +658,7 @@ static const char *const srcu_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_SYNC] = "synchronize_srcu",
 	[GRACE__CALL_SYNC_EXP] = "synchronize_srcu_expedited",
 	[GRACE__CALL_CALL] = "call_srcu",
+	[GRACE__CALL_CALL_HURRY] = "call_srcu_hurry",
 	[GRACE__CALL_BARRIER] = "srcu_barrier",
 	[GRACE__CALL_COND_SYNC] = "cond_synchronize_srcu",
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_srcu",
@@ -712,6 +713,11 @@ void grace_srcu_cond_synchronize(struct srcu_struct *ssp, unsigned long cookie)
 void grace_srcu_call(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
 {
 	grace__flavor_call(&srcu_get(ssp, "call_srcu")->flv, head, func);
+}
+
+void grace_srcu_call_hurry(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func)
+{
+	grace__flavor_call_hurry(&srcu_get(ssp, "call_srcu_hurry")->flv, head, func);
 }
 
 void grace_srcu_barrier(struct srcu_struct *ssp)

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The flavors the torture program drives (torture.h):
- *   rcu          default flavor (rcu.h), callback engine in its default policy (poll)
+ *   rcu          default flavor (rcu.h), callback engine in its default policy (adaptive)
+ *   rcu-poll     the same with GRACE_POLICY_POLL (rcu-poll: a grace period at once)
  *   rcu-batch    the same with GRACE_POLICY_BATCH (rcu-ltimer: one grace period per period)
  *   rcu-limits   poll policy with tiny callback limits: the engine expedites, makes queuing
  *                threads help and blocks them at the hard bound all the time
- *   qsbr         QSBR (qsbr.h), poll policy; qsbr-batch: batch policy
+ *   qsbr         QSBR (qsbr.h), adaptive policy; qsbr-batch: batch policy
  *   srcu         srcu (srcu.h) with three independent domains (one DEFINE_SRCU, two
- *                init_srcu_struct), readers nesting sections of random domains
+ *                init_srcu_struct), readers nesting sections of random domains; adaptive
+ * Every writer chooses among the retire paths each flavor has: synchronize, expedited, call,
+ * call_hurry, cond_synchronize, the polled API.
  * Every adapter is derived from the library's own table of the flavor, struct grace_flavor_ops
  * (grace_flavor_rcu, grace_flavor_qsbr, grace_flavor_ops_srcu()): one set of generic adapters
  * below serves every flavor; a flavor here only names its tables and its policy set-up.
@@ -87,6 +90,10 @@ static void g_call(unsigned int d, struct rcu_head *h, rcu_callback_t f)
 {
 	F(d)->call(F(d)->ctx, h, f);
 }
+static void g_call_hurry(unsigned int d, struct rcu_head *h, rcu_callback_t f)
+{
+	F(d)->call_hurry(F(d)->ctx, h, f);
+}
 static void g_bar(unsigned int d)
 {
 	F(d)->barrier(F(d)->ctx);
@@ -127,8 +134,8 @@ static void g_updater_stop(unsigned int idx)
 #define GENERIC_OPS                                                                            \
 	.reader_start = g_reader_start, .reader_stop = g_reader_stop, .read_lock = g_lock,     \
 	.read_unlock = g_unlock, .read_ongoing = g_ongoing, .sync = g_sync, .exp_sync = g_exp, \
-	.call = g_call, .barrier = g_bar, .get_state = g_gs, .start_poll = g_sp,               \
-	.poll_state = g_ps, .cond_sync = g_cs, .cb_stats = g_stats
+	.call = g_call, .call_hurry = g_call_hurry, .barrier = g_bar, .get_state = g_gs,       \
+	.start_poll = g_sp, .poll_state = g_ps, .cond_sync = g_cs, .cb_stats = g_stats
 
 /* Use the table t for every domain; policy as given (period 0: poll), tight limits or not. */
 static int use(const struct grace_flavor_ops *t, enum grace_gp_policy pol, bool tight)
@@ -146,12 +153,16 @@ static int use(const struct grace_flavor_ops *t, enum grace_gp_policy pol, bool 
 static void restore(void)
 {
 	/* The next run in this process starts from the defaults. */
-	fo[0].set_policy(fo[0].ctx, GRACE_POLICY_POLL, 0);
+	fo[0].set_policy(fo[0].ctx, GRACE_POLICY_ADAPTIVE, 0);
 	fo[0].set_callback_limits(fo[0].ctx, DEFAULT_SOFT, DEFAULT_HARD);
 }
 
 /* ---- default flavor ---- */
 
+static int rcu_adaptive_init(void)
+{
+	return use(&grace_flavor_rcu, GRACE_POLICY_ADAPTIVE, false);
+}
 static int rcu_poll_init(void)
 {
 	return use(&grace_flavor_rcu, GRACE_POLICY_POLL, false);
@@ -182,14 +193,29 @@ static const char *rcu_limits_mode(void)
 	return mode_buf;
 }
 
+static const char *rcu_poll_mode(void)
+{
+	snprintf(mode_buf, sizeof(mode_buf), "%s, poll policy", grace_membarrier_mode());
+	return mode_buf;
+}
+
 static const struct torture_ops rcu_ops = {
 	.name = "rcu",
+	.desc = "default flavor (rcu.h), callback engine adaptive policy (the default)",
+	.ndomains = 1,
+	GENERIC_OPS,
+	.init = rcu_adaptive_init,
+	.cleanup = restore,
+	.mode = rcu_mode,
+};
+static const struct torture_ops rcu_poll_ops = {
+	.name = "rcu-poll",
 	.desc = "default flavor (rcu.h), callback engine poll policy",
 	.ndomains = 1,
 	GENERIC_OPS,
 	.init = rcu_poll_init,
 	.cleanup = restore,
-	.mode = rcu_mode,
+	.mode = rcu_poll_mode,
 };
 static const struct torture_ops rcu_batch_ops = {
 	.name = "rcu-batch",
@@ -212,9 +238,9 @@ static const struct torture_ops rcu_limits_ops = {
 
 /* ---- QSBR ---- */
 
-static int qsbr_poll_init(void)
+static int qsbr_adaptive_init(void)
 {
-	return use(&grace_flavor_qsbr, GRACE_POLICY_POLL, false);
+	return use(&grace_flavor_qsbr, GRACE_POLICY_ADAPTIVE, false);
 }
 static int qsbr_batch_init(void)
 {
@@ -230,7 +256,7 @@ static const struct torture_ops qsbr_ops = {
 	.name = "qsbr",
 	.desc = "QSBR (qsbr.h): readers register, report quiescent states, go offline to sleep",
 	QSBR_OPS,
-	.init = qsbr_poll_init,
+	.init = qsbr_adaptive_init,
 	.mode = rcu_mode,
 };
 static const struct torture_ops qsbr_batch_ops = {
@@ -290,5 +316,6 @@ static const struct torture_ops srcu_ops = {
 };
 
 const struct torture_ops *const torture_flavors[] = {
-	&rcu_ops, &rcu_batch_ops, &rcu_limits_ops, &qsbr_ops, &qsbr_batch_ops, &srcu_ops, NULL,
+	&rcu_ops,  &rcu_poll_ops,   &rcu_batch_ops, &rcu_limits_ops,
+	&qsbr_ops, &qsbr_batch_ops, &srcu_ops,      NULL,
 };

@@ -22,6 +22,7 @@ root=$PWD
 # name | flavor | environment  (the same table as tests/torture/torture.cmake)
 all_runs=(
 	"rcu|rcu|"
+	"rcu_poll|rcu-poll|"
 	"rcu_batch|rcu-batch|"
 	"rcu_limits|rcu-limits|"
 	"rcu_fallback|rcu|GRACE_NO_MEMBARRIER=1"

@@ -95,8 +95,8 @@ static const char *const err_names[E_NKINDS] = {
 	"stall",
 };
 
-enum path { P_SYNC, P_EXP, P_CALL, P_COND, P_POLL, P_N };
-static const char *const path_names[P_N] = { "sync", "exp", "call", "cond", "poll" };
+enum path { P_SYNC, P_EXP, P_CALL, P_COND, P_POLL, P_HURRY, P_N };
+static const char *const path_names[P_N] = { "sync", "exp", "call", "cond", "poll", "hurry" };
 enum fop { F_SYNC, F_EXP, F_BARRIER, F_COND, F_POLL, F_N };
 static const char *const fop_names[F_N] = { "sync", "exp", "barrier", "cond", "poll" };
 
@@ -724,14 +724,17 @@ static void *writer_thread(void *arg)
 		if (old) {
 			ADD(&old->age, 1u); /* removed: age 1 */
 			enum path p = R.paths[(x >> 8) % R.npaths];
-			if (p == P_CALL) {
+			if (p == P_CALL || p == P_HURRY) {
 				ADD(&R.cb_posted, 1);
-				doing("call_rcu");
+				doing(p == P_CALL ? "call_rcu" : "call_rcu_hurry");
 				/* call_rcu is legal inside a read-side section: do it there sometimes
 				 * (not QSBR: the writer is not a registered reader). */
 				bool in_section = !ops->qsbr && ((x >> 20) & 3) == 0;
 				int idx = in_section ? ops->read_lock(d) : 0;
-				ops->call(d, &old->rh, elem_cb);
+				if (p == P_CALL)
+					ops->call(d, &old->rh, elem_cb);
+				else
+					ops->call_hurry(d, &old->rh, elem_cb);
 				if (in_section) {
 					ops->read_unlock(d, idx);
 					ADD(&R.calls_in_section, 1);
@@ -984,7 +987,7 @@ static void print_report(const char *verdict, double secs)
 	printf(", churn threads %" PRIu64 "\n", LOAD(&R.churn_threads));
 	uint64_t nwaits = 0;
 	for (int p = 0; p < P_N; p++)
-		if (p != P_CALL)
+		if (p != P_CALL && p != P_HURRY)
 			nwaits += R.waits[p];
 	printf("torture: %s: updates %" PRIu64 " (%.0f/s), writer grace-period waits %" PRIu64
 	       " (%.0f/s), pool empty %" PRIu64 ", retire paths:",
@@ -1127,8 +1130,12 @@ static int run_flavor(const struct torture_ops *ops)
 			return 0;
 		}
 	}
-	bool have[P_N] = { true, ops->exp_sync != NULL, ops->call != NULL, ops->cond_sync != NULL,
-			   ops->start_poll != NULL };
+	bool have[P_N] = { true,
+			   ops->exp_sync != NULL,
+			   ops->call != NULL,
+			   ops->cond_sync != NULL,
+			   ops->start_poll != NULL,
+			   ops->call_hurry != NULL };
 	for (int p = 0; p < P_N; p++)
 		if (have[p] && path_wanted(path_names[p]))
 			R.paths[R.npaths++] = (enum path)p;
@@ -1304,7 +1311,8 @@ static void usage(FILE *f)
 		"  --stall SEC         no progress for SEC seconds is a failure (default 60)\n"
 		"  --seed N            random seed (default: time)\n"
 		"  --fail-fast         end the run at the first error\n"
-		"  --paths LIST        retire paths, comma-separated subset of sync,exp,call,cond,poll\n"
+		"  --paths LIST        retire paths, comma-separated subset of\n"
+		"                      sync,exp,call,cond,poll,hurry\n"
 		"  --cookie-checks 0|1 readers check cookies taken inside sections (default 1)\n"
 		"  --list              list the flavors\n");
 }

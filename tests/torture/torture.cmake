@@ -13,6 +13,7 @@ set(GRACE_TORTURE_LONG --duration 3600 --stall 300)
 # name | flavor | environment (chosen at start-up: fence fallback, srcu without rseq)
 set(GRACE_TORTURE_RUNS
     "rcu|rcu|"
+    "rcu_poll|rcu-poll|"
     "rcu_batch|rcu-batch|"
     "rcu_limits|rcu-limits|"
     "rcu_fallback|rcu|GRACE_NO_MEMBARRIER=1"

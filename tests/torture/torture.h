@@ -48,6 +48,7 @@ struct torture_ops {
 	void (*sync)(unsigned int d);
 	void (*exp_sync)(unsigned int d);
 	void (*call)(unsigned int d, struct rcu_head *head, rcu_callback_t func);
+	void (*call_hurry)(unsigned int d, struct rcu_head *head, rcu_callback_t func);
 	void (*barrier)(unsigned int d);
 	unsigned long (*get_state)(unsigned int d);
 	unsigned long (*start_poll)(unsigned int d);
