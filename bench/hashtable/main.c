@@ -200,13 +200,12 @@ static void wd_fire(int sig)
 
 /* ---- the designs ----------------------------------------------------------------------- */
 
-#define HB_DESIGNS(X)                                                                     \
-	X(ideal)                                                                          \
-	X(gspin)                                                                          \
-	X(grw)                                                                            \
-	X(bspin)                                                                          \
-	X(brw) X(brlock) X(refcnt) X(grace_sync) X(grace_call) X(grace_poll) X(qsbr_sync) \
-		X(qsbr_call) HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X) HB_DESIGNS_CHECK(X)
+/* clang-format off */
+#define HB_DESIGNS(X) \
+	X(ideal) X(gspin) X(grw) X(bspin) X(brw) X(brlock) X(refcnt) X(grace_sync) \
+	X(grace_call) X(grace_poll) X(qsbr_sync) X(qsbr_call) \
+	HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X) HB_DESIGNS_CHECK(X)
+/* clang-format on */
 #if HB_CHECK
 #define HB_DESIGNS_CHECK(X) X(broken)
 #else

@@ -35,8 +35,10 @@ void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 	grace__lock(&reg->lock);
 	if (reg->n == reg->cap) {
 		unsigned long cap = reg->cap ? reg->cap * 2 : 64;
-		struct grace__reader **s = (struct grace__reader **)realloc(reg->slot,
-									    cap * sizeof(*s));
+		/* An array of pointers: the element is a pointer by design. */
+		size_t bytes = cap *
+			       sizeof(struct grace__reader *); // NOLINT(bugprone-sizeof-expression)
+		struct grace__reader **s = (struct grace__reader **)realloc(reg->slot, bytes);
 		if (!s)
 			grace__fatal("rcu_register_thread",
 				     "out of memory registering reader thread %lu of the %s flavor",

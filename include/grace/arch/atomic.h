@@ -30,7 +30,6 @@
 #define grace_fetch_or(p, v, mo) __atomic_fetch_or((p), (v), (mo))
 #define grace_fetch_and(p, v, mo) __atomic_fetch_and((p), (v), (mo))
 
-
 /* Compiler barrier: no compiler motion of memory accesses across it; emits no instruction. */
 #define grace_barrier() __asm__ __volatile__("" ::: "memory")
 /* Full fence (smp_mb). TSan does not model stand-alone fences (and warns about them): in TSan
@@ -42,7 +41,8 @@ static __thread int grace__tsan_fence_word __attribute__((unused));
 #else
 #define grace_smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(__SANITIZE_THREAD__) && !defined(GRACE_TSAN)
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__SANITIZE_THREAD__) && \
+	!defined(GRACE_TSAN)
 #define GRACE_ARCH_TSO_RMW_FENCE 1
 #else
 #define GRACE_ARCH_TSO_RMW_FENCE 0
