@@ -51,7 +51,9 @@ for c in "${configs[@]}"; do
   echo "=== $c: ctest"
   label=quick
   exclude='^$'
-  if [ "$c" = aarch64 ]; then exclude='^(abi_exports|consumer_install|public_headers|model_memb|torture_broken.*|unit_churn)$'; fi
+  # aarch64: ipc_kernel compares with the kernel's System V calls, which under qemu-user are
+  # qemu's translation of them (its msgrcv leaves msg_lrpid unset): the native configs run it.
+  if [ "$c" = aarch64 ]; then exclude='^(abi_exports|consumer_install|public_headers|model_memb|torture_broken.*|unit_churn|ipc_kernel)$'; fi
   env_extra=()
   if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
   if [ "$c" = tsan ]; then env_extra=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 die_after_fork=0 suppressions=$PWD/tests/tsan.supp"); fi

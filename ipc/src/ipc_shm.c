@@ -12,7 +12,9 @@
  * unmapped (shmdt, or the handle's close), whatever happens to the segment: the pages live as
  * long as one mapping of them does. A huge-page segment (SHM_HUGETLB) is a memfd_create()
  * file instead (mremap() cannot duplicate a hugetlb mapping), mapped once as the master (which
- * makes the reservation shmget makes) and again by each shmat; it holds a descriptor.
+ * makes the reservation shmget makes) and again by each shmat; it holds a descriptor. Where
+ * mremap() cannot duplicate a shared mapping at all (qemu-user's emulation of it fails with
+ * ENOMEM; probed once, dup_by_mremap()), every segment is a memfd file in the same way.
  *
  * Lifetime, as Linux: shm_nattch counts attachments. IPC_RMID of an attached segment only
  * marks it GRACE_IPC_SHM_DEST and drops its key (it cannot be found by key any more, but its
@@ -231,6 +233,34 @@ static bool can_do_hugetlb_shm(const struct grace_ipc_cred *c)
 	return (c->caps & GRACE_IPC_CAP_IPC_LOCK) || ipc_in_group(c, g);
 }
 
+/* Can mremap(old, 0, len, MREMAP_MAYMOVE) duplicate a shared anonymous mapping here? Linux
+ * can; qemu-user cannot. Probed once with one page; the answer never changes. */
+static pthread_once_t dup_once = PTHREAD_ONCE_INIT;
+static bool dup_ok;
+
+static void dup_probe(void)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	void *a = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *b;
+
+	if (a == MAP_FAILED)
+		return;
+	b = mremap(a, 0, pg, MREMAP_MAYMOVE);
+	if (b != MAP_FAILED) {
+		*(volatile int *)a = 42;
+		dup_ok = *(volatile int *)b == 42; /* the same page, not a copy */
+		munmap(b, pg);
+	}
+	munmap(a, pg);
+}
+
+static bool dup_by_mremap(void)
+{
+	pthread_once(&dup_once, dup_probe);
+	return dup_ok;
+}
+
 static int shm_create(struct grace_ipc_proc *p, const void *arg, int flg, struct ipc_obj **out)
 {
 	struct grace_ipc_ns *ns = p->ns;
@@ -261,6 +291,15 @@ static int shm_create(struct grace_ipc_proc *p, const void *arg, int flg, struct
 				  MFD_CLOEXEC | MFD_HUGETLB | ((unsigned)log << MFD_HUGE_SHIFT));
 		if (fd < 0)
 			return errno == EINVAL ? -EINVAL : -ENOMEM;
+		if (ftruncate(fd, (off_t)maplen) != 0) {
+			close(fd);
+			return -ENOMEM;
+		}
+	}
+	if (!(flg & GRACE_IPC_SHM_HUGETLB) && !dup_by_mremap()) {
+		fd = memfd_create("SYSV", MFD_CLOEXEC);
+		if (fd < 0)
+			return -ENOMEM;
 		if (ftruncate(fd, (off_t)maplen) != 0) {
 			close(fd);
 			return -ENOMEM;
@@ -376,7 +415,7 @@ static void *map_segment(struct grace_ipc_ns *ns, void *master, int fd, bool nor
 		errno = EINVAL; /* SHM_REMAP over an attachment: see README */
 		return MAP_FAILED;
 	}
-	if (fd >= 0) /* huge pages: the file again */
+	if (fd >= 0) /* huge pages, or no mremap duplication: the file again */
 		m = mmap((void *)a, len, prot,
 			 MAP_SHARED | (a ? MAP_FIXED : 0) | (noreserve ? MAP_NORESERVE : 0), fd, 0);
 	else if (a)
