@@ -7,11 +7,8 @@
 #include <grace/compiler.h>
 #include <grace/diag.h>
 
-#ifdef GRACE_DEBUG
-#define GRACE__LIB_DEBUG 1
-#else
-#define GRACE__LIB_DEBUG 0
-#endif
+/* GRACE__DEBUG (grace/compiler.h): GRACE_DEBUG defined and not 0. */
+#define GRACE__LIB_DEBUG GRACE__DEBUG
 
 /* "grace: fatal: CALL: message", then abort(). For errors nothing can recover from. */
 GRACE_NORETURN void grace__fatal(const char *call, const char *fmt, ...)

@@ -1,0 +1,4 @@
+# SPDX-License-Identifier: MIT
+# Regressions of issue 12: one test per fault, each failing on the code the issue was filed
+# against. The fault-injection suite is in suite.cmake.
+grace_test(NAME fault_regress_debug0 SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_debug0.c TIMEOUT 60)
