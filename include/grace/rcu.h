@@ -54,8 +54,10 @@ GRACE_INLINE void grace_rcu_read_lock(void)
 		 * which pairs with this point.
 		 */
 		grace_barrier();
-	} else if (GRACE_LIKELY((c & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
-		/* Nested: the outer section already orders everything. */
+	} else if (GRACE_LIKELY(((c + 1) & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
+		/* Nested: the outer section already orders everything. Tested after the increment,
+		 * so the depth stays below GRACE__R_NEST_HIGH: the 32768th nested lock takes the
+		 * slow path, which reports it, in every mode (the fallback's locks all go there). */
 		grace_store_relaxed(&r->ctr, c + 1);
 	} else {
 		grace__memb_lock_slow(); /* unregistered, fence fallback, or nesting overflow */
@@ -91,7 +93,7 @@ GRACE_INLINE void grace_rcu_read_unlock(void)
 		if (GRACE_UNLIKELY(grace_load_relaxed(&r->waiter)))
 			grace__memb_unlock_wake();
 	} else if (GRACE_LIKELY((c & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
-		/* Nested: depth 2..0x8000 before the decrement, no flags. Underflow (unlock without
+		/* Nested: depth 2..0x7fff before the decrement, no flags. Underflow (unlock without
 		 * lock) borrows into SLOW and takes the slow path. */
 		grace_store_relaxed(&r->ctr, c);
 	} else {
