@@ -5,3 +5,4 @@ grace_test(NAME fault_regress_debug0 SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_d
 grace_test(NAME fault_regress_nesting SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_nesting.c TIMEOUT 120)
 grace_test(NAME fault_regress_nesting_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_nesting.c
            TIMEOUT 120 ENV GRACE_NO_MEMBARRIER=1)
+grace_test(NAME fault_regress_idr SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_idr.c CXX TIMEOUT 60)
