@@ -20,16 +20,17 @@
  *    to the next; within one harvest, newest first). A segment is invoked once
  *    grace__gp_done(cookie) (acquire, pairs with seq_end's release): the readers' sections
  *    happen before the callback.
- *  - rcu_barrier: under barrier_lock, allocate one marker per queue (a struct barrier owns
- *    them: a marker belongs to one barrier and is queued at most once, so a barrier that gave
- *    up, or a parent's barrier inherited by a fork child, can never be counted by another),
- *    hand each started queue its marker by exchanging barrier_req (release), and wake its
- *    worker; the worker takes the request by exchange (acquire), harvests again and appends
- *    the marker (a chain of its own) behind everything harvested. Every callback whose call_*
- *    returned before the barrier began was pushed before the request was seen, so its chain is
- *    ahead of the marker; the barrier returns when its own markers have all run. The last of
- *    the barrier's caller and its markers to let go of it frees it (refs, under the domain's
- *    bar_lock, which fork takes).
+ *  - rcu_barrier: allocate one marker per queue (a struct barrier owns them: a marker belongs
+ *    to one barrier and is queued exactly once, so a barrier that gave up, or a parent's
+ *    barrier inherited by a fork child, can never be counted by another), push each started
+ *    queue's marker on the queue's request stack (release CAS), and wake its worker; the worker
+ *    takes the whole stack by exchange (acquire), harvests again and appends the markers (a
+ *    chain of their own) behind everything harvested. Every callback whose call_* returned
+ *    before the barrier began was pushed before the request was seen, so its chain is ahead of
+ *    the marker; the barrier returns when its own markers have all run. Barriers never wait
+ *    for one another (each has its own markers), so the exit drain's timed barrier cannot be
+ *    held up by a barrier stuck behind a reader. The last of the barrier's caller and its
+ *    markers to let go of it frees it (refs, under the domain's bar_lock, which fork takes).
  *  - A worker invokes a batch from its own struct worker (the chains, a cursor, the count
  *    invoked so far), never from its stack, so that fork() finds it: the child's worker goes
  *    on from the cursor (docs/guide.md: the parent's queued callbacks run in the child). fork
@@ -102,8 +103,8 @@ struct seg {
 
 /*
  * A barrier: one marker per queue, allocated by the barrier and owned by it. refs counts the
- * caller (BARRIER_CALLER, while it has not let go) and each marker handed to a queue and not
- * yet invoked or dropped; it changes only under the domain's bar_lock, and the barrier is
+ * caller (BARRIER_CALLER, while it has not let go) and each marker pushed on a queue and not
+ * yet invoked; it changes only under the domain's bar_lock, and the barrier is
  * freed when it reaches 0. Live barriers are linked on the domain (bar_list), so a fork child
  * can let go for a caller that does not exist there, and the leak checker sees them.
  */
@@ -129,8 +130,8 @@ struct cbq {
 	uint64_t pushed_atomic; /* pushes counted by threads without rseq */
 	/* Worker-published line. */
 	uint64_t invoked GRACE_ALIGNED_CACHE;
-	/* A barrier's marker for this queue, handed over by exchange (rcu_barrier), taken by
-	 * exchange (the worker). */
+	/* Barrier markers for this queue: a stack (pushed with a release CAS by barriers, linked
+	 * through h.next; taken whole by the worker's exchange). */
 	struct bmark *barrier_req GRACE_ALIGNED_CACHE;
 	/* Worker-private, under lock (fork takes it). */
 	struct grace__lock lock GRACE_ALIGNED_CACHE;
@@ -181,8 +182,7 @@ struct grace__cbdom {
 	uint32_t urgent;    /* expedite the next grace period */
 	uint32_t hurry;     /* a call_*_hurry() callback waits: start the next one without pacing */
 	uint32_t stop;
-	struct grace__lock barrier_lock; /* one barrier at a time */
-	struct grace__lock bar_lock;     /* barrier refs and bar_list (fork takes it) */
+	struct grace__lock bar_lock; /* barrier refs and bar_list (fork takes it) */
 	struct barrier *bar_list;
 	uint64_t waits;
 	/* Hard limit, stuck: a wait timed out when `stuck_invoked` callbacks had run; later
@@ -561,13 +561,13 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 	if (harvest(d, q, now))
 		ps->harvested = true;
 	if (grace_load_relaxed(&q->barrier_req)) {
-		/* Acquire: the marker's fields (pairs with the release exchange in
-		 * barrier_timed()). Taken by exchange: each marker is queued once. */
+		/* Acquire: the markers' fields and links (pairs with the release CAS in
+		 * barrier_push()). Taken by exchange: each marker is queued once, the stack as one
+		 * chain behind everything harvested (markers run in any order among themselves). */
 		struct bmark *m = grace_xchg(&q->barrier_req, (struct bmark *)NULL,
 					     __ATOMIC_ACQUIRE);
 		if (m) {
 			harvest(d, q, now);
-			m->h.next = NULL;
 			enqueue_chain(q, &m->h, grace__gp_snap(d->gp), now);
 		}
 	}
@@ -761,7 +761,6 @@ struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int n
 	d->soft = DEFAULT_SOFT;
 	d->hard = DEFAULT_HARD;
 	grace__lock_init(&d->start_lock);
-	grace__lock_init(&d->barrier_lock);
 	grace__lock_init(&d->bar_lock);
 	grace__lock_init(&d->stuck_lock);
 	grace__lock(&all_lock);
@@ -1056,6 +1055,17 @@ static bool queue_has_work(struct cbq *q)
 	       (grace_load_relaxed(&w->inv_n) && w->inv_q == q);
 }
 
+/* Push marker m on q's request stack. Release: the marker's fields and link before the worker
+ * takes it (pairs with the acquire exchange in queue_collect()). Push-only against a take of
+ * the whole stack: no ABA. */
+static void barrier_push(struct cbq *q, struct bmark *m)
+{
+	struct bmark *top = grace_load_relaxed(&q->barrier_req);
+	do {
+		m->h.next = top ? &top->h : NULL;
+	} while (!grace_cmpxchg_mo(&q->barrier_req, &top, m, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
 /* Wait until every callback queued before the call has run, for at most timeout_ns (0: no
  * limit). Returns false if it gave up; its markers then run later and free the barrier. */
 static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const char *call)
@@ -1069,7 +1079,6 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 		return false;
 	struct barrier *b = barrier_new(d, call);
 
-	grace__lock(&d->barrier_lock);
 	for (unsigned int i = 0; i < d->ncpu; i++) {
 		struct cbq *q = &d->q[i];
 		if (!grace_load_acquire(&q->w->started)) {
@@ -1079,13 +1088,7 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 			if (!grace_load_acquire(&q->w->started))
 				continue;
 		}
-		/* Release: the marker's fields before its worker takes it (pairs with the acquire
-		 * exchange in queue_collect()). Acquire: a marker left there by an earlier barrier
-		 * (one that gave up, or a fork parent's) was never taken, will never be queued: drop
-		 * its reference. */
-		struct bmark *old = grace_xchg(&q->barrier_req, &b->m[i], __ATOMIC_ACQ_REL);
-		if (old)
-			barrier_put(d, old->b, 1);
+		barrier_push(q, &b->m[i]);
 		nq++;
 	}
 	if (nq < d->ncpu)
@@ -1111,7 +1114,6 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 		}
 		grace__futex_wait(&b->done, v, to);
 	}
-	grace__unlock(&d->barrier_lock);
 	barrier_put(d, b, BARRIER_CALLER);
 	return ok;
 }
@@ -1310,9 +1312,9 @@ void grace__cb_atfork_parent(void)
 void grace__cb_atfork_child(void)
 {
 	/*
-	 * The locks taken in prepare belong to this thread: release them. barrier_lock and
-	 * stuck_lock were not taken (a barrier or a hard-limit wait may have been under way in
-	 * another thread): re-initialise them. The child has no workers but, if a callback forked,
+	 * The locks taken in prepare belong to this thread: release them. stuck_lock was not
+	 * taken (a hard-limit check may have been under way in another thread): re-initialise
+	 * it. The child has no workers but, if a callback forked,
 	 * this thread's own: the others restart on the next call_*, start_poll or barrier, and
 	 * first finish the batch their parent was invoking (worker_main()). Barriers whose callers
 	 * do not exist here lose those callers' references; their markers still run.
@@ -1337,7 +1339,6 @@ void grace__cb_atfork_child(void)
 		}
 		grace__unlock(&d->bar_lock);
 		grace__unlock(&d->start_lock);
-		grace__lock_reinit(&d->barrier_lock);
 		grace__lock_reinit(&d->stuck_lock);
 	}
 	engine.attn = 0;

@@ -27,6 +27,7 @@ struct fault_child {
 	int status;     /* waitpid status (valid unless hung) */
 	bool hung;      /* still running after the limit: killed with SIGKILL */
 	double seconds; /* from fork to its end (or to the kill) */
+	double end;     /* fault_now() when its end was seen */
 };
 
 static inline double fault_now(void)
@@ -52,7 +53,7 @@ static inline void fault_sleep_ms(unsigned int ms)
 static inline struct fault_child fault_run(void (*fn)(void *), void *arg, double limit_s, char *err,
 					   size_t errsz)
 {
-	struct fault_child r = { 0, false, 0 };
+	struct fault_child r = { 0, false, 0, 0 };
 	int p[2];
 	size_t n = 0;
 	double t0 = fault_now();
@@ -116,7 +117,8 @@ static inline struct fault_child fault_run(void (*fn)(void *), void *arg, double
 		}
 		fault_sleep_ms(2);
 	}
-	r.seconds = fault_now() - t0;
+	r.end = fault_now();
+	r.seconds = r.end - t0;
 	return r;
 }
 
