@@ -73,7 +73,7 @@ static void call_with_lock_held(void *arg)
 	for (int i = 0; i < 256; i++)
 		call_rcu(&((struct obj *)malloc(sizeof(struct obj)))->rh, obj_free);
 	pthread_mutex_unlock(&L);
-	grace_rcu_set_policy(GRACE_POLICY_POLL, 0);
+	grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0);
 	pthread_join(th, NULL);
 	rcu_barrier();
 	exit(0);
@@ -107,12 +107,12 @@ static int wait_polled(const struct grace_flavor_ops *ops, const char *what)
 		if (fault_now() - t0 > HANG_S) {
 			fprintf(stderr, "  %s: BATCH start_poll: the grace period never started\n",
 				what);
-			ops->set_policy(ops->ctx, GRACE_POLICY_POLL, 0);
+			ops->set_policy(ops->ctx, GRACE_POLICY_ADAPTIVE, 0);
 			return 1;
 		}
 		fault_sleep_ms(1);
 	}
-	ops->set_policy(ops->ctx, GRACE_POLICY_POLL, 0);
+	ops->set_policy(ops->ctx, GRACE_POLICY_ADAPTIVE, 0);
 	return 0;
 }
 

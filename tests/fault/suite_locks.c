@@ -3,14 +3,15 @@
  * Fault-injection suite: locks held across every update-side call.
  *
  * Readers take a lock L *inside* their read-side sections; an updater holds L across batches
- * of update-side calls: call_* (far past the soft and hard limits, which are set low), the
+ * of update-side calls: call_* and call_*_hurry (far past the soft and hard limits, which are
+ * set low), the
  * polled API (get_state, start_poll, poll_state, and cond_synchronize only on a completed
  * cookie, where it does not wait), the hash table's add/del/replace (background resizes
  * included) and the ID registry's alloc/replace/remove (growth included). While the updater
  * holds L, a reader inside its section waits for L, so no grace period can end: every call
  * must still return within its documented bound (call_*: the stall timeout, at least 1 s;
- * call_srcu: 100 ms; the others never wait). Each flavor (default, QSBR, srcu) runs under both
- * policies (POLL, BATCH). (free_rcu() joins the list once it exists.)
+ * call_srcu: 100 ms; the others never wait). Each flavor (default, QSBR, srcu) runs under each
+ * policy (ADAPTIVE, POLL, BATCH). (free_rcu() joins the list once it exists.)
  *
  * Each call is timed; a call longer than its bound plus HANG_SLACK_S is a failure (a hang,
  * not a measurement: the slack is seconds). The longest call of each kind is printed.
@@ -167,7 +168,10 @@ static int updater_batch(uint64_t *seed)
 		case 0:
 		case 1: {
 			struct item *it = item_new(r);
-			TIMED(K_CALL, G.ops->call(G.ops->ctx, &it->rh, item_free));
+			if ((r & 256) && G.ops->call_hurry)
+				TIMED(K_CALL, G.ops->call_hurry(G.ops->ctx, &it->rh, item_free));
+			else
+				TIMED(K_CALL, G.ops->call(G.ops->ctx, &it->rh, item_free));
 			break;
 		}
 		case 2:
@@ -293,7 +297,7 @@ static int run_config(const struct grace_flavor_ops *ops, const char *name, bool
 		pthread_join(rd[i], NULL);
 
 	/* Tear down: everything retired runs, nothing freed was read. */
-	ops->set_policy(ops->ctx, GRACE_POLICY_POLL, 0);
+	ops->set_policy(ops->ctx, GRACE_POLICY_ADAPTIVE, 0);
 	ops->set_callback_limits(ops->ctx, 10000, 100000);
 	for (int s = 0; s < 64; s++) {
 		if (idr_ids[s] > 0) {
@@ -306,7 +310,10 @@ static int run_config(const struct grace_flavor_ops *ops, const char *name, bool
 	ops->barrier(ops->ctx);
 	pthread_mutex_destroy(&G.L);
 	printf("  %s %s: %lu batches under the lock, %lu reads, %lu freed; longest call:", name,
-	       pol == GRACE_POLICY_BATCH ? "BATCH" : "POLL", batches, G.reads, G.freed);
+	       pol == GRACE_POLICY_BATCH  ? "BATCH"
+	       : pol == GRACE_POLICY_POLL ? "POLL"
+					  : "ADAPTIVE",
+	       batches, G.reads, G.freed);
 	for (int k = 0; k < K_N; k++)
 		printf(" %s %.3f s%s", kind_name[k], G.worst[k], k + 1 < K_N ? "," : "\n");
 	if (G.bad) {
@@ -316,18 +323,20 @@ static int run_config(const struct grace_flavor_ops *ops, const char *name, bool
 	return fail;
 }
 
+static const enum grace_gp_policy policies[3] = { GRACE_POLICY_ADAPTIVE, GRACE_POLICY_POLL,
+						  GRACE_POLICY_BATCH };
+
 static unsigned int config_ms(void)
 {
-	return fault_env_ms("GRACE_FAULT_MS", 400);
+	return fault_env_ms("GRACE_FAULT_MS", 300);
 }
 
 TEST(locks_held_rcu)
 {
 	grace_set_stall_timeout_ms(100);
-	CHECK(run_config(&grace_flavor_rcu, "rcu", false, NULL, GRACE_POLICY_POLL, config_ms()) ==
-	      0);
-	CHECK(run_config(&grace_flavor_rcu, "rcu", false, NULL, GRACE_POLICY_BATCH, config_ms()) ==
-	      0);
+	for (int p = 0; p < 3; p++)
+		CHECK(run_config(&grace_flavor_rcu, "rcu", false, NULL, policies[p], config_ms()) ==
+		      0);
 }
 
 TEST(locks_held_qsbr)
@@ -347,8 +356,8 @@ TEST(locks_held_srcu)
 	grace_set_stall_timeout_ms(100);
 	CHECK(init_srcu_struct(&ss) == 0);
 	grace_flavor_ops_srcu(&ops, &ss);
-	CHECK(run_config(&ops, "srcu", false, &ss, GRACE_POLICY_POLL, config_ms()) == 0);
-	CHECK(run_config(&ops, "srcu", false, &ss, GRACE_POLICY_BATCH, config_ms()) == 0);
+	for (int p = 0; p < 3; p++)
+		CHECK(run_config(&ops, "srcu", false, &ss, policies[p], config_ms()) == 0);
 	cleanup_srcu_struct(&ss);
 }
 
