@@ -46,8 +46,10 @@
 #endif
 
 /* Debug checks in the inline fast paths (rcu_dereference outside a section, QSBR read while
- * offline). Define GRACE_DEBUG when compiling your code; the CMake option sets it for you. */
-#ifdef GRACE_DEBUG
+ * offline). Define GRACE_DEBUG when compiling your code (-DGRACE_DEBUG, -DGRACE_DEBUG=1); the
+ * CMake option sets it for you. GRACE_DEBUG=0, like leaving it undefined, turns them off: the
+ * first test below is true only for a macro defined empty, the second for a non-zero value. */
+#if defined(GRACE_DEBUG) && ((0 - GRACE_DEBUG - 1) == 1 || (GRACE_DEBUG + 0) != 0)
 #define GRACE__DEBUG 1
 #else
 #define GRACE__DEBUG 0

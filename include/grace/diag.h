@@ -5,8 +5,8 @@
  * A reader that holds a grace period for longer than the stall timeout (a default-flavor thread
  * inside one read-side section, an online QSBR thread that reports no quiescent state, an srcu
  * reader) is reported once per stall, like Linux's RCU CPU stall warnings: by default a line on
- * stderr naming the flavor, the thread id and the duration; with a handler set, the handler
- * receives the report instead.
+ * stderr naming the flavor, the thread id (srcu: the srcu_struct, whose readers are anonymous)
+ * and the duration; with a handler set, the handler receives the report instead.
  */
 #ifndef GRACE_DIAG_H
 #define GRACE_DIAG_H
@@ -21,6 +21,7 @@ struct grace_stall_info {
 	int tid;                 /* kernel thread id of the reader, or -1 when unknown (srcu) */
 	uint64_t duration_ns;    /* how long the grace period has waited for it so far */
 	unsigned long gp_cookie; /* the grace period being waited for */
+	const void *domain;      /* srcu: the struct srcu_struct; NULL for rcu and qsbr */
 };
 typedef void (*grace_stall_handler_t)(const struct grace_stall_info *info, void *arg);
 

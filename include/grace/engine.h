@@ -25,16 +25,24 @@
  * its soft limit (a flood, or a stalled reader), whatever the policy. The environment variable
  * GRACE_POLICY=adaptive|poll|batch chooses the start-up policy of every domain.
  *
- * Memory bound: a CPU's queue holding more than `soft` callbacks that have not been invoked
- * makes the engine expedite and the queuing thread help drive grace periods; past `hard` the
- * queuing thread waits (for a grace period and the invocations it allows) before returning,
- * so pending callbacks never exceed about hard x CPUs (+ 32 per thread queuing at that moment,
- * the check being amortised over 32 calls; + the callbacks of threads that queue from inside a
- * read-side section or a callback, where waiting would deadlock). One call waits at most the
- * stall timeout (at least 1 s): if the grace period cannot end meanwhile (a reader stalled, or
- * blocked on a lock the queuing thread holds), the stall warning names the reader, a warning
- * says so once, and the call returns. Defaults: soft 10000, hard
- * 100000 per CPU.
+ * Memory bound: more than `soft` x CPUs callbacks queued and not yet invoked make the engine
+ * expedite its grace periods and wake its workers (the queuing thread never drives a grace
+ * period itself: that has no time bound); past `hard` x CPUs the queuing thread waits (for a
+ * grace period and the invocations it allows) before returning, so pending callbacks never
+ * exceed about hard x CPUs (+ 32 per thread queuing at that moment, the check being amortised
+ * over 32 calls; + the callbacks of threads that queue from inside a read-side section or a
+ * callback, where waiting would deadlock). One call waits at most the stall timeout (at least
+ * 1 s; 100 ms for call_srcu(), whose caller may be a reader of the domain): so call_* may be
+ * called with any lock held. If no callback ran during that wait (a reader stalled, or
+ * blocked on a lock the queuing thread holds; the stall warning names it), a warning naming
+ * the domain says so, and calls queue without waiting, memory growing, until a callback runs
+ * again. Defaults: soft 10000, hard 100000 per CPU.
+ *
+ * Process events: fork() pauses the workers between two callbacks (100 ms at most); the child
+ * runs every callback its parent had queued, the batch a worker was invoking included (a
+ * callback still running after those 100 ms counts as run). At exit() a handler runs what it
+ * can within GRACE_EXIT_TIMEOUT_MS milliseconds (default 2000, all flavors together) and leaves
+ * the rest, with a warning (docs/api.md, "Process events").
  */
 #ifndef GRACE_ENGINE_H
 #define GRACE_ENGINE_H

@@ -54,8 +54,10 @@ GRACE_INLINE void grace_rcu_read_lock(void)
 		 * which pairs with this point.
 		 */
 		grace_barrier();
-	} else if (GRACE_LIKELY((c & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
-		/* Nested: the outer section already orders everything. */
+	} else if (GRACE_LIKELY(((c + 1) & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
+		/* Nested: the outer section already orders everything. Tested after the increment,
+		 * so the depth stays below GRACE__R_NEST_HIGH: the 32768th nested lock takes the
+		 * slow path, which reports it, in every mode (the fallback's locks all go there). */
 		grace_store_relaxed(&r->ctr, c + 1);
 	} else {
 		grace__memb_lock_slow(); /* unregistered, fence fallback, or nesting overflow */
@@ -91,7 +93,7 @@ GRACE_INLINE void grace_rcu_read_unlock(void)
 		if (GRACE_UNLIKELY(grace_load_relaxed(&r->waiter)))
 			grace__memb_unlock_wake();
 	} else if (GRACE_LIKELY((c & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
-		/* Nested: depth 2..0x8000 before the decrement, no flags. Underflow (unlock without
+		/* Nested: depth 2..0x7fff before the decrement, no flags. Underflow (unlock without
 		 * lock) borrows into SLOW and takes the slow path. */
 		grace_store_relaxed(&r->ctr, c);
 	} else {
@@ -145,12 +147,14 @@ GRACE_API void grace_rcu_synchronize_expedited(void);
 /**
  * grace_rcu_call() / call_rcu() - invoke func(head) after a grace period.
  *
- * Does not block in the common case (past the hard bound on pending callbacks it waits for a
- * grace period instead of growing memory: see grace_rcu_set_callback_limits()). Callable from
- * any thread, registered or not, with locks held, inside a read-side section and from a
- * callback. Callbacks run on worker threads of the library, each in no read-side section; a
- * callback may call call_rcu() and free memory, but must not call rcu_barrier() or wait for a
- * grace period of the same flavor.
+ * Does not block in the common case (past the hard bound on pending callbacks it waits for the
+ * workers instead of growing memory, at most the stall timeout and at least 1 s: see
+ * grace_rcu_set_callback_limits() and <grace/engine.h>). Callable from any thread, registered
+ * or not, with locks held (even a lock that readers take inside their sections: no path waits
+ * longer than that bound), inside a read-side section and from a callback. Callbacks run on
+ * worker threads of the library, each in no read-side section; a callback may call call_rcu()
+ * and free memory, but must not call rcu_barrier() or wait for a grace period of the same
+ * flavor.
  */
 GRACE_API void grace_rcu_call(struct rcu_head *head, rcu_callback_t func);
 
@@ -165,8 +169,9 @@ GRACE_API void grace_rcu_call_hurry(struct rcu_head *head, rcu_callback_t func);
 
 /**
  * grace_rcu_barrier() / rcu_barrier() - wait until every callback queued (by any thread) before
- * the call has been invoked. Inside a read-side section or from a callback it is a misuse:
- * message naming the call, then abort. Context: blocks.
+ * the call has been invoked. Inside a read-side section or from a default-flavor callback it is
+ * a misuse: message naming the call, then abort (a callback of another flavor or srcu domain
+ * may call it). Context: blocks.
  */
 GRACE_API void grace_rcu_barrier(void);
 

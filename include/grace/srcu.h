@@ -208,9 +208,13 @@ GRACE_API void grace_srcu_synchronize_expedited(struct srcu_struct *ssp);
 
 /**
  * grace_srcu_call() / call_srcu() - invoke func(head) after a grace period of ssp.
- * Never blocks. Callbacks run on a worker thread of the domain (started on the first call), in
- * no read-side section; they may call call_srcu() but not srcu_barrier() or synchronize_srcu()
- * of the same domain. Thread-safety: any thread, also inside sections of ssp.
+ * Does not block in the common case. Past the domain's hard limit on pending callbacks it waits
+ * for them to drain, 100 ms at most (the caller may be inside a section of ssp, which the grace
+ * period needs); if none has run by then it says so once (a warning naming the srcu_struct)
+ * and later calls queue without waiting until callbacks run again. Callbacks run on a worker
+ * thread of the domain (started on the first call), in no read-side section; they may call
+ * call_srcu() but not srcu_barrier() or synchronize_srcu() of the same domain.
+ * Thread-safety: any thread, also inside sections of ssp, with locks held.
  */
 GRACE_API void grace_srcu_call(struct srcu_struct *ssp, struct rcu_head *head, rcu_callback_t func);
 /** call_rcu_hurry() for srcu: the grace period starts without pacing. */
@@ -218,7 +222,8 @@ GRACE_API void grace_srcu_call_hurry(struct srcu_struct *ssp, struct rcu_head *h
 				     rcu_callback_t func);
 /**
  * grace_srcu_barrier() / srcu_barrier() - wait until every callback queued on ssp before the
- * call has been invoked. Context: blocks; not from a callback (reported, abort).
+ * call has been invoked. Context: blocks; not from a callback of ssp (reported, abort); a
+ * callback of another domain or flavor may call it.
  */
 GRACE_API void grace_srcu_barrier(struct srcu_struct *ssp);
 

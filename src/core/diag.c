@@ -97,9 +97,8 @@ void grace_set_stall_handler(grace_stall_handler_t fn, void *arg)
 	pthread_mutex_unlock(&stall_lock);
 }
 
-void grace__report_stall(const char *flavor, int tid, uint64_t duration_ns, unsigned long cookie)
+static void report_stall(const struct grace_stall_info *info)
 {
-	struct grace_stall_info info = { flavor, tid, duration_ns, cookie };
 	grace_stall_handler_t fn;
 	void *arg;
 
@@ -108,11 +107,32 @@ void grace__report_stall(const char *flavor, int tid, uint64_t duration_ns, unsi
 	arg = stall_arg;
 	pthread_mutex_unlock(&stall_lock);
 	if (fn) {
-		fn(&info, arg);
+		fn(info, arg);
 		return;
 	}
-	fprintf(stderr,
-		"grace: stall warning: %s reader thread %d has held grace period %lu for %.3f s\n",
-		flavor, tid, cookie, (double)duration_ns / 1e9);
+	if (info->domain)
+		fprintf(stderr,
+			"grace: stall warning: %s readers of srcu_struct %p have held grace period %lu "
+			"for %.3f s\n",
+			info->flavor, info->domain, info->gp_cookie,
+			(double)info->duration_ns / 1e9);
+	else
+		fprintf(stderr,
+			"grace: stall warning: %s reader thread %d has held grace period %lu for "
+			"%.3f s\n",
+			info->flavor, info->tid, info->gp_cookie, (double)info->duration_ns / 1e9);
 	fflush(stderr);
+}
+
+void grace__report_stall(const char *flavor, int tid, uint64_t duration_ns, unsigned long cookie)
+{
+	struct grace_stall_info info = { flavor, tid, duration_ns, cookie, NULL };
+	report_stall(&info);
+}
+
+void grace__report_stall_domain(const char *flavor, const void *domain, uint64_t duration_ns,
+				unsigned long cookie)
+{
+	struct grace_stall_info info = { flavor, -1, duration_ns, cookie, domain };
+	report_stall(&info);
 }

@@ -67,8 +67,9 @@ struct grace__flavor {
 	const struct grace__flavor_hooks *hooks;
 	struct grace__registry *reg; /* reader registry (NULL: srcu) */
 	unsigned int cb_workers;     /* callback workers: 0 = one per CPU */
-	/* May call_*() wait at the hard limit on pending callbacks? Not for srcu, whose callers
-	 * may be inside a section of the same domain without the library knowing. */
+	/* May call_*() wait up to the stall timeout at the hard limit on pending callbacks? Not
+	 * srcu, whose callers may be inside a section of the same domain without the library
+	 * knowing: there a call waits briefly at most (engine/callback.c, check_backlog()). */
 	bool call_may_wait;
 	struct grace__cbdom *cb; /* created on first use: grace__flavor_cb() */
 	struct grace__lock cb_lock;

@@ -9,6 +9,8 @@
  */
 #include "core/init.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <grace/compiler.h>
 #include <grace/version.h>
@@ -43,6 +45,28 @@ static void atfork_child(void)
 	grace__cb_atfork_child();
 }
 
+/*
+ * grace is never unloaded. Its threads (callback workers), its thread-exit destructors (the
+ * pthread keys that unregister readers), its exit handler and its TLS outlive whatever loaded
+ * it: a dlclose() that unmapped its code would make them run unmapped code (a thread that had
+ * read under RCU crashes when it exits). libgrace.so is linked with -z nodelete; this pins the
+ * object grace's code lives in at run time as well, which also covers a plugin that has
+ * libgrace.a inside it: that plugin then stays mapped after its last dlclose(). The main
+ * program (l_name "") needs no pin.
+ */
+static void pin_loaded_object(void)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+
+	if (!dladdr1((void *)&grace__init, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
+	    !lm->l_name || !lm->l_name[0])
+		return;
+	/* RTLD_NOLOAD: only find the object already loaded; RTLD_NODELETE: never unload it.
+	 * The handle is kept for good (that is the point), never closed. */
+	(void)dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static void do_init(void)
 {
 	/*
@@ -53,6 +77,7 @@ static void do_init(void)
 	bool mb = !GRACE__TSAN_MODE && !grace__env_ll("GRACE_NO_MEMBARRIER", 0) &&
 		  grace__sys_membarrier_init();
 	grace__use_membarrier = mb;
+	pin_loaded_object();
 	grace__memb_init();
 	grace__qsbr_init();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);

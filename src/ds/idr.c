@@ -46,6 +46,13 @@
  * 3. Iteration (grace_idr_get_next) scans slots in increasing index order and each call reloads
  *    the array pointer; indices keep their meaning across growth, so an object present during
  *    the whole iteration is returned exactly once.
+ *
+ * Locks and the flavor. ops->call is never called with idr->lock held (the rule hash.c follows
+ * for its stripe locks): past its hard limit call_rcu() waits for callbacks to run, and one of
+ * them may need this lock (a callback that removes an ID). Growth hands the old array back to
+ * grace_idr_alloc(), which retires it after unlocking; until then only the lock holder can
+ * reach it, and readers that found it began before the publication of the new array, so the
+ * grace period the later retirement waits for still covers them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -200,8 +207,9 @@ void grace_idr_destroy(struct grace_idr *idr)
 	pthread_mutex_destroy(&idr->lock);
 }
 
-/* Grow the array to at least `need` slots (grow_ary). Called with the lock held. */
-static int idr_grow(struct grace_idr *idr, uint32_t need)
+/* Grow the array to at least `need` slots (grow_ary). Called with the lock held; *retire gets
+ * the old array, which the caller retires through ops->call once it has unlocked. */
+static int idr_grow(struct grace_idr *idr, uint32_t need, struct grace_idr_array **retire)
 {
 	struct grace_idr_array *old = rcu_dereference_protected(idr->ary, 1);
 	struct grace_idr_array *a;
@@ -238,13 +246,14 @@ static int idr_grow(struct grace_idr *idr, uint32_t need)
 	/* Publish: store-release, so a reader that sees the new array sees its slots and size.
 	 * Pairs with the rcu_dereference() of idr->ary in grace_idr_lookup(). */
 	rcu_assign_pointer(idr->ary, a);
-	/* Readers may still index the old array: free it after a grace period. */
-	idr->ops->call(idr->ops->ctx, &old->rcu, ary_free_cb);
+	/* Readers may still index the old array: the caller frees it after a grace period. */
+	*retire = old;
 	return 0;
 }
 
-/* A free slot, growing the array if needed; UINT32_MAX with *err set on failure. Lock held. */
-static uint32_t idr_find_slot(struct grace_idr *idr, int *err)
+/* A free slot, growing the array if needed (*retire: the old array, see idr_grow());
+ * UINT32_MAX with *err set on failure. Lock held. */
+static uint32_t idr_find_slot(struct grace_idr *idr, int *err, struct grace_idr_array **retire)
 {
 	struct grace_idr_array *a = rcu_dereference_protected(idr->ary, 1);
 	uint32_t size = a->size;
@@ -279,20 +288,21 @@ static uint32_t idr_find_slot(struct grace_idr *idr, int *err)
 		*err = -ENOSPC;
 		return UINT32_MAX;
 	}
-	*err = idr_grow(idr, s + 1);
+	*err = idr_grow(idr, s + 1, retire);
 	return *err ? UINT32_MAX : s;
 }
 
 int grace_idr_alloc(struct grace_idr *idr, void *ptr)
 {
 	struct grace_idr_slot *slot;
+	struct grace_idr_array *retire = NULL;
 	uint32_t s;
 	int err = 0, id;
 
 	if (!idr_ok(idr))
 		return -EINVAL;
 	pthread_mutex_lock(&idr->lock);
-	s = idr_find_slot(idr, &err);
+	s = idr_find_slot(idr, &err, &retire);
 	if (s == UINT32_MAX) {
 		pthread_mutex_unlock(&idr->lock);
 		return err;
@@ -311,6 +321,9 @@ int grace_idr_alloc(struct grace_idr *idr, void *ptr)
 	 * slot's seq advanced by the last remove. Pairs with the load-acquire in lookup. */
 	grace_store_release(&slot->ptr, ptr);
 	pthread_mutex_unlock(&idr->lock);
+	if (retire)
+		idr->ops->call(idr->ops->ctx, &retire->rcu,
+			       ary_free_cb); /* unlocked: see the top */
 	return id;
 }
 

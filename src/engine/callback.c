@@ -20,18 +20,36 @@
  *    to the next; within one harvest, newest first). A segment is invoked once
  *    grace__gp_done(cookie) (acquire, pairs with seq_end's release): the readers' sections
  *    happen before the callback.
- *  - rcu_barrier: under barrier_lock, bump each started queue's barrier_req (release) and wake
- *    its worker; the worker, on seeing the request (acquire), harvests again and appends a
- *    marker (a chain of its own) behind everything harvested. Every callback whose call_*
- *    returned before the barrier began was pushed before the request was seen, so its chain is
- *    ahead of the marker; the barrier returns when every marker has run.
+ *  - rcu_barrier: allocate one marker per queue (a struct barrier owns them: a marker belongs
+ *    to one barrier and is queued exactly once, so a barrier that gave up, or a parent's
+ *    barrier inherited by a fork child, can never be counted by another), push each started
+ *    queue's marker on the queue's request stack (release CAS), and wake its worker; the worker
+ *    takes the whole stack by exchange (acquire), harvests again and appends the markers (a
+ *    chain of their own) behind everything harvested. Every callback whose call_* returned
+ *    before the barrier began was pushed before the request was seen, so its chain is ahead of
+ *    the marker; the barrier returns when its own markers have all run. Barriers never wait
+ *    for one another (each has its own markers), so the exit drain's timed barrier cannot be
+ *    held up by a barrier stuck behind a reader. The last of the barrier's caller and its
+ *    markers to let go of it frees it (refs, under the domain's bar_lock, which fork takes).
+ *  - A worker invokes a batch from its own struct worker (the chains, a cursor, the count
+ *    invoked so far), never from its stack, so that fork() finds it: the child's worker goes
+ *    on from the cursor (docs/guide.md: the parent's queued callbacks run in the child). fork
+ *    pauses the workers between two callbacks first (fork_pause_workers()), so the cursor is
+ *    exact; a callback still running after FORK_PAUSE_NS counts as run in the child.
  *  - Sleep/wake: the worker stores sleeping, executes membarrier (fence in the fallback), then
  *    re-checks its lists before sleeping on the futex; a pusher loads sleeping after its push
  *    (fence first in the fallback). Store-buffering argument in worker_sleep().
  *  - Memory bound: every CHECK_EVERY calls a thread sums the backlog (pushed - invoked over all
- *    CPUs); past soft x CPUs it expedites and helps, past hard x CPUs it waits for progress.
+ *    CPUs); past soft x CPUs it expedites the grace period and wakes the workers (it never
+ *    drives a grace period itself: that has no time bound, and call_* promises one); past
+ *    hard x CPUs it waits for progress, at most the call's bound (check_backlog()).
  *    Bound: hard x CPUs + CHECK_EVERY per thread queuing at that moment (+ the callbacks of
- *    threads that queue from inside a read-side section or a callback, which cannot wait).
+ *    threads that queue from inside a read-side section or a callback, which cannot wait),
+ *    except while the callbacks make no progress at all (a reader stuck in its section): then
+ *    one call waits for its bound, the program is told, and later calls queue without waiting
+ *    until a callback runs again.
+ *  - Exit: at_exit_drain() runs what it can within GRACE_EXIT_TIMEOUT_MS (all domains
+ *    together) and joins only workers that stop within that time.
  */
 #include "engine/callback.h"
 
@@ -60,6 +78,11 @@
 #define DEFAULT_SOFT 10000u
 #define DEFAULT_HARD 100000u
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call_* at the hard limit */
+/* The most one call_srcu() waits at the hard limit: its caller may be inside a section of the
+ * same domain, which the grace period it waits for would need (flavor.h, call_may_wait). */
+#define HARD_WAIT_SHORT_NS 100000000ull
+#define FORK_PAUSE_NS 100000000ull   /* how long fork() waits for workers to pause */
+#define EXIT_TIMEOUT_MS_DEFAULT 2000 /* GRACE_EXIT_TIMEOUT_MS: the exit handler's bound */
 
 enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2 };
 
@@ -78,6 +101,27 @@ struct seg {
 	uint64_t t_ns; /* when the oldest callback of the segment was harvested */
 };
 
+/*
+ * A barrier: one marker per queue, allocated by the barrier and owned by it. refs counts the
+ * caller (BARRIER_CALLER, while it has not let go) and each marker pushed on a queue and not
+ * yet invoked; it changes only under the domain's bar_lock, and the barrier is
+ * freed when it reaches 0. Live barriers are linked on the domain (bar_list), so a fork child
+ * can let go for a caller that does not exist there, and the leak checker sees them.
+ */
+#define BARRIER_CALLER (1u << 30)
+struct barrier;
+struct bmark {
+	struct rcu_head h; /* h.func is marker_fn: how invoke() tells a marker */
+	struct barrier *b;
+};
+struct barrier {
+	uint32_t done; /* futex: markers invoked */
+	uint32_t refs; /* under bar_lock */
+	struct grace__cbdom *d;
+	struct barrier *next, *prev;
+	struct bmark m[]; /* one per queue */
+};
+
 struct cbq {
 	/* Pusher line: written by rseq pushes on this CPU only (contract of internal/rseq.h), and
 	 * by atomic pushes of threads without rseq (ahead, pushed_atomic). */
@@ -86,17 +130,14 @@ struct cbq {
 	uint64_t pushed_atomic; /* pushes counted by threads without rseq */
 	/* Worker-published line. */
 	uint64_t invoked GRACE_ALIGNED_CACHE;
-	uint64_t wait_cookie; /* cookie of the oldest waiting batch, valid if has_wait */
-	uint32_t has_wait;
-	/* Written by rcu_barrier under barrier_lock. */
-	uint64_t barrier_req GRACE_ALIGNED_CACHE;
+	/* Barrier markers for this queue: a stack (pushed with a release CAS by barriers, linked
+	 * through h.next; taken whole by the worker's exchange). */
+	struct bmark *barrier_req GRACE_ALIGNED_CACHE;
 	/* Worker-private, under lock (fork takes it). */
 	struct grace__lock lock GRACE_ALIGNED_CACHE;
 	struct seg segs[NSEG];
 	unsigned int nseg;
 	unsigned int cpu;
-	uint64_t barrier_seen;
-	struct rcu_head marker;
 	struct worker *w;
 	struct grace__cbdom *d;
 };
@@ -111,6 +152,20 @@ struct worker {
 	unsigned int idx;
 	pthread_t th;
 	struct grace__cbdom *d;
+	/*
+	 * The batch being invoked: the ready chains of queue inv_q, and a cursor. Written by the
+	 * worker only; read by nobody else but a fork child, whose new worker goes on from the
+	 * cursor (fork pauses the workers between two callbacks first, see fork_pause_workers()).
+	 * Set under inv_q->lock together with the segments it comes from, so a fork (which holds
+	 * every queue lock) sees a callback either in a segment or in the batch.
+	 */
+	struct cbq *inv_q;
+	unsigned int inv_n;        /* chains in the batch (0: no batch) */
+	unsigned int inv_ci;       /* the chain being invoked */
+	struct rcu_head *inv_next; /* the next callback of chain inv_ci not yet started */
+	uint64_t inv_base;         /* inv_q->invoked when the batch was taken */
+	uint64_t inv_done;         /* callbacks of the batch started (so: counted as run) */
+	struct rcu_head *inv[NSEG * NCHAIN];
 };
 
 struct grace__cbdom {
@@ -122,28 +177,52 @@ struct grace__cbdom {
 	struct grace__lock start_lock;
 	struct grace__policy pol;
 	uint64_t soft, hard;
-	uint64_t gp_req; /* highest cookie asked for by start_poll (atomic max) */
-	uint32_t urgent; /* expedite the next grace period */
-	uint32_t hurry;  /* a call_*_hurry() callback waits: start the next one without pacing */
+	uint64_t gp_req;    /* highest cookie asked for by start_poll (atomic max) */
+	uint64_t gp_req_ns; /* when the oldest request not yet completed was made */
+	uint32_t urgent;    /* expedite the next grace period */
+	uint32_t hurry;     /* a call_*_hurry() callback waits: start the next one without pacing */
 	uint32_t stop;
-	struct grace__lock barrier_lock;
-	uint32_t barrier_done; /* futex: markers invoked */
+	struct grace__lock bar_lock; /* barrier refs and bar_list (fork takes it) */
+	struct barrier *bar_list;
 	uint64_t waits;
+	/* Hard limit, stuck: a wait timed out when `stuck_invoked` callbacks had run; later
+	 * calls do not wait until more have run (check_backlog()). Under stuck_lock. */
+	struct grace__lock stuck_lock;
+	bool stuck;
+	uint64_t stuck_invoked, stuck_since;
 	uint32_t progress GRACE_ALIGNED_CACHE; /* futex: bumped after each invocation batch */
 	uint32_t progress_waiters;
 	struct grace__cbdom *next_all;
 };
 
-static __thread int in_callback GRACE_TLS_IE;
+/* The domain whose callbacks this thread is invoking (NULL: not in a callback). */
+static __thread struct grace__cbdom *invoking GRACE_TLS_IE;
+/* The worker this thread is (NULL: not a worker). */
+static __thread struct worker *self_worker GRACE_TLS_IE;
 static __thread uint32_t calls_since_check GRACE_TLS_IE;
 #define CHECK_EVERY 32u /* call_* looks at the backlog every CHECK_EVERY calls of a thread */
 static struct grace__lock all_lock = GRACE__LOCK_INIT;
 static struct grace__cbdom *all_domains;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
+/*
+ * Process-wide word every worker loads (relaxed) before each callback: ATTN_EXIT once the exit
+ * handler has given up on a worker (it must not run anything any more), plus ATTN_PAUSE for
+ * each fork() under way (between its prepare and parent handlers) that wants the workers
+ * stopped between callbacks. busy counts the workers inside a batch and not paused.
+ * fork_pause_workers() has the protocol.
+ */
+#define ATTN_EXIT 1u
+#define ATTN_PAUSE 2u /* a count: concurrent forks each add one */
+#define ATTN_PAUSED(a) ((a) >= ATTN_PAUSE)
+static struct {
+	uint32_t attn GRACE_ALIGNED_CACHE; /* futex: paused workers sleep on it */
+	uint32_t busy GRACE_ALIGNED_CACHE;
+} engine;
+
 bool grace__in_callback(void)
 {
-	return in_callback != 0;
+	return invoking != NULL;
 }
 
 static inline bool cookie_before(uint64_t a, uint64_t b)
@@ -235,60 +314,176 @@ static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 	return true;
 }
 
-static void append_marker(struct grace__cbdom *d, struct cbq *q, uint64_t now)
+/* Drop n references to b (under bar_lock); free it on the last. */
+static void barrier_put(struct grace__cbdom *d, struct barrier *b, uint32_t n)
 {
-	q->marker.next = NULL;
-	enqueue_chain(q, &q->marker, grace__gp_snap(d->gp), now);
+	bool last;
+
+	grace__lock(&d->bar_lock);
+	b->refs -= n;
+	last = b->refs == 0;
+	if (last) {
+		if (b->prev)
+			b->prev->next = b->next;
+		else
+			d->bar_list = b->next;
+		if (b->next)
+			b->next->prev = b->prev;
+	}
+	grace__unlock(&d->bar_lock);
+	if (last)
+		free(b);
 }
 
 static void marker_fn(struct rcu_head *h)
 {
-	struct cbq *q = grace_container_of(h, struct cbq, marker);
-	struct grace__cbdom *d = q->d;
-	grace_fetch_add(&d->barrier_done, 1u, __ATOMIC_SEQ_CST);
-	grace__futex_wake(&d->barrier_done, INT_MAX);
+	struct bmark *m = grace_container_of(h, struct bmark, h);
+	struct barrier *b = m->b;
+
+	/* Release: the callbacks invoked before this marker happen before the barrier's return
+	 * (pairs with the acquire load of done in barrier_timed()). */
+	grace_fetch_add(&b->done, 1u, __ATOMIC_RELEASE);
+	grace__futex_wake(&b->done, INT_MAX);
+	barrier_put(b->d, b, 1); /* the marker's reference: b may be freed now */
 }
 
-/* Publish q->invoked += n and wake threads waiting for progress. Release: the callbacks ran
- * before anyone who reads the count with acquire (barrier users via pending counts, the
- * hard-limit waiters, stats). */
-static void publish_invoked(struct grace__cbdom *d, struct cbq *q, uint64_t n)
+/* Publish q->invoked = total (the queue's callbacks run so far; only its worker writes it) and
+ * wake threads waiting for progress. Release: the callbacks ran before anyone who reads the
+ * count with acquire (barrier users via pending counts, the hard-limit waiters, stats). */
+static void publish_invoked(struct grace__cbdom *d, struct cbq *q, uint64_t total)
 {
-	if (!n)
+	if (total == q->invoked)
 		return;
-	grace_store_release(&q->invoked, q->invoked + n);
+	grace_store_release(&q->invoked, total);
 	grace_fetch_add(&d->progress, 1u, __ATOMIC_SEQ_CST);
 	if (grace_load_seq_cst(&d->progress_waiters))
 		grace__futex_wake(&d->progress, INT_MAX);
 }
 
-/* Invoke ready chains in order. The count of the callbacks ahead of a barrier marker is
- * published before the marker signals, so a thread that returns from the barrier sees them
- * counted. */
-static void invoke(struct grace__cbdom *d, struct cbq *q, struct rcu_head **chains,
-		   unsigned int nchains)
+/*
+ * Pausing the workers for fork(). A worker must not be copied in the middle of a callback:
+ * the child could not tell whether that callback ran. Protocol (store buffering, with a full
+ * barrier on each side):
+ *   worker (batch_enter):   busy += 1 (seq_cst RMW); load attn (seq_cst); then, before each
+ *                           callback, load attn (relaxed); on ATTN_PAUSE: busy -= 1 (release)
+ *                           and sleep until attn clears
+ *   forker (fork_pause_workers): attn += ATTN_PAUSE (seq_cst RMW); load busy (seq_cst) until
+ *                           it counts no worker but the forking thread itself
+ * If the forker's load of busy misses a worker's increment, that worker's load of attn after
+ * its increment sees ATTN_PAUSE, so it pauses before its first callback; otherwise the forker
+ * waits for it (FORK_PAUSE_NS at most: a callback may block on a lock the forking thread
+ * holds). A paused worker stored its cursor before its release decrement, which the forker's
+ * load reads: the child, a copy taken after that load, sees the cursor exact.
+ */
+static void worker_pause(void);
+
+static void batch_enter(void)
 {
-	uint64_t n = 0;
-	in_callback = 1;
-	for (unsigned int i = 0; i < nchains; i++) {
-		for (struct rcu_head *l = chains[i]; l;) {
+	grace_fetch_add(&engine.busy, 1u, __ATOMIC_SEQ_CST);
+	if (GRACE_UNLIKELY(grace_load_seq_cst(&engine.attn) != 0))
+		worker_pause();
+}
+
+static void batch_leave(void)
+{
+	/* Release: the cursor and the callbacks run so far before the forker's load of busy. */
+	grace_fetch_sub(&engine.busy, 1u, __ATOMIC_RELEASE);
+	if (GRACE_UNLIKELY(ATTN_PAUSED(grace_load_relaxed(&engine.attn))))
+		grace__futex_wake(&engine.busy, INT_MAX);
+}
+
+/* Before a callback, attn is set: a fork waits (pause until it is done), or the exit handler
+ * gave up on this worker (run nothing any more: park until the process ends). */
+static GRACE_COLD void worker_pause(void)
+{
+	uint32_t a;
+
+	/* seq_cst: after the increment below, as in batch_enter(). */
+	while ((a = grace_load_seq_cst(&engine.attn)) != 0) {
+		batch_leave();
+		if (a & ATTN_EXIT) {
+			for (;;)
+				grace__futex_wait(&engine.attn, a, -1);
+		}
+		while (ATTN_PAUSED(a = grace_load_acquire(&engine.attn)) && !(a & ATTN_EXIT))
+			grace__futex_wait(&engine.attn, a, 100 * 1000000ll);
+		grace_fetch_add(&engine.busy, 1u, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* fork() prepare: wait until no worker is inside a callback (see above). */
+static void fork_pause_workers(void)
+{
+	/* A callback that forks: its worker (this thread) counts itself. */
+	uint32_t self = invoking ? 1u : 0u;
+	uint64_t t0 = grace__now_ns();
+
+	grace_fetch_add(&engine.attn, ATTN_PAUSE, __ATOMIC_SEQ_CST);
+	for (;;) {
+		uint32_t b = grace_load_seq_cst(&engine.busy);
+		if (b <= self || grace__now_ns() - t0 >= FORK_PAUSE_NS)
+			break;
+		grace__futex_wait(&engine.busy, b, 1000000);
+	}
+}
+
+/* The chains in w->inv[0..n) are ready: they are now w's batch (q->lock held). */
+static void batch_take(struct worker *w, struct cbq *q, unsigned int n)
+{
+	grace__lock_assert_held(&q->lock);
+	w->inv_q = q;
+	w->inv_ci = 0;
+	w->inv_next = w->inv[0];
+	w->inv_base = q->invoked;
+	w->inv_done = 0;
+	/* Relaxed atomic: a barrier of a fork child reads it (worker not started). */
+	grace_store_relaxed(&w->inv_n, n);
+}
+
+/*
+ * Invoke w's batch from its cursor, in order (a fork child's new worker resumes an inherited
+ * batch the same way). The count of the callbacks ahead of a barrier marker is published
+ * before the marker signals, so a thread that returns from the barrier sees them counted.
+ */
+static void invoke(struct worker *w)
+{
+	struct grace__cbdom *d = w->d;
+	struct cbq *q = w->inv_q;
+	uint64_t n = w->inv_done;
+	unsigned int nchains = grace_load_relaxed(&w->inv_n);
+	struct rcu_head *l = w->inv_next;
+
+	invoking = d;
+	batch_enter();
+	for (unsigned int ci = w->inv_ci; ci < nchains;) {
+		while (l) {
 			struct rcu_head *nx = l->next;
 			/* The next callback is cold: start the miss now. */
 			if (nx)
 				__builtin_prefetch(nx);
-			if (l == &q->marker) {
-				publish_invoked(d, q, n);
-				n = 0;
+			if (GRACE_UNLIKELY(grace_load_relaxed(&engine.attn) != 0))
+				worker_pause();
+			/* Cursor: l has started (a fork child counts it as run), nx is next. */
+			w->inv_next = nx;
+			if (l->func == marker_fn) {
+				publish_invoked(d, q, w->inv_base + n);
 				marker_fn(l);
 			} else {
+				w->inv_done = ++n;
 				l->func(l);
-				n++;
 			}
 			l = nx;
 		}
+		if (++ci < nchains) {
+			l = w->inv[ci];
+			w->inv_next = l;
+		}
+		w->inv_ci = ci;
 	}
-	in_callback = 0;
-	publish_invoked(d, q, n);
+	publish_invoked(d, q, w->inv_base + n);
+	grace_store_relaxed(&w->inv_n, 0u);
+	batch_leave();
+	invoking = NULL;
 }
 
 static bool worker_has_work(struct worker *w, bool only_urgent)
@@ -299,7 +494,7 @@ static bool worker_has_work(struct worker *w, bool only_urgent)
 		return true;
 	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 		struct cbq *q = &d->q[i];
-		if (grace_load_relaxed(&q->barrier_req) != q->barrier_seen)
+		if (grace_load_relaxed(&q->barrier_req) != NULL)
 			return true;
 		if (!only_urgent &&
 		    (grace_load_relaxed(&q->list.head) || grace_load_relaxed(&q->list.ahead)))
@@ -365,12 +560,16 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 	grace__lock_assert_held(&q->lock);
 	if (harvest(d, q, now))
 		ps->harvested = true;
-	/* Acquire: pairs with the release in barrier_timed(). */
-	uint64_t br = grace_load_acquire(&q->barrier_req);
-	if (br != q->barrier_seen) {
-		q->barrier_seen = br;
-		harvest(d, q, now);
-		append_marker(d, q, now);
+	if (grace_load_relaxed(&q->barrier_req)) {
+		/* Acquire: the markers' fields and links (pairs with the release CAS in
+		 * barrier_push()). Taken by exchange: each marker is queued once, the stack as one
+		 * chain behind everything harvested (markers run in any order among themselves). */
+		struct bmark *m = grace_xchg(&q->barrier_req, (struct bmark *)NULL,
+					     __ATOMIC_ACQUIRE);
+		if (m) {
+			harvest(d, q, now);
+			enqueue_chain(q, &m->h, grace__gp_snap(d->gp), now);
+		}
 	}
 	while (k < q->nseg && grace__gp_done(d->gp, q->segs[k].cookie)) {
 		for (unsigned int c = 0; c < q->segs[k].nchain; c++)
@@ -381,11 +580,6 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 		memmove(q->segs, q->segs + k, (q->nseg - k) * sizeof(q->segs[0]));
 		q->nseg -= k;
 	}
-	/* Published for threads that help past the soft limit (check_backlog): the cookie, then
-	 * has_wait with release (pairs with the acquire load there). */
-	if (q->nseg)
-		grace_store_relaxed(&q->wait_cookie, q->segs[0].cookie);
-	grace_store_release(&q->has_wait, q->nseg ? 1u : 0u);
 	if (q->nseg)
 		pass_note(ps, q->segs[0].cookie, q->segs[0].t_ns);
 	return nready;
@@ -399,17 +593,20 @@ static void worker_pass(struct worker *w, uint64_t now, struct pass *ps)
 
 	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 		struct cbq *q = &d->q[i];
-		struct rcu_head *ready[NSEG * NCHAIN];
 
 		grace__lock(&q->lock);
-		unsigned int nready = queue_collect(d, q, now, ready, ps);
+		unsigned int nready = queue_collect(d, q, now, w->inv, ps);
+		if (nready)
+			batch_take(w, q, nready);
 		grace__unlock(&q->lock);
 		if (nready)
-			invoke(d, q, ready, nready);
+			invoke(w);
 	}
 	uint64_t req = grace_load_relaxed(&d->gp_req);
+	/* The request waits since it was made (grace__cbdom_request_gp()), not since now: the
+	 * BATCH policy's deadline must not move forward on every pass. */
 	if (!grace__gp_done(d->gp, req))
-		pass_note(ps, req, now);
+		pass_note(ps, req, grace_load_relaxed(&d->gp_req_ns));
 }
 
 /* Something waits for a grace period: ask the policy, then drive it now or sleep. */
@@ -470,7 +667,11 @@ static void *worker_main(void *arg)
 	struct worker *w = (struct worker *)arg;
 	struct grace__cbdom *d = w->d;
 
+	self_worker = w;
 	worker_setup(w);
+	/* A fork child's worker first finishes the batch its parent was invoking. */
+	if (grace_load_relaxed(&w->inv_n))
+		invoke(w);
 	for (;;) {
 		uint64_t now = grace__now_ns();
 		struct pass ps = { false, false, 0, UINT64_MAX };
@@ -560,7 +761,8 @@ struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int n
 	d->soft = DEFAULT_SOFT;
 	d->hard = DEFAULT_HARD;
 	grace__lock_init(&d->start_lock);
-	grace__lock_init(&d->barrier_lock);
+	grace__lock_init(&d->bar_lock);
+	grace__lock_init(&d->stuck_lock);
 	grace__lock(&all_lock);
 	d->next_all = all_domains;
 	all_domains = d;
@@ -606,6 +808,13 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 		}
 	}
 	grace__unlock(&all_lock);
+	/* Barriers whose markers will never run (a fork child's, inherited and never taken or
+	 * never invoked: nothing waits for them), freed with the queues they sit in. */
+	while (d->bar_list) {
+		struct barrier *b = d->bar_list;
+		d->bar_list = b->next;
+		free(b);
+	}
 	free(d->q);
 	free(d->w);
 	free(d);
@@ -614,8 +823,81 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 
 /* ---- call side ---- */
 
-/* Every CHECK_EVERY calls of a thread: past the soft limit, expedite and help drive grace
- * periods; past the hard limit, wait until the workers have brought the backlog back under it. */
+/* Callbacks of the domain invoked so far (acquire: pairs with publish_invoked()). */
+static uint64_t domain_invoked(const struct grace__cbdom *d)
+{
+	uint64_t i = 0;
+	for (unsigned int c = 0; c < d->ncpu; c++)
+		i += grace_load_acquire(&d->q[c].invoked);
+	return i;
+}
+
+/* How the domain is named in messages: the flavor, or the srcu_struct. */
+static const char *domain_name(const struct grace__cbdom *d, char *buf, size_t n)
+{
+	if (d->f->owner)
+		snprintf(buf, n, "%s_struct %p", d->f->name, d->f->owner);
+	else
+		snprintf(buf, n, "%s", d->f->name);
+	return buf;
+}
+
+/*
+ * Past the hard limit, stuck: the last wait of a call_* timed out, and no callback of the
+ * domain has run since (a reader holds the grace period, or a callback blocks, perhaps on a
+ * lock the caller holds). Then calls do not wait: each would wait its whole bound for nothing.
+ * The episode ends when a callback runs again.
+ */
+static bool hard_stuck(struct grace__cbdom *d)
+{
+	bool stuck;
+
+	grace__lock(&d->stuck_lock);
+	if (d->stuck && domain_invoked(d) != d->stuck_invoked)
+		d->stuck = false;
+	stuck = d->stuck;
+	grace__unlock(&d->stuck_lock);
+	return stuck;
+}
+
+/* A wait at the hard limit timed out after waited_ns: start an episode and tell the program
+ * (once per episode, not per call). */
+static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call,
+					uint64_t waited_ns)
+{
+	char nm[64];
+	bool first;
+
+	grace__lock(&d->stuck_lock);
+	first = !d->stuck;
+	if (first) {
+		d->stuck = true;
+		d->stuck_invoked = domain_invoked(d);
+		d->stuck_since = grace__now_ns() - waited_ns;
+	}
+	grace__unlock(&d->stuck_lock);
+	if (first)
+		grace__warn(
+			"%s: %lld callbacks pending on %s, past the hard limit (%llu per CPU), "
+			"and none has run for %.3f s: a reader holds the grace period (see the "
+			"stall warnings), or a callback is blocked, perhaps on a lock this thread "
+			"holds. Until a callback runs again, %s queues without waiting and "
+			"memory grows",
+			call, (long long)domain_backlog(d), domain_name(d, nm, sizeof(nm)),
+			(unsigned long long)grace_load_relaxed(&d->hard), (double)waited_ns / 1e9,
+			call);
+}
+
+/*
+ * Every CHECK_EVERY calls of a thread: past the soft limit, expedite the grace period and make
+ * sure the worker is awake; past the hard limit, wait until the workers have brought the
+ * backlog back under it, for at most the call's bound.
+ *
+ * The caller never drives a grace period itself: a grace period has no time bound (a reader
+ * inside its section may wait for a lock the caller holds), and call_* promises one: at most
+ * the stall timeout (at least 1 s), and HARD_WAIT_SHORT_NS for flavors whose callers may be
+ * inside a section of the same domain without the library knowing (srcu; see call_may_wait).
+ */
 static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 {
 	const char *call = d->f->calls[GRACE__CALL_CALL];
@@ -627,44 +909,25 @@ static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 		return;
 	grace_store_relaxed(&d->urgent, 1u);
 	wake_worker(w);
-	if (in_callback || !d->f->call_may_wait || d->f->hooks->is_reader(d->f))
+	if (b <= hard)
+		return;
+	if (invoking || d->f->hooks->is_reader(d->f))
 		return; /* waiting here could deadlock: the overshoot is bounded per thread */
-	/*
-	 * Help: drive the grace periods the oldest waiting batches need, if nobody drives them.
-	 * Not a fresh snapshot: that would start one new grace period per check and the backlog
-	 * is usually waiting for invocation, not for a grace period.
-	 */
-	for (unsigned int c = 0; c < d->ncpu; c++) {
-		if (!grace_load_acquire(&d->q[c].has_wait))
-			continue;
-		uint64_t ck = grace_load_relaxed(&d->q[c].wait_cookie);
-		if (!grace__gp_done(d->gp, ck))
-			grace__gp_try_drive(d->gp, ck, GRACE__GP_EXPEDITED);
-	}
-	if (domain_backlog(d) <= hard)
+	if (hard_stuck(d))
 		return;
 	grace_fetch_add(&d->waits, 1u, __ATOMIC_RELAXED);
 	int tok = d->f->hooks->enter_wait(d->f, call);
 	uint64_t t0 = grace__now_ns();
-	uint64_t cap = grace__stall_timeout_ns();
-	if (cap < HARD_WAIT_NS)
-		cap = HARD_WAIT_NS;
+	uint64_t cap = HARD_WAIT_SHORT_NS;
+	if (d->f->call_may_wait) {
+		cap = grace__stall_timeout_ns();
+		if (cap < HARD_WAIT_NS)
+			cap = HARD_WAIT_NS;
+	}
 	for (;;) {
-		/*
-		 * Bounded: if this thread holds a lock that a reader waits for inside its section,
-		 * the grace period cannot end while we wait here. After the stall timeout (at least
-		 * 1 s; the stalled reader has been reported by then), say so once and let the call
-		 * return: memory then grows by CHECK_EVERY callbacks per such wait, not without a
-		 * word, and the thread is not deadlocked.
-		 */
-		if (grace__now_ns() - t0 > cap) {
-			static uint32_t warned;
-			if (!grace_xchg(&warned, 1u, __ATOMIC_RELAXED))
-				grace__warn(
-					"%s: %lld callbacks pending, past the hard limit for too long: "
-					"a reader may be stalled, or blocked on a lock this thread "
-					"holds; continuing without waiting for it",
-					call, (long long)domain_backlog(d));
+		uint64_t waited = grace__now_ns() - t0;
+		if (waited > cap) {
+			hard_stuck_begin(d, call, waited);
 			break;
 		}
 		uint32_t p = grace_load_acquire(&d->progress);
@@ -672,8 +935,10 @@ static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 		/* seq_cst: the waiter count before the re-check (pairs with the worker's seq_cst
 		 * progress increment and load of progress_waiters). */
 		bool over = domain_backlog(d) > hard;
-		if (over)
-			grace__futex_wait(&d->progress, p, 50 * 1000000ll);
+		if (over) {
+			int64_t left = (int64_t)(cap - waited);
+			grace__futex_wait(&d->progress, p, left < 50000000 ? left : 50000000);
+		}
 		grace_fetch_sub(&d->progress_waiters, 1u, __ATOMIC_SEQ_CST);
 		if (!over)
 			break;
@@ -735,6 +1000,11 @@ void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_
 void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
 {
 	uint64_t cur = grace_load_relaxed(&d->gp_req);
+	/* No request pending: this one is the oldest, its time is the policy's (worker_pass()).
+	 * Racing requesters store times a moment apart; a worker that reads the new cookie with
+	 * an older time only starts the grace period sooner. */
+	if (cookie_before(cur, cookie) && grace__gp_done(d->gp, cur))
+		grace_store_relaxed(&d->gp_req_ns, grace__now_ns());
 	while (cookie_before(cur, cookie) &&
 	       !grace_cmpxchg(&d->gp_req, &cur, cookie, __ATOMIC_SEQ_CST)) {
 	}
@@ -745,38 +1015,92 @@ void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
 		wake_worker(w);
 }
 
-static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
+/* A new barrier with one marker per queue, linked on the domain, referenced by its caller
+ * and (for now) by every marker. */
+static struct barrier *barrier_new(struct grace__cbdom *d, const char *call)
+{
+	struct barrier *b = (struct barrier *)calloc(1,
+						     sizeof(*b) + d->ncpu * sizeof(struct bmark));
+
+	if (!b)
+		grace__fatal(call, "out of memory for the barrier's markers");
+	b->d = d;
+	b->refs = BARRIER_CALLER + d->ncpu;
+	for (unsigned int i = 0; i < d->ncpu; i++) {
+		b->m[i].h.func = marker_fn;
+		b->m[i].b = b;
+	}
+	grace__lock(&d->bar_lock);
+	b->prev = NULL;
+	b->next = d->bar_list;
+	if (d->bar_list)
+		d->bar_list->prev = b;
+	d->bar_list = b;
+	grace__unlock(&d->bar_lock);
+	return b;
+}
+
+/* Does queue q hold work that no running worker will do (a fork child, before its worker
+ * restarts)? Only for a queue whose worker is not started. */
+static bool queue_has_work(struct cbq *q)
+{
+	struct worker *w = q->w;
+	/* nseg under the queue's lock: a worker started a moment ago may be harvesting. */
+	grace__lock(&q->lock);
+	unsigned int nseg = q->nseg;
+	grace__unlock(&q->lock);
+	return nseg || queue_pushed(q) != grace_load_relaxed(&q->invoked) ||
+	       grace_load_relaxed(&q->list.head) || grace_load_relaxed(&q->list.ahead) ||
+	       grace_load_relaxed(&q->barrier_req) ||
+	       (grace_load_relaxed(&w->inv_n) && w->inv_q == q);
+}
+
+/* Push marker m on q's request stack. Release: the marker's fields and link before the worker
+ * takes it (pairs with the acquire exchange in queue_collect()). Push-only against a take of
+ * the whole stack: no ABA. */
+static void barrier_push(struct cbq *q, struct bmark *m)
+{
+	struct bmark *top = grace_load_relaxed(&q->barrier_req);
+	do {
+		m->h.next = top ? &top->h : NULL;
+	} while (!grace_cmpxchg_mo(&q->barrier_req, &top, m, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* Wait until every callback queued before the call has run, for at most timeout_ns (0: no
+ * limit). Returns false if it gave up; its markers then run later and free the barrier. */
+static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const char *call)
 {
 	bool ok = true;
-	grace__lock(&d->barrier_lock);
 	uint32_t nq = 0;
-	grace_store_relaxed(&d->barrier_done, 0u);
+
+	/* After the exit handler (a destructor that runs later): no worker runs anything any
+	 * more, there is nothing to wait for. */
+	if (grace_load_acquire(&engine.attn) & ATTN_EXIT)
+		return false;
+	struct barrier *b = barrier_new(d, call);
+
 	for (unsigned int i = 0; i < d->ncpu; i++) {
 		struct cbq *q = &d->q[i];
 		if (!grace_load_acquire(&q->w->started)) {
-			/* A queue with work but no worker (fork child): restart it. nseg under the
-			 * queue's lock: a worker started a moment ago may be harvesting. */
-			grace__lock(&q->lock);
-			unsigned int nseg = q->nseg;
-			grace__unlock(&q->lock);
-			if (queue_pushed(q) == grace_load_relaxed(&q->invoked) && !nseg &&
-			    !grace_load_relaxed(&q->list.head) &&
-			    !grace_load_relaxed(&q->list.ahead))
+			if (!queue_has_work(q))
 				continue;
-			start_worker(d, q->w);
+			start_worker(d, q->w); /* work but no worker (fork child): restart it */
 			if (!grace_load_acquire(&q->w->started))
 				continue;
 		}
-		/* Release: pairs with the worker's acquire load of barrier_req. */
-		grace_store_release(&q->barrier_req, q->barrier_req + 1);
+		barrier_push(q, &b->m[i]);
 		nq++;
 	}
+	if (nq < d->ncpu)
+		barrier_put(d, b,
+			    d->ncpu - nq); /* markers not handed out (the caller's ref stays) */
 	for (unsigned int i = 0; i < d->nworkers; i++)
 		if (grace_load_acquire(&d->w[i].started))
 			wake_worker(&d->w[i]);
 	uint64_t t0 = grace__now_ns();
 	for (;;) {
-		uint32_t v = grace_load_seq_cst(&d->barrier_done);
+		/* Acquire: pairs with the release increment in marker_fn(). */
+		uint32_t v = grace_load_acquire(&b->done);
 		if (v >= nq)
 			break;
 		int64_t to = -1;
@@ -788,18 +1112,20 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 			}
 			to = (int64_t)(timeout_ns - el);
 		}
-		grace__futex_wait(&d->barrier_done, v, to);
+		grace__futex_wait(&b->done, v, to);
 	}
-	grace__unlock(&d->barrier_lock);
+	barrier_put(d, b, BARRIER_CALLER);
 	return ok;
 }
 
 void grace__cbdom_barrier(struct grace__cbdom *d, const char *call)
 {
-	if (in_callback)
-		grace__misuse_fatal(call, "called from a callback (would deadlock)");
+	/* Per domain: a callback may wait for another domain's callbacks (docs/api.md). */
+	if (invoking == d)
+		grace__misuse_fatal(call, "called from a callback of the same domain (would "
+					  "deadlock)");
 	int tok = d->f->hooks->enter_wait(d->f, call);
-	barrier_timed(d, 0);
+	barrier_timed(d, 0, call);
 	d->f->hooks->leave_wait(d->f, tok);
 }
 
@@ -854,30 +1180,100 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
 
 /* ---- process exit and fork ---- */
 
+/* GRACE_EXIT_TIMEOUT_MS: the exit handler's bound, all domains together. */
+static uint64_t exit_timeout_ns(void)
+{
+	long long ms = grace__env_ll("GRACE_EXIT_TIMEOUT_MS", EXIT_TIMEOUT_MS_DEFAULT);
+	return ms > 0 ? (uint64_t)ms * 1000000ull : 0;
+}
+
+/* Why the calling thread cannot wait for d's callbacks at exit (NULL: it can). */
+static const char *exit_cannot_drain(struct grace__cbdom *d)
+{
+	if (invoking == d)
+		return "exit() was called from one of its callbacks";
+	if (d->f->hooks->is_reader(d->f))
+		return !strcmp(d->f->name, "qsbr")
+			       ? "exit() was called by an online QSBR thread (go offline first)"
+			       : "exit() was called inside a read-side section";
+	return NULL;
+}
+
+/* Stop d's workers at exit: ask them to stop and join those that do by `deadline`. The others
+ * (waiting for a grace period a stuck reader holds, or in a callback that blocks) are left
+ * running; ATTN_EXIT keeps them from invoking anything more. */
+static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
+{
+	grace__lock(&d->start_lock);
+	grace_store_relaxed(&d->stop, 1u);
+	grace__unlock(&d->start_lock);
+	for (unsigned int i = 0; i < d->nworkers; i++) {
+		struct worker *w = &d->w[i];
+		if (!grace_load_acquire(&w->started) || w == self_worker)
+			continue;
+		wake_worker(w);
+	}
+	for (unsigned int i = 0; i < d->nworkers; i++) {
+		struct worker *w = &d->w[i];
+		struct timespec ts;
+		if (!grace_load_acquire(&w->started) || w == self_worker)
+			continue;
+		/* pthread_timedjoin_np() takes CLOCK_REALTIME: convert what is left. */
+		uint64_t now = grace__now_ns(), left = deadline > now ? deadline - now : 0;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(left / 1000000000ull);
+		ts.tv_nsec += (long)(left % 1000000000ull);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(w->th, NULL, &ts) == 0)
+			w->started = 0;
+	}
+}
+
 /*
- * At exit, run what is still queued (so nothing leaks) and join the workers. Registered with
- * atexit() when the first worker starts, which is after a sanitizer's own exit handler, so it
- * runs before the leak check. Bounded: a reader stuck in a section cannot hang exit; its
- * callbacks are then left (and the workers detached) with a warning.
+ * At exit, run what is still queued (so nothing leaks) and join the workers, within
+ * GRACE_EXIT_TIMEOUT_MS for all domains together (and at least a few milliseconds to join
+ * workers that are idle). Registered with atexit() when the first worker starts, which is
+ * after a sanitizer's own exit handler, so it runs before the leak check. A domain the calling
+ * thread holds up (it is inside a section, an online QSBR thread, or one of the domain's
+ * callbacks) is not drained; neither is what a stuck reader holds once the time is up: those
+ * callbacks are left, with a warning, still reachable from the queues. Workers that do not
+ * stop in time are left running, and never run anything again.
  */
 static void at_exit_drain(void)
 {
+	uint64_t t0 = grace__now_ns(), limit = exit_timeout_ns();
+	char nm[64];
+
 	grace__lock(&all_lock);
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
-		bool ok = true;
-		if (!in_callback && !d->f->hooks->is_reader(d->f)) {
-			for (int i = 0; i < 4 && grace__cbdom_pending(d); i++)
-				ok = barrier_timed(d, 2000000000ull) && ok;
+		const char *why = exit_cannot_drain(d);
+		while (!why && grace__cbdom_pending(d)) {
+			uint64_t el = grace__now_ns() - t0;
+			if (el >= limit) {
+				why = "a reader still holds the grace period they wait for, or a "
+				      "callback blocks (GRACE_EXIT_TIMEOUT_MS passed)";
+				break;
+			}
+			(void)barrier_timed(d, limit - el, "exit");
 		}
-		if (!ok) {
-			grace__warn("exit: %s callbacks still wait for a grace period held by a "
-				    "reader; %llu left unrun",
-				    d->f->name, (unsigned long long)grace__cbdom_pending(d));
-			grace_store_relaxed(&d->stop, 1u);
-			continue;
-		}
-		stop_workers(d);
+		uint64_t left = grace__cbdom_pending(d);
+		if (left)
+			grace__warn("exit: %llu callback%s of %s not run: %s",
+				    (unsigned long long)left, left == 1 ? "" : "s",
+				    domain_name(d, nm, sizeof(nm)),
+				    why ? why : "queued during the exit");
 	}
+	/* Idle workers need a moment to stop; those of a domain this thread holds up may be
+	 * driving a grace period that cannot end before it does: no more than that moment. */
+	uint64_t soon = grace__now_ns() + 20000000ull;
+	uint64_t deadline = t0 + limit > soon ? t0 + limit : soon;
+	for (struct grace__cbdom *d = all_domains; d; d = d->next_all)
+		exit_stop_workers(d, exit_cannot_drain(d) ? soon : deadline);
+	/* Release: pairs with the workers' loads of attn before each callback. */
+	grace_fetch_or(&engine.attn, ATTN_EXIT, __ATOMIC_RELEASE);
 	grace__unlock(&all_lock);
 }
 
@@ -888,9 +1284,12 @@ static void at_exit_drain_register(void)
 
 void grace__cb_atfork_prepare(void)
 {
+	/* First, with no lock held: a callback the workers are running may need one. */
+	fork_pause_workers();
 	grace__lock(&all_lock);
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		grace__lock(&d->start_lock);
+		grace__lock(&d->bar_lock);
 		for (unsigned int i = 0; i < d->ncpu; i++)
 			grace__lock(&d->q[i].lock);
 	}
@@ -901,27 +1300,48 @@ void grace__cb_atfork_parent(void)
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		for (unsigned int i = 0; i < d->ncpu; i++)
 			grace__unlock(&d->q[i].lock);
+		grace__unlock(&d->bar_lock);
 		grace__unlock(&d->start_lock);
 	}
 	grace__unlock(&all_lock);
+	/* Release: pairs with the paused workers' loads of attn. */
+	grace_fetch_sub(&engine.attn, ATTN_PAUSE, __ATOMIC_RELEASE);
+	grace__futex_wake(&engine.attn, INT_MAX);
 }
 
 void grace__cb_atfork_child(void)
 {
-	/* The locks taken in prepare belong to this thread: release them. barrier_lock was not
-	 * taken (a barrier may have been waiting in another thread): re-initialise it. The child
-	 * has no workers: they restart on the next call_*, start_poll or barrier. */
+	/*
+	 * The locks taken in prepare belong to this thread: release them. stuck_lock was not
+	 * taken (a hard-limit check may have been under way in another thread): re-initialise
+	 * it. The child has no workers but, if a callback forked,
+	 * this thread's own: the others restart on the next call_*, start_poll or barrier, and
+	 * first finish the batch their parent was invoking (worker_main()). Barriers whose callers
+	 * do not exist here lose those callers' references; their markers still run.
+	 */
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		for (unsigned int i = 0; i < d->ncpu; i++)
 			grace__unlock(&d->q[i].lock);
 		for (unsigned int i = 0; i < d->nworkers; i++) {
+			if (&d->w[i] == self_worker)
+				continue;
 			d->w[i].started = 0;
 			d->w[i].sleeping = AWAKE;
 		}
 		d->progress_waiters = 0;
+		for (struct barrier *b = d->bar_list, *nx; b; b = nx) {
+			nx = b->next;
+			if (b->refs & BARRIER_CALLER) {
+				grace__unlock(&d->bar_lock);
+				barrier_put(d, b, BARRIER_CALLER);
+				grace__lock(&d->bar_lock);
+			}
+		}
+		grace__unlock(&d->bar_lock);
 		grace__unlock(&d->start_lock);
-		grace__lock_init(&d->barrier_lock);
-		d->barrier_done = 0;
+		grace__lock_reinit(&d->stuck_lock);
 	}
+	engine.attn = 0;
+	engine.busy = invoking ? 1u : 0u;
 	grace__unlock(&all_lock);
 }

@@ -194,6 +194,7 @@ void grace__memb_lock_slow(void)
 		}
 		return;
 	}
+	/* The same limit as the inline fast path's (rcu.h): 32767 nested sections. */
 	if ((c & GRACE__R_NEST_MASK) >= GRACE__R_NEST_HIGH - 1)
 		grace__misuse_fatal("rcu_read_lock", "read-side sections nested deeper than %llu",
 				    (unsigned long long)(GRACE__R_NEST_HIGH - 1));

@@ -256,7 +256,7 @@ static void idx_stall(void *ctx, uint64_t waited_ns)
 	if (st->stall_cookie == cookie)
 		return; /* once per grace period, not per index */
 	st->stall_cookie = cookie;
-	grace__report_stall("srcu", -1, waited_ns, (unsigned long)cookie);
+	grace__report_stall_domain("srcu", st->ssp, waited_ns, (unsigned long)cookie);
 }
 
 static const struct grace__wait_ops idx_wait_ops = {

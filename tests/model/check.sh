@@ -1,15 +1,25 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Check the Promela model of the default flavor (tests/model/memb.pml) with spin, and check that
-# the model catches bugs: each variant must reach its expected verdict.
+# Check the Promela models with spin, and check that they catch bugs: each variant must reach
+# its expected verdict.
 #
+# tests/model/memb.pml, the default flavor:
 #   variant             macros                  expected
 #   membarrier          (none)                  safety and liveness hold
 #   fallback            FALLBACK                safety and liveness hold
+#   idle                IDLE                    safety and liveness hold (the idle fast path)
 #   no-barrier-A        NO_MB_A                 safety violated (a reader uses a freed object)
 #   no-barrier-W        NO_MB_W                 liveness violated (lost wake-up)
 #   fallback-no-fence   FALLBACK_NO_RFENCE      safety violated
 #   one-flag-pass       ONE_FLAG_PASS           liveness violated (lost wake-up)
+#   idle-no-reg-fence   IDLE NO_REG_FENCE       safety violated (registry_add()'s fence removed)
+#
+# tests/model/barrier.pml, the callback engine's barrier markers and in-flight batch across
+# fork() (safety only; a barrier that never returns is an invalid end state, also an error):
+#   barrier             (none)                  holds
+#   shared-marker       SHARED_MARKER           violated (issue 12, fault 1: a stale marker)
+#   local-batch         LOCAL_BATCH             violated (fault 2: the batch lost in the child)
+#   no-pause            NO_PAUSE                violated (fork does not wait for the worker)
 #
 # One verification per variant: pan -a with the LTL claim updater_finishes (<> updater_done)
 # also evaluates every assert (the safety property). Safety-violating variants are checked a
@@ -21,6 +31,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/memb.pml
+bmodel=$here/barrier.pml
 bounds="-DNUPD=2 -DNEST_ALL=1"
 keep=
 while [ $# -gt 0 ]; do
@@ -93,15 +104,66 @@ run() {
 	fi
 }
 
+# run_barrier VARIANT MACROS EXPECT   (EXPECT: pass | safety): barrier.pml, safety mode
+run_barrier() {
+	name=$1 macros=$2 expect=$3
+	dir=$work/barrier-$name
+	mkdir -p "$dir"
+	cp "$bmodel" "$dir/barrier.pml"
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	(cd "$dir" && spin -a $macros barrier.pml >spin.log 2>&1 &&
+		$cc -O1 -w -DSAFETY -o pan pan.c >cc.log 2>&1 && ./pan -m1000000 >pan.log 2>&1) || true
+	if [ ! -s "$dir/pan.log" ]; then
+		echo "model: barrier $name: spin or cc failed"; cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null
+		fails=$((fails + 1))
+		return
+	fi
+	errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.log" | head -n 1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | head -n 1)
+	what=ok
+	if grep -q "assertion violated" "$dir/pan.log"; then
+		what="violated: a barrier returned before a callback queued ahead of it had run once"
+	elif grep -q "invalid end state" "$dir/pan.log" && [ "${errs:-1}" != 0 ]; then
+		what="violated: a barrier never returns (invalid end state)"
+	elif [ "${errs:-1}" != 0 ]; then
+		what="error: $(grep -m1 '^pan:' "$dir/pan.log")"
+	fi
+	t1=$(date +%s)
+	case $expect in
+	pass) [ "$errs" = 0 ] && ok=1 || ok=0 ;;
+	safety) case $what in violated*) ok=1 ;; *) ok=0 ;; esac ;;
+	esac
+	if [ $ok = 1 ]; then
+		verdict=as-expected
+	else
+		verdict=UNEXPECTED
+		fails=$((fails + 1))
+	fi
+	printf 'model: barrier %-14s expect %-8s -> %s (%s states, %ss) [%s]\n' "$name" "$expect" \
+		"$what" "${states:-?}" $((t1 - t0)) "$verdict"
+	if [ $ok = 0 ] && [ -f "$dir/barrier.pml.trail" ]; then
+		echo "model: barrier $name: counterexample (spin -t -p):"
+		(cd "$dir" && spin -t -p $macros barrier.pml 2>&1 | tail -n 40)
+	fi
+}
+
 echo "model: $model, bounds $bounds, spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p')"
 run membarrier "" pass
 run fallback "-DFALLBACK" pass
+run idle "-DIDLE" pass
 run no-barrier-A "-DNO_MB_A" safety
 run no-barrier-W "-DNO_MB_W" liveness
 run fallback-no-fence "-DFALLBACK_NO_RFENCE" safety
 run one-flag-pass "-DONE_FLAG_PASS" liveness
+run idle-no-reg-fence "-DIDLE -DNO_REG_FENCE" safety
+echo "model: $bmodel"
+run_barrier barrier "" pass
+run_barrier shared-marker "-DSHARED_MARKER" safety
+run_barrier local-batch "-DLOCAL_BATCH" safety
+run_barrier no-pause "-DNO_PAUSE" safety
 if [ $fails -eq 0 ]; then
-	echo "model: SUCCESS (the protocol holds; every broken variant is caught)"
+	echo "model: SUCCESS (the protocols hold; every broken variant is caught)"
 	exit 0
 fi
 echo "model: FAILURE ($fails variant(s) with an unexpected verdict)"

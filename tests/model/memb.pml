@@ -34,6 +34,15 @@
  *                  store buffer when the scan reads its counter);
  *  NO_MB_W         barrier W removed: must violate liveness (the store-buffering lost wake-up);
  *  FALLBACK_NO_RFENCE  fallback without the readers' fences: must violate safety;
+ *  IDLE            the idle fast path (memb_wait_readers(), grace__registry_alone()): readers
+ *                  start unregistered, register on their first section (registry_add():
+ *                  count += 1 under the lock, a full fence, then the section) and unregister
+ *                  after their last (registry_del(): a release store of count - 1); the updater
+ *                  reads the count after the fence that follows seq_start and, if no thread is
+ *                  registered, skips barrier A, step P and the scan: must satisfy both;
+ *  IDLE + NO_REG_FENCE  the idle fast path without registry_add()'s fence: must violate
+ *                  safety (store buffering: the count still in the reader's store buffer while
+ *                  its first section reads the old pointer, and the updater reads count 0);
  *  ONE_FLAG_PASS   the sleep protocol flags the holders once and sleeps if the re-read after W
  *                  finds any holder: must violate liveness. A reader that becomes a holder
  *                  after the flag loop (its section's snapshot was loaded before step P, its
@@ -86,9 +95,24 @@ bool waiter[NR];     /* GRACE__W_WAITING in the reader's line */
 bit futex = 0;       /* registry futex word: SLEEPING while the updater sleeps */
 bool in_wait = 0;    /* the updater is blocked in FUTEX_WAIT */
 
+/* ---- the registry's thread count (IDLE) ---- */
+bool registered[NR]; /* on the registry's list (changed under its lock: visible at once to the
+                      * scans, which take the lock too) */
+byte nthreads = 0;   /* registry count, read without the lock by the idle fast path */
+#ifdef IDLE
+#define REG_INIT 0
+#else
+#define REG_INIT 1   /* every reader registered from the start */
+#endif
+
 /* ---- store buffers (depth one) ---- */
 bool rsb_full[NR];   /* reader i has a pending store to ctr[i] */
 byte rsb_val[NR];
+/* Reader i's pending store to nthreads (IDLE): 0 none, 1 +1, 2 -1. A slot of its own, so that
+ * it can stay pending while the reader's ctr store goes out: TSO keeps the two in order, the
+ * model does not, which only adds behaviours no check depends on (the idle path reads the
+ * count, never a ctr; a scan reads ctrs, never the count). */
+byte rsb_nth[NR];
 #define V_PTR 0
 #define V_RCTR 1
 #define V_FUTEX 2
@@ -117,11 +141,32 @@ inline r_store(i, v) {
 		rsb_val[i] = v
 	}
 }
+inline r_commit_nth(i) {
+	if
+	:: rsb_nth[i] == 1 -> nthreads++
+	:: rsb_nth[i] == 2 -> nthreads--
+	fi;
+	rsb_nth[i] = 0
+}
+/* a store of reader i to nthreads: +1 (d = 1) or -1 (d = 2) */
+inline r_store_nth(i, d) {
+	atomic {
+		if
+		:: rsb_nth[i] != 0 -> r_commit_nth(i)
+		:: else -> skip
+		fi;
+		rsb_nth[i] = d
+	}
+}
 /* full fence of reader i */
 inline r_fence(i) {
 	atomic {
 		if
 		:: rsb_full[i] -> r_commit(i)
+		:: else -> skip
+		fi;
+		if
+		:: rsb_nth[i] != 0 -> r_commit_nth(i)
 		:: else -> skip
 		fi
 	}
@@ -165,6 +210,10 @@ inline membarrier() {
 			:: rsb_full[j] -> r_commit(j)
 			:: else -> skip
 			fi;
+			if
+			:: rsb_nth[j] != 0 -> r_commit_nth(j)
+			:: else -> skip
+			fi;
 			j++
 		:: else -> break
 		od
@@ -182,14 +231,14 @@ inline heavy_barrier() {
 /* memb_holds(): in a section, with a snapshot older than cur */
 #define HOLDS(c, cur) (((c) % 4) != 0 && ((c) / 4) != (cur))
 
-/* count_holders(): one acquire load of each reader's ctr */
+/* count_holders(): one acquire load of each registered reader's ctr */
 inline count_holders(cur) {
 	nh = 0;
 	j = 0;
 	do
 	:: j < NR ->
 		if
-		:: HOLDS(ctr[j], cur) -> nh++
+		:: registered[j] && HOLDS(ctr[j], cur) -> nh++
 		:: else -> skip
 		fi;
 		j++
@@ -202,6 +251,7 @@ active [NR] proctype reader_flusher() {
 	byte i = _pid; /* pids 0..NR-1 */
 end:	do
 	:: atomic { rsb_full[i] -> r_commit(i) }
+	:: atomic { rsb_nth[i] != 0 -> r_commit_nth(i) }
 	od
 }
 
@@ -216,6 +266,18 @@ proctype reader(byte i) {
 	bool w;
 	bit old;
 
+#ifdef IDLE
+	/* registry_add() on the first section (memb_lock_slow): lock (a locked RMW: drains the
+	 * buffer), link, count + 1, full fence (not in NO_REG_FENCE), unlock */
+	atomic {
+		r_fence(i);
+		registered[i] = 1
+	};
+	r_store_nth(i, 1);
+#ifndef NO_REG_FENCE
+	r_fence(i);
+#endif
+#endif
 	do
 	:: k < NSECT ->
 		/* rcu_read_lock(), outermost: snapshot, nesting 1, compiler barrier only */
@@ -278,7 +340,17 @@ proctype reader(byte i) {
 		fi;
 		k++
 	:: else -> break
-	od
+	od;
+#ifdef IDLE
+	/* thread exit: registry_del(): lock (drains), unlink, store-release of count - 1 */
+	atomic {
+		r_fence(i);
+		registered[i] = 0
+	};
+	r_store_nth(i, 2)
+#else
+	skip
+#endif
 }
 
 proctype updater() {
@@ -293,6 +365,14 @@ proctype updater() {
 		/* synchronize_rcu(): grace__gp_snap() and seq_start are separated from the
 		 * flavor's part by full fences (core/gp.c argument (1)) */
 		u_fence();
+#ifdef IDLE
+		/* the idle fast path: no registered thread (the updater is not one): no barrier A,
+		 * no step P, no scan (grace__registry_alone(), an acquire load of the count) */
+		if
+		:: nthreads == 0 -> goto gp_over
+		:: else -> skip
+		fi;
+#endif
 		/* memb_wait_readers(): barrier A */
 		if
 		:: MB_A -> heavy_barrier()
@@ -317,7 +397,7 @@ proctype updater() {
 				do
 				:: j < NR ->
 					if
-					:: HOLDS(ctr[j], cur) ->
+					:: registered[j] && HOLDS(ctr[j], cur) ->
 						atomic { /* fetch_or: a locked RMW */
 							u_fence();
 							waiter[j] = 1
@@ -341,7 +421,7 @@ proctype updater() {
 				do
 				:: j < NR ->
 					if
-					:: HOLDS(ctr[j], cur) ->
+					:: registered[j] && HOLDS(ctr[j], cur) ->
 						nh++;
 						if
 						:: !waiter[j] -> unflagged++
@@ -376,6 +456,7 @@ proctype updater() {
 			fi
 		od;
 		/* the grace period is over: free the old object. Safety: no reader is using it. */
+gp_over:
 		atomic {
 			j = 0;
 			do
@@ -401,6 +482,8 @@ init {
 		i = 0;
 		do
 		:: i < NR ->
+			registered[i] = REG_INIT;
+			nthreads = nthreads + REG_INIT;
 			run reader(i);
 			i++
 		:: else -> break

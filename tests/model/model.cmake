@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# The Promela model of the default flavor (memb.pml), checked with spin by check.sh: the protocol
-# must hold and every deliberately broken variant must be caught. The model does not depend on
+# The Promela models, checked with spin by check.sh: the default flavor (memb.pml, its idle fast
+# path included) and the callback engine's barrier markers and in-flight batch across fork()
+# (barrier.pml). The protocols must hold and every deliberately broken variant must be caught. The model does not depend on
 # the build, so it runs in the release configuration only (the debug and sanitizer builds
 # would repeat the same check); check.sh --full is the deeper run (about 1 GB, minutes).
 find_program(GRACE_SPIN spin)

@@ -18,7 +18,7 @@
  * QSBR: `ctr` is 0 while the thread is offline, else the grace-period counter it last observed.
  */
 #define GRACE__R_NEST_MASK 0xffffull
-#define GRACE__R_NEST_HIGH 0x8000ull /* nesting this deep is reported as a misuse */
+#define GRACE__R_NEST_HIGH 0x8000ull /* nesting this deep is a misuse: the limit is 0x7fff */
 #define GRACE__R_SLOW 0x10000ull
 #define GRACE__R_LOW (GRACE__R_NEST_MASK | GRACE__R_SLOW)
 #define GRACE__R_SNAP_SHIFT 17

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: MIT
+# Regressions of issue 12: one test per fault, each failing on the code the issue was filed
+# against. The fault-injection suite is in suite.cmake.
+grace_test(NAME fault_regress_fork SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_fork.c TIMEOUT 300)
+grace_test(NAME fault_regress_exit SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_exit.c TIMEOUT 300)
+grace_test(NAME fault_regress_bounds SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_bounds.c TIMEOUT 300)
+grace_test(NAME fault_regress_idr SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_idr.c CXX TIMEOUT 60)
+grace_test(NAME fault_regress_nesting SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_nesting.c TIMEOUT 120)
+grace_test(NAME fault_regress_nesting_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_nesting.c
+           TIMEOUT 120 ENV GRACE_NO_MEMBARRIER=1)
+grace_test(NAME fault_regress_debug0 SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_debug0.c TIMEOUT 60)
+
+# Fault 4: dlclose() of a plugin that pulled grace in. The plugin links libgrace.so (or has
+# libgrace.a inside it); the loader does not link grace at all.
+add_library(fault_plugin MODULE ${CMAKE_CURRENT_LIST_DIR}/plugin.c)
+target_link_libraries(fault_plugin PRIVATE grace)
+target_compile_options(fault_plugin PRIVATE ${GRACE_WARN})
+add_library(fault_plugin_static MODULE ${CMAKE_CURRENT_LIST_DIR}/plugin.c)
+target_link_libraries(fault_plugin_static PRIVATE grace_static)
+target_compile_options(fault_plugin_static PRIVATE ${GRACE_WARN})
+add_executable(fault_regress_dlclose ${CMAKE_CURRENT_LIST_DIR}/regress_dlclose.c)
+target_compile_options(fault_regress_dlclose PRIVATE ${GRACE_WARN})
+target_link_libraries(fault_regress_dlclose PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+add_test(NAME fault_regress_dlclose COMMAND fault_regress_dlclose $<TARGET_FILE:fault_plugin>)
+add_test(NAME fault_regress_dlclose_static
+         COMMAND fault_regress_dlclose $<TARGET_FILE:fault_plugin_static>)
+set_tests_properties(fault_regress_dlclose fault_regress_dlclose_static PROPERTIES
+                     TIMEOUT 120 LABELS quick)

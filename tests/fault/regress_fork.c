@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Regressions of issue 12, faults 1 and 2: fork() while the callback engine is busy.
+ *  1. fork() while another thread is inside rcu_barrier(): the parent's barrier markers are
+ *     still queued in the child; the child's own barrier must wait for every callback the child
+ *     queued, not return on a marker of the parent's barrier.
+ *  2. fork() while a worker is invoking a batch: the batch already taken for invocation must
+ *     run in the child (docs/guide.md: the parent's queued callbacks run in the child), so that
+ *     after srcu_barrier() nothing is pending and cleanup_srcu_struct() frees the domain.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <grace/grace.h>
+
+#include "fault.h"
+#include "gtest_lite.h"
+
+/* ---- 1: fork during rcu_barrier() ---- */
+
+struct cb_obj {
+	struct rcu_head rh;
+};
+
+static unsigned long child_cbs; /* callbacks queued by the child that have run */
+static int reader_state;        /* 1: inside its section; 2: told to leave */
+
+static void slow_child_cb(struct rcu_head *h)
+{
+	fault_sleep_ms(1); /* slow: a barrier that returns early is caught before they all run */
+	__atomic_fetch_add(&child_cbs, 1, __ATOMIC_RELAXED);
+	free(h);
+}
+
+static void plain_cb(struct rcu_head *h)
+{
+	free(h);
+}
+
+static void *reader_main(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	__atomic_store_n(&reader_state, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&reader_state, __ATOMIC_ACQUIRE) != 2)
+		fault_sleep_ms(1);
+	rcu_read_unlock();
+	return NULL;
+}
+
+static int barrier_state; /* 1: about to call rcu_barrier(); 2: returned */
+
+static void *barrier_main(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&barrier_state, 1, __ATOMIC_RELEASE);
+	rcu_barrier();
+	__atomic_store_n(&barrier_state, 2, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Queue one callback from each CPU, so that every queue has a worker (and gets a marker). */
+static void queue_on_every_cpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	cpu_set_t old;
+
+	sched_getaffinity(0, sizeof(old), &old);
+	for (long c = 0; c < n && c < CPU_SETSIZE; c++) {
+		cpu_set_t one;
+		if (!CPU_ISSET((int)c, &old))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET((int)c, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			call_rcu(&((struct cb_obj *)calloc(1, sizeof(struct cb_obj)))->rh,
+				 plain_cb);
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
+#define CHILD_CBS 100
+
+static void child_barrier(void *arg)
+{
+	(void)arg;
+	alarm(60);
+	for (int i = 0; i < CHILD_CBS; i++)
+		call_rcu(&((struct cb_obj *)calloc(1, sizeof(struct cb_obj)))->rh, slow_child_cb);
+	rcu_barrier();
+	unsigned long ran = __atomic_load_n(&child_cbs, __ATOMIC_RELAXED);
+	if (ran != CHILD_CBS) {
+		fprintf(stderr, "child: rcu_barrier() returned with %lu of %d callbacks run\n", ran,
+			CHILD_CBS);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+TEST(fork_during_rcu_barrier)
+{
+	static char err[8192];
+	pthread_t rd, br;
+
+	queue_on_every_cpu();
+	rcu_barrier(); /* every worker started and idle */
+	for (int round = 0; round < 3; round++) {
+		__atomic_store_n(&reader_state, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&barrier_state, 0, __ATOMIC_RELAXED);
+		pthread_create(&rd, NULL, reader_main, NULL);
+		while (__atomic_load_n(&reader_state, __ATOMIC_ACQUIRE) != 1)
+			fault_sleep_ms(1);
+		queue_on_every_cpu();
+		pthread_create(&br, NULL, barrier_main, NULL);
+		while (__atomic_load_n(&barrier_state, __ATOMIC_ACQUIRE) != 1)
+			fault_sleep_ms(1);
+		/* The barrier waits for the reader: its markers are queued behind the grace period
+		 * the reader holds. Give the workers time to queue them. */
+		fault_sleep_ms(100);
+		CHECK(__atomic_load_n(&barrier_state, __ATOMIC_ACQUIRE) == 1);
+		struct fault_child c = fault_run(child_barrier, NULL, 60, err, sizeof(err));
+		__atomic_store_n(&reader_state, 2, __ATOMIC_RELEASE);
+		pthread_join(rd, NULL);
+		pthread_join(br, NULL);
+		char how[96];
+		CHECK_MSG(fault_exited(&c, 0), "round %d: child %s: %s", round,
+			  fault_how(&c, how, sizeof(how)), err);
+	}
+}
+
+/* ---- 2: fork while a worker invokes a batch ---- */
+
+#define SLOW_CBS 300
+static unsigned long slow_ran;
+static struct cb_obj slow_objs[SLOW_CBS];
+static struct srcu_struct fork_srcu;
+
+static void slow_cb(struct rcu_head *h)
+{
+	(void)h;
+	fault_sleep_ms(1);
+	__atomic_fetch_add(&slow_ran, 1, __ATOMIC_RELAXED);
+}
+
+static void child_inflight(void *arg)
+{
+	(void)arg;
+	alarm(60);
+	srcu_barrier(&fork_srcu);
+	struct grace_cb_stats st;
+	grace_srcu_callback_stats(&fork_srcu, &st);
+	unsigned long ran = __atomic_load_n(&slow_ran, __ATOMIC_RELAXED);
+	if (ran != SLOW_CBS || st.pending != 0) {
+		fprintf(stderr,
+			"child: after srcu_barrier(): %lu of %d callbacks ran, %llu pending\n", ran,
+			SLOW_CBS, (unsigned long long)st.pending);
+		_exit(1);
+	}
+	cleanup_srcu_struct(&fork_srcu);
+	_exit(0);
+}
+
+TEST(fork_while_worker_invokes)
+{
+	static char err[8192];
+
+	CHECK(init_srcu_struct(&fork_srcu) == 0);
+	for (int round = 0; round < 3; round++) {
+		__atomic_store_n(&slow_ran, 0, __ATOMIC_RELAXED);
+		for (int i = 0; i < SLOW_CBS; i++)
+			call_srcu(&fork_srcu, &slow_objs[i].rh, slow_cb);
+		/* Fork while the worker is in the middle of the batch. */
+		while (__atomic_load_n(&slow_ran, __ATOMIC_RELAXED) < 20)
+			fault_sleep_ms(1);
+		struct fault_child c = fault_run(child_inflight, NULL, 60, err, sizeof(err));
+		srcu_barrier(&fork_srcu);
+		CHECK(__atomic_load_n(&slow_ran, __ATOMIC_RELAXED) == SLOW_CBS);
+		char how[96];
+		CHECK_MSG(fault_exited(&c, 0), "round %d: child %s: %s", round,
+			  fault_how(&c, how, sizeof(how)), err);
+	}
+	cleanup_srcu_struct(&fork_srcu);
+}
+
+GT_MAIN()
