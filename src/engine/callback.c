@@ -54,6 +54,7 @@
 #include "core/lock.h"
 #include "core/sys.h"
 #include "core/wait.h"
+#include "engine/free.h"
 #include "engine/policy.h"
 
 #define NSEG 8
@@ -280,6 +281,11 @@ static void invoke(struct grace__cbdom *d, struct cbq *q, struct rcu_head **chai
 				publish_invoked(d, q, n);
 				n = 0;
 				marker_fn(l);
+			} else if (grace__free_is_offset(l->func)) {
+				/* free_rcu() on the engine path (engine/free.h): no function, the
+				 * head's offset in the object to free(). */
+				grace__free_head(l);
+				n++;
 			} else {
 				l->func(l);
 				n++;
