@@ -593,7 +593,8 @@ static void stop_workers(struct grace__cbdom *d)
 			continue;
 		wake_worker(w);
 		pthread_join(w->th, NULL);
-		w->started = 0;
+		/* Atomic: a thread still running at exit may read it in call_*(). */
+		grace_store_relaxed(&w->started, 0u);
 	}
 }
 

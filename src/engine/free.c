@@ -23,16 +23,20 @@
  *    small, more when it grows, so that frees follow allocations instead of coming in bulk.
  *  - a monitor: an rcu_head queued on the flavor's engine while the cache holds pointers. When
  *    the engine invokes it (after a grace period), a cache whose owner has made no call since
- *    the monitor was queued is taken: ready pointers are freed by the worker, the other blocks
- *    are handed to the engine as callbacks (blk_cb). An owner that keeps calling gets the
- *    monitor requeued. So a thread that stops calling does not keep its objects.
+ *    the monitor last looked, twice in a row (MON_IDLE_RUNS), is taken: ready pointers are
+ *    freed by the worker, the other blocks are handed to the engine as callbacks (blk_cb). An
+ *    owner that keeps calling gets the monitor requeued. So a thread that stops calling does
+ *    not keep its objects.
  *  - a thread that exits hands its blocks to the engine; at process exit every cache is
  *    emptied the same way, and the engine's exit drain (registered before our exit handler, so
  *    it runs after it) frees them: nothing leaks.
  * Per-thread bound: past THREAD_HARD pointers held, a free_rcu() that may wait (not in a
  * read-side section, not in a callback, not srcu) waits for the oldest block's grace period, at
  * most the stall timeout (at least 1 s), then frees that block, as call_rcu() waits at its hard
- * limit. Blocks handed to the engine count against the engine's limits, one callback each.
+ * limit. Blocks handed to the engine count against the engine's limits, one callback each; the
+ * monitor can hand them over only once grace periods complete again, so while a reader stalls
+ * a thread never has more than THREAD_HARD (+ one block) waiting, and after the stall the
+ * blocks a monitor took (at most as many again) wait for one more grace period.
  *
  * Correctness (no pointer is freed before a grace period that began after its free_rcu call):
  *  (1) The caller removed the object from every reader's view before calling free_rcu(); the
@@ -91,6 +95,10 @@
 #define THREAD_HARD 65536u
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call past THREAD_HARD */
 #define POISON_BYTE 0x6b
+/* The monitor takes a cache whose owner made no call during this many of its runs (one grace
+ * period apart): more than one, so that an owner merely preempted (by the very worker that runs
+ * the monitor, on a busy machine) keeps its cache. */
+#define MON_IDLE_RUNS 2u
 
 void (*grace__free_fn)(void *ptr) = free;
 
@@ -302,6 +310,8 @@ struct fcache {
 	struct grace__flavor *f;
 	uint64_t mon_calls; /* calls when the monitor was queued or last looked */
 	uint32_t dead;      /* the owner exited: the monitor frees the cache */
+	uint32_t waiting;   /* the owner waits in over_limit(): busy, not idle */
+	uint32_t mon_idle;  /* monitor runs in a row that found no call */
 	struct rcu_head mon;
 	struct fcache *prev, *next; /* all_caches, under all_lock */
 };
@@ -474,15 +484,20 @@ static void mon_cb(struct rcu_head *h)
 		if (c->dead) {
 			c->mon_armed = 0; /* the owner exited: the cache is empty and unlinked */
 			destroy = true;
-		} else if (c->calls != c->mon_calls) {
+		} else if (c->calls != c->mon_calls || c->waiting) {
 			c->mon_calls = c->calls; /* the owner is active: look again */
+			c->mon_idle = 0;
 			requeue = true;
+		} else if (c->held && ++c->mon_idle < MON_IDLE_RUNS) {
+			requeue = true; /* idle once: the owner may only have been preempted */
 		} else if (c->held) {
-			/* No call for a whole grace period: take its blocks. */
+			/* No call for MON_IDLE_RUNS grace periods: take its blocks. */
 			dispose(c->f, detach(c), &ready);
 			c->mon_armed = 0;
+			c->mon_idle = 0;
 		} else {
 			c->mon_armed = 0; /* nothing left to watch: the owner queues us again */
+			c->mon_idle = 0;
 		}
 		c_unlock(c);
 	}
@@ -686,13 +701,16 @@ static GRACE_COLD void over_limit(struct fcache *c, const char *call)
 	if (!c->first && c->cur)
 		seal(c);
 	have = c->first != NULL;
-	if (have)
+	if (have) {
 		ck = c->first->cookie;
+		c->waiting = 1; /* the monitor must not take the cache from a waiting owner */
+	}
 	c_unlock(c);
 	if (!have)
 		return;
 	wait_bounded(f, ck, call);
 	c_lock(c);
+	c->waiting = 0;
 	n = pop_ready(c, (unsigned int)FBLK_N, out);
 	c_unlock(c);
 	for (unsigned int i = 0; i < n; i++)
