@@ -403,7 +403,7 @@ static void seal(struct fcache *c)
 }
 
 /* Take up to max pointers whose grace period has ended, oldest first, into out. c locked. */
-static unsigned int pop_ready(struct fcache *c, unsigned int max, void **out)
+static inline unsigned int pop_ready(struct fcache *c, unsigned int max, void **out)
 {
 	unsigned int n = 0;
 	struct fblk *b;
@@ -597,10 +597,10 @@ static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 	return c;
 }
 
-/* The calling thread's cache for f, created on first use; NULL: use the engine path. */
-static inline struct fcache *cache_of(struct grace__flavor *f)
+/* The calling thread's cache for f (slot s = slot_of(f)), created on first use; NULL: use the
+ * engine path. */
+static inline __attribute__((always_inline)) struct fcache *cache_of(struct grace__flavor *f, int s)
 {
-	int s = slot_of(f);
 	struct fcache *c;
 
 	if (s < 0)
@@ -687,8 +687,9 @@ static GRACE_COLD void wait_bounded(struct grace__flavor *f, uint64_t ck, const 
 }
 
 /* More than THREAD_HARD pointers held: wait for the oldest block, then free it. */
-static GRACE_COLD void over_limit(struct fcache *c, const char *call)
+static GRACE_COLD void over_limit(struct fcache *c, bool headless)
 {
+	const char *call = headless ? names_of(c->f)->ptr : names_of(c->f)->head;
 	struct grace__flavor *f = c->f;
 	void *out[FBLK_N];
 	uint64_t ck = 0;
@@ -717,14 +718,17 @@ static GRACE_COLD void over_limit(struct fcache *c, const char *call)
 		release_obj(out[i]);
 }
 
+/* How many ready pointers a call frees: BURST_MIN, one more per 128 held (about a block). */
 static inline unsigned int burst(size_t held)
 {
-	size_t k = BURST_MIN + held / FBLK_N;
+	size_t k = BURST_MIN + (held >> 7);
 	return k < BURST_MAX ? (unsigned int)k : BURST_MAX;
 }
 
-/* Queue p in the caller's cache and free a few ready pointers. false: no block (no memory). */
-static bool cache_put(struct fcache *c, void *p, const char *call)
+/* Queue p in the caller's cache and free a few ready pointers. false: no block (no memory).
+ * Inlined into each entry point: the whole fast path is one function. */
+static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, void *p,
+							    bool headless)
 {
 	void *out[BURST_MAX];
 	unsigned int n;
@@ -761,13 +765,24 @@ static bool cache_put(struct fcache *c, void *p, const char *call)
 	if (arm)
 		grace__flavor_call(c->f, &c->mon, mon_cb);
 	if (GRACE_UNLIKELY(held > THREAD_HARD))
-		over_limit(c, call);
+		over_limit(c, headless);
 	return true;
 }
 
 /* ---- the entry points ---- */
 
-void grace__free(struct grace__flavor *f, void *ptr, struct rcu_head *head)
+static GRACE_COLD GRACE_NORETURN void bad_head(struct grace__flavor *f, void *ptr,
+					       struct rcu_head *head)
+{
+	grace__misuse_fatal(
+		names_of(f)->head,
+		"the rcu_head %p does not lie within the first %u bytes of the object %p",
+		(void *)head, GRACE__FREE_OFFSET_LIMIT, ptr);
+}
+
+/* free_rcu(): s is slot_of(f), a constant in the exported functions. */
+static inline __attribute__((always_inline)) void free_head(struct grace__flavor *f, int s,
+							    void *ptr, struct rcu_head *head)
 {
 	uintptr_t off = (uintptr_t)head - (uintptr_t)ptr;
 	struct fcache *c;
@@ -775,16 +790,20 @@ void grace__free(struct grace__flavor *f, void *ptr, struct rcu_head *head)
 	if (!ptr)
 		return;
 	if (GRACE_UNLIKELY(!head || off >= GRACE__FREE_OFFSET_LIMIT))
-		grace__misuse_fatal(names_of(f)->head,
-				    "the rcu_head %p does not lie within the first %u bytes of the "
-				    "object %p",
-				    (void *)head, GRACE__FREE_OFFSET_LIMIT, ptr);
+		bad_head(f, ptr, head);
+#if GRACE__LIB_DEBUG
 	dbg_add(ptr, names_of(f)->head);
-	c = cache_of(f);
-	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, names_of(f)->head)))
+#endif
+	c = cache_of(f, s);
+	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, false)))
 		return;
 	/* The engine path: the head carries the offset in place of a function (free.h). */
 	grace__flavor_call(f, head, (rcu_callback_t)(off + 1));
+}
+
+void grace__free(struct grace__flavor *f, void *ptr, struct rcu_head *head)
+{
+	free_head(f, slot_of(f), ptr, head);
 }
 
 #if GRACE__LIB_DEBUG
@@ -800,33 +819,44 @@ static void check_may_sleep(struct grace__flavor *f, const char *call)
 }
 #endif
 
-void grace__free_ptr(struct grace__flavor *f, void *ptr)
+/* The headless engine path: a carrier, or with no memory a grace period waited for here. */
+static GRACE_NOINLINE void free_ptr_engine(struct grace__flavor *f, void *ptr)
 {
-	const char *call;
-	struct fcache *c;
-	struct carrier *k;
+	struct carrier *k = (struct carrier *)malloc(sizeof(*k));
 
-	if (!ptr)
-		return;
-	call = names_of(f)->ptr;
-#if GRACE__LIB_DEBUG
-	check_may_sleep(f, call);
-#endif
-	dbg_add(ptr, call);
-	c = cache_of(f);
-	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, call)))
-		return;
-	k = (struct carrier *)malloc(sizeof(*k));
 	if (k) {
 		k->p = ptr;
 		grace__flavor_call(f, &k->rh, carrier_cb);
 		return;
 	}
 	/* No memory to queue it: wait for a grace period here, then free (the "mightsleep"). */
-	int tok = f->hooks->enter_wait(f, call);
+	int tok = f->hooks->enter_wait(f, names_of(f)->ptr);
 	grace__gp_wait(f->gp, grace__gp_snap(f->gp), 0);
 	f->hooks->leave_wait(f, tok);
 	release_obj(ptr);
+}
+
+/* free_rcu_mightsleep(): s is slot_of(f). */
+static inline __attribute__((always_inline)) void free_ptr(struct grace__flavor *f, int s,
+							   void *ptr)
+{
+	struct fcache *c;
+
+	if (!ptr)
+		return;
+#if GRACE__LIB_DEBUG
+	check_may_sleep(f, names_of(f)->ptr);
+	dbg_add(ptr, names_of(f)->ptr);
+#endif
+	c = cache_of(f, s);
+	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, true)))
+		return;
+	free_ptr_engine(f, ptr);
+}
+
+void grace__free_ptr(struct grace__flavor *f, void *ptr)
+{
+	free_ptr(f, slot_of(f), ptr);
 }
 
 void grace__free_barrier(struct grace__flavor *f)
@@ -882,12 +912,12 @@ void grace__op_free_barrier(void *ctx)
 
 void grace_rcu_free(void *ptr, struct rcu_head *head)
 {
-	grace__free(&grace__memb_flavor, ptr, head);
+	free_head(&grace__memb_flavor, 0, ptr, head);
 }
 
 void grace_rcu_free_ptr(void *ptr)
 {
-	grace__free_ptr(&grace__memb_flavor, ptr);
+	free_ptr(&grace__memb_flavor, 0, ptr);
 }
 
 void grace_rcu_free_barrier(void)
@@ -897,12 +927,12 @@ void grace_rcu_free_barrier(void)
 
 void grace_qsbr_free(void *ptr, struct rcu_head *head)
 {
-	grace__free(&grace__qsbr_flavor, ptr, head);
+	free_head(&grace__qsbr_flavor, 1, ptr, head);
 }
 
 void grace_qsbr_free_ptr(void *ptr)
 {
-	grace__free_ptr(&grace__qsbr_flavor, ptr);
+	free_ptr(&grace__qsbr_flavor, 1, ptr);
 }
 
 void grace_qsbr_free_barrier(void)
