@@ -654,9 +654,11 @@ static void ftls_destroy(void *arg)
 
 /* Wait until cookie ck has completed, at most the stall timeout (at least 1 s): past it, say
  * so once and return. The engine's worker drives the grace period (the block's seal asked for
- * it). The sleep follows grace__gp_wait(): event read before the re-check, sleeper counted with
- * a seq_cst RMW that pairs with the driver's seq_cst increment of event in gp_release(); the
- * 50 ms timeout bounds any wake-up lost anyway. */
+ * it). The sleep follows grace__gp_wait(): event read before the check, the sleeper counted
+ * with a seq_cst increment and a full barrier before it checks seq, the store-buffering pair of
+ * the driver's seq_end and its load of nsleepers in core/gp.c (either we see seq_end, or the
+ * driver sees us counted, bumps event and wakes us); the 50 ms timeout bounds any wake-up lost
+ * anyway. */
 static GRACE_COLD void wait_bounded(struct grace__flavor *f, uint64_t ck, const char *call)
 {
 	struct grace__gp *gp = f->gp;
@@ -679,6 +681,7 @@ static GRACE_COLD void wait_bounded(struct grace__flavor *f, uint64_t ck, const 
 		}
 		uint32_t ev = grace_load_acquire(&gp->event);
 		grace_fetch_add(&gp->nsleepers, 1u, __ATOMIC_SEQ_CST);
+		grace_smp_mb_after_rmw(); /* the count before the check of seq (see above) */
 		if (!grace__gp_done(gp, ck))
 			grace__futex_wait(&gp->event, ev, 50 * 1000000ll);
 		grace_fetch_sub(&gp->nsleepers, 1u, __ATOMIC_SEQ_CST);
