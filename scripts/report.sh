@@ -48,7 +48,7 @@ script_of() {
     *) echo "bench/$1/run.sh" ;;
   esac
 }
-order=(readside callbacks rseq srcu hashtable hashapi semop scaling)
+order=(readside callbacks rseq srcu hashtable free hashapi semop scaling)
 families=()
 missing=()
 for f in "${order[@]}"; do

@@ -200,12 +200,29 @@ static void wd_fire(int sig)
 
 /* ---- the designs ----------------------------------------------------------------------- */
 
-/* clang-format off */
-#define HB_DESIGNS(X) \
-	X(ideal) X(gspin) X(grw) X(bspin) X(brw) X(brlock) X(refcnt) X(grace_sync) \
-	X(grace_call) X(grace_poll) X(qsbr_sync) X(qsbr_call) \
-	HB_DESIGNS_SRCU(X) HB_DESIGNS_URCU(X) HB_DESIGNS_CHECK(X)
-/* clang-format on */
+/* The designs, in --list order. */
+#define HB_DESIGNS_BASE(X) \
+	X(ideal)           \
+	X(gspin)           \
+	X(grw)             \
+	X(bspin)           \
+	X(brw)             \
+	X(brlock)          \
+	X(refcnt)
+#define HB_DESIGNS_GRACE(X) \
+	X(grace_sync)       \
+	X(grace_call)       \
+	X(grace_free)       \
+	X(grace_poll)       \
+	X(qsbr_sync)        \
+	X(qsbr_call)        \
+	X(never_free)
+#define HB_DESIGNS(X)       \
+	HB_DESIGNS_BASE(X)  \
+	HB_DESIGNS_GRACE(X) \
+	HB_DESIGNS_SRCU(X)  \
+	HB_DESIGNS_URCU(X)  \
+	HB_DESIGNS_CHECK(X)
 #if HB_CHECK
 #define HB_DESIGNS_CHECK(X) X(broken)
 #else

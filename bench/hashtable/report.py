@@ -24,10 +24,12 @@ import gracereport as gr  # noqa: E402
 
 LOCKS = ["global-spinlock", "global-rwlock", "bucket-spinlock", "bucket-rwlock", "brlock",
          "refcnt"]
-GRACE = ["grace-call", "grace-sync", "grace-poll", "grace-qsbr", "grace-qsbr-sync", "grace-srcu"]
+GRACE = ["grace-call", "grace-free", "grace-sync", "grace-poll", "grace-qsbr", "grace-qsbr-sync",
+         "grace-srcu"]
 PEERS = ["urcu-memb", "urcu-memb-lgpl"]
+REF = ["never-free"]  # the reference PPoPP 2024 measures reclamation against
 RCU = GRACE + PEERS
-ORDER = ["ideal"] + GRACE + PEERS + LOCKS
+ORDER = ["ideal"] + GRACE + PEERS + REF + LOCKS
 LABELS = {
     "ideal": "ideal (1 thread x N)",
     "global-spinlock": "global spinlock",
@@ -37,6 +39,8 @@ LABELS = {
     "brlock": "brlock",
     "refcnt": "refcnt",
     "grace-call": "grace default (call_rcu)",
+    "grace-free": "grace default (free_rcu)",
+    "never-free": "never free (leak; grace read side)",
     "grace-sync": "grace default (synchronize_rcu)",
     "grace-poll": "grace default (polled GP, updater frees)",
     "grace-qsbr": "grace qsbr (call_qsbr)",
@@ -159,9 +163,9 @@ def main():
 
         figs["fig5"] = gr.panels_plot(
             os.path.join(a.out, "hashtable_fig5_updates.png"),
-            [("RCU flavors and the peer", ser5(["ideal"] + RCU)),
-             ("locking designs (grace default with call_rcu for reference)",
-              ser5(["ideal", "grace-call"] + LOCKS))],
+            [("RCU flavors, the peer, never-free", ser5(["ideal"] + RCU + REF)),
+             ("locking designs (grace default with call_rcu and free_rcu for reference)",
+              ser5(["ideal", "grace-call", "grace-free"] + LOCKS))],
             "fraction of operations that are updates (symlog scale)",
             "operations (M/s%s, log scale)" % (", per CPU-second x threads"
                                                if metric == "cpu" else ""),
@@ -260,6 +264,50 @@ def main():
         return gr.md_table(["RCU design \\ lock"] + [label(lk) for lk in locks_here],
                            [[label(r)] + [xo(r, lk, src) for lk in locks_here]
                             for r in rcu_here])
+
+    # ---- issue 13: the seeds' crossover with free_rcu, and where call_rcu lands ----
+    XO_NEED, SPIN_NEED, NF_NEED = 0.25, 1.5, 0.9
+
+    def xo_target(r, src):
+        """(cell text, met?) for "r beats the per-bucket spinlock up to >= XO_NEED"."""
+        if not fracs or not has(r, ut) or not has("bucket-spinlock", ut):
+            return "n/a", None
+        x, kind = xo_raw(r, "bucket-spinlock", src)
+        if kind == "at":
+            return gr.fmt(x, 2), x >= XO_NEED
+        if kind == "never-loses":
+            return "beyond %s" % gr.fmt(x, 2), True
+        if kind == "never-wins":
+            return "never (not at %s)" % gr.fmt(x, 2), False
+        return "n/a", None
+
+    def verdict(w, c):
+        if w is None and c is None:
+            return "n/a"
+        return " / ".join("-" if v is None else ("**met**" if v else "**missed**")
+                          for v in (w, c))
+
+    i13_designs = [d for d in ["grace-free", "grace-call", "grace-poll", "grace-qsbr"] + PEERS
+                   if has(d, ut)] if ut else []
+    i13_rows = []
+    for d in i13_designs:
+        xw, mw = xo_target(d, W)
+        xc, mc = xo_target(d, C) if C else ("n/a", None)
+        cells = [label(d), xw, xc]
+        for den, need in (("bucket-spinlock", SPIN_NEED), ("never-free", NF_NEED)):
+            rw = gr.ratio(med(d, T, 0.1, W), med(den, T, 0.1, W))
+            rc = gr.ratio(med(d, T, 0.1, C), med(den, T, 0.1, C))
+            cells += [gr.fmt_x(rw), gr.fmt_x(rc)]
+        i13_rows.append(cells)
+        if d in ("grace-free", "grace-call"):
+            note = "" if d == "grace-free" else "call_rcu, against the same targets"
+            tg.append(["%s stops beating per-bucket spinlock at (update fraction)" % label(d),
+                       ">= %s" % gr.fmt(XO_NEED, 2), xw, xc, verdict(mw, mc), note])
+            target("10%% updates: %s / per-bucket spinlock" % label(d), d, "bucket-spinlock",
+                   0.1, SPIN_NEED, note)
+            if has("never-free", T, 0.1):
+                target("10%% updates: %s / never-free" % label(d), d, "never-free", 0.1,
+                       NF_NEED, note or "never-free: the reference PPoPP 2024 beats")
 
     # ---- paper-vs-ours captions (in the figures' metric) ----
     def pct(d, t):
@@ -400,6 +448,21 @@ def main():
             md.append("The same, wall clock (disturbed by the other work on the machine):\n")
             md.append(cross_table(W))
             md.append("")
+        if i13_rows:
+            md.append("#### free_rcu: the seeds' crossover (issue 13)\n")
+            md.append("At %d threads: the update fraction at which each design stops beating "
+                      "the per-bucket spinlock (target for grace default with free_rcu: >= "
+                      "%s), and its ratio to the per-bucket spinlock (target >= %s) and to "
+                      "never-free (target >= %s) at 10%% updates. *never-free* leaks the old "
+                      "element (the reference PPoPP 2024's schemes are measured against). "
+                      "free_rcu frees on the updater, a few objects per call, into its "
+                      "allocator cache; call_rcu frees on the callback worker.\n"
+                      % (ut, gr.fmt(XO_NEED, 2), gr.fmt_x(SPIN_NEED), gr.fmt_x(NF_NEED)))
+            md.append(gr.md_table(["design", "crossover (wall)", "crossover (CPU)",
+                                   "/ spinlock at 0.1 (wall)", "(CPU)",
+                                   "/ never-free at 0.1 (wall)", "(CPU)"], i13_rows,
+                                  align="lllrrrr"))
+            md.append("")
         mix_rows = [[label(d)] + [gr.fmt(med(d, ut, f)) if (d, ut, f) in S else ""
                                   for f in fracs] for d in designs]
         md.append("Operations, M/s%s, at %d threads, by update fraction:\n"
@@ -437,6 +500,14 @@ def main():
                better="higher", paper="about 1/3 (0.1-0.5 by CPU; LJ 2003 Fig. 5, slides)",
                grace_text=text(xg, kg), other_text=text(xu, ku), note=note,
                words=("higher", "lower"))
+        if has("grace-free", ut):
+            xf, kf = xo_raw("grace-free", "bucket-spinlock", S)
+            hl.add("Update fraction where grace default with free_rcu stops beating the "
+                   "per-bucket spinlock", xf if kf in ("at", "never-loses") else None,
+                   xu if ku == "at" else None, label(peer), better="higher",
+                   paper="about 1/3 (0.1-0.5 by CPU; LJ 2003 Fig. 5, slides)",
+                   target=("grace", ">=", 0.25), grace_text=text(xf, kf),
+                   other_text=text(xu, ku), note=note, words=("higher", "lower"))
     hl.write(a.out)
     print("hashtable: wrote %s" % path)
 

@@ -4,7 +4,8 @@
 # DIR/hashtable.md (+ hashtable.csv, hashtable_summary.csv, hashtable.headlines.json, PNG plots).
 #   bench/hashtable/run.sh [--out DIR] [--quick]   build dir from $GRACE_BUILD (default:
 #                                                  build/bench); DIR defaults to $GRACE_BUILD/results
-# Standard run: read-only at 1, 2, 4, 8 threads and update fractions 0.01..1 at 2 threads,
+# Standard run: read-only at 1, 2, 4, 8 threads and update fractions 0.01..1 at 2 threads
+# (0.2, 0.25, 0.3, 0.4, 0.5 around the seeds' crossover),
 # every design, 5 interleaved repetitions of 0.15 s per point, then instruction counts under
 # callgrind: about 3 minutes on a quiet 2-core machine.
 # --quick: one 0.05 s run per point at a few points (seconds), to check that it all works.
@@ -16,11 +17,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 exe=$build/bench/hashtable/hashbench
 bench_need "$exe"
 if [ $quick = 1 ]; then
-  points=1:0,2:0,4:0,2:0.1,2:1
+  points=1:0,2:0,4:0,2:0.1,2:0.3,2:1
   reps=${HB_REPS:-1}
   duration=${HB_DURATION:-0.05}
 else
-  points=1:0,2:0,4:0,8:0,2:0.01,2:0.03,2:0.1,2:0.2,2:0.3,2:0.5,2:1
+  # 0.25 and 0.4 locate the crossover the seeds put at 0.2-0.5 (issue 13)
+  points=1:0,2:0,4:0,8:0,2:0.01,2:0.03,2:0.1,2:0.2,2:0.25,2:0.3,2:0.4,2:0.5,2:1
   reps=${HB_REPS:-5}
   duration=${HB_DURATION:-0.15}
 fi

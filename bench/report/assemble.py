@@ -21,13 +21,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gracereport as gr  # noqa: E402
 
-ORDER = ["readside", "callbacks", "rseq", "srcu", "hashtable", "hashapi", "semop", "scaling"]
+ORDER = ["readside", "callbacks", "rseq", "srcu", "hashtable", "free", "hashapi", "semop",
+         "scaling"]
 TITLES = {
     "readside": "Read side",
     "callbacks": "Callbacks and grace-period policies",
     "rseq": "Restartable sequences",
     "srcu": "SRCU",
     "hashtable": "Hash-table lookups: RCU against locking",
+    "free": "free_rcu: memory under a flood of deferred frees",
     "hashapi": "The hash-table API against liburcu's",
     "semop": "System V IPC: semopbench",
     "scaling": "Scaling with the number of CPUs and threads",

@@ -43,6 +43,13 @@ GRACE_BEGIN_DECLS
  * @quiescent_state, @thread_offline, @thread_online: QSBR only; NULL for the others.
  * @call_hurry:            call_rcu_hurry(): as @call, and the grace period starts without the
  *                         adaptive policy's pacing.
+ * @free:                  free_rcu(): free(ptr) after a grace period; head is the object's
+ *                         struct rcu_head (within its first 4096 bytes). NULL ptr: nothing.
+ *                         Same context as @call.
+ * @free_headless:         free_rcu_mightsleep(): the same with no rcu_head; may wait for a
+ *                         grace period (not inside a read-side section or a callback).
+ * @free_barrier:          free_rcu_barrier(): wait until every object queued with @free or
+ *                         @free_headless (by any thread) before the call has been freed.
  */
 struct grace_flavor_ops {
 	const char *name;
@@ -67,6 +74,9 @@ struct grace_flavor_ops {
 	void (*thread_offline)(void);
 	void (*thread_online)(void);
 	void (*call_hurry)(void *ctx, struct rcu_head *head, rcu_callback_t func);
+	void (*free)(void *ctx, void *ptr, struct rcu_head *head);
+	void (*free_headless)(void *ctx, void *ptr);
+	void (*free_barrier)(void *ctx);
 };
 
 /* The default flavor (call_rcu, synchronize_rcu, rcu_barrier, ...). */

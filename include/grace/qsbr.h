@@ -134,6 +134,29 @@ GRACE_API void grace_qsbr_call(struct rcu_head *head, rcu_callback_t func);
 GRACE_API void grace_qsbr_call_hurry(struct rcu_head *head, rcu_callback_t func);
 /** rcu_barrier() for QSBR callbacks. An online caller is put offline for the wait. */
 GRACE_API void grace_qsbr_barrier(void);
+/**
+ * grace_qsbr_free() / free_qsbr(ptr, field) - free_rcu() for QSBR: free(ptr) after a QSBR grace
+ * period. Same semantics, context rules, bound, misuse reports and cost as free_rcu() (rcu.h);
+ * the frees run in the calling thread, a few per later free_qsbr() call. A thread that stops
+ * calling reports quiescent states all the same: its cache is handed to the engine.
+ */
+GRACE_API void grace_qsbr_free(void *ptr, struct rcu_head *head);
+#define free_qsbr(ptr, field)                                              \
+	do {                                                               \
+		__typeof__(ptr) grace__fq_p = (ptr);                       \
+		if (grace__fq_p)                                           \
+			grace_qsbr_free(grace__fq_p, &grace__fq_p->field); \
+	} while (0)
+/**
+ * grace_qsbr_free_ptr() / free_qsbr_mightsleep(ptr) - free_rcu_mightsleep() for QSBR: no
+ * rcu_head; with no memory left it waits for a grace period itself (an online caller is put
+ * offline for the wait, as by synchronize_qsbr()). Not inside qsbr_read_lock() nor from a
+ * callback (debug builds check it at every call).
+ */
+GRACE_API void grace_qsbr_free_ptr(void *ptr);
+/** grace_qsbr_free_barrier() / free_qsbr_barrier() - free_rcu_barrier() for QSBR. An online
+ * caller is put offline for the wait. */
+GRACE_API void grace_qsbr_free_barrier(void);
 /** Polled QSBR grace periods: same semantics as the default flavor's. */
 GRACE_API unsigned long grace_qsbr_get_state(void);
 GRACE_API unsigned long grace_qsbr_start_poll(void);
@@ -193,6 +216,14 @@ GRACE_INLINE void call_qsbr(struct rcu_head *head, rcu_callback_t func)
 GRACE_INLINE void qsbr_barrier(void)
 {
 	grace_qsbr_barrier();
+}
+GRACE_INLINE void free_qsbr_mightsleep(void *ptr)
+{
+	grace_qsbr_free_ptr(ptr);
+}
+GRACE_INLINE void free_qsbr_barrier(void)
+{
+	grace_qsbr_free_barrier();
 }
 GRACE_INLINE unsigned long get_state_synchronize_qsbr(void)
 {

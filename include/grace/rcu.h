@@ -176,6 +176,61 @@ GRACE_API void grace_rcu_call_hurry(struct rcu_head *head, rcu_callback_t func);
 GRACE_API void grace_rcu_barrier(void);
 
 /**
+ * grace_rcu_free() / free_rcu(ptr, field) - free(ptr) after a grace period, with no callback
+ * function to write (the kernel's kfree_rcu()).
+ *
+ * ptr: an object from malloc() (calloc, realloc, aligned_alloc, posix_memalign) that no new
+ *   reader can reach any more; free_rcu() names its struct rcu_head member, grace_rcu_free()
+ *   takes the member's address, which must lie within the object's first 4096 bytes. A NULL
+ *   ptr does nothing. Every reader section that might hold ptr ends before free(ptr) runs.
+ * Where and when: the calling thread keeps the pointer in a per-thread block tagged with a
+ *   grace-period cookie and frees a few ready ones at each of its later free_rcu() calls, so
+ *   the allocator's thread cache stays warm (no bulk frees on another thread). A thread that
+ *   stops calling for a grace period, or exits, hands its blocks to the callback engine; at
+ *   process exit everything is freed. GRACE_FREE_WORKER=1 makes the engine's worker free every
+ *   object instead (as call_rcu() with a free() callback). The rcu_head is written only when
+ *   no block can be allocated: then it is queued on the engine, which never fails.
+ * Context: as call_rcu(): any thread, with locks held, inside a read-side section, from a
+ *   callback; never blocks in the common case. Past 65536 objects waiting in one thread, the
+ *   call waits for the oldest grace period (at most the stall timeout; not inside a read-side
+ *   section or a callback), as call_rcu() waits at its hard limit.
+ * Misuse: a pointer queued twice while it waits is reported in debug builds (message naming
+ *   free_rcu, then abort); debug builds also poison each object (0x6b bytes) before freeing
+ *   it. An rcu_head outside the first 4096 bytes: message and abort.
+ * Cost: a few tens of instructions and one uncontended atomic exchange on the caller's own
+ *   cache line, plus the frees it performs (see docs/api.md, "Measured costs").
+ */
+GRACE_API void grace_rcu_free(void *ptr, struct rcu_head *head);
+#define free_rcu(ptr, field)                                              \
+	do {                                                              \
+		__typeof__(ptr) grace__fr_p = (ptr);                      \
+		if (grace__fr_p)                                          \
+			grace_rcu_free(grace__fr_p, &grace__fr_p->field); \
+	} while (0)
+
+/**
+ * grace_rcu_free_ptr() / free_rcu_mightsleep(ptr) - free(ptr) after a grace period, for an
+ * object with no struct rcu_head (the kernel's kfree_rcu_mightsleep()).
+ *
+ * As free_rcu(), but when no memory is left to queue the pointer it waits for a grace period
+ * itself and frees at once: so it must not be called inside a read-side section, from a
+ * callback, or with a lock held that a reader needs to finish its section. Debug builds check
+ * the first two at every call (message naming free_rcu_mightsleep, abort). A NULL ptr does
+ * nothing. The function liburcu's defer_rcu(free, p) maps onto.
+ */
+GRACE_API void grace_rcu_free_ptr(void *ptr);
+
+/**
+ * grace_rcu_free_barrier() / free_rcu_barrier() - wait until every object given to free_rcu()
+ * or free_rcu_mightsleep() (by any thread) before the call has been freed, then for every
+ * callback queued before it (rcu_barrier()). rcu_barrier() alone does not wait for the objects
+ * still kept by other threads' caches.
+ * Context: blocks; inside a read-side section or from a callback it is a misuse: message naming
+ * the call, then abort.
+ */
+GRACE_API void grace_rcu_free_barrier(void);
+
+/**
  * Polled grace periods (Linux semantics). A cookie names a grace period:
  *  get_state_synchronize_rcu()   cookie of a grace period that must still start; starts nothing.
  *  start_poll_synchronize_rcu()  the same cookie, and makes sure that grace period will run.
@@ -245,6 +300,14 @@ GRACE_INLINE void call_rcu(struct rcu_head *head, rcu_callback_t func)
 GRACE_INLINE void rcu_barrier(void)
 {
 	grace_rcu_barrier();
+}
+GRACE_INLINE void free_rcu_mightsleep(void *ptr)
+{
+	grace_rcu_free_ptr(ptr);
+}
+GRACE_INLINE void free_rcu_barrier(void)
+{
+	grace_rcu_free_barrier();
 }
 GRACE_INLINE unsigned long get_state_synchronize_rcu(void)
 {

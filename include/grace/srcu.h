@@ -228,6 +228,34 @@ GRACE_API void grace_srcu_call_hurry(struct srcu_struct *ssp, struct rcu_head *h
 GRACE_API void grace_srcu_barrier(struct srcu_struct *ssp);
 
 /**
+ * grace_srcu_free() / free_srcu(ssp, ptr, field) - free(ptr) after a grace period of ssp, with
+ * no callback function (free_rcu() for a domain, see rcu.h for the rules on ptr and field).
+ * Unlike free_rcu(), the free runs on the domain's callback worker: the object's rcu_head is
+ * queued with its offset in place of a function (domains come and go, and a per-thread cache
+ * would have to be emptied by cleanup_srcu_struct()). So it counts as a pending callback:
+ * srcu_barrier() waits for it and cleanup_srcu_struct() refuses to free a domain that has one.
+ * Context: as call_srcu(): never blocks, any thread, also inside sections of ssp. NULL ptr:
+ * nothing (ssp is not even looked at). Misuse reports: as free_rcu().
+ */
+GRACE_API void grace_srcu_free(struct srcu_struct *ssp, void *ptr, struct rcu_head *head);
+#define free_srcu(ssp, ptr, field)                                                \
+	do {                                                                      \
+		__typeof__(ptr) grace__fs_p = (ptr);                              \
+		if (grace__fs_p)                                                  \
+			grace_srcu_free((ssp), grace__fs_p, &grace__fs_p->field); \
+	} while (0)
+/**
+ * grace_srcu_free_ptr() / free_srcu_mightsleep(ssp, ptr) - the same for an object with no
+ * rcu_head: the pointer rides in a small block of its own (one malloc); with no memory for it,
+ * the call waits for a grace period of ssp itself, so not inside a section of ssp nor from a
+ * callback (debug builds check it at every call).
+ */
+GRACE_API void grace_srcu_free_ptr(struct srcu_struct *ssp, void *ptr);
+/** grace_srcu_free_barrier() / free_srcu_barrier(ssp) - every object given to free_srcu() or
+ * free_srcu_mightsleep() on ssp before the call has been freed (srcu_barrier() does as much). */
+GRACE_API void grace_srcu_free_barrier(struct srcu_struct *ssp);
+
+/**
  * Polled grace periods of ssp (as the default flavor's, see rcu.h):
  *  get_state_synchronize_srcu()    cookie of a grace period that must still start; starts none.
  *  start_poll_synchronize_srcu()   the same, and makes sure that grace period runs.
@@ -328,6 +356,14 @@ GRACE_INLINE void call_srcu(struct srcu_struct *ssp, struct rcu_head *head, rcu_
 GRACE_INLINE void srcu_barrier(struct srcu_struct *ssp)
 {
 	grace_srcu_barrier(ssp);
+}
+GRACE_INLINE void free_srcu_mightsleep(struct srcu_struct *ssp, void *ptr)
+{
+	grace_srcu_free_ptr(ssp, ptr);
+}
+GRACE_INLINE void free_srcu_barrier(struct srcu_struct *ssp)
+{
+	grace_srcu_free_barrier(ssp);
 }
 GRACE_INLINE unsigned long get_state_synchronize_srcu(struct srcu_struct *ssp)
 {

@@ -140,6 +140,10 @@ bool grace__op_read_ongoing(void *ctx);
 int grace__op_set_policy(void *ctx, enum grace_gp_policy policy, unsigned int period_us);
 int grace__op_set_callback_limits(void *ctx, size_t soft, size_t hard);
 void grace__op_callback_stats(void *ctx, struct grace_cb_stats *stats);
+/* free_rcu() and its twins (engine/free.c). */
+void grace__op_free(void *ctx, void *ptr, struct rcu_head *head);
+void grace__op_free_ptr(void *ctx, void *ptr);
+void grace__op_free_barrier(void *ctx);
 
 /* A struct grace_flavor_ops initializer for flavor descriptor f named name_ (a string literal,
  * for a static initializer); the thread functions are the flavor's own (NULL where it has
@@ -157,7 +161,9 @@ void grace__op_callback_stats(void *ctx, struct grace_cb_stats *stats);
 		.set_callback_limits = grace__op_set_callback_limits,                              \
 		.callback_stats = grace__op_callback_stats, .register_thread = (reg_),             \
 		.unregister_thread = (unreg_), .quiescent_state = (qs_), .thread_offline = (off_), \
-		.thread_online = (on_), .call_hurry = grace__op_call_hurry                         \
+		.thread_online = (on_), .call_hurry = grace__op_call_hurry,                        \
+		.free = grace__op_free, .free_headless = grace__op_free_ptr,                       \
+		.free_barrier = grace__op_free_barrier                                             \
 	}
 
 #endif

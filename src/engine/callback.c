@@ -72,6 +72,7 @@
 #include "core/lock.h"
 #include "core/sys.h"
 #include "core/wait.h"
+#include "engine/free.h"
 #include "engine/policy.h"
 
 #define NSEG 8
@@ -468,6 +469,11 @@ static void invoke(struct worker *w)
 			if (l->func == marker_fn) {
 				publish_invoked(d, q, w->inv_base + n);
 				marker_fn(l);
+			} else if (grace__free_is_offset(l->func)) {
+				/* free_rcu() on the engine path (engine/free.h): no function, the
+				 * head's offset in the object to free(). */
+				grace__free_head(l);
+				n++;
 			} else {
 				w->inv_done = ++n;
 				l->func(l);
@@ -789,7 +795,8 @@ static void stop_workers(struct grace__cbdom *d)
 			continue;
 		wake_worker(w);
 		pthread_join(w->th, NULL);
-		w->started = 0;
+		/* Atomic: a thread still running at exit may read it in call_*(). */
+		grace_store_relaxed(&w->started, 0u);
 	}
 }
 

@@ -105,6 +105,7 @@
 #include "core/sys.h"
 #include "core/wait.h"
 #include "engine/callback.h"
+#include "engine/free.h"
 
 _Static_assert(sizeof(struct srcu_struct) == 64, "struct srcu_struct is one cache line");
 _Static_assert(sizeof(struct grace__srcu_cpu) == 64, "grace__rseq_inc_line() needs 64-byte slots");
@@ -723,6 +724,25 @@ void grace_srcu_call_hurry(struct srcu_struct *ssp, struct rcu_head *head, rcu_c
 void grace_srcu_barrier(struct srcu_struct *ssp)
 {
 	grace__flavor_barrier(&srcu_get(ssp, "srcu_barrier")->flv);
+}
+
+/* free_srcu() and its twins: the generic ones of engine/free.c. A NULL pointer does nothing,
+ * whatever ssp is. */
+void grace_srcu_free(struct srcu_struct *ssp, void *ptr, struct rcu_head *head)
+{
+	if (ptr)
+		grace__free(&srcu_get(ssp, "free_srcu")->flv, ptr, head);
+}
+
+void grace_srcu_free_ptr(struct srcu_struct *ssp, void *ptr)
+{
+	if (ptr)
+		grace__free_ptr(&srcu_get(ssp, "free_srcu_mightsleep")->flv, ptr);
+}
+
+void grace_srcu_free_barrier(struct srcu_struct *ssp)
+{
+	grace__free_barrier(&srcu_get(ssp, "free_srcu_barrier")->flv);
 }
 
 int grace_srcu_set_policy(struct srcu_struct *ssp, enum grace_gp_policy policy,

@@ -6,13 +6,25 @@
  *  - synchronize and expedited synchronize return at once;
  *  - call invokes the callback at once, in the caller;
  *  - barrier returns at once (trivially "correct", since every callback already ran);
- *  - every cookie is reported complete at once, cond_synchronize never waits.
+ *  - every cookie is reported complete at once, cond_synchronize never waits;
+ *  - free and headless "free" at once: the element is poisoned (its mark cleared, its payload
+ *    scribbled, as elem_free() does) and kept in a quarantine ring, which really frees it only
+ *    long after, so that a reader finds the poison rather than reused memory or a crash.
  * A correct checker must report FAILURE for it within seconds (tests/torture/torture.cmake,
  * torture_broken, requires it within 10 s).
  */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <grace/rcu.h>
 
 #include "torture.h"
+
+#define QUARANTINE 65536
+#define POISON_WORDS 8 /* the words after the rcu_head: mark, gen, age, domain, ... payload */
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *q_ring[QUARANTINE];
+static unsigned long q_next;
 
 static unsigned long broken_cookie;
 
@@ -61,6 +73,28 @@ static void broken_cond_sync(unsigned int d, unsigned long c)
 	(void)d;
 	(void)c;
 }
+static void broken_free_headless(unsigned int d, void *p)
+{
+	(void)d; /* the bug: no grace period before the free */
+	uint32_t *w = (uint32_t *)((struct rcu_head *)p + 1);
+	for (int i = 0; i < POISON_WORDS; i++)
+		__atomic_store_n(&w[i], 0xdeadbeefu, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&q_lock);
+	void *victim = q_ring[q_next % QUARANTINE];
+	q_ring[q_next % QUARANTINE] = p;
+	q_next++;
+	pthread_mutex_unlock(&q_lock);
+	free(victim);
+}
+static void broken_free(unsigned int d, void *p, struct rcu_head *h)
+{
+	(void)h;
+	broken_free_headless(d, p);
+}
+static void broken_free_barrier(unsigned int d)
+{
+	(void)d;
+}
 static const char *broken_mode(void)
 {
 	return "synchronize does not wait, callbacks run at once";
@@ -82,5 +116,8 @@ const struct torture_ops torture_broken_ops = {
 	.start_poll = broken_get_state,
 	.poll_state = broken_poll_state,
 	.cond_sync = broken_cond_sync,
+	.free = broken_free,
+	.free_headless = broken_free_headless,
+	.free_barrier = broken_free_barrier,
 	.mode = broken_mode,
 };

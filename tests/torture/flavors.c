@@ -10,7 +10,8 @@
  *   srcu         srcu (srcu.h) with three independent domains (one DEFINE_SRCU, two
  *                init_srcu_struct), readers nesting sections of random domains; adaptive
  * Every writer chooses among the retire paths each flavor has: synchronize, expedited, call,
- * call_hurry, cond_synchronize, the polled API.
+ * call_hurry, cond_synchronize, the polled API, and free_rcu() with and without an rcu_head
+ * (free, headless) on heap elements.
  * Every adapter is derived from the library's own table of the flavor, struct grace_flavor_ops
  * (grace_flavor_rcu, grace_flavor_qsbr, grace_flavor_ops_srcu()): one set of generic adapters
  * below serves every flavor; a flavor here only names its tables and its policy set-up.
@@ -114,6 +115,18 @@ static void g_cs(unsigned int d, unsigned long c)
 {
 	F(d)->cond_synchronize(F(d)->ctx, c);
 }
+static void g_free(unsigned int d, void *p, struct rcu_head *h)
+{
+	F(d)->free(F(d)->ctx, p, h);
+}
+static void g_free_hl(unsigned int d, void *p)
+{
+	F(d)->free_headless(F(d)->ctx, p);
+}
+static void g_free_bar(unsigned int d)
+{
+	F(d)->free_barrier(F(d)->ctx);
+}
 static void g_stats(unsigned int d, struct grace_cb_stats *st)
 {
 	F(d)->callback_stats(F(d)->ctx, st);
@@ -135,7 +148,8 @@ static void g_updater_stop(unsigned int idx)
 	.reader_start = g_reader_start, .reader_stop = g_reader_stop, .read_lock = g_lock,     \
 	.read_unlock = g_unlock, .read_ongoing = g_ongoing, .sync = g_sync, .exp_sync = g_exp, \
 	.call = g_call, .call_hurry = g_call_hurry, .barrier = g_bar, .get_state = g_gs,       \
-	.start_poll = g_sp, .poll_state = g_ps, .cond_sync = g_cs, .cb_stats = g_stats
+	.start_poll = g_sp, .poll_state = g_ps, .cond_sync = g_cs, .cb_stats = g_stats,        \
+	.free = g_free, .free_headless = g_free_hl, .free_barrier = g_free_bar
 
 /* Use the table t for every domain; policy as given (period 0: poll), tight limits or not. */
 static int use(const struct grace_flavor_ops *t, enum grace_gp_policy pol, bool tight)

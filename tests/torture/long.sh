@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-# name | flavor | environment  (the same table as tests/torture/torture.cmake)
+# name | flavor | environment | extra arguments  (the same table as tests/torture/torture.cmake)
 all_runs=(
 	"rcu|rcu|"
 	"rcu_poll|rcu-poll|"
@@ -32,6 +32,10 @@ all_runs=(
 	"srcu|srcu|"
 	"srcu_atomic|srcu|GRACE_NO_RSEQ=1"
 	"srcu_fallback|srcu|GRACE_NO_MEMBARRIER=1"
+	"rcu_free|rcu||--paths free,headless"
+	"rcu_free_worker|rcu|GRACE_FREE_WORKER=1|--paths free,headless"
+	"qsbr_free|qsbr||--paths free,headless"
+	"srcu_free|srcu||--paths free,headless"
 )
 duration=3600 jobs=1 nicelvl=10 build= out= only=
 while [ $# -gt 0 ]; do
@@ -71,12 +75,13 @@ echo "long.sh: ${#runs[@]} runs of ${duration}s, $jobs at a time, nice $nicelvl;
 echo "long.sh: start $(date -u '+%F %T') UTC; uptime: $(uptime)" | tee "$out/conditions.txt"
 
 start_run() {
-	local r=$1 name flavor env
-	IFS='|' read -r name flavor env <<<"$r"
+	local r=$1 name flavor env extra
+	IFS='|' read -r name flavor env extra <<<"$r"
 	(
 		[ -n "$env" ] && export "${env?}"
+		# shellcheck disable=SC2086 # extra holds several arguments
 		nice -n "$nicelvl" "$bin" --flavor "$flavor" --duration "$duration" --stall 600 \
-			>"$out/$name.log" 2>&1
+			$extra >"$out/$name.log" 2>&1
 		echo $? >"$out/$name.rc"
 	) &
 }

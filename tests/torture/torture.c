@@ -12,7 +12,16 @@
  *   exp    the same with expedited synchronize;
  *   call   call_rcu: the callback ages the element by one and re-queues it until it is old;
  *   cond   cookie (get_state or start_poll), cond_synchronize, then age the list;
- *   poll   start_poll, loop on poll_state until it reports completion, then age the list.
+ *   poll   start_poll, loop on poll_state until it reports completion, then age the list;
+ *   free   free_rcu(): for heap elements (below), freed by the library after a grace period;
+ *   headless  free_rcu_mightsleep(): the same with no rcu_head.
+ * When the flavor has the free paths, some of the elements writers publish come from malloc()
+ * instead of the pool ("heap elements"), chosen in proportion to the paths in use; a heap
+ * element is always retired by free or headless (sometimes inside a read-side section, where
+ * free_rcu is legal), and its generation comes from a global counter, so memory the allocator
+ * hands out again carries a new one: a reader holding a heap element freed too early sees its
+ * generation change (the writers' next malloc() often reuses it at once), its mark cleared or
+ * 0x6b poison (debug builds), or ASan reports the use after free.
  * Every wait ages only elements removed before it began, so an element's age never exceeds the
  * number of grace periods that have really begun after its removal and then completed. At
  * TORTURE_MAX_AGE the element goes back to the pool with its mark cleared and its payload
@@ -95,10 +104,13 @@ static const char *const err_names[E_NKINDS] = {
 	"stall",
 };
 
-enum path { P_SYNC, P_EXP, P_CALL, P_COND, P_POLL, P_HURRY, P_N };
-static const char *const path_names[P_N] = { "sync", "exp", "call", "cond", "poll", "hurry" };
-enum fop { F_SYNC, F_EXP, F_BARRIER, F_COND, F_POLL, F_N };
-static const char *const fop_names[F_N] = { "sync", "exp", "barrier", "cond", "poll" };
+enum path { P_SYNC, P_EXP, P_CALL, P_COND, P_POLL, P_HURRY, P_FREE, P_HEADLESS, P_N };
+static const char *const path_names[P_N] = { "sync", "exp",   "call", "cond",
+					     "poll", "hurry", "free", "headless" };
+enum fop { F_SYNC, F_EXP, F_BARRIER, F_COND, F_POLL, F_FREE_BARRIER, F_N };
+static const char *const fop_names[F_N] = {
+	"sync", "exp", "barrier", "cond", "poll", "free-barrier"
+};
 
 struct elem {
 	struct rcu_head rh;
@@ -106,6 +118,7 @@ struct elem {
 	uint32_t gen;    /* atomic: bumped at each allocation */
 	uint32_t age;    /* atomic: grace periods since removal (1 on removal) */
 	uint32_t domain; /* owner-only: the domain it was published in */
+	uint32_t heap;   /* owner-only: from malloc(), retired by free_rcu (never to the pool) */
 	/* Plain (non-atomic) words in the correct flavors, written before publication and after
 	 * the element's last grace period: under TSan a missing happens-before is a data race. */
 	uint64_t payload[PAYLOAD_WORDS];
@@ -230,6 +243,10 @@ static struct {
 	struct elem *slots[TORTURE_MAX_DOMAINS];
 	unsigned int npaths;
 	enum path paths[P_N];
+	unsigned int npool_paths, nheap_paths; /* the paths split by the elements they retire */
+	enum path pool_paths[P_N], heap_paths[P_N];
+	uint64_t heap_gen, heap_allocs;                /* heap elements */
+	uint64_t flood_free_phases, flood_free_posted; /* free_rcu floods */
 	unsigned int nfops;
 	enum fop fops[F_N];
 	/* live counters (relaxed atomics) */
@@ -342,6 +359,28 @@ static bool payload_ok(struct elem *e, uint32_t g)
 	return true;
 }
 
+/* An element's index in the pool for messages; -1 for a heap element. */
+static long elem_idx(const struct elem *p)
+{
+	return p >= R.elems && p < R.elems + R.nelems ? (long)(p - R.elems) : -1;
+}
+
+/* A heap element (top of the file): generation from a global counter (odd, never reused). */
+static struct elem *heap_new(void)
+{
+	struct elem *e = (struct elem *)malloc(sizeof(*e));
+
+	if (!e) {
+		fprintf(stderr, "torture: out of memory\n");
+		exit(2);
+	}
+	STORE(&e->gen, (uint32_t)(2 * ADD(&R.heap_gen, 1)));
+	e->heap = 1;
+	e->next = NULL;
+	ADD(&R.heap_allocs, 1);
+	return e;
+}
+
 static struct elem *pool_get(void)
 {
 	struct elem *e;
@@ -452,12 +491,12 @@ static void read_section(struct rng *rng, struct reader_stats *st)
 		/* The loads below depend on p: ordered after the publication by rcu_dereference. */
 		h[i].gen = LOAD(&p->gen);
 		if (LOAD(&p->mark) != MARK_VALID)
-			terror(E_MARK, "element %td (gen %u) not valid at rcu_dereference",
-			       p - R.elems, h[i].gen);
+			terror(E_MARK, "element %ld (gen %u) not valid at rcu_dereference",
+			       elem_idx(p), h[i].gen);
 		else if (!payload_ok(p, h[i].gen))
 			terror(E_PAYLOAD,
-			       "element %td payload does not match gen %u at dereference",
-			       p - R.elems, h[i].gen);
+			       "element %ld payload does not match gen %u at dereference",
+			       elem_idx(p), h[i].gen);
 	}
 	if (ops->get_state && cfg.cookie_checks && ((x >> 8) & 15) == 0) {
 		/* A cookie taken inside the section names a grace period that must wait for it. */
@@ -480,17 +519,17 @@ static void read_section(struct rng *rng, struct reader_stats *st)
 			st->hist[age < HIST_LEN ? age : HIST_LEN - 1]++;
 			if (age >= 2)
 				terror(E_AGE,
-				       "element %td age %u: a grace period completed while a "
+				       "element %ld age %u: a grace period completed while a "
 				       "reader held it (nesting level %u, domain %u)",
-				       p - R.elems, age, i, h[i].d);
+				       elem_idx(p), age, i, h[i].d);
 			if (LOAD(&p->gen) != h[i].gen)
-				terror(E_RECYCLED, "element %td recycled while held (gen %u -> %u)",
-				       p - R.elems, h[i].gen, LOAD(&p->gen));
+				terror(E_RECYCLED, "element %ld recycled while held (gen %u -> %u)",
+				       elem_idx(p), h[i].gen, LOAD(&p->gen));
 			else if (LOAD(&p->mark) != MARK_VALID)
-				terror(E_FREED, "element %td freed while held", p - R.elems);
+				terror(E_FREED, "element %ld freed while held", elem_idx(p));
 			else if (!payload_ok(p, h[i].gen))
-				terror(E_PAYLOAD, "element %td payload changed while held",
-				       p - R.elems);
+				terror(E_PAYLOAD, "element %ld payload changed while held",
+				       elem_idx(p));
 		}
 		ops->read_unlock(h[i].d, h[i].idx);
 	}
@@ -700,7 +739,11 @@ static void *writer_thread(void *arg)
 	while (!stopping()) {
 		uint64_t x = rnd(&w->rng);
 		unsigned int d = ops->ndomains > 1 ? (unsigned int)(x % ops->ndomains) : 0;
-		struct elem *e = pool_get();
+		/* A heap element in proportion to the free paths among the paths in use. */
+		bool heap = R.nheap_paths &&
+			    (R.npool_paths == 0 ||
+			     (x >> 24) % (R.nheap_paths + R.npool_paths) < R.nheap_paths);
+		struct elem *e = heap ? heap_new() : pool_get();
 
 		if (!e) {
 			/* Empty pool: reported in the counts; age this writer's lists and let the
@@ -721,9 +764,28 @@ static void *writer_thread(void *arg)
 		struct elem *old = rcu_xchg_pointer(&R.slots[d], e);
 		ADD(&w->updates, 1);
 		ADD(&R.progress, 1);
-		if (old) {
+		if (old && old->heap) {
+			/* free_rcu (legal inside a read-side section: do it there sometimes, not in
+			 * QSBR) or free_rcu_mightsleep (never inside one). */
+			enum path p = R.heap_paths[(x >> 8) % R.nheap_paths];
+			ADD(&old->age, 1u);
+			if (p == P_FREE) {
+				doing("free_rcu");
+				bool in_section = !ops->qsbr && ((x >> 20) & 3) == 0;
+				int idx = in_section ? ops->read_lock(d) : 0;
+				ops->free(d, old, &old->rh);
+				if (in_section) {
+					ops->read_unlock(d, idx);
+					ADD(&R.calls_in_section, 1);
+				}
+			} else {
+				doing("free_rcu_mightsleep");
+				ops->free_headless(d, old);
+			}
+			ADD(&w->waits[p], 1);
+		} else if (old) {
 			ADD(&old->age, 1u); /* removed: age 1 */
-			enum path p = R.paths[(x >> 8) % R.npaths];
+			enum path p = R.pool_paths[(x >> 8) % R.npool_paths];
 			if (p == P_CALL || p == P_HURRY) {
 				ADD(&R.cb_posted, 1);
 				doing(p == P_CALL ? "call_rcu" : "call_rcu_hurry");
@@ -791,6 +853,10 @@ static void *fake_writer_thread(void *arg)
 			break;
 		case F_POLL:
 			full_wait(&rng, d, P_POLL, &loops);
+			break;
+		case F_FREE_BARRIER:
+			doing("free_barrier");
+			ops->free_barrier(d);
 			break;
 		default:
 			abort();
@@ -877,6 +943,33 @@ static void flood_cb(struct rcu_head *h)
 	ADD(&R.flood_invoked, 1);
 }
 
+/* A free_rcu flood phase (one in three when the flavor has the free paths and they are in
+ * use): the library must keep memory bounded by itself (no throttle of ours), then
+ * free_rcu_barrier must return (the watchdog catches it if not). */
+static void flood_free_phase(struct rng *rng, unsigned int d, uint64_t t_end)
+{
+	const struct torture_ops *ops = R.ops;
+	bool headless = (rnd(rng) & 1) && ops->free_headless;
+
+	doing(headless ? "free_rcu_mightsleep flood" : "free_rcu flood");
+	while (!stopping() && now_ns() < t_end) {
+		for (int i = 0; i < 256; i++) {
+			struct flood_head *fh = (struct flood_head *)malloc(sizeof(*fh));
+			if (!fh)
+				break;
+			ADD(&R.flood_free_posted, 1);
+			if (headless)
+				ops->free_headless(d, fh);
+			else
+				ops->free(d, fh, &fh->rh);
+		}
+	}
+	doing("free_barrier after flood");
+	for (unsigned int dd = 0; dd < ops->ndomains; dd++)
+		ops->free_barrier(dd);
+	ADD(&R.flood_free_phases, 1);
+}
+
 /* Bursts of callbacks: the engine must keep memory bounded and grace periods moving (the
  * watchdog fails the run if the writers stop making progress). */
 static void *flood_thread(void *arg)
@@ -892,6 +985,13 @@ static void *flood_thread(void *arg)
 		unsigned int d = ops->ndomains > 1 ? (unsigned int)(rnd(&rng) % ops->ndomains) : 0;
 
 		u0 = LOAD(&R.progress);
+		if (R.nheap_paths && ops->free && rnd(&rng) % 3 == 0) {
+			flood_free_phase(&rng, d, t_end);
+			ADD(&R.progress, 1);
+			doing("between flood phases");
+			sleep_us(100000 + rnd(&rng) % 200000);
+			continue;
+		}
 		doing("call_rcu flood");
 		while (!stopping() && now_ns() < t_end) {
 			for (int i = 0; i < 256; i++) {
@@ -987,7 +1087,7 @@ static void print_report(const char *verdict, double secs)
 	printf(", churn threads %" PRIu64 "\n", LOAD(&R.churn_threads));
 	uint64_t nwaits = 0;
 	for (int p = 0; p < P_N; p++)
-		if (p != P_CALL && p != P_HURRY)
+		if (p != P_CALL && p != P_HURRY && p != P_FREE && p != P_HEADLESS)
 			nwaits += R.waits[p];
 	printf("torture: %s: updates %" PRIu64 " (%.0f/s), writer grace-period waits %" PRIu64
 	       " (%.0f/s), pool empty %" PRIu64 ", retire paths:",
@@ -1024,6 +1124,12 @@ static void print_report(const char *verdict, double secs)
 			       LOAD(&R.flood_throttled), FLOOD_CAP);
 		printf("\n");
 	}
+	if (R.nheap_paths)
+		printf("torture: %s: free paths: %" PRIu64
+		       " heap elements, free_rcu floods %" PRIu64 " objects in %" PRIu64
+		       " phases\n",
+		       ops->name, LOAD(&R.heap_allocs), LOAD(&R.flood_free_posted),
+		       LOAD(&R.flood_free_phases));
 	printf("torture: %s: errors:", ops->name);
 	for (int k = 0; k < E_NKINDS; k++)
 		printf(" %s %" PRIu64, err_names[k], LOAD(&R.err[k]));
@@ -1135,10 +1241,18 @@ static int run_flavor(const struct torture_ops *ops)
 			   ops->call != NULL,
 			   ops->cond_sync != NULL,
 			   ops->start_poll != NULL,
-			   ops->call_hurry != NULL };
-	for (int p = 0; p < P_N; p++)
-		if (have[p] && path_wanted(path_names[p]))
-			R.paths[R.npaths++] = (enum path)p;
+			   ops->call_hurry != NULL,
+			   ops->free != NULL && ops->free_barrier != NULL,
+			   ops->free_headless != NULL && ops->free_barrier != NULL };
+	for (int p = 0; p < P_N; p++) {
+		if (!have[p] || !path_wanted(path_names[p]))
+			continue;
+		R.paths[R.npaths++] = (enum path)p;
+		if (p == P_FREE || p == P_HEADLESS)
+			R.heap_paths[R.nheap_paths++] = (enum path)p;
+		else
+			R.pool_paths[R.npool_paths++] = (enum path)p;
+	}
 	if (R.npaths == 0) {
 		printf("torture: %s: SKIPPED (none of the paths \"%s\" exists)\n", ops->name,
 		       cfg.paths);
@@ -1153,6 +1267,8 @@ static int run_flavor(const struct torture_ops *ops)
 		R.fops[R.nfops++] = F_COND;
 	if (ops->start_poll)
 		R.fops[R.nfops++] = F_POLL;
+	if (R.nheap_paths)
+		R.fops[R.nfops++] = F_FREE_BARRIER;
 
 	R.nelems = cfg.pool < 2 * ops->ndomains ? 2 * ops->ndomains : cfg.pool;
 	R.elems = (struct elem *)calloc(R.nelems, sizeof(struct elem));
@@ -1174,7 +1290,8 @@ static int run_flavor(const struct torture_ops *ops)
 	}
 	R.pool_free = R.nelems;
 	for (unsigned int d = 0; d < ops->ndomains; d++) {
-		struct elem *e = pool_get();
+		/* Only free paths in use: the first elements are heap elements too. */
+		struct elem *e = R.npool_paths ? pool_get() : heap_new();
 		elem_init(e, d);
 		rcu_assign_pointer(R.slots[d], e);
 	}
@@ -1244,7 +1361,9 @@ static int run_flavor(const struct torture_ops *ops)
 	struct writer *dw = &R.ws[nw];
 	for (unsigned int d = 0; d < ops->ndomains; d++) {
 		struct elem *e = rcu_xchg_pointer(&R.slots[d], (struct elem *)NULL);
-		if (e) {
+		if (e && e->heap) {
+			ops->free(d, e, &e->rh);
+		} else if (e) {
 			ADD(&e->age, 1u);
 			e->next = dw->removed[d];
 			dw->removed[d] = e;
@@ -1261,6 +1380,10 @@ static int run_flavor(const struct torture_ops *ops)
 		for (int a = 0; a < TORTURE_MAX_AGE + 1; a++)
 			for (unsigned int d = 0; d < ops->ndomains; d++)
 				ops->barrier(d);
+	/* Heap elements: every one freed by the library (LSan checks it in the ASan build). */
+	if (R.nheap_paths)
+		for (unsigned int d = 0; d < ops->ndomains; d++)
+			ops->free_barrier(d);
 	bool lost = false;
 	if (R.pool_free != R.nelems) {
 		terror(E_LOST, "%u of %u elements not back in the pool after the drain",
@@ -1312,7 +1435,7 @@ static void usage(FILE *f)
 		"  --seed N            random seed (default: time)\n"
 		"  --fail-fast         end the run at the first error\n"
 		"  --paths LIST        retire paths, comma-separated subset of\n"
-		"                      sync,exp,call,cond,poll,hurry\n"
+		"                      sync,exp,call,cond,poll,hurry,free,headless\n"
 		"  --cookie-checks 0|1 readers check cookies taken inside sections (default 1)\n"
 		"  --list              list the flavors\n");
 }

@@ -10,7 +10,10 @@ target_link_libraries(torture PRIVATE grace Threads::Threads)
 
 set(GRACE_TORTURE_QUICK --duration 3 --readers 3 --writers 1 --fake-writers 2 --stall 60)
 set(GRACE_TORTURE_LONG --duration 3600 --stall 300)
-# name | flavor | environment (chosen at start-up: fence fallback, srcu without rseq)
+# name | flavor | environment (chosen at start-up: fence fallback, srcu without rseq) | extra
+# arguments. The *_free runs use only the free_rcu retire paths (free, headless: every element
+# a heap element) and flood free_rcu, in each domain; rcu_free_worker frees on the engine's
+# worker (GRACE_FREE_WORKER=1). The other runs choose among every path, free_rcu included.
 set(GRACE_TORTURE_RUNS
     "rcu|rcu|"
     "rcu_poll|rcu-poll|"
@@ -22,19 +25,28 @@ set(GRACE_TORTURE_RUNS
     "qsbr_fallback|qsbr|GRACE_NO_MEMBARRIER=1"
     "srcu|srcu|"
     "srcu_atomic|srcu|GRACE_NO_RSEQ=1"
-    "srcu_fallback|srcu|GRACE_NO_MEMBARRIER=1")
+    "srcu_fallback|srcu|GRACE_NO_MEMBARRIER=1"
+    "rcu_free|rcu||--paths free,headless"
+    "rcu_free_worker|rcu|GRACE_FREE_WORKER=1|--paths free,headless"
+    "qsbr_free|qsbr||--paths free,headless"
+    "srcu_free|srcu||--paths free,headless")
 foreach(run ${GRACE_TORTURE_RUNS})
   string(REPLACE "|" ";" run "${run}")
   list(GET run 0 name)
   list(GET run 1 flavor)
   list(LENGTH run n)
   set(env "")
+  set(extra "")
   if(n GREATER 2)
     list(GET run 2 env)
   endif()
-  add_test(NAME torture_${name} COMMAND torture --flavor ${flavor} ${GRACE_TORTURE_QUICK})
+  if(n GREATER 3)
+    list(GET run 3 extra)
+    separate_arguments(extra)
+  endif()
+  add_test(NAME torture_${name} COMMAND torture --flavor ${flavor} ${GRACE_TORTURE_QUICK} ${extra})
   set_tests_properties(torture_${name} PROPERTIES TIMEOUT 180 LABELS quick)
-  add_test(NAME torture_long_${name} COMMAND torture --flavor ${flavor} ${GRACE_TORTURE_LONG})
+  add_test(NAME torture_long_${name} COMMAND torture --flavor ${flavor} ${GRACE_TORTURE_LONG} ${extra})
   set_tests_properties(torture_long_${name} PROPERTIES TIMEOUT 4000 LABELS long)
   if(env)
     set_tests_properties(torture_${name} torture_long_${name} PROPERTIES ENVIRONMENT "${env}")
@@ -55,5 +67,9 @@ add_test(NAME torture_broken_sync
 add_test(NAME torture_broken_call
          COMMAND ${GRACE_TORTURE_EXPECT} age>=2 $<TARGET_FILE:torture> ${GRACE_TORTURE_BROKEN}
                  --paths call --cookie-checks 0 --fake-writers 0 --barrier-threads 0)
-set_tests_properties(torture_broken torture_broken_sync torture_broken_call
+# free_rcu that frees at once (poisoned, quarantined): the readers must see it.
+add_test(NAME torture_broken_free
+         COMMAND ${GRACE_TORTURE_EXPECT} any $<TARGET_FILE:torture> ${GRACE_TORTURE_BROKEN}
+                 --paths free,headless --cookie-checks 0 --fake-writers 0 --barrier-threads 0)
+set_tests_properties(torture_broken torture_broken_sync torture_broken_call torture_broken_free
                      PROPERTIES TIMEOUT 60 LABELS quick)

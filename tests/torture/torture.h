@@ -54,6 +54,12 @@ struct torture_ops {
 	unsigned long (*start_poll)(unsigned int d);
 	bool (*poll_state)(unsigned int d, unsigned long cookie);
 	void (*cond_sync)(unsigned int d, unsigned long cookie);
+	/* free_rcu() (head: the element's rcu_head), free_rcu_mightsleep() and
+	 * free_rcu_barrier() of domain d (may be NULL). The writers retire heap-allocated
+	 * elements with the first two, as two more retire paths ("free", "headless"). */
+	void (*free)(unsigned int d, void *ptr, struct rcu_head *head);
+	void (*free_headless)(unsigned int d, void *ptr);
+	void (*free_barrier)(unsigned int d);
 	/* Fake-writer thread start/stop (may be NULL): the QSBR flavor registers some of them
 	 * so that synchronize is also called from online threads. */
 	void (*updater_start)(unsigned int idx);

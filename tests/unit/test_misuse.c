@@ -9,6 +9,8 @@
  *               what it does afterwards still works);
  *   DEBUG_ONLY  a check compiled only into debug builds (inline fast paths: zero cost in
  *               release): message and abort in debug builds, silence in release builds;
+ *   DEBUG_UB    as DEBUG_ONLY, but in a release build the misuse is undefined behaviour (a
+ *               double free), so the child is not run there;
  *   DEBUG_HANG  as DEBUG_ONLY, but in a release build the misuse would really deadlock, so the
  *               child is not run there.
  * Every child arms alarm(): a misuse that hangs instead of being diagnosed fails the test
@@ -26,7 +28,7 @@
 #define DEBUG_BUILD 0
 #endif
 
-enum expect { FATAL, MISUSE, DEBUG_ONLY, DEBUG_HANG };
+enum expect { FATAL, MISUSE, DEBUG_ONLY, DEBUG_HANG, DEBUG_UB };
 
 static void (*child_fn)(void);
 
@@ -47,6 +49,12 @@ static int misuse(void (*fn)(void), enum expect e, const char *call, const char 
 
 	if (e == DEBUG_HANG && !DEBUG_BUILD) {
 		printf("  release build: %s misuse not run (it deadlocks without the debug check)\n",
+		       call);
+		return 0;
+	}
+	if (e == DEBUG_UB && !DEBUG_BUILD) {
+		printf("  release build: %s misuse not run (undefined behaviour without the debug "
+		       "check)\n",
 		       call);
 		return 0;
 	}
@@ -603,6 +611,156 @@ static void srcu_cleanup_twice(void)
 TEST(srcu_cleanup_twice)
 {
 	EXPECT_MISUSE(srcu_cleanup_twice, MISUSE, "cleanup_srcu_struct", "twice");
+}
+
+/* ---- free_rcu() and its twins (issue 13) ---- */
+
+struct fobj {
+	long v;
+	struct rcu_head rh;
+};
+
+static void free_rcu_twice(void)
+{
+	struct fobj *p = (struct fobj *)malloc(sizeof(*p));
+	free_rcu(p, rh);
+	free_rcu(p, rh); /* still waiting: a double free */
+	free_rcu_barrier();
+}
+TEST(free_rcu_queued_twice)
+{
+	/* Release builds: not run (a double free there, caught by the allocator or not). */
+	EXPECT_MISUSE(free_rcu_twice, DEBUG_UB, "free_rcu", "queued twice");
+}
+
+static void free_mightsleep_twice(void)
+{
+	void *p = malloc(16);
+	free_qsbr_mightsleep(p);
+	free_qsbr(((struct fobj *)p), rh); /* the same object, through the other entry point */
+	free_qsbr_barrier();
+}
+TEST(free_qsbr_queued_twice)
+{
+	EXPECT_MISUSE(free_mightsleep_twice, DEBUG_UB, "free_qsbr", "queued twice");
+}
+
+DEFINE_STATIC_SRCU(free_srcu_dom);
+static void free_srcu_twice(void)
+{
+	struct fobj *p = (struct fobj *)malloc(sizeof(*p));
+	free_srcu(&free_srcu_dom, p, rh);
+	free_srcu(&free_srcu_dom, p, rh);
+	free_srcu_barrier(&free_srcu_dom);
+}
+TEST(free_srcu_queued_twice)
+{
+	EXPECT_MISUSE(free_srcu_twice, DEBUG_UB, "free_srcu", "queued twice");
+}
+
+static void free_head_outside(void)
+{
+	struct fobj *p = (struct fobj *)malloc(sizeof(*p));
+	grace_rcu_free(p, (struct rcu_head *)((char *)p + 8192));
+}
+TEST(free_rcu_head_outside_object)
+{
+	EXPECT_MISUSE(free_head_outside, FATAL, "free_rcu", "first 4096 bytes");
+}
+
+static void free_mightsleep_in_section(void)
+{
+	rcu_read_lock();
+	free_rcu_mightsleep(malloc(16)); /* may wait for a grace period: would deadlock */
+	rcu_read_unlock();
+	free_rcu_barrier();
+}
+TEST(free_rcu_mightsleep_in_section)
+{
+	EXPECT_MISUSE(free_mightsleep_in_section, DEBUG_ONLY, "free_rcu_mightsleep",
+		      "rcu_read_lock");
+}
+
+static void free_qsbr_mightsleep_in_section(void)
+{
+	qsbr_register_thread();
+	qsbr_read_lock();
+	free_qsbr_mightsleep(malloc(16));
+	qsbr_read_unlock();
+	qsbr_thread_offline();
+	free_qsbr_barrier();
+	qsbr_unregister_thread();
+}
+TEST(free_qsbr_mightsleep_in_section)
+{
+	EXPECT_MISUSE(free_qsbr_mightsleep_in_section, DEBUG_ONLY, "free_qsbr_mightsleep",
+		      "qsbr_read_lock");
+}
+
+static void free_srcu_mightsleep_in_section(void)
+{
+	int idx = srcu_read_lock(&free_srcu_dom);
+	free_srcu_mightsleep(&free_srcu_dom, malloc(16));
+	srcu_read_unlock(&free_srcu_dom, idx);
+	free_srcu_barrier(&free_srcu_dom);
+}
+TEST(free_srcu_mightsleep_in_section)
+{
+	EXPECT_MISUSE(free_srcu_mightsleep_in_section, DEBUG_ONLY, "free_srcu_mightsleep",
+		      "inside");
+}
+
+static void mightsleep_cb(struct rcu_head *h)
+{
+	free(h);
+	free_rcu_mightsleep(malloc(16));
+}
+static void free_mightsleep_from_callback(void)
+{
+	call_rcu((struct rcu_head *)malloc(sizeof(struct rcu_head)), mightsleep_cb);
+	rcu_barrier();
+	free_rcu_barrier();
+}
+TEST(free_rcu_mightsleep_from_callback)
+{
+	EXPECT_MISUSE(free_mightsleep_from_callback, DEBUG_ONLY, "free_rcu_mightsleep",
+		      "from a callback");
+}
+
+static void free_barrier_in_section(void)
+{
+	rcu_read_lock();
+	free_rcu_barrier();
+	rcu_read_unlock();
+}
+TEST(free_rcu_barrier_in_section)
+{
+	EXPECT_MISUSE(free_barrier_in_section, FATAL, "free_rcu_barrier", "rcu_read_lock");
+}
+
+static void barrier_cb(struct rcu_head *h)
+{
+	free(h);
+	free_rcu_barrier();
+}
+static void free_barrier_from_callback(void)
+{
+	call_rcu((struct rcu_head *)malloc(sizeof(struct rcu_head)), barrier_cb);
+	rcu_barrier();
+}
+TEST(free_rcu_barrier_from_callback)
+{
+	EXPECT_MISUSE(free_barrier_from_callback, FATAL, "free_rcu_barrier", "callback");
+}
+
+static void free_srcu_uninitialised(void)
+{
+	static struct srcu_struct never; /* zeroed, neither DEFINE_SRCU nor init_srcu_struct */
+	free_srcu(&never, (struct fobj *)malloc(sizeof(struct fobj)), rh);
+}
+TEST(free_srcu_not_initialised)
+{
+	EXPECT_MISUSE(free_srcu_uninitialised, FATAL, "free_srcu", "not initialised");
 }
 
 GT_MAIN()

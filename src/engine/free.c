@@ -1,0 +1,944 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * free_rcu(): free() after a grace period, with no callback function (see free.h).
+ *
+ * Where the free runs. "Are Your Epochs Too Epic?" (PPoPP 2024) shows that what a deferred free
+ * costs is mostly where and how it reaches the allocator: a batch freed in bulk, on a thread
+ * that does not allocate, bypasses the allocator's thread caches (glibc: the tcache) and pays
+ * the arena's locks and cold cache lines, more than the grace period itself. So for the default
+ * flavor and QSBR the free runs on the thread that queued the object, at its later free_rcu()
+ * calls, a few per call: the chunk lands in that thread's tcache, where its next malloc() finds
+ * it warm. The engine's worker (call_rcu with a free() callback, or GRACE_FREE_WORKER=1) frees
+ * them in bulk, on the worker's CPU, into the worker's tcache, from which nobody allocates.
+ * bench/hashtable/free_where.sh counts the instructions of both (callgrind) and times them;
+ * docs/guide.md quotes the figures.
+ *
+ * The per-thread cache (struct fcache, one per thread and flavor):
+ *  - cur: the block being filled (FBLK_N pointers). It is sealed when full, or when a grace
+ *    period has completed since its first pointer (so that a slow trickle does not wait for a
+ *    full block): sealing takes the block's cookie with start_poll (a full fence, then a read of
+ *    the sequence, and a request to the engine to run that grace period).
+ *  - first..last: sealed blocks, oldest first. Each call frees up to burst() pointers from the
+ *    oldest block whose cookie has completed (grace__gp_done: acquire), 2 when the cache is
+ *    small, more when it grows, so that frees follow allocations instead of coming in bulk.
+ *  - a monitor: an rcu_head queued on the flavor's engine while the cache holds pointers. When
+ *    the engine invokes it (after a grace period), a cache whose owner has made no call since
+ *    the monitor last looked, twice in a row (MON_IDLE_RUNS), is taken: ready pointers are
+ *    freed by the worker, the other blocks are handed to the engine as callbacks (blk_cb). An
+ *    owner that keeps calling gets the monitor requeued. So a thread that stops calling does
+ *    not keep its objects.
+ *  - a thread that exits hands its blocks to the engine; at process exit every cache is
+ *    emptied the same way, and the engine's exit drain (registered before our exit handler, so
+ *    it runs after it) frees them: nothing leaks.
+ * Per-thread bound: past THREAD_HARD pointers held, a free_rcu() that may wait (not in a
+ * read-side section, not in a callback, not srcu) waits for the oldest block's grace period, at
+ * most the stall timeout (at least 1 s), then frees that block, as call_rcu() waits at its hard
+ * limit. Blocks handed to the engine count against the engine's limits, one callback each; the
+ * monitor can hand them over only once grace periods complete again, so while a reader stalls
+ * a thread never has more than THREAD_HARD (+ one block) waiting, and after the stall the
+ * blocks a monitor took (at most as many again) wait for one more grace period.
+ *
+ * Correctness (no pointer is freed before a grace period that began after its free_rcu call):
+ *  (1) The caller removed the object from every reader's view before calling free_rcu(); the
+ *      pointer is appended to a block under the cache's lock. A block's cookie is taken by the
+ *      thread that holds the lock, after every append to the block: by the owner in program
+ *      order, or by a thread that took the lock after the owner released it (release/acquire on
+ *      `lock`). So the removal happens before the full fence in grace__gp_snap(), which is all
+ *      argument (1) of core/gp.c needs (with happens-before in place of program order, as for
+ *      the callback engine's harvest).
+ *  (2) A pointer is freed only after grace__gp_done(cookie) returned true in the freeing thread
+ *      (an acquire load pairing with the driver's release store of the sequence: every reader
+ *      section of that grace period happens before the free), or by blk_cb() in the engine, for
+ *      a block queued after all of its appends (the engine's own argument, callback.c).
+ *  (3) Each pointer is freed once: it lives in exactly one block; a block is reachable from one
+ *      cache, or from one thread's local list after being detached under the cache's lock, or
+ *      from one engine callback; it moves between them only under the cache's lock.
+ * The cache's lock is a spin flag: the owner takes it (one uncontended exchange) at each call;
+ * the monitor only tries it; a barrier, the exit paths and fork take it briefly. No holder ever
+ * blocks while holding it (grace-period waits happen after unlocking).
+ *
+ * The engine path (srcu domains, callbacks, exiting threads, no memory for a block, or
+ * GRACE_FREE_WORKER=1): free_rcu queues the object's own rcu_head with the encoded offset
+ * (free.h), and free_rcu_mightsleep a small carrier holding the pointer; with no memory for a
+ * carrier it waits for a grace period itself and frees at once.
+ *
+ * Debug builds (GRACE_DEBUG): every queued pointer is kept in a set until it is freed, so that
+ * a pointer queued twice is reported (naming the call) and aborts; freed objects are poisoned
+ * with 0x6b bytes first; free_rcu_mightsleep() checks at every call that it could wait.
+ */
+#include "engine/free.h"
+
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grace/arch/atomic.h>
+#include <grace/qsbr.h>
+#include <grace/rcu.h>
+
+#include "core/diag.h"
+#include "core/flavor.h"
+#include "core/gp.h"
+#include "core/init.h"
+#include "core/lock.h"
+#include "core/sys.h"
+#include "engine/callback.h"
+#include "flavor/memb.h"
+#include "flavor/qsbr.h"
+
+#define FBLK_BYTES 1024
+#define FBLK_HDR 48
+#define FBLK_N ((FBLK_BYTES - FBLK_HDR) / sizeof(void *))
+#define BURST_MIN 2u  /* pointers freed per call when the cache is small */
+#define BURST_MAX 16u /* ... and at most, when it is large */
+#define THREAD_HARD 65536u
+#define HARD_WAIT_NS 1000000000ull /* least wait of one call past THREAD_HARD */
+#define POISON_BYTE 0x6b
+/* The monitor takes a cache whose owner made no call during this many of its runs (one grace
+ * period apart): more than one, so that an owner merely preempted (by the very worker that runs
+ * the monitor, on a busy machine) keeps its cache. */
+#define MON_IDLE_RUNS 2u
+
+void (*grace__free_fn)(void *ptr) = free;
+
+/* ---- names of the calls, for messages ---- */
+
+struct free_names {
+	const char *head, *ptr, *barrier;
+};
+static const struct free_names names_tab[3] = {
+	{ "free_rcu", "free_rcu_mightsleep", "free_rcu_barrier" },
+	{ "free_qsbr", "free_qsbr_mightsleep", "free_qsbr_barrier" },
+	{ "free_srcu", "free_srcu_mightsleep", "free_srcu_barrier" },
+};
+
+#define NSLOT 2 /* flavors with per-thread caches: the default flavor, QSBR */
+
+static inline int slot_of(const struct grace__flavor *f)
+{
+	return f == &grace__memb_flavor ? 0 : f == &grace__qsbr_flavor ? 1 : -1;
+}
+
+static const struct free_names *names_of(const struct grace__flavor *f)
+{
+	int s = slot_of(f);
+	return &names_tab[s < 0 ? 2 : s];
+}
+
+/* ---- debug builds: the set of queued pointers, and poisoning ---- */
+
+#if GRACE__LIB_DEBUG
+#define DBG_TOMB ((uintptr_t)1)
+static struct grace__lock dbg_lock = GRACE__LOCK_INIT;
+static uintptr_t *dbg_tab; /* open addressing: 0 empty, DBG_TOMB deleted, else a pointer */
+static size_t dbg_cap, dbg_used, dbg_live;
+
+static size_t dbg_hash(uintptr_t p, size_t cap)
+{
+	return (size_t)(((uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+/* Rehash into a table with room (twice the size unless tombstones filled it). dbg_lock held. */
+static bool dbg_grow(void)
+{
+	size_t ncap = dbg_cap == 0 ? 1024 : dbg_live * 4 < dbg_cap ? dbg_cap : dbg_cap * 2;
+	uintptr_t *n = (uintptr_t *)calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < dbg_cap; i++) {
+		uintptr_t v = dbg_tab[i];
+		if (v <= DBG_TOMB)
+			continue;
+		size_t j = dbg_hash(v, ncap);
+		while (n[j])
+			j = (j + 1) & (ncap - 1);
+		n[j] = v;
+	}
+	free(dbg_tab);
+	dbg_tab = n;
+	dbg_cap = ncap;
+	dbg_used = dbg_live;
+	return true;
+}
+
+static void dbg_add(void *ptr, const char *call)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	size_t tomb = SIZE_MAX, i;
+
+	grace__lock(&dbg_lock);
+	if ((dbg_used + 1) * 2 > dbg_cap && !dbg_grow()) {
+		grace__unlock(&dbg_lock); /* no memory for the check: skip it */
+		return;
+	}
+	for (i = dbg_hash(p, dbg_cap);; i = (i + 1) & (dbg_cap - 1)) {
+		uintptr_t v = dbg_tab[i];
+		if (v == p) {
+			grace__unlock(&dbg_lock);
+			grace__misuse_fatal(call,
+					    "pointer %p queued twice: it already waits for a grace "
+					    "period (it would be freed twice)",
+					    ptr);
+		}
+		if (v == DBG_TOMB) {
+			if (tomb == SIZE_MAX)
+				tomb = i;
+			continue;
+		}
+		if (v == 0)
+			break;
+	}
+	if (tomb != SIZE_MAX) {
+		dbg_tab[tomb] = p;
+	} else {
+		dbg_tab[i] = p;
+		dbg_used++;
+	}
+	dbg_live++;
+	grace__unlock(&dbg_lock);
+}
+
+static void dbg_del(void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+
+	grace__lock(&dbg_lock);
+	for (size_t i = dbg_cap ? dbg_hash(p, dbg_cap) : 0; dbg_cap; i = (i + 1) & (dbg_cap - 1)) {
+		uintptr_t v = dbg_tab[i];
+		if (v == p) {
+			dbg_tab[i] = DBG_TOMB;
+			dbg_live--;
+			break;
+		}
+		if (v == 0)
+			break;
+	}
+	grace__unlock(&dbg_lock);
+}
+#else
+static inline void dbg_add(void *ptr, const char *call)
+{
+	(void)ptr;
+	(void)call;
+}
+#endif
+
+/* The object's grace period has ended: free it. */
+static void release_obj(void *p)
+{
+#if GRACE__LIB_DEBUG
+	dbg_del(p); /* before the free: the address may be queued again once it is reused */
+	/* Poison: a reader that still holds the object (a pointer kept past its section, or a
+	 * grace-period bug) reads 0x6b bytes, not a plausible object. */
+	memset(p, POISON_BYTE, malloc_usable_size(p));
+#endif
+	grace__free_fn(p);
+}
+
+void grace__free_head(struct rcu_head *head)
+{
+	/* func holds the head's offset in the object plus one (free.h). */
+	release_obj((char *)head - ((uintptr_t)head->func - 1));
+}
+
+/* ---- blocks ---- */
+
+struct fblk {
+	struct rcu_head rh; /* handed to the engine: blk_cb */
+	struct fblk *next;  /* sealed list, or a detached list */
+	uint64_t cookie;    /* sealed or detached: completes after every append */
+	uint32_t n;         /* pointers stored */
+	uint32_t head;      /* pointers before it are freed already */
+	uint32_t done;      /* the cookie is known complete */
+	uint32_t pad_;
+	void *p[FBLK_N];
+};
+_Static_assert(offsetof(struct fblk, p) <= FBLK_HDR && sizeof(struct fblk) <= FBLK_BYTES,
+	       "a block is FBLK_BYTES");
+
+static void blk_release(struct fblk *b)
+{
+	for (uint32_t i = b->head; i < b->n; i++)
+		release_obj(b->p[i]);
+	free(b);
+}
+
+/* A block handed to the engine: its grace period has ended. */
+static void blk_cb(struct rcu_head *h)
+{
+	blk_release(grace_container_of(h, struct fblk, rh));
+}
+
+static void blk_release_list(struct fblk *l)
+{
+	while (l) {
+		struct fblk *nx = l->next;
+		blk_release(l);
+		l = nx;
+	}
+}
+
+/* ---- headless pointers on the engine path ---- */
+
+struct carrier {
+	struct rcu_head rh;
+	void *p;
+};
+
+static void carrier_cb(struct rcu_head *h)
+{
+	struct carrier *k = grace_container_of(h, struct carrier, rh);
+	release_obj(k->p);
+	free(k);
+}
+
+/* ---- per-thread caches ---- */
+
+struct fcache {
+	/* Written by the owner at each call. Everything but `lock`, `f` and the list links is
+	 * accessed only with `lock` held. */
+	uint32_t lock GRACE_ALIGNED_CACHE; /* 0 free, 1 held */
+	uint32_t mon_armed;                /* the monitor is queued on the engine */
+	uint64_t calls;                    /* the owner's calls, for the monitor's idle test */
+	struct fblk *cur;                  /* being filled (NULL: none) */
+	uint64_t cur_seq;                  /* the sequence when cur got its first pointer */
+	struct fblk *first, *last;         /* sealed, oldest first */
+	struct fblk *spare;                /* one empty block, kept for the next cur */
+	size_t held;                       /* pointers in cur and the sealed blocks */
+	struct grace__flavor *f;
+	uint64_t mon_calls; /* calls when the monitor was queued or last looked */
+	uint32_t dead;      /* the owner exited: the monitor frees the cache */
+	uint32_t waiting;   /* the owner waits in over_limit(): busy, not idle */
+	uint32_t mon_idle;  /* monitor runs in a row that found no call */
+	struct rcu_head mon;
+	struct fcache *prev, *next; /* all_caches, under all_lock */
+};
+
+static struct grace__lock all_lock = GRACE__LOCK_INIT; /* taken before any cache's lock */
+static struct fcache *all_caches;
+static uint32_t g_exiting; /* process exit began: every free goes to the engine */
+static bool g_worker_mode; /* GRACE_FREE_WORKER=1 */
+static bool g_ready;       /* the thread-exit key exists */
+
+struct ftls {
+	struct fcache *c[NSLOT];
+	int exiting; /* the thread's exit began: its frees go to the engine */
+};
+static __thread struct ftls ftls GRACE_TLS_IE;
+static __thread struct grace__flavor *init_flavor GRACE_TLS_IE;
+static pthread_key_t ftls_key;
+static pthread_once_t free_once = PTHREAD_ONCE_INIT;
+
+static GRACE_NOINLINE void c_lock_slow(struct fcache *c)
+{
+	for (unsigned int i = 0;; i++) {
+		if (grace_load_relaxed(&c->lock) == 0 &&
+		    grace_xchg(&c->lock, 1u, __ATOMIC_ACQUIRE) == 0)
+			return;
+		if (i < 128)
+			grace_cpu_relax();
+		else
+			sched_yield(); /* the holder was preempted: let it run */
+	}
+}
+
+/* Acquire: everything the previous holder did to the cache happens before what we do next
+ * (pairs with the release in c_unlock). */
+static inline void c_lock(struct fcache *c)
+{
+	if (GRACE_LIKELY(grace_xchg(&c->lock, 1u, __ATOMIC_ACQUIRE) == 0))
+		return;
+	c_lock_slow(c);
+}
+
+static inline bool c_trylock(struct fcache *c)
+{
+	return grace_load_relaxed(&c->lock) == 0 && grace_xchg(&c->lock, 1u, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* Release: pairs with the acquire exchange of the next holder. */
+static inline void c_unlock(struct fcache *c)
+{
+	grace_store_release(&c->lock, 0u);
+}
+
+/* Has a grace period completed since the sequence read seq0? (bits 2+ count completions) */
+static inline bool gp_moved(struct grace__gp *gp, uint64_t seq0)
+{
+	return (grace_load_relaxed(&gp->seq) >> 2) != (seq0 >> 2);
+}
+
+/* An empty block for cur: the spare, or a new one. c locked. */
+static struct fblk *blk_new(struct fcache *c)
+{
+	struct fblk *b = c->spare;
+
+	if (b)
+		c->spare = NULL;
+	else if (!(b = (struct fblk *)malloc(sizeof(*b))))
+		return NULL;
+	b->n = 0;
+	b->head = 0;
+	b->done = 0;
+	b->next = NULL;
+	return b;
+}
+
+/* Seal cur: its cookie is taken now, after every append to it ((1) at the top), and the engine
+ * is asked to run that grace period. c locked. */
+static void seal(struct fcache *c)
+{
+	struct fblk *b = c->cur;
+
+	b->cookie = grace__flavor_start_poll(c->f);
+	b->next = NULL;
+	if (c->last)
+		c->last->next = b;
+	else
+		c->first = b;
+	c->last = b;
+	c->cur = NULL;
+}
+
+/* Take up to max pointers whose grace period has ended, oldest first, into out. c locked. */
+static inline unsigned int pop_ready(struct fcache *c, unsigned int max, void **out)
+{
+	unsigned int n = 0;
+	struct fblk *b;
+
+	while (n < max && (b = c->first) != NULL) {
+		if (!b->done) {
+			/* Acquire ((2) at the top): the frees after it follow the grace period. */
+			if (!grace__gp_done(c->f->gp, b->cookie))
+				break;
+			b->done = 1;
+		}
+		out[n++] = b->p[b->head++];
+		c->held--;
+		if (b->head == b->n) {
+			c->first = b->next;
+			if (!c->first)
+				c->last = NULL;
+			if (!c->spare)
+				c->spare = b;
+			else
+				free(b);
+		}
+	}
+	return n;
+}
+
+/* Empty the cache: every block, sealed ones first, cur last with a cookie taken now. c locked
+ * by the caller (the owner at exit, or a thread that took the lock: (1) at the top). */
+static struct fblk *detach(struct fcache *c)
+{
+	struct fblk *l = c->first;
+
+	if (c->cur) {
+		struct fblk *b = c->cur;
+		b->cookie = grace__gp_snap(c->f->gp);
+		b->done = 0;
+		b->next = NULL;
+		if (c->last)
+			c->last->next = b;
+		else
+			l = b;
+		c->cur = NULL;
+	}
+	c->first = c->last = NULL;
+	c->held = 0;
+	return l;
+}
+
+/* Detached blocks: those whose grace period has ended go to *ready (freed by the caller once it
+ * has dropped the lock); the others are handed to the engine. Called with c locked, so that a
+ * barrier that takes the lock after us finds them queued ((3), and grace__free_barrier). */
+static void dispose(struct grace__flavor *f, struct fblk *l, struct fblk **ready)
+{
+	while (l) {
+		struct fblk *nx = l->next;
+		if (l->done || grace__gp_done(f->gp, l->cookie)) {
+			l->next = *ready;
+			*ready = l;
+		} else {
+			grace__flavor_call(f, &l->rh, blk_cb);
+		}
+		l = nx;
+	}
+}
+
+static void mon_cb(struct rcu_head *h);
+
+/* The monitor (top of the file): runs in the engine's worker, after a grace period. */
+static void mon_cb(struct rcu_head *h)
+{
+	struct fcache *c = grace_container_of(h, struct fcache, mon);
+	struct fblk *ready = NULL;
+	bool requeue = false, destroy = false;
+
+	if (!c_trylock(c)) {
+		requeue = true; /* the owner is in a call (or a barrier holds it): look later */
+	} else {
+		if (c->dead) {
+			c->mon_armed = 0; /* the owner exited: the cache is empty and unlinked */
+			destroy = true;
+		} else if (c->calls != c->mon_calls || c->waiting) {
+			c->mon_calls = c->calls; /* the owner is active: look again */
+			c->mon_idle = 0;
+			requeue = true;
+		} else if (c->held && ++c->mon_idle < MON_IDLE_RUNS) {
+			requeue = true; /* idle once: the owner may only have been preempted */
+		} else if (c->held) {
+			/* No call for MON_IDLE_RUNS grace periods: take its blocks. */
+			dispose(c->f, detach(c), &ready);
+			c->mon_armed = 0;
+			c->mon_idle = 0;
+		} else {
+			c->mon_armed = 0; /* nothing left to watch: the owner queues us again */
+			c->mon_idle = 0;
+		}
+		c_unlock(c);
+	}
+	if (requeue)
+		grace__flavor_call(c->f, &c->mon, mon_cb);
+	blk_release_list(ready);
+	if (destroy)
+		free(c);
+}
+
+static void ftls_destroy(void *arg);
+
+/* fork(): every lock of this file, taken in prepare and released in the parent and the child
+ * (by the thread that took them). No owner is in a call in the child; the caches of the threads
+ * that do not exist there are emptied by their monitors or at exit. */
+static void atfork_prepare(void)
+{
+	grace__lock(&all_lock);
+	for (struct fcache *c = all_caches; c; c = c->next)
+		c_lock(c);
+#if GRACE__LIB_DEBUG
+	grace__lock(&dbg_lock);
+#endif
+}
+
+static void atfork_release(void)
+{
+#if GRACE__LIB_DEBUG
+	grace__unlock(&dbg_lock);
+#endif
+	for (struct fcache *c = all_caches; c; c = c->next)
+		c_unlock(c);
+	grace__unlock(&all_lock);
+}
+
+/* Process exit: empty every cache (the engine's exit drain, which runs after this handler,
+ * frees what is handed to it). */
+static void free_at_exit(void)
+{
+	struct fblk *ready = NULL, *spares = NULL;
+
+	grace_store_relaxed(&g_exiting, 1u);
+	grace__lock(&all_lock);
+	for (struct fcache *c = all_caches; c; c = c->next) {
+		c_lock(c);
+		dispose(c->f, detach(c), &ready);
+		if (c->spare) {
+			c->spare->next = spares;
+			spares = c->spare;
+			c->spare = NULL;
+		}
+		c_unlock(c);
+	}
+	grace__unlock(&all_lock);
+	blk_release_list(ready);
+	blk_release_list(spares); /* empty blocks: n == 0 */
+}
+
+static void free_init(void)
+{
+	g_worker_mode = grace__env_ll("GRACE_FREE_WORKER", 0) != 0;
+	if (pthread_key_create(&ftls_key, ftls_destroy) != 0)
+		return; /* no thread-exit hook: every free goes to the engine */
+	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+	/*
+	 * Exit order: atexit handlers run last registered first, and the engine registers its exit
+	 * drain when it starts its first worker. Start one now (a grace period on this flavor is
+	 * requested, harmlessly), then register ours: at exit, ours empties the caches first and the
+	 * engine's drain then frees what it was handed.
+	 */
+	grace__flavor_start_poll(init_flavor);
+	atexit(free_at_exit);
+	g_ready = true;
+}
+
+static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
+{
+	struct fcache *c = NULL;
+
+	init_flavor = f;
+	pthread_once(&free_once, free_init);
+	if (!g_ready || g_worker_mode || ftls.exiting || grace_load_relaxed(&g_exiting) ||
+	    grace__in_callback())
+		return NULL;
+	if (posix_memalign((void **)&c, GRACE_CACHE_LINE, sizeof(*c)) != 0)
+		return NULL;
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	grace__lock(&all_lock);
+	c->next = all_caches;
+	if (all_caches)
+		all_caches->prev = c;
+	all_caches = c;
+	grace__unlock(&all_lock);
+	ftls.c[slot] = c;
+	(void)pthread_setspecific(ftls_key, &ftls); /* non-NULL: ftls_destroy runs at exit */
+	return c;
+}
+
+/* The calling thread's cache for f (slot s = slot_of(f)), created on first use; NULL: use the
+ * engine path. */
+static inline __attribute__((always_inline)) struct fcache *cache_of(struct grace__flavor *f, int s)
+{
+	struct fcache *c;
+
+	if (s < 0)
+		return NULL;
+	c = ftls.c[s];
+	/* A thread that owns a cache is not a callback worker (workers never create one). */
+	if (GRACE_LIKELY(c != NULL))
+		return GRACE_LIKELY(!grace_load_relaxed(&g_exiting)) ? c : NULL;
+	return cache_new(f, s);
+}
+
+/* The owner's thread exits: hand everything to the engine, unlink, free what we can. */
+static void cache_retire(struct fcache *c)
+{
+	struct fblk *ready = NULL, *spare;
+	bool destroy;
+
+	grace__lock(&all_lock);
+	c_lock(c);
+	dispose(c->f, detach(c), &ready);
+	spare = c->spare;
+	c->spare = NULL;
+	c->dead = 1;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		all_caches = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	destroy = !c->mon_armed; /* else the monitor frees it when it next runs */
+	c_unlock(c);
+	grace__unlock(&all_lock);
+	blk_release_list(ready);
+	free(spare);
+	if (destroy)
+		free(c);
+}
+
+static void ftls_destroy(void *arg)
+{
+	(void)arg;
+	ftls.exiting = 1;
+	for (int s = 0; s < NSLOT; s++) {
+		struct fcache *c = ftls.c[s];
+		if (c) {
+			ftls.c[s] = NULL;
+			cache_retire(c);
+		}
+	}
+}
+
+/* Wait until cookie ck has completed, at most the stall timeout (at least 1 s): past it, say
+ * so once and return. The engine's worker drives the grace period (the block's seal asked for
+ * it). The sleep follows grace__gp_wait(): event read before the check, the sleeper counted
+ * with a seq_cst increment and a full barrier before it checks seq, the store-buffering pair of
+ * the driver's seq_end and its load of nsleepers in core/gp.c (either we see seq_end, or the
+ * driver sees us counted, bumps event and wakes us); the 50 ms timeout bounds any wake-up lost
+ * anyway. */
+static GRACE_COLD void wait_bounded(struct grace__flavor *f, uint64_t ck, const char *call)
+{
+	struct grace__gp *gp = f->gp;
+	uint64_t t0 = grace__now_ns(), cap = grace__stall_timeout_ns();
+	int tok = f->hooks->enter_wait(f, call);
+
+	if (cap < HARD_WAIT_NS)
+		cap = HARD_WAIT_NS;
+	while (!grace__gp_done(gp, ck)) {
+		if (grace__now_ns() - t0 > cap) {
+			static uint32_t warned;
+			if (!grace_xchg(&warned, 1u, __ATOMIC_RELAXED))
+				grace__warn(
+					"%s: more than %u objects wait for a grace period in one "
+					"thread, past the bound for too long: a reader may be "
+					"stalled, or blocked on a lock this thread holds; "
+					"continuing without waiting for it",
+					call, THREAD_HARD);
+			break;
+		}
+		uint32_t ev = grace_load_acquire(&gp->event);
+		grace_fetch_add(&gp->nsleepers, 1u, __ATOMIC_SEQ_CST);
+		grace_smp_mb_after_rmw(); /* the count before the check of seq (see above) */
+		if (!grace__gp_done(gp, ck))
+			grace__futex_wait(&gp->event, ev, 50 * 1000000ll);
+		grace_fetch_sub(&gp->nsleepers, 1u, __ATOMIC_SEQ_CST);
+	}
+	f->hooks->leave_wait(f, tok);
+}
+
+/* More than THREAD_HARD pointers held: wait for the oldest block, then free it. */
+static GRACE_COLD void over_limit(struct fcache *c, bool headless)
+{
+	const char *call = headless ? names_of(c->f)->ptr : names_of(c->f)->head;
+	struct grace__flavor *f = c->f;
+	void *out[FBLK_N];
+	uint64_t ck = 0;
+	bool have;
+	unsigned int n;
+
+	if (!f->call_may_wait || f->hooks->is_reader(f))
+		return; /* waiting could deadlock: as call_rcu, the overshoot is the caller's */
+	c_lock(c);
+	if (!c->first && c->cur)
+		seal(c);
+	have = c->first != NULL;
+	if (have) {
+		ck = c->first->cookie;
+		c->waiting = 1; /* the monitor must not take the cache from a waiting owner */
+	}
+	c_unlock(c);
+	if (!have)
+		return;
+	wait_bounded(f, ck, call);
+	c_lock(c);
+	c->waiting = 0;
+	n = pop_ready(c, (unsigned int)FBLK_N, out);
+	c_unlock(c);
+	for (unsigned int i = 0; i < n; i++)
+		release_obj(out[i]);
+}
+
+/* How many ready pointers a call frees: BURST_MIN, one more per 128 held (about a block). */
+static inline unsigned int burst(size_t held)
+{
+	size_t k = BURST_MIN + (held >> 7);
+	return k < BURST_MAX ? (unsigned int)k : BURST_MAX;
+}
+
+/* Queue p in the caller's cache and free a few ready pointers. false: no block (no memory).
+ * Inlined into each entry point: the whole fast path is one function. */
+static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, void *p,
+							    bool headless)
+{
+	void *out[BURST_MAX];
+	unsigned int n;
+	bool arm = false;
+	size_t held;
+	struct fblk *b;
+
+	c_lock(c);
+	b = c->cur;
+	if (GRACE_UNLIKELY(!b)) {
+		b = blk_new(c);
+		if (!b) {
+			c_unlock(c);
+			return false;
+		}
+		c->cur = b;
+		c->cur_seq = grace_load_relaxed(&c->f->gp->seq);
+	}
+	b->p[b->n++] = p;
+	c->held++;
+	if (b->n == FBLK_N || gp_moved(c->f->gp, c->cur_seq))
+		seal(c);
+	n = pop_ready(c, burst(c->held), out);
+	c->calls++;
+	held = c->held;
+	if (held && !c->mon_armed) {
+		c->mon_armed = 1;
+		c->mon_calls = c->calls;
+		arm = true;
+	}
+	c_unlock(c);
+	for (unsigned int i = 0; i < n; i++)
+		release_obj(out[i]);
+	if (arm)
+		grace__flavor_call(c->f, &c->mon, mon_cb);
+	if (GRACE_UNLIKELY(held > THREAD_HARD))
+		over_limit(c, headless);
+	return true;
+}
+
+/* ---- the entry points ---- */
+
+static GRACE_COLD GRACE_NORETURN void bad_head(struct grace__flavor *f, void *ptr,
+					       struct rcu_head *head)
+{
+	grace__misuse_fatal(
+		names_of(f)->head,
+		"the rcu_head %p does not lie within the first %u bytes of the object %p",
+		(void *)head, GRACE__FREE_OFFSET_LIMIT, ptr);
+}
+
+/* free_rcu(): s is slot_of(f), a constant in the exported functions. */
+static inline __attribute__((always_inline)) void free_head(struct grace__flavor *f, int s,
+							    void *ptr, struct rcu_head *head)
+{
+	uintptr_t off = (uintptr_t)head - (uintptr_t)ptr;
+	struct fcache *c;
+
+	if (!ptr)
+		return;
+	if (GRACE_UNLIKELY(!head || off >= GRACE__FREE_OFFSET_LIMIT))
+		bad_head(f, ptr, head);
+#if GRACE__LIB_DEBUG
+	dbg_add(ptr, names_of(f)->head);
+#endif
+	c = cache_of(f, s);
+	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, false)))
+		return;
+	/* The engine path: the head carries the offset in place of a function (free.h). */
+	grace__flavor_call(f, head, (rcu_callback_t)(off + 1));
+}
+
+void grace__free(struct grace__flavor *f, void *ptr, struct rcu_head *head)
+{
+	free_head(f, slot_of(f), ptr, head);
+}
+
+#if GRACE__LIB_DEBUG
+/* Debug builds: free_*_mightsleep may wait for a grace period; say so at every call made where
+ * that would deadlock, not only on the day memory runs out. */
+static void check_may_sleep(struct grace__flavor *f, const char *call)
+{
+	if (grace__in_callback())
+		grace__misuse_fatal(call, "called from a callback: it may wait for a grace period, "
+					  "which would deadlock");
+	int tok = f->hooks->enter_wait(f, call);
+	f->hooks->leave_wait(f, tok);
+}
+#endif
+
+/* The headless engine path: a carrier, or with no memory a grace period waited for here. */
+static GRACE_NOINLINE void free_ptr_engine(struct grace__flavor *f, void *ptr)
+{
+	struct carrier *k = (struct carrier *)malloc(sizeof(*k));
+
+	if (k) {
+		k->p = ptr;
+		grace__flavor_call(f, &k->rh, carrier_cb);
+		return;
+	}
+	/* No memory to queue it: wait for a grace period here, then free (the "mightsleep"). */
+	int tok = f->hooks->enter_wait(f, names_of(f)->ptr);
+	grace__gp_wait(f->gp, grace__gp_snap(f->gp), 0);
+	f->hooks->leave_wait(f, tok);
+	release_obj(ptr);
+}
+
+/* free_rcu_mightsleep(): s is slot_of(f). */
+static inline __attribute__((always_inline)) void free_ptr(struct grace__flavor *f, int s,
+							   void *ptr)
+{
+	struct fcache *c;
+
+	if (!ptr)
+		return;
+#if GRACE__LIB_DEBUG
+	check_may_sleep(f, names_of(f)->ptr);
+	dbg_add(ptr, names_of(f)->ptr);
+#endif
+	c = cache_of(f, s);
+	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, true)))
+		return;
+	free_ptr_engine(f, ptr);
+}
+
+void grace__free_ptr(struct grace__flavor *f, void *ptr)
+{
+	free_ptr(f, slot_of(f), ptr);
+}
+
+void grace__free_barrier(struct grace__flavor *f)
+{
+	const char *call = names_of(f)->barrier;
+	struct fblk *list = NULL, **tail = &list;
+
+	if (grace__in_callback())
+		grace__misuse_fatal(call, "called from a callback (would deadlock)");
+	int tok = f->hooks->enter_wait(f, call);
+	if (slot_of(f) >= 0) {
+		/* Every cache of f: take its blocks under its lock (a hand-off made before we took
+		 * the lock is queued on the engine already: the barrier below waits for it). */
+		grace__lock(&all_lock);
+		for (struct fcache *c = all_caches; c; c = c->next) {
+			if (c->f != f)
+				continue;
+			c_lock(c);
+			*tail = detach(c);
+			while (*tail)
+				tail = &(*tail)->next;
+			c_unlock(c);
+		}
+		grace__unlock(&all_lock);
+		if (list) {
+			/* One grace period covers them all: every append happened before the snap. */
+			grace__gp_wait(f->gp, grace__gp_snap(f->gp), 0);
+			blk_release_list(list);
+		}
+	}
+	f->hooks->leave_wait(f, tok);
+	grace__flavor_barrier(f); /* the engine: hand-offs, engine-path objects, carriers */
+}
+
+/* ---- struct grace_flavor_ops (core/flavor.h) ---- */
+
+void grace__op_free(void *ctx, void *ptr, struct rcu_head *head)
+{
+	grace__free((struct grace__flavor *)ctx, ptr, head);
+}
+
+void grace__op_free_ptr(void *ctx, void *ptr)
+{
+	grace__free_ptr((struct grace__flavor *)ctx, ptr);
+}
+
+void grace__op_free_barrier(void *ctx)
+{
+	grace__free_barrier((struct grace__flavor *)ctx);
+}
+
+/* ---- the default flavor and QSBR (srcu's are in flavor/srcu.c, beside srcu_get) ---- */
+
+void grace_rcu_free(void *ptr, struct rcu_head *head)
+{
+	free_head(&grace__memb_flavor, 0, ptr, head);
+}
+
+void grace_rcu_free_ptr(void *ptr)
+{
+	free_ptr(&grace__memb_flavor, 0, ptr);
+}
+
+void grace_rcu_free_barrier(void)
+{
+	grace__free_barrier(&grace__memb_flavor);
+}
+
+void grace_qsbr_free(void *ptr, struct rcu_head *head)
+{
+	free_head(&grace__qsbr_flavor, 1, ptr, head);
+}
+
+void grace_qsbr_free_ptr(void *ptr)
+{
+	free_ptr(&grace__qsbr_flavor, 1, ptr);
+}
+
+void grace_qsbr_free_barrier(void)
+{
+	grace__free_barrier(&grace__qsbr_flavor);
+}

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * free_rcu(), free_qsbr(), free_srcu() and their headless twins, with the library's free
+ * replaced (grace__free_fn, engine/free.h) by a checker that counts every free, verifies that
+ * it frees an object the test queued, poisons it and keeps it in a quarantine for a while, so
+ * that a reader that still holds it finds the poison:
+ *  - nothing is freed early: readers hold objects across sections (and sleep in them) while
+ *    updaters replace and free_*() them, in every flavor, through every entry point;
+ *  - nothing is lost: after free_*_barrier() every object queued before it has been freed;
+ *    a thread that stops calling gets its objects freed without any barrier (the monitor);
+ *    a thread that exits hands its objects to the engine (rcu_barrier() is enough then);
+ *    at process exit everything left is freed (checked in an atexit handler that runs after
+ *    the library's);
+ *  - the per-thread bound holds while a reader stalls grace periods;
+ *  - NULL does nothing; the engine path's offset encoding frees the right address; free_rcu
+ *    inside a read-side section and from a callback; fork with objects cached.
+ * Built as a unit test (internal hook); ctest also runs it with GRACE_FREE_WORKER=1 (every
+ * free on the engine's worker) and with GRACE_NO_MEMBARRIER=1.
+ */
+#include <malloc.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <grace/grace.h>
+#include <grace/srcu.h>
+
+#include "engine/free.h"
+#include "gtest_lite.h"
+
+#define MAGIC_LIVE 0x4c495645u
+#define MAGIC_DEAD 0xdeadbeefu
+#define QUARANTINE 8192
+#define OBJ_WORDS 6
+
+struct obj {
+	uint32_t magic;
+	uint32_t seq;
+	uint64_t payload[OBJ_WORDS];
+	struct rcu_head rh;
+};
+
+/* An object whose rcu_head lies far from its start (engine path: offset encoding). */
+struct far_obj {
+	uint32_t magic;
+	char pad[3000];
+	struct rcu_head rh;
+};
+
+static uint64_t n_alloc, n_freed, n_bad;
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *q_ring[QUARANTINE];
+static unsigned long q_head;
+
+/* The library frees an object: count it, poison it, quarantine it. In debug builds the
+ * library has poisoned it with 0x6b bytes already: the start must then read 0x6b6b6b6b. */
+static void checked_free(void *p)
+{
+	uint32_t m = *(uint32_t *)p;
+	if (m != MAGIC_LIVE && m != 0x6b6b6b6bu) {
+		__atomic_fetch_add(&n_bad, 1, __ATOMIC_RELAXED);
+		fprintf(stderr, "  checked_free(%p): not an object the test queued (magic %#x)\n",
+			p, m);
+	}
+	__atomic_store_n((uint32_t *)p, MAGIC_DEAD, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&n_freed, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&q_lock);
+	void *victim = q_ring[q_head % QUARANTINE];
+	q_ring[q_head % QUARANTINE] = p;
+	q_head++;
+	pthread_mutex_unlock(&q_lock);
+	free(victim);
+}
+
+static void quarantine_drain(void)
+{
+	pthread_mutex_lock(&q_lock);
+	for (int i = 0; i < QUARANTINE; i++) {
+		free(q_ring[i]);
+		q_ring[i] = NULL;
+	}
+	pthread_mutex_unlock(&q_lock);
+}
+
+static bool worker_mode(void)
+{
+	const char *w = getenv("GRACE_FREE_WORKER");
+	return w && atoi(w) != 0;
+}
+
+static uint64_t freed(void)
+{
+	return __atomic_load_n(&n_freed, __ATOMIC_ACQUIRE);
+}
+static uint64_t allocated(void)
+{
+	return __atomic_load_n(&n_alloc, __ATOMIC_RELAXED);
+}
+
+static struct obj *obj_new(uint32_t seq)
+{
+	struct obj *o = (struct obj *)malloc(sizeof(*o));
+	REQUIRE(o);
+	o->seq = seq;
+	for (int i = 0; i < OBJ_WORDS; i++)
+		o->payload[i] = (uint64_t)seq * 0x9e3779b97f4a7c15ull + (uint64_t)i;
+	__atomic_store_n(&o->magic, MAGIC_LIVE, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&n_alloc, 1, __ATOMIC_RELAXED);
+	return o;
+}
+
+static bool obj_ok(const struct obj *o)
+{
+	if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != MAGIC_LIVE)
+		return false;
+	for (int i = 0; i < OBJ_WORDS; i++)
+		if (__atomic_load_n(&o->payload[i], __ATOMIC_RELAXED) !=
+		    (uint64_t)o->seq * 0x9e3779b97f4a7c15ull + (uint64_t)i)
+			return false;
+	return true;
+}
+
+DEFINE_STATIC_SRCU(test_srcu);
+
+/* At exit, after the library's own exit handlers (registered later, so run earlier): every
+ * object queued and never freed by a barrier must have been freed by then. */
+static uint64_t exit_expect_extra;
+static void exit_check(void)
+{
+	uint64_t a = allocated(), f = freed();
+	if (a != f) {
+		struct grace_cb_stats r, q, s;
+		grace_rcu_callback_stats(&r);
+		grace_qsbr_callback_stats(&q);
+		grace_srcu_callback_stats(&test_srcu, &s);
+		printf("exit: %llu objects queued, %llu freed by the end of exit (callbacks "
+		       "pending: rcu %llu, qsbr %llu, srcu %llu)\n0 passed, 1 failed\n",
+		       (unsigned long long)a, (unsigned long long)f, (unsigned long long)r.pending,
+		       (unsigned long long)q.pending, (unsigned long long)s.pending);
+		fflush(stdout);
+		_exit(1);
+	}
+	quarantine_drain();
+	printf("exit: all %llu objects freed (%llu left for the exit path)\n",
+	       (unsigned long long)a, (unsigned long long)exit_expect_extra);
+	fflush(stdout);
+}
+
+__attribute__((constructor)) static void install_hook(void)
+{
+	grace__free_fn = checked_free;
+	atexit(exit_check); /* before any library handler: runs after them */
+}
+
+/* ---- a flavor, as a table ---- */
+
+struct fl {
+	const char *name;
+	struct grace_flavor_ops ops;
+	bool qsbr;
+};
+
+static void fl_get(struct fl *f, int which)
+{
+	memset(f, 0, sizeof(*f));
+	if (which == 0) {
+		f->name = "rcu";
+		f->ops = grace_flavor_rcu;
+	} else if (which == 1) {
+		f->name = "qsbr";
+		f->ops = grace_flavor_qsbr;
+		f->qsbr = true;
+	} else {
+		f->name = "srcu";
+		grace_flavor_ops_srcu(&f->ops, &test_srcu);
+	}
+}
+
+/* ---- nothing freed early ---- */
+
+struct race {
+	struct fl *fl;
+	struct obj *slot;
+	int stop;
+	uint64_t errors, sections, updates;
+};
+
+static void *race_reader(void *arg)
+{
+	struct race *r = (struct race *)arg;
+	const struct grace_flavor_ops *o = &r->fl->ops;
+	uint64_t n = 0;
+
+	if (r->fl->qsbr)
+		o->register_thread();
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		int idx = o->read_lock(o->ctx);
+		struct obj *p = rcu_dereference_raw(r->slot);
+		if (p && !obj_ok(p))
+			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+		/* Hold it across a delay (sometimes a sleep) inside the section. */
+		if ((n & 255) == 0)
+			gt_sleep_ms(1);
+		else
+			for (int i = 0; i < 200; i++)
+				grace_cpu_relax();
+		if (p && !obj_ok(p)) {
+			__atomic_fetch_add(&r->errors, 1, __ATOMIC_RELAXED);
+			fprintf(stderr, "  %s: object %p freed while a reader held it\n",
+				r->fl->name, (void *)p);
+		}
+		o->read_unlock(o->ctx, idx);
+		if (r->fl->qsbr)
+			o->quiescent_state();
+		n++;
+	}
+	if (r->fl->qsbr)
+		o->unregister_thread();
+	__atomic_fetch_add(&r->sections, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *race_updater(void *arg)
+{
+	struct race *r = (struct race *)arg;
+	const struct grace_flavor_ops *o = &r->fl->ops;
+	uint64_t n = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		struct obj *old = rcu_xchg_pointer(&r->slot, obj_new((uint32_t)n));
+		if (old) {
+			if (n & 1)
+				o->free(o->ctx, old, &old->rh);
+			else
+				o->free_headless(o->ctx, old);
+		}
+		n++;
+	}
+	__atomic_fetch_add(&r->updates, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void race_flavor(int which)
+{
+	struct fl fl;
+	struct race r;
+	pthread_t rd[3], up[2];
+	uint64_t f0 = freed(), a0 = allocated();
+
+	fl_get(&fl, which);
+	memset(&r, 0, sizeof(r));
+	r.fl = &fl;
+	for (int i = 0; i < 3; i++)
+		pthread_create(&rd[i], NULL, race_reader, &r);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&up[i], NULL, race_updater, &r);
+	gt_sleep_ms(700);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(up[i], NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_join(rd[i], NULL);
+	struct obj *last = rcu_xchg_pointer(&r.slot, (struct obj *)NULL);
+	fl.ops.free(fl.ops.ctx, last, &last->rh);
+	fl.ops.free_barrier(fl.ops.ctx);
+	printf("  %s: %llu updates, %llu reader sections, %llu errors\n", fl.name,
+	       (unsigned long long)r.updates, (unsigned long long)r.sections,
+	       (unsigned long long)r.errors);
+	CHECK_MSG(r.errors == 0, "%llu objects freed under a reader", (unsigned long long)r.errors);
+	CHECK(r.updates > 0 && r.sections > 0);
+	CHECK_MSG(freed() - f0 == allocated() - a0, "%llu queued, %llu freed after the barrier",
+		  (unsigned long long)(allocated() - a0), (unsigned long long)(freed() - f0));
+	CHECK(__atomic_load_n(&n_bad, __ATOMIC_RELAXED) == 0);
+}
+
+TEST(not_freed_early_rcu)
+{
+	race_flavor(0);
+}
+TEST(not_freed_early_qsbr)
+{
+	race_flavor(1);
+}
+TEST(not_freed_early_srcu)
+{
+	race_flavor(2);
+}
+
+/* ---- counts, NULL, offsets ---- */
+
+static void counts(int which)
+{
+	struct fl fl;
+	uint64_t f0 = freed(), a0 = allocated();
+
+	fl_get(&fl, which);
+	const struct grace_flavor_ops *o = &fl.ops;
+	for (int i = 0; i < 5000; i++) {
+		struct obj *p = obj_new((uint32_t)i);
+		if (i % 3)
+			o->free(o->ctx, p, &p->rh);
+		else
+			o->free_headless(o->ctx, p);
+	}
+	o->free(o->ctx, NULL, NULL); /* NULL: nothing, whatever the head */
+	o->free_headless(o->ctx, NULL);
+	o->free_barrier(o->ctx);
+	CHECK_MSG(freed() - f0 == allocated() - a0, "%s: %llu queued, %llu freed", fl.name,
+		  (unsigned long long)(allocated() - a0), (unsigned long long)(freed() - f0));
+	CHECK(__atomic_load_n(&n_bad, __ATOMIC_RELAXED) == 0);
+}
+
+TEST(barrier_frees_everything_rcu)
+{
+	counts(0);
+}
+TEST(barrier_frees_everything_qsbr)
+{
+	counts(1);
+}
+TEST(barrier_frees_everything_srcu)
+{
+	counts(2);
+}
+
+TEST(kernel_names_and_offsets)
+{
+	uint64_t f0 = freed();
+	struct obj *p = NULL;
+	struct far_obj *far;
+
+	free_rcu(p, rh); /* NULL */
+	free_qsbr(p, rh);
+	free_srcu(&test_srcu, p, rh);
+	free_srcu((struct srcu_struct *)NULL, p, rh); /* NULL ptr: ssp not even looked at */
+	free_rcu_mightsleep(NULL);
+	free_qsbr_mightsleep(NULL);
+	free_srcu_mightsleep(&test_srcu, NULL);
+	for (int i = 0; i < 100; i++) {
+		free_rcu(obj_new(1), rh);
+		free_qsbr(obj_new(2), rh);
+		free_srcu(&test_srcu, obj_new(3), rh);
+		free_rcu_mightsleep(obj_new(4));
+		free_qsbr_mightsleep(obj_new(5));
+		free_srcu_mightsleep(&test_srcu, obj_new(6));
+		/* rcu_head 3000 bytes in: the engine path (srcu) must free the object's start. */
+		far = (struct far_obj *)malloc(sizeof(*far));
+		REQUIRE(far);
+		far->magic = MAGIC_LIVE;
+		__atomic_fetch_add(&n_alloc, 1, __ATOMIC_RELAXED);
+		free_srcu(&test_srcu, far, rh);
+		far = (struct far_obj *)malloc(sizeof(*far));
+		REQUIRE(far);
+		far->magic = MAGIC_LIVE;
+		__atomic_fetch_add(&n_alloc, 1, __ATOMIC_RELAXED);
+		free_rcu(far, rh);
+	}
+	free_rcu_barrier();
+	free_qsbr_barrier();
+	free_srcu_barrier(&test_srcu);
+	CHECK_MSG(freed() - f0 == 800, "%llu of 800 freed", (unsigned long long)(freed() - f0));
+	CHECK(__atomic_load_n(&n_bad, __ATOMIC_RELAXED) == 0);
+}
+
+/* ---- contexts: inside a read-side section, from a callback ---- */
+
+static uint64_t cb_ran;
+static void cb_frees(struct rcu_head *h)
+{
+	free(h);
+	/* From a callback: the engine path (free_rcu_mightsleep would be a misuse here: it may
+	 * wait for a grace period). */
+	for (int i = 0; i < 20; i++)
+		free_rcu(obj_new(7), rh);
+	__atomic_fetch_add(&cb_ran, 1, __ATOMIC_RELEASE);
+}
+
+TEST(free_in_section_and_from_callback)
+{
+	uint64_t f0 = freed();
+
+	rcu_read_lock();
+	for (int i = 0; i < 1000; i++)
+		free_rcu(obj_new(9), rh); /* legal in a section: never waits here */
+	rcu_read_unlock();
+	cb_ran = 0;
+	for (int i = 0; i < 10; i++)
+		call_rcu((struct rcu_head *)malloc(sizeof(struct rcu_head)), cb_frees);
+	rcu_barrier(); /* the callbacks ran (they queued on the engine path) */
+	CHECK(__atomic_load_n(&cb_ran, __ATOMIC_ACQUIRE) == 10);
+	free_rcu_barrier();
+	CHECK_MSG(freed() - f0 == 1200, "%llu of 1200 freed", (unsigned long long)(freed() - f0));
+}
+
+/* ---- a thread that stops calling, a thread that exits ---- */
+
+struct idle_arg {
+	int n;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int go_on;
+	int queued; /* the thread has queued its objects and waits */
+};
+
+static void *idle_thread(void *arg)
+{
+	struct idle_arg *a = (struct idle_arg *)arg;
+	for (int i = 0; i < a->n; i++)
+		free_rcu(obj_new((uint32_t)i), rh);
+	pthread_mutex_lock(&a->m);
+	a->queued = 1;
+	while (!a->go_on)
+		pthread_cond_wait(&a->cv, &a->m); /* stops calling, but stays alive */
+	pthread_mutex_unlock(&a->m);
+	return NULL;
+}
+
+TEST(idle_thread_cache_is_taken)
+{
+	struct idle_arg a = { 300, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	pthread_t t;
+	uint64_t f0 = freed();
+
+	pthread_create(&t, NULL, idle_thread, &a);
+	/* No barrier: the monitor must take the idle thread's blocks. Liveness only: we wait
+	 * up to 20 s for it (a grace period or two, normally). */
+	uint64_t t0 = gt_now_ns();
+	while (freed() - f0 < 300 && gt_now_ns() - t0 < 20000000000ull)
+		gt_sleep_ms(1);
+	uint64_t got = freed() - f0;
+	pthread_mutex_lock(&a.m);
+	a.go_on = 1;
+	pthread_cond_signal(&a.cv);
+	pthread_mutex_unlock(&a.m);
+	pthread_join(t, NULL);
+	CHECK_MSG(got == 300, "an idle thread's objects: %llu of 300 freed without a barrier",
+		  (unsigned long long)got);
+}
+
+static void *exiting_thread(void *arg)
+{
+	long n = (long)arg;
+	for (long i = 0; i < n; i++) {
+		if (i & 1)
+			free_rcu(obj_new((uint32_t)i), rh);
+		else
+			free_qsbr_mightsleep(obj_new((uint32_t)i));
+	}
+	return NULL; /* exits with its caches full */
+}
+
+TEST(exiting_thread_hands_over)
+{
+	pthread_t t[4];
+	uint64_t f0 = freed();
+
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, exiting_thread, (void *)5000L);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	/* The exited threads' objects are callbacks of the engine now: the plain barriers do. */
+	rcu_barrier();
+	qsbr_barrier();
+	CHECK_MSG(freed() - f0 == 20000, "%llu of 20000 freed after the exits and barriers",
+		  (unsigned long long)(freed() - f0));
+}
+
+/* ---- the per-thread bound, with a reader that stalls grace periods ---- */
+
+struct bound_arg {
+	int hold;
+	uint64_t max_pending;
+	uint64_t queued;
+};
+
+static void *stalling_reader(void *arg)
+{
+	struct bound_arg *b = (struct bound_arg *)arg;
+	rcu_read_lock();
+	__atomic_store_n(&b->hold, 1, __ATOMIC_RELEASE);
+	gt_sleep_ms(2500);
+	rcu_read_unlock();
+	return NULL;
+}
+
+static void *flooder(void *arg)
+{
+	struct bound_arg *b = (struct bound_arg *)arg;
+	uint64_t f0 = freed(), a0 = allocated();
+	for (int i = 0; i < 100000; i++) {
+		free_rcu(obj_new((uint32_t)i), rh);
+		uint64_t pend = (allocated() - a0) - (freed() - f0);
+		if (pend > b->max_pending)
+			b->max_pending = pend;
+	}
+	b->queued = allocated() - a0;
+	return NULL;
+}
+
+TEST(bound_holds_while_a_reader_stalls)
+{
+	struct bound_arg b = { 0, 0, 0 };
+	pthread_t r, w;
+	unsigned int old = grace_get_stall_timeout_ms();
+	/* GRACE_FREE_WORKER=1: every object is a callback of the engine, bounded by its limits
+	 * (hard x CPUs, + 32 per queuing thread); made small here. */
+	bool worker = worker_mode();
+	/* While the reader stalls: 65536 in the thread's cache (+ the block being sealed, + one
+	 * call per second once a bounded wait gives up). When it ends, the monitor may have handed
+	 * a cache's worth to the engine (waiting one more grace period) as the thread refills it. */
+	uint64_t bound = 2 * 65536 + 1024;
+
+	if (worker) {
+		long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+		CHECK(grace_rcu_set_callback_limits(1000, 10000) == 0);
+		bound = 10000ull * (uint64_t)(ncpu > 0 ? ncpu : 1) + 1024;
+	}
+	grace_set_stall_timeout_ms(1000); /* the bounded wait lasts at least 1 s */
+	pthread_create(&r, NULL, stalling_reader, &b);
+	while (!__atomic_load_n(&b.hold, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	pthread_create(&w, NULL, flooder, &b);
+	pthread_join(w, NULL);
+	pthread_join(r, NULL);
+	grace_set_stall_timeout_ms(old);
+	if (worker)
+		grace_rcu_set_callback_limits(10000, 100000);
+	free_rcu_barrier();
+	printf("  %llu queued, at most %llu waiting at once (bound %llu)\n",
+	       (unsigned long long)b.queued, (unsigned long long)b.max_pending,
+	       (unsigned long long)bound);
+	CHECK_MSG(b.max_pending <= bound, "%llu objects waited at once",
+		  (unsigned long long)b.max_pending);
+}
+
+/* ---- fork with objects cached ---- */
+
+TEST(fork_with_cached_objects)
+{
+	uint64_t f0 = freed(), a0 = allocated();
+
+	for (int i = 0; i < 500; i++)
+		free_rcu(obj_new((uint32_t)i), rh);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* The child inherits the cache: more frees, a barrier, all freed. */
+		for (int i = 0; i < 500; i++)
+			free_rcu(obj_new((uint32_t)i), rh);
+		free_rcu_barrier();
+		/* GRACE_FREE_WORKER=1: every object is an engine callback, and callbacks that a
+		 * worker had taken to invoke when the parent forked are not run in the child (the
+		 * engine's limit at fork; the child leaks them, nothing is freed twice). */
+		_exit(freed() - f0 == allocated() - a0 || worker_mode() ? 0 : 1);
+	}
+	REQUIRE(pid > 0);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+	free_rcu_barrier();
+	CHECK(freed() - f0 == allocated() - a0);
+}
+
+/* Last: leave objects queued in this thread's cache and in an idle thread's cache, and exit:
+ * exit_check() verifies the library freed them all. */
+static struct idle_arg exit_idle = { 200, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
+				     0 };
+TEST(zz_exit_with_objects_cached)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, idle_thread, &exit_idle);
+	pthread_detach(t); /* still blocked in idle_thread at exit */
+	/* Its objects are queued before the exit begins (a thread that queues while the process
+	 * exits may queue after the library's exit drain: those are not freed). */
+	for (;;) {
+		pthread_mutex_lock(&exit_idle.m);
+		int q = exit_idle.queued;
+		pthread_mutex_unlock(&exit_idle.m);
+		if (q)
+			break;
+		gt_sleep_ms(1);
+	}
+	for (int i = 0; i < 200; i++) {
+		free_rcu(obj_new((uint32_t)i), rh);
+		free_qsbr(obj_new((uint32_t)i), rh);
+		free_srcu(&test_srcu, obj_new((uint32_t)i), rh);
+	}
+	exit_expect_extra = allocated() - freed();
+	CHECK(true);
+}
+
+GT_MAIN()
