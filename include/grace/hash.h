@@ -43,7 +43,8 @@ GRACE_BEGIN_DECLS
  * struct grace_hash_node - embed in each object stored in a table.
  * @next: chain link (RCU-protected; internal).
  * @hash: the hash of the object's key, set by the table on insertion (read-only for callers).
- * @rcu:  used to retire the node after deletion.
+ * @rcu:  used to retire the node after deletion. A table created with params.free NULL never
+ *        touches it: the caller may use it (to retire the object itself, for example).
  */
 struct grace_hash_node {
 	struct grace_hash_node *next;
@@ -127,7 +128,9 @@ GRACE_API struct grace_hash *grace_hash_create(const struct grace_hash_params *p
  * found the table finish safely; a background resize is finished first; the flavor's barrier is
  * awaited, so nothing the table retired is pending when this returns. No update may run
  * concurrently or afterwards. NULL is ignored.
- * Context: blocks (grace periods); not inside a read-side section, not from a callback.
+ * Context: blocks (grace periods); not inside a read-side section of the table's flavor, not
+ *   from a callback (either would deadlock: reported with a message naming grace_hash_destroy,
+ *   then abort).
  */
 GRACE_API void grace_hash_destroy(struct grace_hash *ht);
 
@@ -148,10 +151,41 @@ GRACE_API int grace_hash_add_unique(struct grace_hash *ht, struct grace_hash_nod
 				    const void *key);
 
 /**
+ * grace_hash_add_or_get() - insert @node unless an object with key @key is present, and return
+ * the node that holds the key afterwards: @node if it was inserted, else the present node
+ * (@node is then not inserted, and the caller may free or reuse it at once). Atomic with
+ * respect to the other updates: if only add_or_get, add_unique and add_replace insert, no key
+ * is ever present twice. The present node stays valid until the caller's read-side section
+ * ends: call inside one to use it. Returns NULL with errno EINVAL (ht, node or key NULL).
+ * Context: as grace_hash_add(). liburcu: cds_lfht_add_unique().
+ */
+GRACE_API struct grace_hash_node *grace_hash_add_or_get(struct grace_hash *ht,
+							struct grace_hash_node *node,
+							const void *key);
+
+/**
+ * grace_hash_add_replace() - insert @node with key @key, or, if an object with that key is
+ * present, put @node in its place atomically: each reader sees the old node or @node, never
+ * neither and never both (a reader standing on the old node goes on past it). Returns the
+ * replaced node, or NULL if @node was inserted as a new object. The replaced node is retired
+ * with params.free after a grace period (if set: then the pointer returned is valid only until
+ * the caller's read-side section ends); with free NULL, retire it yourself after a grace period.
+ * Bad arguments (ht, node or key NULL): nothing is inserted, NULL is returned with errno
+ * EINVAL. Context: as grace_hash_add(). liburcu: cds_lfht_add_replace().
+ */
+GRACE_API struct grace_hash_node *grace_hash_add_replace(struct grace_hash *ht,
+							 struct grace_hash_node *node,
+							 const void *key);
+
+/**
  * grace_hash_del() - remove @node; it is retired with params.free after a grace period (if
  * set). Readers that found it may keep using it until their section ends.
- * Returns 0, -ENOENT (@node is not in the table), or -EINVAL.
- * Context: takes the bucket's lock; never waits for a grace period.
+ * Returns 0, -ENOENT (@node is not in the table: never added, or already removed), or -EINVAL.
+ * Context: takes the bucket's lock; never waits for a grace period. Call inside a read-side
+ *   section of the table's flavor: the call reads @node (its stored hash, to find the lock)
+ *   before locking, so if another thread may delete the same node, only the section keeps it
+ *   from being freed under the call. Debug builds report a call outside any read-side section
+ *   (message naming grace_hash_del, abort). grace_hash_del_key() has no such requirement.
  */
 GRACE_API int grace_hash_del(struct grace_hash *ht, struct grace_hash_node *node);
 
@@ -162,6 +196,8 @@ GRACE_API int grace_hash_del_key(struct grace_hash *ht, const void *key);
  * grace_hash_replace() - put @new_node in the place of @old (same key: the stored hash is
  * copied); each reader sees one or the other, never neither. @old is retired as by
  * grace_hash_del(). Returns 0, -ENOENT (@old is not in the table), or -EINVAL.
+ * Context: as grace_hash_del(), inside a read-side section (it reads @old before locking;
+ *   debug builds check).
  */
 GRACE_API int grace_hash_replace(struct grace_hash *ht, struct grace_hash_node *old,
 				 struct grace_hash_node *new_node);
@@ -181,7 +217,9 @@ GRACE_API struct grace_hash_node *grace_hash_lookup(struct grace_hash *ht, const
  * grace_hash_resize() - resize to @nbuckets (rounded up to a power of two, clamped to
  * [min_buckets, max_buckets]) and return once done; waits for a background resize first.
  * Returns 0, -EINVAL, or -ENOMEM.
- * Context: blocks (several grace periods); not inside a read-side section, no lock held.
+ * Context: blocks (several grace periods); not inside a read-side section of the table's flavor
+ *   and not from a callback (either would deadlock: reported with a message naming
+ *   grace_hash_resize, then abort), no lock held.
  */
 GRACE_API int grace_hash_resize(struct grace_hash *ht, size_t nbuckets);
 
@@ -260,6 +298,11 @@ GRACE_API struct grace_hash_node *grace_hash_iter_next(struct grace_hash_iter *i
 
 /* The node of a retired rcu_head (for params.free callbacks). */
 #define grace_hash_node_of_rcu(head) grace_container_of(head, struct grace_hash_node, rcu)
+/*
+ * The object of a retired rcu_head in one step, for params.free callbacks: @member is the
+ * struct grace_hash_node member of @type. free(grace_hash_entry_of_rcu(h, struct obj, hn)).
+ */
+#define grace_hash_entry_of_rcu(head, type, member) grace_container_of(head, type, member.rcu)
 
 GRACE_END_DECLS
 

@@ -91,8 +91,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grace/hash.h>
+#include <grace/qsbr.h>
+#include <grace/rcu.h>
 
 #include "core/diag.h"
+#include "engine/callback.h"
 
 #define DEFAULT_INIT 64
 #define DEFAULT_MIN_CAP 64
@@ -550,6 +553,54 @@ static size_t cur_size(struct grace_hash *ht)
 	return grace_load_relaxed(&ht->upd->size);
 }
 
+/*
+ * Is the caller inside a read-side section of the table's flavor, where waiting for one of its
+ * grace periods would deadlock? Default flavor: always known. QSBR: known when the caller was
+ * compiled with GRACE_DEBUG (the qsbr_read_lock() depth); an online QSBR thread outside
+ * qsbr_read_lock() is put offline by synchronize_qsbr() and does not deadlock. Other flavors
+ * (srcu, the caller's own ops): their synchronize and barrier report the misuse themselves.
+ */
+static bool caller_in_section(const struct grace_flavor_ops *ops)
+{
+	if (ops == &grace_flavor_rcu)
+		return grace_rcu_read_ongoing();
+	if (ops == &grace_flavor_qsbr)
+		return grace__qsbr_reader.dbg_nest != 0;
+	return false;
+}
+
+/* grace_hash_resize() and grace_hash_destroy() wait for grace periods and callbacks: report a
+ * call from where that would deadlock, naming the call the user made. */
+static void check_may_block(const struct grace__hash_upd *u, const char *call)
+{
+	if (caller_in_section(u->ops))
+		grace__misuse_fatal(call,
+				    "called inside a read-side section of the table's %s "
+				    "flavor (it waits for grace periods: it would deadlock)",
+				    u->ops->name ? u->ops->name : "");
+	if (grace__in_callback())
+		grace__misuse_fatal(call, "called from a callback (it waits for grace periods and "
+					  "callbacks: it would deadlock)");
+}
+
+/*
+ * grace_hash_del() and grace_hash_replace() read the node (its stored hash, to find its lock)
+ * before locking: if another thread may delete the same node, only a read-side section keeps it
+ * from being freed under the call. Debug builds check that the caller is inside one.
+ */
+static void check_node_protected(const char *call)
+{
+#if GRACE__LIB_DEBUG
+	if (!grace_debug_in_read_section())
+		grace__misuse_fatal(call,
+				    "called outside a read-side section: it reads the node "
+				    "before taking its lock, so a concurrent deletion could free "
+				    "it under the call (enter a read-side section first)");
+#else
+	(void)call;
+#endif
+}
+
 /* Background resizing: which way, given the count now? 1 grow, -1 shrink, 0 neither. */
 static int wanted(struct grace_hash *ht, size_t size)
 {
@@ -768,6 +819,7 @@ void grace_hash_destroy(struct grace_hash *ht)
 	if (!ht)
 		return;
 	u = ht->upd;
+	check_may_block(u, "grace_hash_destroy");
 	pthread_mutex_lock(&u->rs_lock);
 	u->dying = true;
 	while (u->resizing)
@@ -809,41 +861,93 @@ static void retire(struct grace__hash_upd *u, struct grace_hash_node *n)
 		u->ops->call(u->ops->ctx, &n->rcu, u->free_fn);
 }
 
-static int do_add(struct grace_hash *ht, struct grace_hash_node *node, const void *key, bool unique)
-{
-	struct grace__hash_upd *u;
-	struct stripe *st;
-	struct view v;
-	uint64_t h;
+/* What an insertion does when an object with the same key is present. */
+enum add_mode {
+	ADD_DUP,     /* insert anyway (grace_hash_add) */
+	ADD_UNIQUE,  /* insert nothing, hand back the present node (add_unique, add_or_get) */
+	ADD_REPLACE, /* put the new node in the present node's place (add_replace) */
+};
 
-	if (!ht || !node || !key)
-		return -EINVAL;
-	u = ht->upd;
-	h = ht->hash(key, ht->arg);
-	node->hash = h;
-	st = stripe_of(u, h);
+/*
+ * Insert @node with key @key under its stripe lock. Returns NULL if @node was inserted as a new
+ * object; otherwise the node of the same key found in the table: left in place (ADD_UNIQUE),
+ * or replaced by @node and retired (ADD_REPLACE). The arguments are valid (callers check).
+ */
+static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_node *node,
+				      const void *key, enum add_mode mode)
+{
+	struct grace__hash_upd *u = ht->upd;
+	uint64_t h = ht->hash(key, ht->arg);
+	struct stripe *st = stripe_of(u, h);
+	struct grace_hash_node *old = NULL;
+	struct view v;
+
+	node->hash = h; /* not reachable yet: plain store */
 	pthread_mutex_lock(&st->lock);
 	get_view(ht, st, h, &v);
-	if (unique && view_find(ht, &v, h, key)) {
+	if (mode != ADD_DUP)
+		old = view_find(ht, &v, h, key);
+	if (old && mode == ADD_UNIQUE) {
 		pthread_mutex_unlock(&st->lock);
-		return -EEXIST;
+		return old;
+	}
+	if (old) {
+		/*
+		 * Replace: @node takes @old's place in every chain that reaches it, so each reader
+		 * sees one or the other, never neither, and no updater (all hold this lock) sees
+		 * both. @node is not reachable yet: plain store of its link; relink_all publishes
+		 * it with store-release (pairs with rcu_dereference() in lookups).
+		 */
+		node->next = old->next;
+		relink_all(&v, old, node);
+		pthread_mutex_unlock(&st->lock);
+		retire(u, old); /* outside the lock: call_rcu may wait at its hard limit */
+		return old;
 	}
 	view_insert(&v, node);
 	count_change(u, st, 1);
 	pthread_mutex_unlock(&st->lock);
 	if (u->flags & GRACE_HASH_AUTO_RESIZE)
 		maybe_resize(ht, true);
-	return 0;
+	return NULL;
 }
 
 int grace_hash_add(struct grace_hash *ht, struct grace_hash_node *node, const void *key)
 {
-	return do_add(ht, node, key, false);
+	if (!ht || !node || !key)
+		return -EINVAL;
+	do_add(ht, node, key, ADD_DUP);
+	return 0;
 }
 
 int grace_hash_add_unique(struct grace_hash *ht, struct grace_hash_node *node, const void *key)
 {
-	return do_add(ht, node, key, true);
+	if (!ht || !node || !key)
+		return -EINVAL;
+	return do_add(ht, node, key, ADD_UNIQUE) ? -EEXIST : 0;
+}
+
+struct grace_hash_node *grace_hash_add_or_get(struct grace_hash *ht, struct grace_hash_node *node,
+					      const void *key)
+{
+	struct grace_hash_node *old;
+
+	if (!ht || !node || !key) {
+		errno = EINVAL;
+		return NULL;
+	}
+	old = do_add(ht, node, key, ADD_UNIQUE);
+	return old ? old : node;
+}
+
+struct grace_hash_node *grace_hash_add_replace(struct grace_hash *ht, struct grace_hash_node *node,
+					       const void *key)
+{
+	if (!ht || !node || !key) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return do_add(ht, node, key, ADD_REPLACE);
 }
 
 /* Remove n (hash h) under its stripe lock; if key is given, n is looked up by key instead. */
@@ -874,6 +978,7 @@ int grace_hash_del(struct grace_hash *ht, struct grace_hash_node *node)
 {
 	if (!ht || !node)
 		return -EINVAL;
+	check_node_protected("grace_hash_del");
 	return do_del(ht, node, NULL);
 }
 
@@ -894,6 +999,7 @@ int grace_hash_replace(struct grace_hash *ht, struct grace_hash_node *old,
 
 	if (!ht || !old || !new_node || old == new_node)
 		return -EINVAL;
+	check_node_protected("grace_hash_replace");
 	u = ht->upd;
 	h = old->hash;
 	st = stripe_of(u, h);
@@ -965,6 +1071,7 @@ int grace_hash_resize(struct grace_hash *ht, size_t nbuckets)
 	if (!ht || nbuckets == 0)
 		return -EINVAL;
 	u = ht->upd;
+	check_may_block(u, "grace_hash_resize");
 	target = roundup_pow2(nbuckets);
 	if (target < u->min_buckets)
 		target = u->min_buckets;
