@@ -128,7 +128,6 @@ struct grace__hash_upd {
 
 	/* Resize driver, under rs_lock. */
 	pthread_mutex_t rs_lock;
-	pthread_cond_t rs_cond;
 	bool resizing, dying;
 	enum rs_step step;
 	struct grace_hash_table *rs_old; /* old array freed after the first unzip grace period */
@@ -639,11 +638,26 @@ static void rs_end(struct grace_hash *ht, bool background)
 		again = true;
 	} else {
 		grace_store_relaxed(&u->resizing, false);
-		pthread_cond_broadcast(&u->rs_cond);
 	}
 	pthread_mutex_unlock(&u->rs_lock);
 	if (again)
 		rs_requeue(u); /* `resizing` is still set: the table stays alive */
+}
+
+/*
+ * Wait, rs_lock held, until no background resize runs. Its steps are flavor callbacks that run
+ * after grace periods, so the wait must not hold grace periods back, as an online QSBR caller
+ * sleeping on a condition variable would (a deadlock: the step waits for this thread's quiescent
+ * state). The flavor's synchronize is the sleep instead: it puts an online QSBR caller offline
+ * while it waits, and each round lets at least one grace period, so the next step, happen.
+ */
+static void wait_background_resize(struct grace__hash_upd *u)
+{
+	while (u->resizing) {
+		pthread_mutex_unlock(&u->rs_lock);
+		u->ops->synchronize(u->ops->ctx);
+		pthread_mutex_lock(&u->rs_lock);
+	}
 }
 
 static void kick_resize(struct grace_hash *ht)
@@ -789,7 +803,6 @@ struct grace_hash *grace_hash_create(const struct grace_hash_params *p)
 		pthread_mutex_init(&st[i].lock, &attr);
 	pthread_mutexattr_destroy(&attr);
 	pthread_mutex_init(&u->rs_lock, NULL);
-	pthread_cond_init(&u->rs_cond, NULL);
 	u->ops = ops;
 	u->free_fn = p->free;
 	u->min_buckets = min;
@@ -822,8 +835,7 @@ void grace_hash_destroy(struct grace_hash *ht)
 	check_may_block(u, "grace_hash_destroy");
 	pthread_mutex_lock(&u->rs_lock);
 	u->dying = true;
-	while (u->resizing)
-		pthread_cond_wait(&u->rs_cond, &u->rs_lock);
+	wait_background_resize(u);
 	pthread_mutex_unlock(&u->rs_lock);
 
 	t = cur_tbl(ht);
@@ -849,7 +861,6 @@ void grace_hash_destroy(struct grace_hash *ht)
 	for (unsigned int i = 0; i < u->nlocks; i++)
 		pthread_mutex_destroy(&u->stripes[i].lock);
 	pthread_mutex_destroy(&u->rs_lock);
-	pthread_cond_destroy(&u->rs_cond);
 	free(u->stripes);
 	free(u);
 	free(ht);
@@ -1079,8 +1090,7 @@ int grace_hash_resize(struct grace_hash *ht, size_t nbuckets)
 		target = u->max_buckets;
 
 	pthread_mutex_lock(&u->rs_lock);
-	while (u->resizing)
-		pthread_cond_wait(&u->rs_cond, &u->rs_lock);
+	wait_background_resize(u);
 	if (u->dying) {
 		pthread_mutex_unlock(&u->rs_lock);
 		return -EINVAL;

@@ -330,6 +330,44 @@ TEST(rcu_head_left_to_caller_without_free)
 	CHECK(entry_frees == 64);
 }
 
+/*
+ * An online QSBR thread that resizes (or destroys) a QSBR table while a background resize runs
+ * must not wait in a way that holds grace periods back: the background steps need this thread's
+ * quiescent state. It used to sleep on a condition variable, online: a deadlock (stall warning
+ * after 10 s, then forever). Run in a child with an alarm, so the old behaviour fails the test.
+ */
+static void qsbr_resize_during_background(void *arg)
+{
+	(void)arg;
+	alarm(30);
+	struct grace_hash_params p = params(hash_key, &grace_flavor_qsbr);
+	p.init_buckets = 64;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct grace_hash *ht = grace_hash_create(&p);
+	if (!ht)
+		_exit(2);
+	qsbr_register_thread(); /* online from here on */
+	for (int round = 0; round < 4; round++) {
+		for (uint64_t k = 0; k < 1000; k++) {
+			uint64_t key = (uint64_t)round * 1000 + k;
+			grace_hash_add(ht, &obj_new(key)->hn, &key); /* crosses the limits: grows */
+		}
+		/* A background resize is (most likely) in flight: wait for it, online. */
+		if (grace_hash_resize(ht, round % 2 ? 64 : 4096) != 0)
+			_exit(3);
+	}
+	grace_hash_destroy(ht);
+	qsbr_unregister_thread();
+	_exit(0);
+}
+
+TEST(qsbr_online_resize_during_background_resize)
+{
+	static char out[4096];
+	int st = gt_run_child(qsbr_resize_during_background, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
+}
+
 TEST(iteration_each_node_once)
 {
 	struct grace_hash_params p = params(hash_key, NULL);
