@@ -339,6 +339,10 @@ static struct grace_hash_node *view_find(struct grace_hash *ht, struct view *v, 
 /*
  * Redirect every link to n that is reachable from the view's heads to target (n->next for a
  * deletion, the replacement node for a replacement). Returns whether n was found.
+ * The walk from one head follows an acyclic path, which holds at most one link to n: it stops
+ * there (what follows the new link is n's successor, never n again). Only paths from different
+ * heads can both lead to n (shared tails of zipped chains), so every head is walked. A deletion
+ * thus costs the position of the node in its chain, not the chain's length.
  * Release stores: a reader that follows the new link to target sees target initialised (for a
  * replacement: pairs with rcu_dereference(); for a deletion the target was published before).
  */
@@ -354,7 +358,7 @@ static bool relink_all(struct view *v, struct grace_hash_node *n, struct grace_h
 			if (cur == n) {
 				grace_store_release(link, target);
 				found = true;
-				continue; /* re-read *link: now target */
+				break;
 			}
 			link = &cur->next;
 		}

@@ -2,7 +2,7 @@
 /*
  * Death-test harness shared by the misuse tests of the data structures and of grace-urcu: each
  * misuse runs in a child process (gt_run_child), and the test checks how the child ended and that
- * its message names the call the program made. The expectations are those of
+ * its message ("misuse: CALL...") names the call the program made. The expectations are those of
  * tests/unit/test_misuse.c:
  *   MC_FATAL       message and abort in every build (a deadlock or corruption would follow);
  *   MC_DEBUG_ONLY  a debug-build check: message and abort with GRACE_DEBUG, silence without;
@@ -56,7 +56,7 @@ static int mc_misuse(void (*fn)(void), enum mc_expect e, const char *call, const
 	printf("  child: %s\n", WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
 	if (out[0])
 		printf("  stderr: %.400s%s", out, strlen(out) > 400 ? "...\n" : "");
-	snprintf(want, sizeof(want), "misuse: %s: ", call);
+	snprintf(want, sizeof(want), "misuse: %s", call);
 	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
 		fprintf(stderr, "  %s: the child hung instead of diagnosing the misuse\n", call);
 		return 1;
