@@ -228,6 +228,18 @@ struct view {
 	struct grace_hash_node **future;   /* GROW build: the future head to keep in step */
 	struct grace_hash_node **heads[3]; /* every head a node of this hash may be reached from */
 	int nheads;
+	/*
+	 * How far relink_all() must walk from heads[1..]: their paths join heads[0]'s at a node
+	 * known to lie on it, after which every link is one heads[0]'s walk already saw.
+	 *  EXTRA_ALL    to the end (SHRINK build, zipped: kept simple, the phase is short);
+	 *  EXTRA_HEAD   the head pointer only (GROW build: a future head points into the old
+	 *               chain, which heads[0] walks whole);
+	 *  EXTRA_CLASS  up to the first node of class extra_cls under extra_mask (UNZIP: the
+	 *               sibling path is pure up to its first node of the home class, which by
+	 *               invariant I lies on the home path, and shares every link after it).
+	 */
+	enum { EXTRA_ALL, EXTRA_HEAD, EXTRA_CLASS } extra;
+	uint64_t extra_mask, extra_cls;
 	/* SHRINK build, stripe already zipped: old heads i and j = i + S/2, future head i. */
 	bool zipped;
 	bool upper; /* the hash's old bucket is j */
@@ -249,6 +261,7 @@ static void get_view(struct grace_hash *ht, struct stripe *st, uint64_t h, struc
 	v->home = &th[h & t->mask];
 	v->heads[0] = v->home;
 	v->nheads = 1;
+	v->extra = EXTRA_ALL;
 	v->future = NULL;
 	v->zipped = false;
 	if (f) {
@@ -259,6 +272,7 @@ static void get_view(struct grace_hash *ht, struct stripe *st, uint64_t h, struc
 		v->heads[1] = &fh[a];
 		v->heads[2] = &fh[a ^ (t->mask + 1)];
 		v->nheads = 3;
+		v->extra = EXTRA_HEAD;
 	} else if (sf && st->zipped) {
 		uint64_t i = h & sf->mask;
 
@@ -276,6 +290,9 @@ static void get_view(struct grace_hash *ht, struct stripe *st, uint64_t h, struc
 	} else if ((half = grace_load_relaxed(&u->unzip_half)) != 0) {
 		v->heads[1] = &th[(h & t->mask) ^ half];
 		v->nheads = 2;
+		v->extra = EXTRA_CLASS;
+		v->extra_mask = t->mask;
+		v->extra_cls = h & t->mask;
 	}
 }
 
@@ -341,8 +358,9 @@ static struct grace_hash_node *view_find(struct grace_hash *ht, struct view *v, 
  * deletion, the replacement node for a replacement). Returns whether n was found.
  * The walk from one head follows an acyclic path, which holds at most one link to n: it stops
  * there (what follows the new link is n's successor, never n again). Only paths from different
- * heads can both lead to n (shared tails of zipped chains), so every head is walked. A deletion
- * thus costs the position of the node in its chain, not the chain's length.
+ * heads can both lead to n (shared tails of zipped chains), so every head is walked, the extra
+ * ones only until they join heads[0]'s path (view.extra). A deletion thus costs the position
+ * of the node in its chain, not the chain's length.
  * Release stores: a reader that follows the new link to target sees target initialised (for a
  * replacement: pairs with rcu_dereference(); for a deletion the target was published before).
  */
@@ -360,6 +378,10 @@ static bool relink_all(struct view *v, struct grace_hash_node *n, struct grace_h
 				found = true;
 				break;
 			}
+			if (i > 0 && (v->extra == EXTRA_HEAD ||
+				      (v->extra == EXTRA_CLASS &&
+				       (cur->hash & v->extra_mask) == v->extra_cls)))
+				break; /* joined heads[0]'s path: its walk saw the rest */
 			link = &cur->next;
 		}
 	}
