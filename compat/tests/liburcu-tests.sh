@@ -292,7 +292,7 @@ run_one() {
   t0=$(date +%s.%N)
   set +e
   # shellcheck disable=SC2086
-  (cd "$B/bin/$impl" && timeout -k 10 300 "./$prog" $args) > "$logf" 2>&1
+  (cd "$B/bin/$impl" && timeout -k 10 120 "./$prog" $args) > "$logf" 2>&1
   rc=$?
   set -e
   t1=$(date +%s.%N)
