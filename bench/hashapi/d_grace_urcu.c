@@ -79,6 +79,9 @@ static void update(struct cds_lfht *ht, uint64_t k)
 	rcu_read_unlock();
 }
 
+/* The measured loop: global, so callgrind can count it alone (--toggle-collect). */
+void ha_grace_urcu_loop(struct cds_lfht *ht, struct ha_work *w);
+
 __attribute__((noinline)) void ha_grace_urcu_loop(struct cds_lfht *ht, struct ha_work *w)
 {
 	uint64_t s = w->seed, ops = 0, hits = 0;

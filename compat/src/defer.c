@@ -6,7 +6,7 @@
  * period; when a thread's queue is full, defer_rcu() waits for a grace period and runs them
  * itself. Here each deferral is one callback of the flavor (a 32-byte record, call_rcu), so the
  * engine's per-CPU queues, batching and bound on pending work apply. Everything goes through
- * defer_enqueue(): when the engine's batched free (free_rcu()) lands, only that function moves.
+ * defer_enqueue(): when the engine's batched free (issue 13) lands, only that function moves.
  */
 #include <stdlib.h>
 

@@ -36,16 +36,16 @@
 #define cmm_smp_mb() grace_smp_mb()
 /*
  * Read and write fences. On TSO (x86) loads are not reordered with loads, nor stores with
- * stores, so a compiler barrier suffices; elsewhere acquire and release fences order loads
- * against later accesses and earlier accesses against stores, which is at least what
- * smp_rmb() and smp_wmb() promise.
+ * stores, so a compiler barrier suffices; elsewhere an acquire fence orders earlier loads
+ * before everything after it (what liburcu's read barrier promises, and more), and the write
+ * barrier is a full fence (grace has no release-fence wrapper; stronger, never weaker).
  */
 #if GRACE_ARCH_TSO
 #define cmm_smp_rmb() grace_barrier()
 #define cmm_smp_wmb() grace_barrier()
 #else
-#define cmm_smp_rmb() grace_thread_fence(__ATOMIC_ACQUIRE)
-#define cmm_smp_wmb() grace_thread_fence(__ATOMIC_RELEASE)
+#define cmm_smp_rmb() grace_fence_acquire()
+#define cmm_smp_wmb() grace_smp_mb()
 #endif
 #define cmm_mb() cmm_smp_mb()
 #define cmm_rmb() cmm_smp_rmb()

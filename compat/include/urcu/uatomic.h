@@ -51,12 +51,12 @@ enum cmm_memorder {
 #define GRACE_URCU__T(addr) __typeof__(*(addr))
 
 /* ---- loads and stores ---- */
-#define grace_urcu__load_mo(addr, mo) grace_load((addr), GRACE_URCU__MO(mo))
+#define grace_urcu__load_mo(addr, mo) grace_load_mo((addr), GRACE_URCU__MO(mo))
 #define grace_urcu__load(addr) grace_load_relaxed(addr)
-#define grace_urcu__store_mo(addr, v, mo)                                          \
-	do {                                                                       \
-		grace_store((addr), (GRACE_URCU__T(addr))(v), GRACE_URCU__MO(mo)); \
-		GRACE_URCU__MO_FENCE(mo);                                          \
+#define grace_urcu__store_mo(addr, v, mo)                                             \
+	do {                                                                          \
+		grace_store_mo((addr), (GRACE_URCU__T(addr))(v), GRACE_URCU__MO(mo)); \
+		GRACE_URCU__MO_FENCE(mo);                                             \
 	} while (0)
 #define grace_urcu__store(addr, v) grace_store_relaxed((addr), (GRACE_URCU__T(addr))(v))
 #define GRACE_URCU__SEL2(a, b, NAME, ...) NAME

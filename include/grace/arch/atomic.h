@@ -29,14 +29,6 @@
 #define grace_fetch_sub(p, v, mo) __atomic_fetch_sub((p), (v), (mo))
 #define grace_fetch_or(p, v, mo) __atomic_fetch_or((p), (v), (mo))
 #define grace_fetch_and(p, v, mo) __atomic_fetch_and((p), (v), (mo))
-/* With the memory order as an argument (for layers that take it from their caller). */
-#define grace_load(p, mo) __atomic_load_n((p), (mo))
-#define grace_store(p, v, mo) __atomic_store_n((p), (v), (mo))
-/* Compare-and-exchange with both orders given: success @mo, failure @fmo. */
-#define grace_cmpxchg_mo(p, expp, v, mo, fmo) \
-	__atomic_compare_exchange_n((p), (expp), (v), 0, (mo), (fmo))
-/* A stand-alone fence of order @mo (grace_smp_mb() is the seq_cst one). */
-#define grace_thread_fence(mo) __atomic_thread_fence(mo)
 
 
 /* Compiler barrier: no compiler motion of memory accesses across it; emits no instruction. */
