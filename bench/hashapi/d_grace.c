@@ -139,6 +139,15 @@ static void resize(void *t, uint64_t buckets)
 	grace_hash_resize((struct grace_hash *)t, buckets);
 }
 
+static void insert(void *t, uint64_t from, uint64_t to)
+{
+	for (uint64_t k = from; k < to; k++) {
+		struct obj *o = (struct obj *)malloc(sizeof(*o));
+		o->key = k;
+		grace_hash_add((struct grace_hash *)t, &o->hn, &o->key);
+	}
+}
+
 const struct ha_design ha_grace = { "grace",
 				    "ha_grace_loop",
 				    sizeof(struct grace_hash_node),
@@ -146,7 +155,8 @@ const struct ha_design ha_grace = { "grace",
 				    create,
 				    destroy,
 				    run,
-				    resize };
+				    resize,
+				    insert };
 const struct ha_design ha_grace_inline = { "grace-inline",
 					   "ha_grace_inline_loop",
 					   sizeof(struct grace_hash_node),
@@ -154,4 +164,5 @@ const struct ha_design ha_grace_inline = { "grace-inline",
 					   create,
 					   destroy,
 					   run_inline,
-					   resize };
+					   resize,
+					   insert };

@@ -12,4 +12,6 @@ static void *create(uint64_t nkeys, uint64_t buckets, int auto_resize)
 	return NULL;
 }
 
-const struct ha_design ha_grace_urcu = { "grace-urcu-absent", "", 0, 0, create, NULL, NULL, NULL };
+const struct ha_design ha_grace_urcu = {
+	"grace-urcu-absent", "", 0, 0, create, NULL, NULL, NULL, NULL
+};

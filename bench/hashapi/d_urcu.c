@@ -121,7 +121,26 @@ static void resize(void *t, uint64_t buckets)
 	rcu_unregister_thread();
 }
 
-const struct ha_design ha_urcu = {
-	"urcu", "ha_urcu_loop", sizeof(struct cds_lfht_node), sizeof(struct obj), create, destroy,
-	run,    resize
-};
+static void insert(void *t, uint64_t from, uint64_t to)
+{
+	rcu_register_thread();
+	for (uint64_t k = from; k < to; k++) {
+		struct obj *o = (struct obj *)malloc(sizeof(*o));
+		o->key = k;
+		cds_lfht_node_init(&o->node);
+		rcu_read_lock();
+		cds_lfht_add((struct cds_lfht *)t, ha_hash(k), &o->node);
+		rcu_read_unlock();
+	}
+	rcu_unregister_thread();
+}
+
+const struct ha_design ha_urcu = { "urcu",
+				   "ha_urcu_loop",
+				   sizeof(struct cds_lfht_node),
+				   sizeof(struct obj),
+				   create,
+				   destroy,
+				   run,
+				   resize,
+				   insert };

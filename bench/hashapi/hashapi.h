@@ -34,6 +34,7 @@ struct ha_design {
 	void (*destroy)(void *t);
 	void (*run)(void *t, struct ha_work *w); /* register, the measured loop, unregister */
 	void (*resize)(void *t, uint64_t buckets);
+	void (*insert)(void *t, uint64_t from, uint64_t to); /* add keys [from, to) */
 };
 
 extern const struct ha_design ha_grace, ha_grace_inline, ha_urcu, ha_grace_urcu;

@@ -9,10 +9,13 @@
  *            between nkeys/8 and 2*nkeys buckets, and the resizes completed per second
  *   memory   bytes per node: the structure the user embeds, the table's own heap per node at
  *            load factor 1, and their sum
+ *   grow     a table started at 64 buckets with automatic resizing receives nkeys insertions
+ *            from one thread while T threads look keys up: insertions per second, lookups
+ *            meanwhile, and lookups on the grown table
  * Designs run interleaved (their order rotates with each repetition); every design keeps one
  * table of --nkeys keys for the whole run.
  *   hashapi_bench [--designs a,b] [--threads 1,2] [--updates 0,1,10,50] [--nkeys N]
- *                 [--duration S] [--reps N] [--bench ops,resize,memory] [--symbol DESIGN]
+ *                 [--duration S] [--reps N] [--bench ops,resize,memory,grow] [--symbol DESIGN]
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -121,6 +124,53 @@ static double timed(const struct ha_design *d, void *table, uint64_t nkeys, unsi
 	return (double)ops / el / 1e6;
 }
 
+/*
+ * Growth: a table created with 64 buckets and automatic resizing receives nkeys insertions
+ * from this thread while @nthreads threads look keys up. Returns the insertions per second;
+ * *lookups the lookups' Mops/s meanwhile, *after their Mops/s on the grown table.
+ */
+static double grow_run(const struct ha_design *d, uint64_t nkeys, unsigned nthreads,
+		       double duration, double *lookups, double *after)
+{
+	struct thr th[64];
+	volatile int stop = 0, go = 0;
+	int ready = 0;
+	uint64_t ops = 0;
+	void *table = d->create(0, 64, 1);
+
+	if (nthreads > 64)
+		nthreads = 64;
+	for (unsigned i = 0; i < nthreads; i++) {
+		th[i].d = d;
+		th[i].table = table;
+		memset(&th[i].w, 0, sizeof(th[i].w));
+		th[i].w.nkeys = nkeys;
+		th[i].w.thread = i;
+		th[i].w.nthreads = nthreads;
+		th[i].w.stop = &stop;
+		th[i].w.go = &go;
+		th[i].w.ready = &ready;
+		th[i].w.seed = 0x9e3779b97f4a7c15ull * (i + 1);
+		pthread_create(&th[i].t, NULL, thr_main, &th[i]);
+	}
+	while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < (int)nthreads)
+		usleep(100);
+	double t0 = now();
+	go = 1;
+	d->insert(table, 0, nkeys);
+	double el = now() - t0;
+	stop = 1;
+	for (unsigned i = 0; i < nthreads; i++) {
+		pthread_join(th[i].t, NULL);
+		ops += th[i].w.ops;
+	}
+	*lookups = (double)ops / el / 1e6;
+	double x;
+	*after = timed(d, table, nkeys, nthreads, 0, duration, 0, &x);
+	d->destroy(table);
+	return (double)nkeys / el / 1e6;
+}
+
 static size_t heap_in_use(void)
 {
 	struct mallinfo2 mi = mallinfo2();
@@ -129,7 +179,7 @@ static size_t heap_in_use(void)
 
 int main(int argc, char **argv)
 {
-	const char *designs = NULL, *benches = "ops,resize,memory";
+	const char *designs = NULL, *benches = "ops,resize,memory,grow";
 	double threads[16] = { 1, 2 }, updates[16] = { 0, 1, 10, 50 };
 	int nthr = 2, nupd = 4, reps = 3;
 	uint64_t nkeys = 65536;
@@ -257,5 +307,23 @@ int main(int argc, char **argv)
 	if (strstr(benches, "ops") || strstr(benches, "resize"))
 		for (size_t k = 0; k < nd; k++)
 			ds[k]->destroy(tables[k]);
+	if (strstr(benches, "grow")) {
+		for (int r = 0; r < reps; r++)
+			for (size_t j = 0; j < nd; j++) {
+				size_t k = (j + (size_t)r) % nd;
+				if (!strcmp(ds[k]->name, "grace-inline"))
+					continue; /* same table as grace */
+				double lk, af;
+				double ins = grow_run(ds[k], nkeys, (unsigned)threads[0], duration,
+						      &lk, &af);
+				printf("grow,%s,%u,0,%d,%.4f,Minserts/s\n", ds[k]->name,
+				       (unsigned)threads[0], r, ins);
+				printf("grow,%s,%u,0,%d,%.4f,lookups Mops/s during\n", ds[k]->name,
+				       (unsigned)threads[0], r, lk);
+				printf("grow,%s,%u,0,%d,%.4f,lookups Mops/s after\n", ds[k]->name,
+				       (unsigned)threads[0], r, af);
+				fflush(stdout);
+			}
+	}
 	return 0;
 }

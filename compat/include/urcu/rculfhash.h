@@ -14,11 +14,11 @@
  *  - cds_lfht_del() returns 0, or -ENOENT for a node already removed (or NULL);
  *    cds_lfht_replace() -ENOENT likewise, -EINVAL if the new node's hash or key differs;
  *    cds_lfht_is_node_deleted() says whether a node has been removed;
- *  - the table resizes while readers run (cds_lfht_resize(), or CDS_LFHT_AUTO_RESIZE in the
- *    background, one step per grace period);
+ *  - the table resizes while readers run (cds_lfht_resize(), or CDS_LFHT_AUTO_RESIZE): one
+ *    pass and one grace period to any power of two;
  *  - removed nodes are the caller's to free after a grace period (call_rcu()).
  * How it differs (docs/compat.md): updates take one striped lock per bucket instead of
- * compare-and-swap loops; a struct cds_lfht_node is 32 bytes (liburcu: 16); the memory
+ * compare-and-swap loops; a struct cds_lfht_node is 40 bytes (liburcu: 16); the memory
  * back-ends (cds_lfht_mm_order, _chunk, _mmap) and the resize thread's pthread_attr_t are
  * accepted and have no effect; cds_lfht_destroy() waits for a grace period, so it must not be
  * called inside a read-side section or from a callback (liburcu >= 0.10 allows both).
@@ -44,7 +44,8 @@ struct cds_lfht_node {
 /* A position in a lookup or a traversal. Fields internal. */
 struct cds_lfht_iter {
 	struct cds_lfht_node *node, *next;
-	struct grace_hash_iter it; /* whole-table traversal (cds_lfht_first/next) */
+	struct grace_hash_table *t; /* the bucket array the node was found in */
+	struct grace_hash_iter it;  /* whole-table traversal (cds_lfht_first/next) */
 };
 
 /* A table. Fields internal. */
@@ -145,20 +146,23 @@ GRACE_INLINE struct cds_lfht *_cds_lfht_new(unsigned long init_size,
 /*
  * Lookup inside a read-side section: the first node with this hash that @match accepts, in
  * iter->node (NULL if none). Inline, so the caller's match function can be inlined too: the
- * candidates are walked with grace_hash_for_each_possible_rcu() (dependency-ordered loads of
- * the chain links, no store).
+ * candidates are walked with grace_hash_first_rcu() and grace_hash_next_rcu() in one bucket
+ * array (dependency-ordered loads of the chain links, no store).
  */
 GRACE_INLINE void cds_lfht_lookup(struct cds_lfht *ht, unsigned long hash, cds_lfht_match_fct match,
 				  const void *key, struct cds_lfht_iter *iter)
 {
+	struct grace_hash_table *t;
 	struct grace_hash_node *n;
 
 	iter->it.node = NULL; /* cds_lfht_next() after a lookup ends the walk (docs/compat.md) */
-	grace_hash_for_each_possible_rcu(ht->gh, n, (uint64_t)hash) {
+	for (n = grace_hash_first_rcu(ht->gh, (uint64_t)hash, &t); n;
+	     n = grace_hash_next_rcu(t, n, (uint64_t)hash)) {
 		struct cds_lfht_node *ln = caa_container_of(n, struct cds_lfht_node, gh);
 
 		if (match(ln, key)) {
 			iter->node = ln;
+			iter->t = t;
 			return;
 		}
 	}
@@ -176,7 +180,8 @@ GRACE_INLINE void cds_lfht_next_duplicate(struct cds_lfht *ht, cds_lfht_match_fc
 	if (!iter->node)
 		return;
 	h = iter->node->gh.hash;
-	for (n = grace_hash_next_rcu(&iter->node->gh, h); n; n = grace_hash_next_rcu(n, h)) {
+	for (n = grace_hash_next_rcu(iter->t, &iter->node->gh, h); n;
+	     n = grace_hash_next_rcu(iter->t, n, h)) {
 		struct cds_lfht_node *ln = caa_container_of(n, struct cds_lfht_node, gh);
 
 		if (match(ln, key)) {
@@ -193,6 +198,7 @@ GRACE_INLINE void cds_lfht_first(struct cds_lfht *ht, struct cds_lfht_iter *iter
 {
 	struct grace_hash_node *n = grace_hash_iter_first(ht->gh, &iter->it);
 
+	iter->t = iter->it.tbl;
 	iter->node = n ? caa_container_of(n, struct cds_lfht_node, gh) : NULL;
 }
 
