@@ -293,10 +293,10 @@ GRACE_INLINE struct grace_hash_node *grace_hash_next_rcu(struct grace_hash_table
 
 /*
  * grace_hash_for_each_possible_rcu(): visit every node whose stored hash is @h, so the caller
- * compares keys inline (no indirect call). @h is the hash the table's hash function gives the key. The
- * loop keeps its bucket-array snapshot in a variable of its own (named after the line); after a
- * break, @pos is the node the body broke at. (The second variable only gives the declaration a
- * place to set @pos.)
+ * compares keys inline (no indirect call). @h is the hash the table's hash function gives the
+ * key. The loop keeps its bucket-array snapshot in a variable of its own (named after the
+ * line); after a break, @pos is the node the body broke at. (The second variable only gives
+ * the declaration a place to set @pos.)
  */
 #define grace_hash_for_each_possible_rcu(ht, pos, h)                                            \
 	for (struct grace_hash_table *GRACE__HASH_T = rcu_dereference((ht)->tbl),               \
