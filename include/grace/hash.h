@@ -332,7 +332,8 @@ GRACE_API struct grace_hash_node *grace_hash_iter_next(struct grace_hash_iter *i
  * The object of a retired rcu_head in one step, for params.free callbacks: @member is the
  * struct grace_hash_node member of @type. free(grace_hash_entry_of_rcu(h, struct obj, hn)).
  */
-#define grace_hash_entry_of_rcu(head, type, member) grace_container_of(head, type, member.rcu)
+#define grace_hash_entry_of_rcu(head, type, member) \
+	grace_container_of(head, type, member.rcu) /* NOLINT(bugprone-macro-parentheses) */
 
 GRACE_END_DECLS
 

@@ -769,7 +769,7 @@ struct grace_hash_node *grace_hash_add_replace(struct grace_hash *ht, struct gra
 static int do_del(struct grace_hash *ht, struct grace_hash_node *n, const void *key)
 {
 	struct grace__hash_upd *u = ht->upd;
-	uint64_t h = key ? ht->hash(key, ht->arg) : n->hash;
+	uint64_t h = n ? n->hash : ht->hash(key, ht->arg); /* callers give one of n, key */
 	struct stripe *st = stripe_of(u, h);
 	struct view v;
 
@@ -876,7 +876,6 @@ struct grace_hash_node *grace_hash_iter_next(struct grace_hash_iter *it)
 int grace_hash_resize(struct grace_hash *ht, size_t nbuckets)
 {
 	struct grace__hash_upd *u;
-	struct grace_hash_table *old;
 	size_t target;
 	int err = 0;
 
@@ -900,7 +899,8 @@ int grace_hash_resize(struct grace_hash *ht, size_t nbuckets)
 	pthread_mutex_unlock(&u->rs_lock);
 
 	if (cur_size(ht) != target) {
-		old = resize_publish(ht, target);
+		struct grace_hash_table *old = resize_publish(ht, target);
+
 		if (old) {
 			/* After this grace period no reader uses the old array or its link set:
 			 * free it, and the next resize may build through that link set. */
