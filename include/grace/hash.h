@@ -11,14 +11,15 @@
  *    replaced nodes are retired through the flavor's call_rcu (struct grace_flavor_ops) with the
  *    caller's free callback: the table does not care which flavor its readers use.
  *  - The table grows and shrinks by powers of two while readers run, never blocking them and
- *    never hiding an entry from them or showing one twice: the relativistic hash table of
- *    Triplett, McKenney and Walpole (USENIX ATC 2011). Growing publishes a bucket array whose
- *    buckets point into the old, still interleaved ("zipped") chains, then separates them one
- *    link per bucket pair per grace period ("unzip"); shrinking concatenates chain pairs and
- *    publishes. Correctness argument: src/ds/hash.c. Resizing is driven by the flavor's callbacks
- *    (one step per grace period) when GRACE_HASH_AUTO_RESIZE is set, or synchronously by
- *    grace_hash_resize(). Updaters proceed during resizes: building the new bucket array holds
- *    one lock stripe at a time, its publication every stripe for O(nlocks).
+ *    never hiding an entry from them or showing one twice. Each node has two chain links; a
+ *    bucket array uses one of them, and a resize builds the next array through the other while
+ *    readers keep using the first, then publishes it (Herbert Xu's resizable hash table with
+ *    per-element link pairs). A resize to any power of two costs one pass over the nodes, each
+ *    stripe locked in turn, and one grace period, however far the table is from its target.
+ *    Correctness argument: src/ds/hash.c. Resizing is driven by the flavor's callbacks when
+ *    GRACE_HASH_AUTO_RESIZE is set, or synchronously by grace_hash_resize(). Updaters proceed
+ *    during resizes: building holds one lock stripe at a time, publishing every stripe for
+ *    O(nlocks).
  *
  * Kernel names: grace_hash_add ~ hash_add_rcu / rhashtable_insert_fast, grace_hash_del ~
  * hash_del_rcu / rhashtable_remove_fast, grace_hash_lookup ~ rhashtable_lookup,
@@ -41,12 +42,14 @@ GRACE_BEGIN_DECLS
 
 /**
  * struct grace_hash_node - embed in each object stored in a table.
- * @next: chain link (RCU-protected; internal).
+ * @next: the two chain links (RCU-protected; internal): a bucket array uses one, a resize
+ *        builds the next array through the other.
  * @hash: the hash of the object's key, set by the table on insertion (read-only for callers).
- * @rcu:  used to retire the node after deletion.
+ * @rcu:  used to retire the node after deletion. A table created with params.free NULL never
+ *        touches it: the caller may use it (to retire the object itself, for example).
  */
 struct grace_hash_node {
-	struct grace_hash_node *next;
+	struct grace_hash_node *next[2];
 	uint64_t hash;
 	struct rcu_head rcu;
 };
@@ -91,11 +94,13 @@ struct grace_hash_params {
 	unsigned int flags;
 };
 
-/* A bucket array: this header, then mask + 1 chain heads. Internal. */
+/* A bucket array: this header, then mask + 1 chain heads linked through node->next[idx].
+ * Internal. */
 struct grace_hash_table {
 	uint64_t mask;
 	struct rcu_head rcu;
-	uint64_t pad_;
+	uint32_t idx;
+	uint32_t pad_;
 };
 
 struct grace__hash_upd;
@@ -127,7 +132,9 @@ GRACE_API struct grace_hash *grace_hash_create(const struct grace_hash_params *p
  * found the table finish safely; a background resize is finished first; the flavor's barrier is
  * awaited, so nothing the table retired is pending when this returns. No update may run
  * concurrently or afterwards. NULL is ignored.
- * Context: blocks (grace periods); not inside a read-side section, not from a callback.
+ * Context: blocks (grace periods); not inside a read-side section of the table's flavor, not
+ *   from a callback (either would deadlock: reported with a message naming grace_hash_destroy,
+ *   then abort).
  */
 GRACE_API void grace_hash_destroy(struct grace_hash *ht);
 
@@ -148,10 +155,41 @@ GRACE_API int grace_hash_add_unique(struct grace_hash *ht, struct grace_hash_nod
 				    const void *key);
 
 /**
+ * grace_hash_add_or_get() - insert @node unless an object with key @key is present, and return
+ * the node that holds the key afterwards: @node if it was inserted, else the present node
+ * (@node is then not inserted, and the caller may free or reuse it at once). Atomic with
+ * respect to the other updates: if only add_or_get, add_unique and add_replace insert, no key
+ * is ever present twice. The present node stays valid until the caller's read-side section
+ * ends: call inside one to use it. Returns NULL with errno EINVAL (ht, node or key NULL).
+ * Context: as grace_hash_add(). liburcu: cds_lfht_add_unique().
+ */
+GRACE_API struct grace_hash_node *grace_hash_add_or_get(struct grace_hash *ht,
+							struct grace_hash_node *node,
+							const void *key);
+
+/**
+ * grace_hash_add_replace() - insert @node with key @key, or, if an object with that key is
+ * present, put @node in its place atomically: each reader sees the old node or @node, never
+ * neither and never both (a reader standing on the old node goes on past it). Returns the
+ * replaced node, or NULL if @node was inserted as a new object. The replaced node is retired
+ * with params.free after a grace period (if set: then the pointer returned is valid only until
+ * the caller's read-side section ends); with free NULL, retire it yourself after a grace period.
+ * Bad arguments (ht, node or key NULL): nothing is inserted, NULL is returned with errno
+ * EINVAL. Context: as grace_hash_add(). liburcu: cds_lfht_add_replace().
+ */
+GRACE_API struct grace_hash_node *grace_hash_add_replace(struct grace_hash *ht,
+							 struct grace_hash_node *node,
+							 const void *key);
+
+/**
  * grace_hash_del() - remove @node; it is retired with params.free after a grace period (if
  * set). Readers that found it may keep using it until their section ends.
- * Returns 0, -ENOENT (@node is not in the table), or -EINVAL.
- * Context: takes the bucket's lock; never waits for a grace period.
+ * Returns 0, -ENOENT (@node is not in the table: never added, or already removed), or -EINVAL.
+ * Context: takes the bucket's lock; never waits for a grace period. Call inside a read-side
+ *   section of the table's flavor: the call reads @node (its stored hash, to find the lock)
+ *   before locking, so if another thread may delete the same node, only the section keeps it
+ *   from being freed under the call. Debug builds report a call outside any read-side section
+ *   (message naming grace_hash_del, abort). grace_hash_del_key() has no such requirement.
  */
 GRACE_API int grace_hash_del(struct grace_hash *ht, struct grace_hash_node *node);
 
@@ -162,6 +200,8 @@ GRACE_API int grace_hash_del_key(struct grace_hash *ht, const void *key);
  * grace_hash_replace() - put @new_node in the place of @old (same key: the stored hash is
  * copied); each reader sees one or the other, never neither. @old is retired as by
  * grace_hash_del(). Returns 0, -ENOENT (@old is not in the table), or -EINVAL.
+ * Context: as grace_hash_del(), inside a read-side section (it reads @old before locking;
+ *   debug builds check).
  */
 GRACE_API int grace_hash_replace(struct grace_hash *ht, struct grace_hash_node *old,
 				 struct grace_hash_node *new_node);
@@ -171,9 +211,9 @@ GRACE_API int grace_hash_replace(struct grace_hash *ht, struct grace_hash_node *
  * read-side section of the readers' flavor; the node stays valid until the section ends.
  * An object present for the whole lookup is found, resize or not.
  * Context: never blocks, never writes shared memory.
- * Cost: about 70 instructions plus the hash and match functions for a one-node chain (89 with
- *   the caller's loop and read-side section, against 223 for liburcu's cds_lfht_lookup; the
- *   inline grace_hash_for_each_possible_rcu() loop: 60): docs/ds.md.
+ * Cost (callgrind, bench/hashapi: 65536 keys at load factor 1, with the caller's loop and
+ *   read-side section): 106 instructions, against 202 for liburcu's cds_lfht_lookup; the
+ *   inline grace_hash_for_each_possible_rcu() loop: 68. docs/ds.md.
  */
 GRACE_API struct grace_hash_node *grace_hash_lookup(struct grace_hash *ht, const void *key);
 
@@ -181,7 +221,9 @@ GRACE_API struct grace_hash_node *grace_hash_lookup(struct grace_hash *ht, const
  * grace_hash_resize() - resize to @nbuckets (rounded up to a power of two, clamped to
  * [min_buckets, max_buckets]) and return once done; waits for a background resize first.
  * Returns 0, -EINVAL, or -ENOMEM.
- * Context: blocks (several grace periods); not inside a read-side section, no lock held.
+ * Context: blocks (several grace periods); not inside a read-side section of the table's flavor
+ *   and not from a callback (either would deadlock: reported with a message naming
+ *   grace_hash_resize, then abort), no lock held.
  */
 GRACE_API int grace_hash_resize(struct grace_hash *ht, size_t nbuckets);
 
@@ -192,9 +234,8 @@ GRACE_API size_t grace_hash_buckets(struct grace_hash *ht);
 
 struct grace_hash_stats {
 	size_t buckets, count;
-	uint64_t grows, shrinks; /* completed resizes, by doubling or halving */
-	uint64_t unzip_passes;   /* grace periods spent separating chains after growth */
-	uint64_t unzip_links;    /* chain links redirected by those passes */
+	uint64_t grows, shrinks; /* completed resizes to a larger, a smaller array */
+	uint64_t relinked;       /* nodes linked into new arrays by those resizes */
 	unsigned int nlocks;
 	bool resizing;
 };
@@ -208,35 +249,62 @@ GRACE_INLINE struct grace_hash_node **grace__hash_heads(struct grace_hash_table 
 	return (struct grace_hash_node **)(void *)(t + 1);
 }
 
-/* The first node at or after @n whose stored hash is @h. */
-GRACE_INLINE struct grace_hash_node *grace__hash_skip(struct grace_hash_node *n, uint64_t h)
+/* The first node at or after @n whose stored hash is @h, following link @idx. */
+GRACE_INLINE struct grace_hash_node *grace__hash_skip(struct grace_hash_node *n, uint64_t h,
+						      unsigned int idx)
 {
 	while (n && n->hash != h)
-		n = rcu_dereference(n->next);
+		n = rcu_dereference(n->next[idx]);
 	return n;
 }
 
-/** The first node whose stored hash is @h (a candidate: compare its key), or NULL. Read side. */
-GRACE_INLINE struct grace_hash_node *grace_hash_first_rcu(struct grace_hash *ht, uint64_t h)
+/* The first candidate for hash @h in bucket array @t (a snapshot of ht->tbl). */
+GRACE_INLINE struct grace_hash_node *grace__hash_first_in(struct grace_hash_table *t, uint64_t h)
+{
+	return grace__hash_skip(rcu_dereference(grace__hash_heads(t)[h & t->mask]), h, t->idx);
+}
+
+/**
+ * grace_hash_first_rcu() - the first node whose stored hash is @h (a candidate: compare its
+ * key), or NULL; *@tp receives the bucket array it was found in, which grace_hash_next_rcu()
+ * must be given for the rest of the walk (a resize may publish another one meanwhile). Read
+ * side.
+ */
+GRACE_INLINE struct grace_hash_node *grace_hash_first_rcu(struct grace_hash *ht, uint64_t h,
+							  struct grace_hash_table **tp)
 {
 	struct grace_hash_table *t = rcu_dereference(ht->tbl);
 
-	return grace__hash_skip(rcu_dereference(grace__hash_heads(t)[h & t->mask]), h);
+	*tp = t;
+	return grace__hash_first_in(t, h);
 }
 
-/** The next candidate after @n for hash @h, or NULL. Read side. */
-GRACE_INLINE struct grace_hash_node *grace_hash_next_rcu(struct grace_hash_node *n, uint64_t h)
+/** The next candidate after @n for hash @h in the bucket array @t of the walk, or NULL. */
+GRACE_INLINE struct grace_hash_node *grace_hash_next_rcu(struct grace_hash_table *t,
+							 struct grace_hash_node *n, uint64_t h)
 {
-	return grace__hash_skip(rcu_dereference(n->next), h);
+	return grace__hash_skip(rcu_dereference(n->next[t->idx]), h, t->idx);
 }
+
+#define GRACE__HASH_CAT2(a, b) a##b
+#define GRACE__HASH_CAT(a, b) GRACE__HASH_CAT2(a, b)
+#define GRACE__HASH_T GRACE__HASH_CAT(grace__hash_t, __LINE__)
+#define GRACE__HASH_ONCE GRACE__HASH_CAT(grace__hash_once, __LINE__)
 
 /*
  * grace_hash_for_each_possible_rcu(): visit every node whose stored hash is @h, so the caller
- * compares keys inline (no indirect call). @h is the hash the table's hash function gives the key.
+ * compares keys inline (no indirect call). @h is the hash the table's hash function gives the
+ * key. The loop keeps its bucket-array snapshot in a variable of its own (named after the
+ * line); after a break, @pos is the node the body broke at. (The second variable only gives
+ * the declaration a place to set @pos.)
  */
-#define grace_hash_for_each_possible_rcu(ht, pos, h)         \
-	for ((pos) = grace_hash_first_rcu((ht), (h)); (pos); \
-	     (pos) = grace_hash_next_rcu((pos), (h)))
+#define grace_hash_for_each_possible_rcu(ht, pos, h)                                            \
+	for (struct grace_hash_table *GRACE__HASH_T = rcu_dereference((ht)->tbl),               \
+				     *GRACE__HASH_ONCE =                                        \
+					     ((pos) = grace__hash_first_in(GRACE__HASH_T, (h)), \
+					     GRACE__HASH_T);                                    \
+	     ((void)GRACE__HASH_ONCE, (pos));                                                   \
+	     (pos) = grace_hash_next_rcu(GRACE__HASH_T, (pos), (h)))
 
 /* Iterator over every node, inside one read-side section. Fields internal. */
 struct grace_hash_iter {
@@ -260,6 +328,12 @@ GRACE_API struct grace_hash_node *grace_hash_iter_next(struct grace_hash_iter *i
 
 /* The node of a retired rcu_head (for params.free callbacks). */
 #define grace_hash_node_of_rcu(head) grace_container_of(head, struct grace_hash_node, rcu)
+/*
+ * The object of a retired rcu_head in one step, for params.free callbacks: @member is the
+ * struct grace_hash_node member of @type. free(grace_hash_entry_of_rcu(h, struct obj, hn)).
+ */
+#define grace_hash_entry_of_rcu(head, type, member) \
+	grace_container_of(head, type, member.rcu) /* NOLINT(bugprone-macro-parentheses) */
 
 GRACE_END_DECLS
 

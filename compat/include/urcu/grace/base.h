@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace-urcu: the base every compatibility header includes first. It pulls in the grace headers
+ * the layer is built on, before any liburcu name is mapped to a flavor (urcu.h maps
+ * rcu_read_lock and friends with macros; grace's own headers must be parsed before that), and
+ * declares the few exported helpers of libgrace-urcu.
+ *
+ * Not a liburcu header: programs never include it directly.
+ */
+#ifndef GRACE_URCU_BASE_H
+#define GRACE_URCU_BASE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* grace/pointer.h defines container_of unless the program has; liburcu does not, and programs
+ * written for it often define their own: take it back out afterwards. */
+#ifndef container_of
+#define GRACE_URCU__DROP_CONTAINER_OF
+#endif
+#include <grace/compiler.h>
+#include <grace/arch/atomic.h>
+#include <grace/pointer.h>
+#include <grace/engine.h>
+#include <grace/flavor.h>
+#include <grace/rcu.h>
+#include <grace/qsbr.h>
+#include <grace/hash.h>
+#ifdef GRACE_URCU__DROP_CONTAINER_OF
+#undef container_of
+#undef GRACE_URCU__DROP_CONTAINER_OF
+#endif
+
+/* This is grace-urcu, not liburcu: programs may test for it. */
+#define GRACE_URCU 1
+
+GRACE_BEGIN_DECLS
+
+/* The liburcu flavors. memb, mb, signal and bp are all served by grace's default flavor (one
+ * set of readers and grace periods); qsbr by grace's QSBR flavor. */
+enum grace_urcu_flavor_id {
+	GRACE_URCU_MEMB = 0,
+	GRACE_URCU_MB = 1,
+	GRACE_URCU_SIGNAL = 2,
+	GRACE_URCU_BP = 3,
+	GRACE_URCU_QSBR = 4,
+	GRACE_URCU_NR_FLAVORS = 5,
+};
+
+/* Misuse report of the compatibility layer, in grace's format ("grace: misuse: CALL: ..."),
+ * then abort. */
+GRACE_API GRACE_NORETURN void grace_urcu__misuse(const char *call, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Debug-build bookkeeping of QSBR threads (compiled into the inline paths only with
+ * GRACE_DEBUG): registered with urcu_qsbr_register_thread(), and the rcu_read_lock() depth.
+ */
+GRACE_API extern __thread unsigned int grace_urcu__qsbr_registered GRACE_TLS_IE;
+GRACE_API extern __thread unsigned int grace_urcu__qsbr_nest GRACE_TLS_IE;
+GRACE_API void grace_urcu__qsbr_register(void);
+GRACE_API void grace_urcu__qsbr_unregister(void);
+/* Debug builds: report reading from a QSBR thread that is not registered or is offline. */
+GRACE_API GRACE_NORETURN void grace_urcu__qsbr_bad_reader(const char *call);
+
+GRACE_END_DECLS
+
+#endif /* GRACE_URCU_BASE_H */

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace-urcu <urcu/urcu-memb.h>: the membarrier flavor (liburcu's default, <urcu.h>): grace's
+ * default flavor; registration optional (grace registers a thread on its first section), kept
+ * for liburcu's contract.
+ *
+ * Declares the flavor-prefixed API (urcu_memb_read_lock(), urcu_memb_synchronize_rcu(), ...).
+ * The unprefixed names (rcu_read_lock(), synchronize_rcu(), ...) come with <urcu.h>, which
+ * defines URCU_API_MAP before including this header (liburcu's scheme).
+ */
+#ifndef GRACE_URCU_URCU_MEMB_H
+#define GRACE_URCU_URCU_MEMB_H
+
+#include <urcu/grace/base.h>
+#include <urcu/pointer.h>
+#include <urcu/urcu-poll.h>
+#include <urcu/call-rcu.h>
+#include <urcu/defer.h>
+#include <urcu/flavor.h>
+
+#define GRACE_URCU_FLAVOR_PREFIX urcu_memb
+#define GRACE_URCU_FLAVOR_ID GRACE_URCU_MEMB
+#define GRACE_URCU_FLAVOR_QSBR 0
+#define GRACE_URCU_FLAVOR_BP 0
+#include <urcu/grace/flavor-api.h>
+#undef GRACE_URCU_FLAVOR_BP
+#undef GRACE_URCU_FLAVOR_QSBR
+#undef GRACE_URCU_FLAVOR_ID
+#undef GRACE_URCU_FLAVOR_PREFIX
+
+/* The flavor's table (struct rcu_flavor_struct) and its pointer helpers. */
+#define urcu_memb_flavor grace_urcu_flavor_memb
+#define urcu_memb_dereference(p) rcu_dereference(p)
+#define urcu_memb_cmpxchg_pointer(p, old, new_) rcu_cmpxchg_pointer(p, old, new_)
+#define urcu_memb_xchg_pointer(p, v) rcu_xchg_pointer(p, v)
+#define urcu_memb_set_pointer(p, v) rcu_set_pointer(p, v)
+/* liburcu's inline (_LGPL_SOURCE) names: the same functions here. */
+#define _urcu_memb_read_lock urcu_memb_read_lock
+#define _urcu_memb_read_unlock urcu_memb_read_unlock
+#define _urcu_memb_read_ongoing urcu_memb_read_ongoing
+#define _urcu_memb_quiescent_state urcu_memb_quiescent_state
+#define _urcu_memb_thread_offline urcu_memb_thread_offline
+#define _urcu_memb_thread_online urcu_memb_thread_online
+
+/* The first generation's names (rcu_read_lock_memb(), ...), unless URCU_NO_COMPAT_IDENTIFIERS. */
+#ifndef URCU_NO_COMPAT_IDENTIFIERS
+#define rcu_dereference_memb urcu_memb_dereference
+#define rcu_cmpxchg_pointer_memb urcu_memb_cmpxchg_pointer
+#define rcu_xchg_pointer_memb urcu_memb_xchg_pointer
+#define rcu_set_pointer_memb urcu_memb_set_pointer
+#define rcu_memb_before_fork urcu_memb_before_fork
+#define rcu_memb_after_fork_parent urcu_memb_after_fork_parent
+#define rcu_memb_after_fork_child urcu_memb_after_fork_child
+#define rcu_read_lock_memb urcu_memb_read_lock
+#define _rcu_read_lock_memb urcu_memb_read_lock
+#define rcu_read_unlock_memb urcu_memb_read_unlock
+#define _rcu_read_unlock_memb urcu_memb_read_unlock
+#define rcu_read_ongoing_memb urcu_memb_read_ongoing
+#define _rcu_read_ongoing_memb urcu_memb_read_ongoing
+#define rcu_register_thread_memb urcu_memb_register_thread
+#define rcu_unregister_thread_memb urcu_memb_unregister_thread
+#define rcu_init_memb urcu_memb_init
+#define rcu_exit_memb urcu_memb_exit
+#define synchronize_rcu_memb urcu_memb_synchronize_rcu
+#define get_cpu_call_rcu_data_memb urcu_memb_get_cpu_call_rcu_data
+#define get_call_rcu_thread_memb urcu_memb_get_call_rcu_thread
+#define create_call_rcu_data_memb urcu_memb_create_call_rcu_data
+#define set_cpu_call_rcu_data_memb urcu_memb_set_cpu_call_rcu_data
+#define get_default_call_rcu_data_memb urcu_memb_get_default_call_rcu_data
+#define get_call_rcu_data_memb urcu_memb_get_call_rcu_data
+#define get_thread_call_rcu_data_memb urcu_memb_get_thread_call_rcu_data
+#define set_thread_call_rcu_data_memb urcu_memb_set_thread_call_rcu_data
+#define create_all_cpu_call_rcu_data_memb urcu_memb_create_all_cpu_call_rcu_data
+#define free_all_cpu_call_rcu_data_memb urcu_memb_free_all_cpu_call_rcu_data
+#define call_rcu_memb urcu_memb_call_rcu
+#define call_rcu_data_free_memb urcu_memb_call_rcu_data_free
+#define call_rcu_before_fork_memb urcu_memb_call_rcu_before_fork
+#define call_rcu_after_fork_parent_memb urcu_memb_call_rcu_after_fork_parent
+#define call_rcu_after_fork_child_memb urcu_memb_call_rcu_after_fork_child
+#define rcu_barrier_memb urcu_memb_barrier
+#define defer_rcu_memb urcu_memb_defer_rcu
+#define rcu_defer_register_thread_memb urcu_memb_defer_register_thread
+#define rcu_defer_unregister_thread_memb urcu_memb_defer_unregister_thread
+#define rcu_defer_barrier_memb urcu_memb_defer_barrier
+#define rcu_defer_barrier_thread_memb urcu_memb_defer_barrier_thread
+#define rcu_defer_exit_memb urcu_memb_defer_exit
+#define rcu_flavor_memb urcu_memb_flavor
+#define urcu_register_rculfhash_atfork_memb urcu_memb_register_rculfhash_atfork
+#define urcu_unregister_rculfhash_atfork_memb urcu_memb_unregister_rculfhash_atfork
+#endif
+
+#endif /* GRACE_URCU_URCU_MEMB_H */
+
+/* <urcu.h> (URCU_API_MAP): the unprefixed names are this flavor's. */
+#ifdef URCU_API_MAP
+#include <urcu/map/urcu-memb.h>
+#endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace-urcu <urcu/urcu-qsbr.h>: quiescent-state-based reclamation: grace's QSBR flavor (zero-
+ * instruction read side; threads register, report quiescent states and go offline around
+ * blocking calls).
+ *
+ * Declares the flavor-prefixed API (urcu_qsbr_read_lock(), urcu_qsbr_synchronize_rcu(), ...).
+ * The unprefixed names (rcu_read_lock(), synchronize_rcu(), ...) come with <urcu-qsbr.h>, which
+ * defines URCU_API_MAP before including this header (liburcu's scheme).
+ */
+#ifndef GRACE_URCU_URCU_QSBR_H
+#define GRACE_URCU_URCU_QSBR_H
+
+#include <urcu/grace/base.h>
+#include <urcu/pointer.h>
+#include <urcu/urcu-poll.h>
+#include <urcu/call-rcu.h>
+#include <urcu/defer.h>
+#include <urcu/flavor.h>
+
+#define GRACE_URCU_FLAVOR_PREFIX urcu_qsbr
+#define GRACE_URCU_FLAVOR_ID GRACE_URCU_QSBR
+#define GRACE_URCU_FLAVOR_QSBR 1
+#define GRACE_URCU_FLAVOR_BP 0
+#include <urcu/grace/flavor-api.h>
+#undef GRACE_URCU_FLAVOR_BP
+#undef GRACE_URCU_FLAVOR_QSBR
+#undef GRACE_URCU_FLAVOR_ID
+#undef GRACE_URCU_FLAVOR_PREFIX
+
+/* The flavor's table (struct rcu_flavor_struct) and its pointer helpers. */
+#define urcu_qsbr_flavor grace_urcu_flavor_qsbr
+#define urcu_qsbr_dereference(p) rcu_dereference(p)
+#define urcu_qsbr_cmpxchg_pointer(p, old, new_) rcu_cmpxchg_pointer(p, old, new_)
+#define urcu_qsbr_xchg_pointer(p, v) rcu_xchg_pointer(p, v)
+#define urcu_qsbr_set_pointer(p, v) rcu_set_pointer(p, v)
+/* liburcu's inline (_LGPL_SOURCE) names: the same functions here. */
+#define _urcu_qsbr_read_lock urcu_qsbr_read_lock
+#define _urcu_qsbr_read_unlock urcu_qsbr_read_unlock
+#define _urcu_qsbr_read_ongoing urcu_qsbr_read_ongoing
+#define _urcu_qsbr_quiescent_state urcu_qsbr_quiescent_state
+#define _urcu_qsbr_thread_offline urcu_qsbr_thread_offline
+#define _urcu_qsbr_thread_online urcu_qsbr_thread_online
+
+/* The first generation's names (rcu_read_lock_qsbr(), ...), unless URCU_NO_COMPAT_IDENTIFIERS. */
+#ifndef URCU_NO_COMPAT_IDENTIFIERS
+#define rcu_dereference_qsbr urcu_qsbr_dereference
+#define rcu_cmpxchg_pointer_qsbr urcu_qsbr_cmpxchg_pointer
+#define rcu_xchg_pointer_qsbr urcu_qsbr_xchg_pointer
+#define rcu_set_pointer_qsbr urcu_qsbr_set_pointer
+#define rcu_qsbr_before_fork urcu_qsbr_before_fork
+#define rcu_qsbr_after_fork_parent urcu_qsbr_after_fork_parent
+#define rcu_qsbr_after_fork_child urcu_qsbr_after_fork_child
+#define rcu_read_lock_qsbr urcu_qsbr_read_lock
+#define _rcu_read_lock_qsbr urcu_qsbr_read_lock
+#define rcu_read_unlock_qsbr urcu_qsbr_read_unlock
+#define _rcu_read_unlock_qsbr urcu_qsbr_read_unlock
+#define rcu_read_ongoing_qsbr urcu_qsbr_read_ongoing
+#define _rcu_read_ongoing_qsbr urcu_qsbr_read_ongoing
+#define rcu_register_thread_qsbr urcu_qsbr_register_thread
+#define rcu_unregister_thread_qsbr urcu_qsbr_unregister_thread
+#define rcu_init_qsbr urcu_qsbr_init
+#define rcu_exit_qsbr urcu_qsbr_exit
+#define synchronize_rcu_qsbr urcu_qsbr_synchronize_rcu
+#define get_cpu_call_rcu_data_qsbr urcu_qsbr_get_cpu_call_rcu_data
+#define get_call_rcu_thread_qsbr urcu_qsbr_get_call_rcu_thread
+#define create_call_rcu_data_qsbr urcu_qsbr_create_call_rcu_data
+#define set_cpu_call_rcu_data_qsbr urcu_qsbr_set_cpu_call_rcu_data
+#define get_default_call_rcu_data_qsbr urcu_qsbr_get_default_call_rcu_data
+#define get_call_rcu_data_qsbr urcu_qsbr_get_call_rcu_data
+#define get_thread_call_rcu_data_qsbr urcu_qsbr_get_thread_call_rcu_data
+#define set_thread_call_rcu_data_qsbr urcu_qsbr_set_thread_call_rcu_data
+#define create_all_cpu_call_rcu_data_qsbr urcu_qsbr_create_all_cpu_call_rcu_data
+#define free_all_cpu_call_rcu_data_qsbr urcu_qsbr_free_all_cpu_call_rcu_data
+#define call_rcu_qsbr urcu_qsbr_call_rcu
+#define call_rcu_data_free_qsbr urcu_qsbr_call_rcu_data_free
+#define call_rcu_before_fork_qsbr urcu_qsbr_call_rcu_before_fork
+#define call_rcu_after_fork_parent_qsbr urcu_qsbr_call_rcu_after_fork_parent
+#define call_rcu_after_fork_child_qsbr urcu_qsbr_call_rcu_after_fork_child
+#define rcu_barrier_qsbr urcu_qsbr_barrier
+#define defer_rcu_qsbr urcu_qsbr_defer_rcu
+#define rcu_defer_register_thread_qsbr urcu_qsbr_defer_register_thread
+#define rcu_defer_unregister_thread_qsbr urcu_qsbr_defer_unregister_thread
+#define rcu_defer_barrier_qsbr urcu_qsbr_defer_barrier
+#define rcu_defer_barrier_thread_qsbr urcu_qsbr_defer_barrier_thread
+#define rcu_defer_exit_qsbr urcu_qsbr_defer_exit
+#define rcu_flavor_qsbr urcu_qsbr_flavor
+#define urcu_register_rculfhash_atfork_qsbr urcu_qsbr_register_rculfhash_atfork
+#define urcu_unregister_rculfhash_atfork_qsbr urcu_qsbr_unregister_rculfhash_atfork
+#endif
+
+#endif /* GRACE_URCU_URCU_QSBR_H */
+
+/* <urcu-qsbr.h> (URCU_API_MAP): the unprefixed names are this flavor's. */
+#ifdef URCU_API_MAP
+#include <urcu/map/urcu-qsbr.h>
+#endif

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hash-table misuse diagnostics (issue 14): each message names the grace_hash_* call the program
+ * made, never a call it did not make (synchronize_rcu, rcu_barrier), and resizing inside a
+ * read-side section is diagnosed whichever way it resizes.
+ *  - grace_hash_del() and grace_hash_replace() outside a read-side section: debug builds report
+ *    it (the node is read before the lock, a concurrent deletion could free it);
+ *  - grace_hash_resize() (growing or shrinking) and grace_hash_destroy() inside a read-side
+ *    section or from a callback would deadlock: reported in every build.
+ * Each misuse runs in a child process (tests/common/misuse_child.h).
+ */
+#include <pthread.h>
+#include <grace/grace.h>
+#include <grace/hash.h>
+#include "gtest_lite.h"
+#include "misuse_child.h"
+
+struct obj {
+	uint64_t key;
+	struct grace_hash_node hn;
+};
+
+static uint64_t hash_key(const void *key, void *arg)
+{
+	(void)arg;
+	return *(const uint64_t *)key * 0x9e3779b97f4a7c15ull;
+}
+
+static bool match_key(const struct grace_hash_node *n, const void *key, void *arg)
+{
+	(void)arg;
+	return container_of(n, struct obj, hn)->key == *(const uint64_t *)key;
+}
+
+static void obj_free(struct rcu_head *h)
+{
+	free(grace_hash_entry_of_rcu(h, struct obj, hn));
+}
+
+static struct grace_hash *table(const struct grace_flavor_ops *ops, unsigned nkeys)
+{
+	struct grace_hash_params p;
+	memset(&p, 0, sizeof(p));
+	p.hash = hash_key;
+	p.match = match_key;
+	p.free = obj_free;
+	p.ops = ops;
+	p.init_buckets = 64;
+	p.min_buckets = 8;
+	struct grace_hash *ht = grace_hash_create(&p);
+	REQUIRE(ht);
+	for (uint64_t k = 0; k < nkeys; k++) {
+		struct obj *o = (struct obj *)malloc(sizeof(*o));
+		REQUIRE(o);
+		o->key = k;
+		REQUIRE(grace_hash_add(ht, &o->hn, &o->key) == 0);
+	}
+	return ht;
+}
+
+static struct grace_hash_node *first(struct grace_hash *ht)
+{
+	uint64_t k = 0;
+	rcu_read_lock();
+	struct grace_hash_node *n = grace_hash_lookup(ht, &k);
+	rcu_read_unlock();
+	return n;
+}
+
+static void del_outside(void)
+{
+	struct grace_hash *ht = table(NULL, 4);
+	grace_hash_del(ht, first(ht)); /* no section: another deleter could free the node */
+	grace_hash_destroy(ht);
+}
+TEST(del_outside_section)
+{
+	EXPECT_MISUSE_CHILD(del_outside, MC_DEBUG_ONLY, "grace_hash_del",
+			    "outside a read-side section");
+}
+
+static void replace_outside(void)
+{
+	struct grace_hash *ht = table(NULL, 4);
+	struct obj *o = (struct obj *)malloc(sizeof(*o));
+	o->key = 0;
+	grace_hash_replace(ht, first(ht), &o->hn);
+	grace_hash_destroy(ht);
+}
+TEST(replace_outside_section)
+{
+	EXPECT_MISUSE_CHILD(replace_outside, MC_DEBUG_ONLY, "grace_hash_replace",
+			    "outside a read-side section");
+}
+
+static void grow_in_section(void)
+{
+	struct grace_hash *ht = table(NULL, 4);
+	rcu_read_lock();
+	grace_hash_resize(ht, 1024);
+}
+TEST(grow_inside_section_names_grace_hash_resize)
+{
+	EXPECT_MISUSE_CHILD(grow_in_section, MC_FATAL, "grace_hash_resize",
+			    "inside a read-side section");
+}
+
+static void shrink_in_section(void)
+{
+	struct grace_hash *ht = table(NULL, 4);
+	rcu_read_lock();
+	grace_hash_resize(ht, 8); /* used to return 0 silently */
+}
+TEST(shrink_inside_section_is_diagnosed)
+{
+	EXPECT_MISUSE_CHILD(shrink_in_section, MC_FATAL, "grace_hash_resize",
+			    "inside a read-side section");
+}
+
+static void destroy_in_section(void)
+{
+	struct grace_hash *ht = table(NULL, 4);
+	rcu_read_lock();
+	grace_hash_destroy(ht);
+}
+TEST(destroy_inside_section_names_grace_hash_destroy)
+{
+	EXPECT_MISUSE_CHILD(destroy_in_section, MC_FATAL, "grace_hash_destroy",
+			    "inside a read-side section");
+}
+
+static struct grace_hash *cb_table;
+static struct rcu_head cb_head;
+static void cb_destroy(struct rcu_head *h)
+{
+	(void)h;
+	grace_hash_destroy(cb_table);
+}
+static void destroy_from_callback(void)
+{
+	cb_table = table(NULL, 4);
+	call_rcu(&cb_head, cb_destroy);
+	rcu_barrier();
+}
+TEST(destroy_from_callback_names_grace_hash_destroy)
+{
+	EXPECT_MISUSE_CHILD(destroy_from_callback, MC_FATAL, "grace_hash_destroy",
+			    "from a callback");
+}
+
+static void cb_resize(struct rcu_head *h)
+{
+	(void)h;
+	grace_hash_resize(cb_table, 4096);
+}
+static void resize_from_callback(void)
+{
+	cb_table = table(NULL, 4);
+	call_rcu(&cb_head, cb_resize);
+	rcu_barrier();
+}
+TEST(resize_from_callback_names_grace_hash_resize)
+{
+	EXPECT_MISUSE_CHILD(resize_from_callback, MC_FATAL, "grace_hash_resize", "from a callback");
+}
+
+static void qsbr_resize_in_section(void)
+{
+	struct grace_hash *ht = table(&grace_flavor_qsbr, 4);
+	qsbr_register_thread();
+	qsbr_read_lock();
+	grace_hash_resize(ht, 8);
+	qsbr_read_unlock();
+	qsbr_unregister_thread();
+}
+TEST(qsbr_resize_inside_qsbr_read_lock)
+{
+	/* Known only when the caller is compiled with GRACE_DEBUG (qsbr_read_lock() depth); an
+	 * online QSBR thread is put offline for the wait otherwise, and returns. */
+	EXPECT_MISUSE_CHILD(qsbr_resize_in_section, MC_DEBUG_ONLY, "grace_hash_resize",
+			    "inside a read-side section of the table's qsbr flavor");
+}
+
+/* The legal forms of the same calls go through without a word. */
+static void legal_forms(void)
+{
+	struct grace_hash *ht = table(NULL, 64);
+	rcu_read_lock();
+	struct grace_hash_node *n = grace_hash_lookup(ht, &(uint64_t){ 1 });
+	struct obj *o = (struct obj *)malloc(sizeof(*o));
+	o->key = 1;
+	if (grace_hash_replace(ht, n, &o->hn) != 0 || grace_hash_del(ht, first(ht)) != 0)
+		abort();
+	rcu_read_unlock();
+	if (grace_hash_resize(ht, 2048) != 0 || grace_hash_resize(ht, 8) != 0)
+		abort();
+	grace_hash_destroy(ht);
+	fprintf(stderr, "fine\n");
+}
+TEST(legal_forms_are_silent)
+{
+	static char out[4096];
+	mc_child_fn = legal_forms;
+	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
+	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
+}
+
+GT_MAIN()
