@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The test command: set up a fresh Debian machine, run the static checks, then build (warnings
-# are errors) and run every quick test in four configurations. Long torture runs and
-# benchmarks are separate targets (see README).
+# are errors) and run every quick test in four configurations, plus the documentation checks
+# (once). Long torture runs and benchmarks are separate targets (see README).
 #   lint         scripts/lint.sh: formatting, names in comments, clang-tidy, cppcheck
 #   release      RelWithDebInfo, the build users get
 #   debug        GRACE_DEBUG=ON: misuse is diagnosed and aborts (death tests check messages)
@@ -16,6 +16,7 @@ configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(lint release debug asan tsan)
 jobs=$(nproc)
 fail=0
+docs_done=0
 for c in "${configs[@]}"; do
   if [ "$c" = lint ]; then
     scripts/lint.sh || fail=1
@@ -37,6 +38,14 @@ for c in "${configs[@]}"; do
     echo "=== $c: build FAILED (full log: $dir/build.log)"
     fail=1
     continue
+  fi
+  if [ $docs_done = 0 ]; then
+    # Once per run (they do not depend on the configuration): docs/api.md covers every public
+    # name and every exported symbol, and no relative link of the markdown dangles.
+    echo "=== docs: API coverage and links"
+    python3 tests/consumer/scripts/check_api_docs.py . --lib "$dir/src/libgrace.so" || fail=1
+    python3 tests/consumer/scripts/check_doc_links.py . || fail=1
+    docs_done=1
   fi
   echo "=== $c: ctest"
   label=quick

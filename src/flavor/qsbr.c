@@ -24,7 +24,9 @@
  *    of ctr (core/gp.c). By the store-buffering pattern either S sees the new ctr (and waits
  *    for a later quiescent state if the value is old) or the thread's reads see the removal.
  *  No step needs membarrier: quiescent states cost no fence at all, and only the rarer online
- *  and offline transitions pay an atomic read-modify-write each.
+ *  and offline transitions pay an atomic read-modify-write each. (liburcu 0.13's quiescent state
+ *  is also one load and a compare when no grace period is pending, but reports one with three
+ *  full fences around its store.)
  *
  * Online count (the idle fast path). `qsbr_online_count` counts online threads. Online stores
  * ctr, then increments the count with a seq_cst read-modify-write (the full barrier of the

@@ -557,7 +557,8 @@ not_here:
 #endif
 }
 
-/* Which rseq area the process uses: "glibc", "grace" (own registration), or "none (...)". */
+/* Which rseq area the process uses: "glibc", "grace" (own registration), or why there is none
+ * (public: documented with <grace/diag.h>, which declares it too). */
 GRACE_API const char *grace_rseq_mode(void);
 
 GRACE_END_DECLS

@@ -1,31 +1,59 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""docs/api.md names every public function and macro of include/grace/, and nothing stale.
+"""docs/api.md names every public function, macro and C++ name of include/grace/, and nothing
+stale.
 
-Usage: check_api_docs.py <source root>
-Public names: functions declared GRACE_API or defined GRACE_INLINE, exported variables, and
-#defines, in include/grace/*.h, include/grace/version.h.in and include/grace/arch/atomic.h,
-except internal names (grace__*, GRACE__*, include guards). A name counts as documented when it
-appears in docs/api.md as a whole word. Stale: a grace_* word in docs/api.md that no header
-contains. Exit status 1 lists both kinds.
+Usage: check_api_docs.py <source root> [--lib <libgrace.so>] [--nm <nm>]
+
+Public names:
+  - C: functions declared GRACE_API or defined GRACE_INLINE, exported variables, and #defines,
+    in every header under include/grace/ (arch/ and internal/ included) and
+    include/grace/version.h.in, except internal names (grace__*, GRACE__*, include guards);
+  - C++: the classes and free functions that grace.hpp declares at namespace scope in namespace
+    grace (names starting with "detail" or with two underscores are internal);
+  - with --lib: every symbol the shared library exports, except grace__* (so a function exported
+    from a .c file without a declaration in a public header is caught too).
+A name counts as documented when it appears in docs/api.md as a whole word. Stale: a grace_*
+word in docs/api.md that no header contains. Exit status 1 lists both kinds.
 """
 import glob
 import os
 import re
+import subprocess
 import sys
 
-root = sys.argv[1] if len(sys.argv) > 1 else "."
+args = sys.argv[1:]
+lib = None
+nm = "nm"
+root = "."
+i = 0
+while i < len(args):
+    if args[i] == "--lib":
+        lib = args[i + 1]
+        i += 2
+    elif args[i] == "--nm":
+        nm = args[i + 1]
+        i += 2
+    else:
+        root = args[i]
+        i += 1
+
 inc = os.path.join(root, "include", "grace")
-files = sorted(glob.glob(os.path.join(inc, "*.h")))
-files += [os.path.join(inc, "version.h.in"), os.path.join(inc, "arch", "atomic.h")]
+files = sorted(glob.glob(os.path.join(inc, "**", "*.h"), recursive=True))
+files.append(os.path.join(inc, "version.h.in"))
 internal = re.compile(r"^(grace__|GRACE__|__)|^GRACE_[A-Z0-9_]+_H$|^GRACE_GRACE_HPP$")
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
 
 public = {}
 for f in files:
     if not os.path.exists(f):
         continue
-    text = re.sub(r"/\*.*?\*/", " ", open(f).read(), flags=re.S)
-    text = re.sub(r"//[^\n]*", " ", text)
+    text = strip_comments(open(f).read())
     names = set(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)", text, re.M))
     for decl in re.findall(r"(?:GRACE_API|GRACE_INLINE)\b([^;{]*?)\(", text):
         m = re.search(r"([A-Za-z_]\w*)\s*$", decl)
@@ -43,6 +71,35 @@ for f in files:
     for n in names:
         if not internal.search(n):
             public.setdefault(n, os.path.relpath(f, root))
+
+# C++: namespace-scope classes and functions of grace.hpp (written at column 0 by the house
+# style; members are indented).
+hpp = os.path.join(inc, "grace.hpp")
+if os.path.exists(hpp):
+    text = strip_comments(open(hpp).read())
+    # Only what lies inside "namespace grace { ... }" blocks, outside "namespace detail".
+    text = re.sub(r"namespace\s+detail\s*\{.*?\n\}\s*(?:// namespace detail)?", " ", text,
+                  flags=re.S)
+    names = set(re.findall(r"^(?:template\s*<[^;{]*?>\s*)?(?:class|struct)\s+(\w+)\s*(?:final\s*)?[:{]",
+                           text, re.M))
+    for m in re.finditer(r"^(?:template\s*<[^;{]*?>\s*)?inline\s+[^;{(]*?\b(\w+)\s*\(", text,
+                         re.M):
+        names.add(m.group(1))
+    for n in names:
+        if not n.startswith("__") and not n.startswith("detail"):
+            public.setdefault(n, "include/grace/grace.hpp")
+
+if lib:
+    out = subprocess.run([nm, "-D", "--defined-only", lib], check=True, capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        sym = parts[2].split("@")[0]
+        if sym.startswith("grace__") or not sym.startswith("grace"):
+            continue
+        public.setdefault(sym, "exported by " + os.path.basename(lib))
 
 doc_path = os.path.join(root, "docs", "api.md")
 doc = open(doc_path).read()
