@@ -76,10 +76,11 @@ for f in files:
 # style; members are indented).
 hpp = os.path.join(inc, "grace.hpp")
 if os.path.exists(hpp):
-    text = strip_comments(open(hpp).read())
-    # Only what lies inside "namespace grace { ... }" blocks, outside "namespace detail".
-    text = re.sub(r"namespace\s+detail\s*\{.*?\n\}\s*(?:// namespace detail)?", " ", text,
-                  flags=re.S)
+    # Internal blocks "namespace detail { ... } // namespace detail" first (the closing comment
+    # marks their end), then the comments.
+    text = re.sub(r"namespace\s+detail\s*\{.*?\}\s*// namespace detail", " ",
+                  open(hpp).read(), flags=re.S)
+    text = strip_comments(text)
     names = set(re.findall(r"^(?:template\s*<[^;{]*?>\s*)?(?:class|struct)\s+(\w+)\s*(?:final\s*)?[:{]",
                            text, re.M))
     for m in re.finditer(r"^(?:template\s*<[^;{]*?>\s*)?inline\s+[^;{(]*?\b(\w+)\s*\(", text,
