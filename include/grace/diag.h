@@ -44,7 +44,7 @@ GRACE_API const char *grace_membarrier_mode(void);
  * Which restartable-sequences area the process uses: "glibc" (glibc registered one), "grace"
  * (the library registered its own) or, when there is none, why ("disabled by GRACE_NO_RSEQ",
  * "kernel without rseq", "architecture not supported", ...). Without one, srcu readers and the
- * callback engine use atomic counters. Also declared in <grace/internal/rseq.h>.
+ * callback engine use atomic counters.
  */
 GRACE_API const char *grace_rseq_mode(void);
 

@@ -50,6 +50,7 @@
 
 #include <grace/internal/rseq.h>
 
+#include "core/annotate.h"
 #include "core/diag.h"
 #include "core/lock.h"
 #include "core/sys.h"
@@ -239,6 +240,7 @@ static void marker_fn(struct rcu_head *h)
 {
 	struct cbq *q = grace_container_of(h, struct cbq, marker);
 	struct grace__cbdom *d = q->d;
+	grace__ann_release(&d->barrier_done); /* race detectors: the callbacks ahead of it ran */
 	grace_fetch_add(&d->barrier_done, 1u, __ATOMIC_SEQ_CST);
 	grace__futex_wake(&d->barrier_done, INT_MAX);
 }
@@ -275,6 +277,7 @@ static void invoke(struct grace__cbdom *d, struct cbq *q, struct rcu_head **chai
 				n = 0;
 				marker_fn(l);
 			} else {
+				grace__ann_consume(l); /* race detectors: see grace__cbdom_call() */
 				l->func(l);
 				n++;
 			}
@@ -472,6 +475,7 @@ static void at_exit_drain_register(void);
 
 static void start_worker(struct grace__cbdom *d, struct worker *w)
 {
+	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
 	grace__lock(&d->start_lock);
 	if (!w->started && !d->stop) {
 		sigset_t all, old;
@@ -509,6 +513,9 @@ struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int n
 	}
 	memset(d->q, 0, d->ncpu * sizeof(struct cbq));
 	memset(d->w, 0, d->nworkers * sizeof(struct worker));
+	grace__ann_ignore(d, sizeof(*d)); /* Valgrind: queues and counters are shared atomics */
+	grace__ann_ignore(d->q, d->ncpu * sizeof(struct cbq));
+	grace__ann_ignore(d->w, d->nworkers * sizeof(struct worker));
 	for (unsigned int i = 0; i < d->nworkers; i++) {
 		d->w[i].idx = i;
 		d->w[i].d = d;
@@ -561,6 +568,7 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 {
 	if (!d)
 		return 0;
+	grace__ann_acquire(d); /* race detectors: d's set-up, before it is torn down */
 	if (grace__cbdom_pending(d))
 		return -EBUSY;
 	stop_workers(d);
@@ -657,6 +665,7 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 		grace__misuse_fatal(d->f->calls[GRACE__CALL_CALL], "NULL %s",
 				    head ? "callback function" : "rcu_head");
 	head->func = func;
+	grace__ann_queue(head); /* race detectors: call_*() happens before the callback */
 	/* Push on the list of the CPU we run on: an rseq critical section whose commit is a
 	 * release store (no atomic, no fence); a CAS for threads without rseq. */
 	int cpu = grace__rseq_list_push(&d->q[0].list, sizeof(struct cbq), d->ncpu, head);
@@ -701,6 +710,7 @@ void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
 static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 {
 	bool ok = true;
+	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
 	grace__lock(&d->barrier_lock);
 	uint32_t nq = 0;
 	grace_store_relaxed(&d->barrier_done, 0u);
@@ -743,6 +753,7 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns)
 		}
 		grace__futex_wait(&d->barrier_done, v, to);
 	}
+	grace__ann_acquire(&d->barrier_done); /* race detectors: every marker's callbacks ran */
 	grace__unlock(&d->barrier_lock);
 	return ok;
 }

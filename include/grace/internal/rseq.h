@@ -56,6 +56,7 @@
 #include <grace/compiler.h>
 #include <grace/arch/atomic.h>
 #include <grace/pointer.h>
+#include <grace/diag.h>
 
 GRACE_BEGIN_DECLS
 
@@ -557,9 +558,7 @@ not_here:
 #endif
 }
 
-/* Which rseq area the process uses: "glibc", "grace" (own registration), or why there is none
- * (public: documented with <grace/diag.h>, which declares it too). */
-GRACE_API const char *grace_rseq_mode(void);
+/* grace_rseq_mode(), which rseq area the process uses, is declared in <grace/diag.h>. */
 
 GRACE_END_DECLS
 
