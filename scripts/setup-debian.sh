@@ -3,8 +3,10 @@
 # Install everything grace's build, tests and benchmark report need on Debian (bookworm).
 # Idempotent: skips apt entirely when every package is already there.
 set -euo pipefail
+# abigail-tools: the ABI check of the test command; man-db: man pages (tests read them back);
+# debhelper, dpkg-dev, fakeroot: the Debian package check of the long runs (scripts/deb-check.sh).
 pkgs=(build-essential cmake ninja-build pkg-config liburcu-dev valgrind spin python3 python3-matplotlib
-      clang-format clang-tidy cppcheck)
+      clang-format clang-tidy cppcheck abigail-tools man-db debhelper dpkg-dev fakeroot)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The test command: set up a fresh Debian machine, run the static checks, then build (warnings
 # are errors) and run every quick test in four configurations, plus the documentation checks
-# (once). Long torture runs and benchmarks are separate targets (see README).
+# (once) and the ABI check (release build). Long torture runs, the Debian package check and
+# benchmarks are separate (see README).
 #   lint         scripts/lint.sh: formatting, names in comments, clang-tidy, cppcheck
 #   release      RelWithDebInfo, the build users get
 #   debug        GRACE_DEBUG=ON: misuse is diagnosed and aborts (death tests check messages)
@@ -46,6 +47,11 @@ for c in "${configs[@]}"; do
     python3 tests/consumer/scripts/check_api_docs.py . --lib "$dir/src/libgrace.so" || fail=1
     python3 tests/consumer/scripts/check_doc_links.py . || fail=1
     docs_done=1
+  fi
+  if [ "$c" = release ]; then
+    # The ABI against the committed baseline (docs/abi.md): additions pass, breaks fail.
+    echo "=== release: ABI check (abi/libgrace.abi)"
+    scripts/abi-check.sh "$dir" || fail=1
   fi
   echo "=== $c: ctest"
   label=quick

@@ -38,9 +38,10 @@ install(EXPORT graceTargets NAMESPACE grace:: DESTINATION ${GRACE_INSTALL_CMAKED
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/graceConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/cmake/graceConfig.cmake
                               INSTALL_DESTINATION ${GRACE_INSTALL_CMAKEDIR})
-# The SONAME carries the major version, so the CMake package promises the same compatibility.
-write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/graceConfigVersion.cmake
-                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+# Compatibility follows the SONAME (docs/abi.md): any release since the first one with this
+# SONAME satisfies find_package(grace X.Y) for X.Y up to this version.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/graceConfigVersion.cmake.in
+               ${PROJECT_BINARY_DIR}/cmake/graceConfigVersion.cmake @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/graceConfig.cmake
               ${PROJECT_BINARY_DIR}/cmake/graceConfigVersion.cmake
         DESTINATION ${GRACE_INSTALL_CMAKEDIR} COMPONENT development)
