@@ -97,3 +97,6 @@ install(FILES ${GRACE_EXAMPLE_SOURCES} ${PROJECT_SOURCE_DIR}/examples/README.md
 install(FILES ${PROJECT_SOURCE_DIR}/examples/CMakeLists.installed.txt
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples RENAME CMakeLists.txt
         COMPONENT development)
+
+# Man pages from docs/api.md.
+include(${CMAKE_CURRENT_LIST_DIR}/man.cmake)

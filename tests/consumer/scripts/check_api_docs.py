@@ -39,56 +39,11 @@ while i < len(args):
         i += 1
 
 inc = os.path.join(root, "include", "grace")
-files = sorted(glob.glob(os.path.join(inc, "**", "*.h"), recursive=True))
-files.append(os.path.join(inc, "version.h.in"))
-internal = re.compile(r"^(grace__|GRACE__|__)|^GRACE_[A-Z0-9_]+_H$|^GRACE_GRACE_HPP$")
+# The public names: scripts/api_names.py (shared with the man-page generator).
+sys.path.insert(0, os.path.join(root, "scripts"))
+import api_names  # noqa: E402
 
-
-def strip_comments(text):
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    return re.sub(r"//[^\n]*", " ", text)
-
-
-public = {}
-for f in files:
-    if not os.path.exists(f):
-        continue
-    text = strip_comments(open(f).read())
-    names = set(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)", text, re.M))
-    for decl in re.findall(r"(?:GRACE_API|GRACE_INLINE)\b([^;{]*?)\(", text):
-        m = re.search(r"([A-Za-z_]\w*)\s*$", decl)
-        if m:
-            names.add(m.group(1))
-    for decl in re.findall(r"GRACE_API\s+extern\s+([^;(]*);", text):
-        words = [w for w in re.findall(r"[A-Za-z_]\w*", decl) if w != "GRACE_TLS_IE"]
-        if words:
-            names.add(words[-1])
-    # Functions declared with a return type on the line before GRACE_API-less prototypes
-    # (version.h.in declares its functions without GRACE_API).
-    for m in re.finditer(r"^\s*(?:unsigned int|const char \*|int|void)\s*\*?\s*(grace_\w+)\s*\(",
-                         text, re.M):
-        names.add(m.group(1))
-    for n in names:
-        if not internal.search(n):
-            public.setdefault(n, os.path.relpath(f, root))
-
-# C++: namespace-scope classes and functions of grace.hpp (written at column 0 by the house
-# style; members are indented).
-hpp = os.path.join(inc, "grace.hpp")
-if os.path.exists(hpp):
-    # Internal blocks "namespace detail { ... } // namespace detail" first (the closing comment
-    # marks their end), then the comments.
-    text = re.sub(r"namespace\s+detail\s*\{.*?\}\s*// namespace detail", " ",
-                  open(hpp).read(), flags=re.S)
-    text = strip_comments(text)
-    names = set(re.findall(r"^(?:template\s*<[^;{]*?>\s*)?(?:class|struct)\s+(\w+)\s*(?:final\s*)?[:{]",
-                           text, re.M))
-    for m in re.finditer(r"^(?:template\s*<[^;{]*?>\s*)?inline\s+[^;{(]*?\b(\w+)\s*\(", text,
-                         re.M):
-        names.add(m.group(1))
-    for n in names:
-        if not n.startswith("__") and not n.startswith("detail"):
-            public.setdefault(n, "include/grace/grace.hpp")
+public = {n: entries[0][0] for n, entries in api_names.public_names(root).items()}
 
 if lib:
     out = subprocess.run([nm, "-D", "--defined-only", lib], check=True, capture_output=True,
