@@ -52,11 +52,11 @@ static void shared_flag(void *p, size_t n)
 }
 static int flag(int *p)
 {
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
+	return grace_load_relaxed(p); /* no happens-before: only the library may order */
 }
 static void set_flag(int *p, int v)
 {
-	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+	grace_store_relaxed(p, v);
 }
 
 static struct obj *obj_new(long v)
