@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The ABI check (docs/abi.md), run by scripts/test.sh: compare the libgrace.so of a build that
-# has debug information (RelWithDebInfo or Debug) with the committed baseline abi/libgrace.abi.
+# has debug information (RelWithDebInfo or Debug) with the committed baseline abi/libgrace.abi,
+# or with another description (abi/libgrace-<version>.abi: the ABI of each release).
 #   identical, or only additions            pass (additions are listed: new API for the next
 #                                           release; the baseline is regenerated at the release)
 #   anything removed or changed (a symbol,  fail: an ABI break. Undo it, or declare it: bump
@@ -9,11 +10,14 @@
 #   fast paths use, a symbol version)       CMakeLists.txt, then the new SONAME passes here
 #   a different SONAME than the baseline    pass, with a notice: a declared break; regenerate
 #                                           the baseline with scripts/abi-update.sh
-# Usage: scripts/abi-check.sh [build-dir]    (default build/test-release)
+# Usage: scripts/abi-check.sh [build-dir [baseline.abi]]
+#        (defaults: build/test-release, abi/libgrace.abi; at a release, compare with the previous
+#        release's abi/libgrace-<version>.abi to decide whether the SONAME must change)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/abi-common.sh
 build=${1:-build/test-release}
+abi_baseline=${2:-$abi_baseline}
 lib=$build/src/libgrace.so
 abi_need_tools
 [ -f "$lib" ] || { echo "abi-check: $lib not built" >&2; exit 1; }
@@ -39,7 +43,8 @@ if [ "$old_so" != "$new_so" ]; then
 	exit 0
 fi
 # "N Removed, N Changed, N Added" on the function, variable and ELF-symbol summary lines.
-count() { grep 'changes summary' "$tmp/diff" | grep -oE "[0-9]+ $1" | awk '{s += $1} END {print s + 0}'; }
+count() { { grep 'changes summary' "$tmp/diff" || true; } | { grep -oE "[0-9]+ $1" || true; } |
+	awk '{s += $1} END {print s + 0}'; }
 removed=$(count Removed)
 changed=$(count Changed)
 added=$(count Added)

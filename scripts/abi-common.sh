@@ -3,7 +3,7 @@
 # libgrace.so is made. The same abidw options on both sides, so that only the library differs:
 # types outside include/grace/ are dropped (they are not part of the ABI), and no path or source
 # location is recorded (the description does not depend on where the tree lives).
-abi_baseline=abi/libgrace.abi
+abi_baseline=abi/libgrace.abi # the reference of the check; abi/libgrace-<version>.abi: releases
 abi_describe() { # abi_describe <libgrace.so> <out.abi>
 	abidw --no-corpus-path --no-comp-dir-path --no-show-locs --type-id-style hash \
 		--headers-dir include/grace --drop-private-types "$1" >"$2"

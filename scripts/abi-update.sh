@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Regenerate the ABI baseline abi/libgrace.abi on purpose (docs/abi.md): at a release, and
-# after a declared ABI break (GRACE_SOVERSION bumped). One command:
+# Regenerate the ABI baseline abi/libgrace.abi on purpose (docs/abi.md): at a release (then also
+# copy it to abi/libgrace-<version>.abi, the release's record), and after a declared ABI break
+# (GRACE_SOVERSION bumped). One command:
 #   scripts/abi-update.sh               configure and build build/abi (RelWithDebInfo: the
 #                                       release build, with the debug information abidw reads)
 #   scripts/abi-update.sh <build-dir>   use an existing build with debug information

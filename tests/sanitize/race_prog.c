@@ -8,7 +8,7 @@
  * readers read it inside their sections, and the reclaimer writes it ("scribble") right before
  * freeing. Without a happens-before edge from every reader's section to the scribble, the tools
  * report a race; with one, nothing. Scenarios (argv[1]):
- *   rcu_sync    default flavor: synchronize_rcu() / _expedited() then scribble and free
+ *   rcu_sync    default flavor: synchronize_rcu() or synchronize_rcu_expedited(), then scribble and free
  *   rcu_call    call_rcu(): the callback scribbles and frees on a library worker; rcu_barrier()
  *               then the program frees what the callbacks wrote to
  *   rcu_poll    polled API: start_poll_synchronize_rcu(), poll_state_synchronize_rcu() and
