@@ -8,7 +8,6 @@
  * callback after a grace period. With GRACE_HASH_AUTO_RESIZE the table doubles and halves in
  * the background while readers keep finding every entry.
  *
- * example-requires: grace/hash.h
  * Build against an installed grace:
  *   cc -O2 hash_table.c $(pkg-config --cflags --libs grace) -pthread -o hash_table
  */

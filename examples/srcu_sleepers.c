@@ -14,7 +14,6 @@
  * srcu readers need no registration; srcu_read_lock() returns an index that srcu_read_unlock()
  * takes back.
  *
- * example-requires: grace/srcu.h
  * Build against an installed grace:
  *   cc -O2 srcu_sleepers.c $(pkg-config --cflags --libs grace) -pthread -o srcu_sleepers
  */

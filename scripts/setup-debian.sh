@@ -5,8 +5,10 @@
 #   scripts/setup-debian.sh [aarch64]   aarch64: also the cross compilers and qemu-user that
 #                                       scripts/test.sh aarch64 uses
 set -euo pipefail
+# abigail-tools: the ABI check of the test command; man-db: man pages (tests read them back);
+# debhelper, dpkg-dev, fakeroot: the Debian package check of the long runs (scripts/deb-check.sh).
 pkgs=(build-essential cmake ninja-build pkg-config liburcu-dev valgrind spin python3 python3-matplotlib
-      clang-format clang-tidy cppcheck)
+      clang-format clang-tidy cppcheck abigail-tools man-db debhelper dpkg-dev fakeroot)
 for extra in "$@"; do
   case "$extra" in
     aarch64) pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static) ;;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The test command: set up a fresh Debian machine, run the static checks, then build (warnings
-# are errors) and run every quick test in five configurations. Long torture runs and
-# benchmarks are separate targets (see README).
+# are errors) and run every quick test in five configurations, plus the documentation checks
+# (once) and the ABI check (release build). Long torture runs, the Debian package check and
+# benchmarks are separate (see README).
 #   lint         scripts/lint.sh: formatting, names in comments, clang-tidy, cppcheck
 #   release      RelWithDebInfo, the build users get
 #   debug        GRACE_DEBUG=ON: misuse is diagnosed and aborts (death tests check messages)
@@ -25,6 +26,7 @@ for c in "${configs[@]}"; do [ "$c" = aarch64 ] && extra=(aarch64); done
 scripts/setup-debian.sh "${extra[@]}"
 jobs=$(nproc)
 fail=0
+docs_done=0
 for c in "${configs[@]}"; do
   if [ "$c" = lint ]; then
     scripts/lint.sh || fail=1
@@ -47,6 +49,19 @@ for c in "${configs[@]}"; do
     echo "=== $c: build FAILED (full log: $dir/build.log)"
     fail=1
     continue
+  fi
+  if [ $docs_done = 0 ]; then
+    # Once per run (they do not depend on the configuration): docs/api.md covers every public
+    # name and every exported symbol, and no relative link of the markdown dangles.
+    echo "=== docs: API coverage and links"
+    python3 tests/consumer/scripts/check_api_docs.py . --lib "$dir/src/libgrace.so" || fail=1
+    python3 tests/consumer/scripts/check_doc_links.py . || fail=1
+    docs_done=1
+  fi
+  if [ "$c" = release ]; then
+    # The ABI against the committed baseline (docs/abi.md): additions pass, breaks fail.
+    echo "=== release: ABI check (abi/libgrace.abi)"
+    scripts/abi-check.sh "$dir" || fail=1
   fi
   echo "=== $c: ctest"
   label=quick

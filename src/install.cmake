@@ -8,7 +8,9 @@
 #   <libdir>/libgrace.a
 #   <libdir>/pkgconfig/grace.pc              pkg-config: Libs -lgrace, Libs.private -pthread
 #   <libdir>/cmake/grace/graceConfig*.cmake  find_package(grace): grace::grace, grace::grace_static
-#   <docdir>/                                LICENSE and the markdown documentation
+#   <docdir>/                                README, LICENSE, CHANGELOG, docs/, ipc/README.md,
+#                                            examples/ (sources and a CMakeLists.txt for them)
+#   <mandir>/man3/                           man pages made from docs/api.md (src/man.cmake)
 include(CMakePackageConfigHelpers)
 
 set(GRACE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/grace
@@ -36,9 +38,10 @@ install(EXPORT graceTargets NAMESPACE grace:: DESTINATION ${GRACE_INSTALL_CMAKED
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/graceConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/cmake/graceConfig.cmake
                               INSTALL_DESTINATION ${GRACE_INSTALL_CMAKEDIR})
-# The SONAME carries the major version, so the CMake package promises the same compatibility.
-write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/graceConfigVersion.cmake
-                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+# Compatibility follows the SONAME (docs/abi.md): any release since the first one with this
+# SONAME satisfies find_package(grace X.Y) for X.Y up to this version.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/graceConfigVersion.cmake.in
+               ${PROJECT_BINARY_DIR}/cmake/graceConfigVersion.cmake @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/cmake/graceConfig.cmake
               ${PROJECT_BINARY_DIR}/cmake/graceConfigVersion.cmake
         DESTINATION ${GRACE_INSTALL_CMAKEDIR} COMPONENT development)
@@ -72,8 +75,28 @@ install(CODE "
 " COMPONENT development)
 install(FILES ${GRACE_PC_OUT} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT development)
 
-# Documentation and license.
-install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR}
+# Documentation: the repository's layout under <docdir>, so that every relative link of the
+# pages resolves in the installed copy as it does in the source tree (the test
+# consumer_install_docs checks it): README.md, LICENSE and CHANGELOG.md at the top, docs/ with
+# the figure pages and their plots, ipc/README.md, and examples/ with a build file that uses
+# the installed package.
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE
+        DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT development)
+if(EXISTS ${PROJECT_SOURCE_DIR}/CHANGELOG.md)
+  install(FILES ${PROJECT_SOURCE_DIR}/CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DOCDIR}
+          COMPONENT development)
+endif()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        COMPONENT development FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
+install(FILES ${PROJECT_SOURCE_DIR}/ipc/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/ipc
         COMPONENT development)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
-        COMPONENT development FILES_MATCHING PATTERN "*.md")
+file(GLOB GRACE_EXAMPLE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/examples/*.c
+     ${PROJECT_SOURCE_DIR}/examples/*.cpp)
+install(FILES ${GRACE_EXAMPLE_SOURCES} ${PROJECT_SOURCE_DIR}/examples/README.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT development)
+install(FILES ${PROJECT_SOURCE_DIR}/examples/CMakeLists.installed.txt
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples RENAME CMakeLists.txt
+        COMPONENT development)
+
+# Man pages from docs/api.md.
+include(${CMAKE_CURRENT_LIST_DIR}/man.cmake)

@@ -41,6 +41,13 @@ GRACE_API void grace_set_stall_handler(grace_stall_handler_t fn, void *arg);
 
 /** Which ordering mechanism the library chose at start-up: "membarrier" or "fence". */
 GRACE_API const char *grace_membarrier_mode(void);
+/**
+ * Which restartable-sequences area the process uses: "glibc" (glibc registered one), "grace"
+ * (the library registered its own) or, when there is none, why ("disabled by GRACE_NO_RSEQ",
+ * "kernel without rseq", "architecture not supported", ...). Without one, srcu readers and the
+ * callback engine use atomic counters.
+ */
+GRACE_API const char *grace_rseq_mode(void);
 
 GRACE_END_DECLS
 

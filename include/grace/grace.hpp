@@ -1,21 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * C++ helpers for grace: scoped guards for read-side sections (default flavor, QSBR, srcu),
- * QSBR thread states and thread registration, lockable domain objects for the standard lock helpers, and a base class that
- * retires an object through call_rcu(). Header only, C++11; every call is one of the C API's
- * inline or exported functions, so a guard costs exactly what the C call costs.
+ * C++ interface of grace: the C++26 <rcu> shape (P2545, [saferecl.rcu]) for every flavor, and
+ * scoped guards. Header only, C++11 and later; every call is one of the C API's inline or
+ * exported functions, so grace::rcu_domain::lock() is rcu_read_lock() itself (no fence, no
+ * atomic read-modify-write, nothing out of line).
  *
- *   {
- *       grace::rcu_read_guard g;              // rcu_read_lock()
- *       const cfg *c = rcu_dereference(cur);
- *       use(c);
- *   }                                         // rcu_read_unlock()
+ * The standard's names, in namespace grace:
+ *   rcu_domain, rcu_default_domain()   the default flavor as a Lockable ([saferecl.rcu.domain])
+ *   rcu_obj_base<T, D>                 base class with retire(d, dom) ([saferecl.rcu.base])
+ *   rcu_synchronize(dom), rcu_barrier(dom), rcu_retire(p, d, dom)   ([saferecl.rcu.domain.func])
+ * and two more domain types with the same interface: qsbr_domain (qsbr_default_domain()) and
+ * srcu_domain (an srcu domain of its own, or a wrapper of a struct srcu_struct). Every function
+ * that takes an rcu_domain& also takes a qsbr_domain& or an srcu_domain&.
  *
- *   std::lock_guard<grace::rcu_domain> g(grace::rcu_default_domain());  // same thing
+ *   struct config : grace::rcu_obj_base<config> { int timeout; };
+ *   std::atomic<config *> cur;
+ *   int timeout() {
+ *       std::scoped_lock l(grace::rcu_default_domain());      // rcu_read_lock()
+ *       return cur.load(std::memory_order_acquire)->timeout;
+ *   }                                                         // rcu_read_unlock()
+ *   void set(config *n) { cur.exchange(n)->retire(); }        // delete after a grace period
  *
- * Guards are neither copyable nor movable: a read-side section belongs to the thread that
- * opened it. Name the guard: `grace::rcu_read_guard{};` opens and closes a section at once.
- * Reference: docs/api.md, "C++ guards (grace.hpp)".
+ * Code written for std::rcu switches to grace with using-declarations (using grace::rcu_domain;
+ * using grace::rcu_barrier; ...) or a namespace alias. Guards (rcu_read_guard, ...) are neither
+ * copyable nor movable: a read-side section belongs to the thread that opened it.
+ * Reference: docs/api.md, "C++: <grace/grace.hpp>".
  */
 #ifndef GRACE_GRACE_HPP
 #define GRACE_GRACE_HPP
@@ -25,25 +34,429 @@
 #endif
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <type_traits>
+#include <utility>
 
 #include <grace/grace.h>
-/* The srcu guard needs <grace/srcu.h>: compiled in whenever that header is available. */
-#if defined(__has_include)
-#if __has_include(<grace/srcu.h>)
-#include <grace/srcu.h>
+
+/* grace.h includes <grace/srcu.h>; kept for headers older than the umbrella that did not. */
 #define GRACE__HPP_HAVE_SRCU 1
-#endif
-#endif
-#ifndef GRACE__HPP_HAVE_SRCU
-#define GRACE__HPP_HAVE_SRCU 0
-#endif
 
 namespace grace
 {
 
-/* ---- default flavor ---- */
+class rcu_domain;
+class qsbr_domain;
+class srcu_domain;
+
+namespace detail
+{
+
+/* The message format of the library's misuse reports (docs/api.md, "Conventions"), then
+ * abort: used where continuing would corrupt a domain's reader counts. */
+[[noreturn]] inline void cxx_misuse(const char *call, const char *what) noexcept
+{
+	std::fprintf(stderr, "grace: misuse: %s: %s\n", call, what);
+	std::abort();
+}
+
+/* The callback's link: an rcu_head alone in a standard-layout struct, so a pointer to the head
+ * is a pointer to the link (they are pointer-interconvertible), and a static_cast from the link
+ * reaches the object that derives from it, whatever that object's layout. */
+struct rcu_link {
+	struct rcu_head grace_rcu_head_;
+};
+inline rcu_link *link_of(struct rcu_head *h) noexcept
+{
+	return reinterpret_cast<rcu_link *>(h);
+}
+
+/* Which grace types are domains (for a readable error instead of an overload soup). */
+template <class Dom> struct is_domain : std::false_type {
+};
+template <> struct is_domain<rcu_domain> : std::true_type {
+};
+template <> struct is_domain<qsbr_domain> : std::true_type {
+};
+template <> struct is_domain<srcu_domain> : std::true_type {
+};
+
+/* The deleter a rcu_obj_base holds: stored when it has state, not stored when it is empty
+ * (then a value-initialised D runs). run() moves the stored deleter out before calling it: the
+ * call usually destroys the object the deleter lives in. Only default construction and move
+ * assignment are used, as [saferecl.rcu.base] requires of D. */
+template <class T, class D, bool Empty = std::is_empty<D>::value> class obj_deleter
+{
+      protected:
+	void grace_set_deleter_(D &&d) noexcept { grace_deleter_ = std::move(d); }
+	void grace_run_deleter_(T *x) noexcept
+	{
+		D d;
+		d = std::move(grace_deleter_);
+		d(x);
+	}
+
+      private:
+	D grace_deleter_;
+};
+template <class T, class D> class obj_deleter<T, D, true>
+{
+      protected:
+	void grace_set_deleter_(D &&d) noexcept
+	{
+		D stored;
+		stored = std::move(d); /* "evaluates deleter = std::move(d)"; nothing to keep */
+		(void)stored;
+	}
+	void grace_run_deleter_(T *x) noexcept
+	{
+		D d;
+		d(x);
+	}
+};
+
+/* rcu_retire()'s record: the pointer and the deleter, allocated per call. */
+template <class T, class D> struct retired : rcu_link {
+	T *p;
+	D d;
+	retired(T *p_, D &&d_) : rcu_link(), p(p_), d(std::move(d_)) {}
+	static void run(struct rcu_head *h) noexcept
+	{
+		retired *r = static_cast<retired *>(link_of(h));
+		r->d(r->p);
+		delete r;
+	}
+};
+
+/* Per-thread open regions of srcu domains (srcu_domain::lock() must remember the index that
+ * srcu_read_lock() returned; unlock() closes the most recent region of its domain). */
+struct srcu_region {
+	struct srcu_struct *ssp;
+	int idx;
+};
+enum { srcu_max_regions = 64 };
+struct srcu_regions {
+	unsigned int n;
+	srcu_region r[srcu_max_regions];
+};
+inline srcu_regions &srcu_thread_regions() noexcept
+{
+	static thread_local srcu_regions t; /* zero-initialised, no constructor: no TLS guard */
+	return t;
+}
+
+} // namespace detail
+
+/* ---- domains ---- */
+
+/**
+ * The default flavor as a C++26 rcu_domain: a Cpp17Lockable whose lock() and unlock() open and
+ * close a read-side section (rcu_read_lock() / rcu_read_unlock(): the 13-instruction fast path,
+ * no fence), so std::lock_guard, std::unique_lock and std::scoped_lock work with it. Sections
+ * nest. try_lock() is lock() and returns true. There is one object: rcu_default_domain().
+ */
+class rcu_domain
+{
+	constexpr rcu_domain() noexcept {}
+	friend rcu_domain &rcu_default_domain() noexcept;
+
+      public:
+	rcu_domain(const rcu_domain &) = delete;
+	rcu_domain &operator=(const rcu_domain &) = delete;
+
+	void lock() noexcept { grace_rcu_read_lock(); }
+	bool try_lock() noexcept
+	{
+		grace_rcu_read_lock();
+		return true;
+	}
+	void unlock() noexcept { grace_rcu_read_unlock(); }
+	/** grace extension: synchronize_rcu(), as rcu_synchronize(*this). */
+	void synchronize() noexcept { grace_rcu_synchronize(); }
+	/** grace extension: rcu_barrier(), as rcu_barrier(*this). */
+	void barrier() noexcept { grace_rcu_barrier(); }
+};
+
+/** The default-flavor domain: the same object on every call, in every shared object. */
+inline GRACE_API rcu_domain &rcu_default_domain() noexcept
+{
+	static rcu_domain d; /* constant-initialised: no guard variable */
+	return d;
+}
+
+/**
+ * QSBR as a domain. lock()/unlock() are qsbr_read_lock()/qsbr_read_unlock(): no instruction in
+ * release builds (debug builds check that the thread is registered and online). The regions
+ * are QSBR's: a registered online thread is a reader between quiescent states.
+ */
+class qsbr_domain
+{
+	constexpr qsbr_domain() noexcept {}
+	friend qsbr_domain &qsbr_default_domain() noexcept;
+
+      public:
+	qsbr_domain(const qsbr_domain &) = delete;
+	qsbr_domain &operator=(const qsbr_domain &) = delete;
+
+	void lock() noexcept { grace_qsbr_read_lock(); }
+	bool try_lock() noexcept
+	{
+		grace_qsbr_read_lock();
+		return true;
+	}
+	void unlock() noexcept { grace_qsbr_read_unlock(); }
+	void synchronize() noexcept { grace_qsbr_synchronize(); }
+	void barrier() noexcept { grace_qsbr_barrier(); }
+	/** Report a quiescent state for the calling thread (qsbr_quiescent_state()). */
+	void quiescent_state() noexcept { grace_qsbr_quiescent_state(); }
+};
+
+/** The QSBR domain. */
+inline GRACE_API qsbr_domain &qsbr_default_domain() noexcept
+{
+	static qsbr_domain d;
+	return d;
+}
+
+/**
+ * An srcu domain: independent grace periods, readers that may sleep. Either owns its
+ * struct srcu_struct (the default constructor: init_srcu_struct(), which may throw
+ * std::bad_alloc; the destructor runs srcu_barrier() and cleanup_srcu_struct()), or wraps one
+ * the program defined (DEFINE_SRCU(), init_srcu_struct()) and leaves it alone on destruction.
+ * lock() is srcu_read_lock() plus a push of the index on a per-thread list (at most 64 regions
+ * of srcu domains open in one thread); unlock() closes this domain's most recent region of the
+ * calling thread. An unlock with no open region of the domain in the thread is reported and
+ * aborts. Regions of different domains may interleave.
+ */
+class srcu_domain
+{
+      public:
+	srcu_domain() : ssp_(&own_), owned_(true)
+	{
+		if (grace_srcu_init(&own_) != 0) {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+			throw std::bad_alloc();
+#else
+			detail::cxx_misuse("grace::srcu_domain", "init_srcu_struct() failed");
+#endif
+		}
+	}
+	explicit srcu_domain(struct srcu_struct &ssp) noexcept : ssp_(&ssp), owned_(false) {}
+	~srcu_domain()
+	{
+		if (owned_) {
+			grace_srcu_barrier(&own_);
+			grace_srcu_cleanup(&own_);
+		}
+	}
+	srcu_domain(const srcu_domain &) = delete;
+	srcu_domain &operator=(const srcu_domain &) = delete;
+
+	void lock() noexcept
+	{
+		detail::srcu_regions &t = detail::srcu_thread_regions();
+		int idx = grace_srcu_read_lock(ssp_);
+		if (t.n == detail::srcu_max_regions) {
+			grace_srcu_read_unlock(ssp_, idx);
+			detail::cxx_misuse("grace::srcu_domain::lock",
+					   "more than 64 srcu regions open in this thread");
+		}
+		t.r[t.n].ssp = ssp_;
+		t.r[t.n].idx = idx;
+		t.n++;
+	}
+	bool try_lock() noexcept
+	{
+		lock();
+		return true;
+	}
+	void unlock() noexcept
+	{
+		detail::srcu_regions &t = detail::srcu_thread_regions();
+		for (unsigned int i = t.n; i-- > 0;) {
+			if (t.r[i].ssp != ssp_)
+				continue;
+			int idx = t.r[i].idx;
+			for (unsigned int j = i + 1; j < t.n; j++)
+				t.r[j - 1] = t.r[j];
+			t.n--;
+			grace_srcu_read_unlock(ssp_, idx);
+			return;
+		}
+		detail::cxx_misuse("grace::srcu_domain::unlock",
+				   "no region of this domain is open in this thread");
+	}
+	void synchronize() noexcept
+	{
+		grace_srcu_synchronize(ssp_);
+	}
+	void barrier() noexcept
+	{
+		grace_srcu_barrier(ssp_);
+	}
+	/** The C domain, for srcu_dereference() and the C API. */
+	struct srcu_struct &native() noexcept
+	{
+		return *ssp_;
+	}
+
+      private:
+	struct srcu_struct own_ = GRACE_SRCU_INITIALIZER;
+	struct srcu_struct *ssp_;
+	bool owned_;
+};
+
+namespace detail
+{
+inline void dom_call(rcu_domain &, struct rcu_head *h, rcu_callback_t f) noexcept
+{
+	grace_rcu_call(h, f);
+}
+inline void dom_call(qsbr_domain &, struct rcu_head *h, rcu_callback_t f) noexcept
+{
+	grace_qsbr_call(h, f);
+}
+inline void dom_call(srcu_domain &d, struct rcu_head *h, rcu_callback_t f) noexcept
+{
+	grace_srcu_call(&d.native(), h, f);
+}
+} // namespace detail
+
+/* ---- [saferecl.rcu.domain.func] ---- */
+
+/**
+ * rcu_synchronize(dom): wait until every region of dom that began before the call has ended
+ * (synchronize_rcu(), synchronize_qsbr() from an online thread takes it offline for the wait,
+ * synchronize_srcu()). Inside a region of the same domain it would wait for itself: reported,
+ * abort.
+ */
+inline void rcu_synchronize(rcu_domain &dom = rcu_default_domain()) noexcept
+{
+	dom.synchronize();
+}
+inline void rcu_synchronize(qsbr_domain &dom) noexcept
+{
+	dom.synchronize();
+}
+inline void rcu_synchronize(srcu_domain &dom) noexcept
+{
+	dom.synchronize();
+}
+
+/**
+ * rcu_barrier(dom): wait until every evaluation scheduled in dom (retire(), rcu_retire())
+ * before the call has run (rcu_barrier(), qsbr_barrier(), srcu_barrier()).
+ * A template so that, after `using namespace grace;`, the call rcu_barrier() with no argument
+ * picks the C function of <grace/rcu.h> (a non-template is preferred), which does the same
+ * thing, instead of being ambiguous.
+ */
+template <class Domain = rcu_domain>
+inline void rcu_barrier(Domain &dom = rcu_default_domain()) noexcept
+{
+	static_assert(detail::is_domain<Domain>::value,
+		      "grace::rcu_barrier: the argument must be a grace domain");
+	dom.barrier();
+}
+
+/**
+ * rcu_retire(p, d, dom): evaluate d1(p) after a grace period of dom, d1 initialised from
+ * std::move(d) (default: delete p). Allocates a record of the pointer and the deleter with
+ * new: throws std::bad_alloc or what D's move constructor throws, and then schedules nothing.
+ * The evaluation runs on a callback worker of the library; it must not throw (it is noexcept:
+ * std::terminate).
+ */
+template <class T, class D = std::default_delete<T>>
+inline void rcu_retire(T *p, D d = D(), rcu_domain &dom = rcu_default_domain())
+{
+	detail::retired<T, D> *r = new detail::retired<T, D>(p, std::move(d));
+	detail::dom_call(dom, &r->grace_rcu_head_, &detail::retired<T, D>::run);
+}
+template <class T, class D> inline void rcu_retire(T *p, D d, qsbr_domain &dom)
+{
+	detail::retired<T, D> *r = new detail::retired<T, D>(p, std::move(d));
+	detail::dom_call(dom, &r->grace_rcu_head_, &detail::retired<T, D>::run);
+}
+template <class T, class D> inline void rcu_retire(T *p, D d, srcu_domain &dom)
+{
+	detail::retired<T, D> *r = new detail::retired<T, D>(p, std::move(d));
+	detail::dom_call(dom, &r->grace_rcu_head_, &detail::retired<T, D>::run);
+}
+
+/* ---- [saferecl.rcu.base] ---- */
+
+/**
+ * Base class of an rcu-protectable T (struct T : grace::rcu_obj_base<T, D>): x.retire(d, dom)
+ * stores d in x (empty deleters are not stored) and, after a grace period of dom, runs it on x
+ * (default: delete x) on a callback worker. No allocation: the callback link lives in the
+ * base (16 bytes, plus D when it has state). retire() may be called inside a read-side section
+ * and with locks held, once per object. T may be incomplete where the base is named, and must
+ * be complete where retire() is used. D must be default-constructible and move-assignable.
+ * Trivially copyable when D is.
+ */
+template <class T, class D = std::default_delete<T>>
+class rcu_obj_base : private detail::rcu_link, private detail::obj_deleter<T, D>
+{
+      public:
+	void retire(D d = D(), rcu_domain &dom = rcu_default_domain()) noexcept
+	{
+		retire_in(std::move(d), dom);
+	}
+	void retire(D d, qsbr_domain &dom) noexcept { retire_in(std::move(d), dom); }
+	void retire(D d, srcu_domain &dom) noexcept { retire_in(std::move(d), dom); }
+
+      protected:
+	rcu_obj_base() = default;
+	rcu_obj_base(const rcu_obj_base &) = default;
+	rcu_obj_base(rcu_obj_base &&) = default;
+	rcu_obj_base &operator=(const rcu_obj_base &) = default;
+	rcu_obj_base &operator=(rcu_obj_base &&) = default;
+	~rcu_obj_base() = default;
+
+      private:
+	template <class Dom> void retire_in(D &&d, Dom &dom) noexcept
+	{
+		static_assert(std::is_base_of<rcu_obj_base, T>::value,
+			      "grace::rcu_obj_base<T, D>: T must derive from rcu_obj_base<T, D>");
+		this->grace_set_deleter_(std::move(d));
+		detail::dom_call(dom, &this->grace_rcu_head_, &rcu_obj_base::invoke);
+	}
+	static void invoke(struct rcu_head *h) noexcept
+	{
+		rcu_obj_base *b = static_cast<rcu_obj_base *>(detail::link_of(h));
+		b->grace_run_deleter_(static_cast<T *>(b));
+	}
+};
+
+/** retire() always in the QSBR domain: obj->retire() is obj->retire(D(), qsbr_default_domain())
+ * of rcu_obj_base. Kept from grace 0.1. */
+template <class T, class D = std::default_delete<T>> class qsbr_obj_base
+{
+      public:
+	void retire() noexcept { grace_qsbr_call(&grace_rcu_head_, &qsbr_obj_base::invoke); }
+
+      protected:
+	qsbr_obj_base() noexcept : grace_rcu_head_() {}
+	qsbr_obj_base(const qsbr_obj_base &) noexcept : grace_rcu_head_() {}
+	qsbr_obj_base &operator=(const qsbr_obj_base &) noexcept { return *this; }
+	~qsbr_obj_base() = default;
+
+      private:
+	static_assert(std::is_empty<D>::value,
+		      "grace::qsbr_obj_base: the deleter must be stateless (use rcu_obj_base)");
+	static void invoke(struct rcu_head *h) noexcept
+	{
+		qsbr_obj_base *b = reinterpret_cast<qsbr_obj_base *>(
+			reinterpret_cast<char *>(h) - offsetof(qsbr_obj_base, grace_rcu_head_));
+		D()(static_cast<T *>(b));
+	}
+	struct rcu_head grace_rcu_head_;
+};
+
+/* ---- guards ---- */
 
 /** A default-flavor read-side section for the guard's scope (rcu_read_lock/rcu_read_unlock). */
 class rcu_read_guard
@@ -54,46 +467,6 @@ class rcu_read_guard
 	rcu_read_guard(const rcu_read_guard &) = delete;
 	rcu_read_guard &operator=(const rcu_read_guard &) = delete;
 };
-
-/**
- * The default flavor as a Lockable object (the shape of C++26's std::rcu_domain): lock() and
- * unlock() open and close a read-side section, so std::lock_guard, std::unique_lock and
- * std::scoped_lock work with it. try_lock() always succeeds: readers never wait.
- */
-class rcu_domain
-{
-      public:
-	constexpr rcu_domain() noexcept {}
-	void lock() noexcept { grace_rcu_read_lock(); }
-	bool try_lock() noexcept
-	{
-		grace_rcu_read_lock();
-		return true;
-	}
-	void unlock() noexcept { grace_rcu_read_unlock(); }
-	/** Wait for a grace period (synchronize_rcu()). */
-	void synchronize() noexcept { grace_rcu_synchronize(); }
-	/** Wait for every callback queued before the call (rcu_barrier()). */
-	void barrier() noexcept { grace_rcu_barrier(); }
-};
-
-/** The process-wide default-flavor domain. */
-inline rcu_domain &rcu_default_domain() noexcept
-{
-	static rcu_domain d; /* constant-initialised: no guard variable */
-	return d;
-}
-
-/** synchronize_rcu(). */
-inline void rcu_synchronize() noexcept
-{
-	grace_rcu_synchronize();
-}
-/** rcu_barrier(). */
-inline void rcu_barrier() noexcept
-{
-	grace_rcu_barrier();
-}
 
 /**
  * Explicit default-flavor registration for the guard's scope (rcu_register_thread() /
@@ -108,37 +481,6 @@ class rcu_thread_guard
 	rcu_thread_guard(const rcu_thread_guard &) = delete;
 	rcu_thread_guard &operator=(const rcu_thread_guard &) = delete;
 };
-
-/**
- * Base class for objects retired through call_rcu(): derive T from rcu_obj_base<T> and call
- * obj->retire() after unpublishing obj; D()(obj) runs after a grace period, on a callback
- * worker (by default `delete obj`). The deleter must be stateless (it is not stored). Same
- * context rules as call_rcu(): may be called inside a read-side section and with locks held.
- */
-template <class T, class D = std::default_delete<T>> class rcu_obj_base
-{
-      public:
-	void retire() noexcept { grace_rcu_call(&grace_rcu_head_, &rcu_obj_base::invoke); }
-
-      protected:
-	rcu_obj_base() noexcept : grace_rcu_head_() {}
-	rcu_obj_base(const rcu_obj_base &) noexcept : grace_rcu_head_() {}
-	rcu_obj_base &operator=(const rcu_obj_base &) noexcept { return *this; }
-	~rcu_obj_base() = default;
-
-      private:
-	static_assert(std::is_empty<D>::value,
-		      "grace::rcu_obj_base: the deleter must be stateless");
-	static void invoke(struct rcu_head *h) noexcept
-	{
-		rcu_obj_base *b = reinterpret_cast<rcu_obj_base *>(
-			reinterpret_cast<char *>(h) - offsetof(rcu_obj_base, grace_rcu_head_));
-		D()(static_cast<T *>(b));
-	}
-	struct rcu_head grace_rcu_head_;
-};
-
-/* ---- QSBR flavor ---- */
 
 /**
  * Registers the calling thread with QSBR for the guard's scope (qsbr_register_thread() /
@@ -179,57 +521,6 @@ class qsbr_read_guard
 	qsbr_read_guard &operator=(const qsbr_read_guard &) = delete;
 };
 
-/** QSBR as a Lockable object; see rcu_domain. */
-class qsbr_domain
-{
-      public:
-	constexpr qsbr_domain() noexcept {}
-	void lock() noexcept { grace_qsbr_read_lock(); }
-	bool try_lock() noexcept
-	{
-		grace_qsbr_read_lock();
-		return true;
-	}
-	void unlock() noexcept { grace_qsbr_read_unlock(); }
-	void synchronize() noexcept { grace_qsbr_synchronize(); }
-	void barrier() noexcept { grace_qsbr_barrier(); }
-	/** Report a quiescent state for the calling thread (qsbr_quiescent_state()). */
-	void quiescent_state() noexcept { grace_qsbr_quiescent_state(); }
-};
-
-inline qsbr_domain &qsbr_default_domain() noexcept
-{
-	static qsbr_domain d;
-	return d;
-}
-
-/** The QSBR counterpart of rcu_obj_base: D()(obj) runs after a QSBR grace period. */
-template <class T, class D = std::default_delete<T>> class qsbr_obj_base
-{
-      public:
-	void retire() noexcept { grace_qsbr_call(&grace_rcu_head_, &qsbr_obj_base::invoke); }
-
-      protected:
-	qsbr_obj_base() noexcept : grace_rcu_head_() {}
-	qsbr_obj_base(const qsbr_obj_base &) noexcept : grace_rcu_head_() {}
-	qsbr_obj_base &operator=(const qsbr_obj_base &) noexcept { return *this; }
-	~qsbr_obj_base() = default;
-
-      private:
-	static_assert(std::is_empty<D>::value,
-		      "grace::qsbr_obj_base: the deleter must be stateless");
-	static void invoke(struct rcu_head *h) noexcept
-	{
-		qsbr_obj_base *b = reinterpret_cast<qsbr_obj_base *>(
-			reinterpret_cast<char *>(h) - offsetof(qsbr_obj_base, grace_rcu_head_));
-		D()(static_cast<T *>(b));
-	}
-	struct rcu_head grace_rcu_head_;
-};
-
-#if GRACE__HPP_HAVE_SRCU
-/* ---- srcu ---- */
-
 /**
  * An srcu read-side section of domain d for the guard's scope (srcu_read_lock() and
  * srcu_read_unlock() with the index it returned). The section may sleep; it delays only the
@@ -262,7 +553,6 @@ inline void srcu_barrier(struct srcu_struct &d) noexcept
 {
 	grace_srcu_barrier(&d);
 }
-#endif
 
 } // namespace grace
 

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <grace/compiler.h>
 #include <grace/arch/atomic.h>
+#include <grace/internal/annotate.h>
 
 GRACE_BEGIN_DECLS
 
@@ -73,11 +74,21 @@ GRACE_END_DECLS
 #define rcu_dereference(p)                                                        \
 	__extension__({                                                           \
 		__typeof__(p) grace__p = grace_load_mo(&(p), GRACE__DEREF_ORDER); \
+		GRACE__ANN_ACQUIRE(&(p));                                         \
 		GRACE__DEREF_CHECK("rcu_dereference");                            \
 		grace__p;                                                         \
 	})
 /* rcu_dereference without the debug check: for code that is protected some other way. */
+#if GRACE__ANN_INLINE
+#define rcu_dereference_raw(p)                                                    \
+	__extension__({                                                           \
+		__typeof__(p) grace__p = grace_load_mo(&(p), GRACE__DEREF_ORDER); \
+		GRACE__ANN_ACQUIRE(&(p));                                         \
+		grace__p;                                                         \
+	})
+#else
 #define rcu_dereference_raw(p) (grace_load_mo(&(p), GRACE__DEREF_ORDER))
+#endif
 /* Update side, with the lock that excludes other updaters held: c documents that lock. */
 #define rcu_dereference_protected(p, c) ((void)(c), grace_load_relaxed(&(p)))
 /* Read the pointer's value for comparison only: never dereference the result. */
@@ -87,18 +98,43 @@ GRACE_END_DECLS
 #define rcu_assign_pointer(p, v)                     \
 	do {                                         \
 		__typeof__(p) grace__v = (v);        \
+		GRACE__ANN_SHARED(&(p), sizeof(p));  \
+		GRACE__ANN_RELEASE(&(p));            \
 		grace_store_release(&(p), grace__v); \
 	} while (0)
 /* Initialise or clear p when no reader can see the difference (NULL, or before publication). */
+#if GRACE__ANN_INLINE
+#define RCU_INIT_POINTER(p, v)                      \
+	do {                                        \
+		GRACE__ANN_SHARED(&(p), sizeof(p)); \
+		grace_store_relaxed(&(p), (v));     \
+	} while (0)
+#else
 #define RCU_INIT_POINTER(p, v) grace_store_relaxed(&(p), (v))
+#endif
 
 /* Exchange *pp with v, returning the old value; full barrier. */
+#if GRACE__ANN_INLINE
+#define rcu_xchg_pointer(pp, v)                                            \
+	__extension__({                                                    \
+		__typeof__(*(pp)) grace__xv = (v);                         \
+		GRACE__ANN_SHARED((pp), sizeof(*(pp)));                    \
+		GRACE__ANN_RELEASE(pp);                                    \
+		grace__xv = grace_xchg((pp), grace__xv, __ATOMIC_SEQ_CST); \
+		GRACE__ANN_ACQUIRE(pp);                                    \
+		grace__xv;                                                 \
+	})
+#else
 #define rcu_xchg_pointer(pp, v) grace_xchg((pp), (v), __ATOMIC_SEQ_CST)
+#endif
 /* If *pp == old, set it to new; returns the value found (== old on success); full barrier. */
 #define rcu_cmpxchg_pointer(pp, old, new_)                                                       \
 	__extension__({                                                                          \
 		__typeof__(*(pp)) grace__old = (old);                                            \
+		GRACE__ANN_SHARED((pp), sizeof(*(pp)));                                          \
+		GRACE__ANN_RELEASE(pp);                                                          \
 		grace_cmpxchg_mo((pp), &grace__old, (new_), __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+		GRACE__ANN_ACQUIRE(pp);                                                          \
 		grace__old;                                                                      \
 	})
 

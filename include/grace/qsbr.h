@@ -22,6 +22,7 @@
 #include <grace/pointer.h>
 #include <grace/engine.h>
 #include <grace/internal/reader.h>
+#include <grace/internal/annotate.h>
 
 GRACE_BEGIN_DECLS
 
@@ -70,6 +71,7 @@ GRACE_INLINE void grace_qsbr_quiescent_state(void)
 	/* Release: every access of the thread before this point is complete before an updater
 	 * sees the new counter (pairs with the acquire loads of ctr in the registry's scan,
 	 * src/core/registry.c). */
+	GRACE__ANN_RELEASE(&r->ctr); /* -DGRACE_VALGRIND only (internal/annotate.h) */
 	grace_store_release(&r->ctr, g);
 	/* Compiler barrier: the waiter load stays after the store (store->load order: the updater
 	 * uses membarrier between setting waiter and re-reading ctr, see src/core/registry.c). */

@@ -19,6 +19,7 @@
 #include <grace/pointer.h>
 #include <grace/engine.h>
 #include <grace/internal/reader.h>
+#include <grace/internal/annotate.h>
 
 GRACE_BEGIN_DECLS
 
@@ -83,6 +84,7 @@ GRACE_INLINE void grace_rcu_read_unlock(void)
 		 * updater can see the thread quiescent. Pairs with the acquire load of ctr in the
 		 * updater's scan (count_holders() in src/core/registry.c).
 		 */
+		GRACE__ANN_RELEASE(&r->ctr); /* -DGRACE_VALGRIND only (internal/annotate.h) */
 		grace_store_release(&r->ctr, c);
 		/*
 		 * Compiler barrier: the waiter load stays after the store. Store->load order on the

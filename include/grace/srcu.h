@@ -30,6 +30,7 @@
 #include <grace/engine.h>
 #include <grace/pointer.h>
 #include <grace/internal/rseq.h>
+#include <grace/internal/annotate.h>
 
 GRACE_BEGIN_DECLS
 
@@ -169,6 +170,7 @@ GRACE_INLINE void grace_srcu_read_unlock(struct srcu_struct *ssp, int idx)
 #if GRACE__DEBUG
 	grace__srcu_read_unlock_dbg(ssp, idx);
 #else
+	GRACE__ANN_RELEASE(ssp); /* -DGRACE_VALGRIND only (internal/annotate.h) */
 #if GRACE__RSEQ_OPS
 	struct grace__srcu_cpu *pc = GRACE__SRCU_LOAD(&ssp->fast);
 
@@ -304,6 +306,7 @@ GRACE_API const char *grace_srcu_mode(void);
 #define srcu_dereference(p, ssp)                                                   \
 	__extension__({                                                            \
 		__typeof__(p) grace__sp = grace_load_mo(&(p), GRACE__DEREF_ORDER); \
+		GRACE__ANN_ACQUIRE(&(p));                                          \
 		GRACE__SRCU_DEREF_CHECK(ssp);                                      \
 		grace__sp;                                                         \
 	})
@@ -311,6 +314,7 @@ GRACE_API const char *grace_srcu_mode(void);
 #define srcu_dereference_check(p, ssp, c)                                          \
 	__extension__({                                                            \
 		__typeof__(p) grace__sp = grace_load_mo(&(p), GRACE__DEREF_ORDER); \
+		GRACE__ANN_ACQUIRE(&(p));                                          \
 		if (!(c))                                                          \
 			GRACE__SRCU_DEREF_CHECK(ssp);                              \
 		grace__sp;                                                         \

@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "core/annotate.h"
 #include "core/diag.h"
 #include "core/init.h"
 #include "core/registry.h"
@@ -23,12 +24,14 @@ struct grace__cbdom *grace__flavor_cb_create(struct grace__flavor *f, const char
 	struct grace__cbdom *d;
 
 	grace__init();
+	grace__ann_acquire(f->gp); /* race detectors: a dynamic flavor's set-up (srcu_alloc) */
 	grace__lock(&f->cb_lock);
 	d = f->cb;
 	if (!d) {
 		d = grace__cbdom_create(f, f->cb_workers);
 		if (!d)
 			grace__fatal(call, "out of memory creating the callback queues");
+		grace__ann_release(d); /* race detectors: d is built before others use it */
 		/* Release: the domain is fully built before another thread can see it (pairs with
 		 * the acquire in grace__flavor_cb_peek()). */
 		grace_store_release(&f->cb, d);

@@ -67,6 +67,7 @@ static void gp_run_and_end(struct grace__gp *gp, uint64_t s, unsigned int flags)
 	 * increment of nsleepers and its check of seq in grace__gp_wait(): either the sleeper sees
 	 * seq_end, or it is counted here and woken.
 	 */
+	grace__ann_release(&gp->seq); /* race detectors: see grace__gp_done() (core/annotate.h) */
 	grace_xchg(&gp->seq, (s | GRACE__SEQ_STATE_MASK) + 1, __ATOMIC_SEQ_CST);
 	grace_smp_mb_after_rmw();
 	if (grace_load_relaxed(&gp->nsleepers)) {

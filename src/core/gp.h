@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <grace/arch/atomic.h>
+#include "core/annotate.h"
 
 #define GRACE__SEQ_STATE_MASK 3ull
 #define GRACE__GP_EXPEDITED 1u
@@ -63,7 +64,7 @@ static inline uint64_t grace__gp_current(struct grace__gp *gp)
  * period did happens before what the caller does next (pairs with the release in seq_end). */
 static inline bool grace__gp_done(struct grace__gp *gp, uint64_t s)
 {
-	return (int64_t)(grace_load_acquire(&gp->seq) - s) >= 0;
+	return grace__ann_done(&gp->seq, (int64_t)(grace_load_acquire(&gp->seq) - s) >= 0);
 }
 static inline bool grace__gp_in_progress(struct grace__gp *gp)
 {

@@ -15,6 +15,7 @@
 #include <grace/compiler.h>
 #include <grace/version.h>
 
+#include "core/annotate.h"
 #include "core/flavor.h"
 #include "core/sys.h"
 #include "core/wait.h"
@@ -69,6 +70,7 @@ static void pin_loaded_object(void)
 
 static void do_init(void)
 {
+	grace__ann_init(); /* race-detector annotations: before any state is handed out */
 	/*
 	 * membarrier(2) or the fence fallback, chosen once, before any reader can register.
 	 * GRACE_NO_MEMBARRIER=1 forces the fallback (tests use it); TSan mode always uses it,

@@ -68,6 +68,7 @@
 
 #include <grace/internal/rseq.h>
 
+#include "core/annotate.h"
 #include "core/diag.h"
 #include "core/lock.h"
 #include "core/sys.h"
@@ -343,6 +344,7 @@ static void marker_fn(struct rcu_head *h)
 
 	/* Release: the callbacks invoked before this marker happen before the barrier's return
 	 * (pairs with the acquire load of done in barrier_timed()). */
+	grace__ann_release(&b->done); /* race detectors: the callbacks ahead of it ran */
 	grace_fetch_add(&b->done, 1u, __ATOMIC_RELEASE);
 	grace__futex_wake(&b->done, INT_MAX);
 	barrier_put(b->d, b, 1); /* the marker's reference: b may be freed now */
@@ -472,10 +474,12 @@ static void invoke(struct worker *w)
 			} else if (grace__free_is_offset(l->func)) {
 				/* free_rcu() on the engine path (engine/free.h): no function, the
 				 * head's offset in the object to free(). */
+				grace__ann_consume(l); /* race detectors: see grace__cbdom_call() */
 				grace__free_head(l);
 				n++;
 			} else {
 				w->inv_done = ++n;
+				grace__ann_consume(l); /* race detectors: see grace__cbdom_call() */
 				l->func(l);
 			}
 			l = nx;
@@ -713,6 +717,7 @@ static void at_exit_drain_register(void);
 
 static void start_worker(struct grace__cbdom *d, struct worker *w)
 {
+	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
 	grace__lock(&d->start_lock);
 	if (!w->started && !d->stop) {
 		sigset_t all, old;
@@ -750,6 +755,9 @@ struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int n
 	}
 	memset(d->q, 0, d->ncpu * sizeof(struct cbq));
 	memset(d->w, 0, d->nworkers * sizeof(struct worker));
+	grace__ann_ignore(d, sizeof(*d)); /* Valgrind: queues and counters are shared atomics */
+	grace__ann_ignore(d->q, d->ncpu * sizeof(struct cbq));
+	grace__ann_ignore(d->w, d->nworkers * sizeof(struct worker));
 	for (unsigned int i = 0; i < d->nworkers; i++) {
 		d->w[i].idx = i;
 		d->w[i].d = d;
@@ -804,6 +812,7 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 {
 	if (!d)
 		return 0;
+	grace__ann_acquire(d); /* race detectors: d's set-up, before it is torn down */
 	if (grace__cbdom_pending(d))
 		return -EBUSY;
 	stop_workers(d);
@@ -963,6 +972,7 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 		grace__misuse_fatal(d->f->calls[GRACE__CALL_CALL], "NULL %s",
 				    head ? "callback function" : "rcu_head");
 	head->func = func;
+	grace__ann_queue(head); /* race detectors: call_*() happens before the callback */
 	/* Push on the list of the CPU we run on: an rseq critical section whose commit is a
 	 * release store (no atomic, no fence); a CAS for threads without rseq. */
 	int cpu = grace__rseq_list_push(&d->q[0].list, sizeof(struct cbq), d->ncpu, head);
@@ -1078,6 +1088,7 @@ static void barrier_push(struct cbq *q, struct bmark *m)
 static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const char *call)
 {
 	bool ok = true;
+	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
 	uint32_t nq = 0;
 
 	/* After the exit handler (a destructor that runs later): no worker runs anything any
@@ -1121,6 +1132,8 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 		}
 		grace__futex_wait(&b->done, v, to);
 	}
+	if (ok)
+		grace__ann_acquire(&b->done); /* race detectors: every marker's callbacks ran */
 	barrier_put(d, b, BARRIER_CALLER);
 	return ok;
 }

@@ -49,6 +49,7 @@
 #include <grace/flavor.h>
 #include <grace/rcu.h>
 
+#include "core/annotate.h"
 #include "core/diag.h"
 #include "core/flavor.h"
 #include "core/gp.h"
@@ -97,8 +98,10 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 * store-buffering cycle with full fences everywhere: either the count read here includes
 	 * the new thread, or the thread's first section sees the removal.
 	 */
-	if (memb_alone())
+	if (memb_alone()) {
+		grace__ann_readers(&memb_registry); /* race detectors: sections before this end */
 		return;
+	}
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
 	 * lock store (smp_mb in the fallback, memb_lock_slow). */
 	grace__heavy_barrier();
@@ -108,6 +111,7 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	grace_store_relaxed(&grace__memb_rctr.v, cur);
 	grace__registry_wait(&memb_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
 			     flags & GRACE__GP_EXPEDITED);
+	grace__ann_readers(&memb_registry); /* race detectors: the readers' ends (annotate.h) */
 	/* Barrier B on CPUs that are not TSO: every reader seen quiescent has completed its
 	 * section's accesses before the grace period ends. Pairs with the reader's unlock store. */
 	if (!GRACE_ARCH_TSO)
@@ -133,6 +137,7 @@ static void memb_register(struct grace__reader *r, bool explicit_)
 	r->waiter = 0;
 	r->stall_seq = 0;
 	r->flags = GRACE__F_REGISTERED | (explicit_ ? GRACE__F_EXPLICIT : 0);
+	grace__ann_ignore(r, sizeof(*r)); /* Valgrind: ctr and waiter are shared atomics */
 	/* At rest before it becomes visible to scans: not holding any grace period. */
 	grace_store_relaxed(&r->ctr, memb_rest());
 	grace__registry_add(&memb_registry, r);
@@ -165,6 +170,7 @@ static void memb_thread_exit(void *arg)
 		 * store with release (pairs with the scan's acquire load and barrier B), then a
 		 * fence before the waiter load (pairs with barrier W in core/registry.c). */
 		grace_smp_mb();
+		grace__ann_release(&r->ctr); /* race detectors: the section ends here */
 		grace_store_release(&r->ctr, memb_rest());
 		grace_smp_mb();
 		if (grace_load_relaxed(&r->waiter))
@@ -213,6 +219,7 @@ void grace__memb_unlock_slow(void)
 		grace_store_relaxed(&r->ctr, c - 1);
 		return;
 	}
+	grace__ann_release(&r->ctr); /* race detectors: the outermost section ends here */
 	if (c & GRACE__R_SLOW) {
 		/* Fallback, outermost unlock. Fence: the section's accesses before the store
 		 * (pairs with the updater's acquire scan and its barrier B). */

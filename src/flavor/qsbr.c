@@ -24,7 +24,9 @@
  *    of ctr (core/gp.c). By the store-buffering pattern either S sees the new ctr (and waits
  *    for a later quiescent state if the value is old) or the thread's reads see the removal.
  *  No step needs membarrier: quiescent states cost no fence at all, and only the rarer online
- *  and offline transitions pay an atomic read-modify-write each.
+ *  and offline transitions pay an atomic read-modify-write each. (liburcu 0.13's quiescent state
+ *  is also one load and a compare when no grace period is pending, but reports one with three
+ *  full fences around its store.)
  *
  * Online count (the idle fast path). `qsbr_online_count` counts online threads. Online stores
  * ctr, then increments the count with a seq_cst read-modify-write (the full barrier of the
@@ -51,6 +53,7 @@
 #include <grace/flavor.h>
 #include <grace/qsbr.h>
 
+#include "core/annotate.h"
 #include "core/diag.h"
 #include "core/flavor.h"
 #include "core/gp.h"
@@ -77,10 +80,13 @@ static void qsbr_wait_readers(struct grace__gp *gp, unsigned int flags)
 	grace_store_release(&grace__qsbr_gp_ctr.v, cur);
 	/* No thread online: nothing to wait for (the argument at the top). Acquire: pairs with
 	 * the release decrement of a thread going offline. */
-	if (grace_load_acquire(&qsbr_online_count.v) == 0)
+	if (grace_load_acquire(&qsbr_online_count.v) == 0) {
+		grace__ann_readers(&qsbr_registry); /* race detectors: offline threads' releases */
 		return;
+	}
 	grace__registry_wait(&qsbr_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
 			     flags & GRACE__GP_EXPEDITED);
+	grace__ann_readers(&qsbr_registry); /* race detectors: the readers' quiescent states */
 }
 
 void grace__qsbr_misuse(const char *call, const char *what)
@@ -119,6 +125,7 @@ static void qsbr_offline(struct grace__reader *r)
 {
 	/* Release: the thread's accesses complete before an updater can read 0 (pairs with the
 	 * acquire loads in the scan). */
+	grace__ann_release(&r->ctr); /* race detectors: as a quiescent state */
 	grace_store_release(&r->ctr, 0);
 	/* Release: after the store above, so a driver that reads the lower count with acquire
 	 * sees ctr == 0 and the thread's accesses (pairs with the acquire in
@@ -158,6 +165,7 @@ void grace_qsbr_register_thread(void)
 	r->dbg_nest = 0;
 	r->waiter = grace__use_membarrier ? 0 : GRACE__W_FALLBACK;
 	r->flags = GRACE__F_REGISTERED | GRACE__F_EXPLICIT;
+	grace__ann_ignore(r, sizeof(*r)); /* Valgrind: ctr and waiter are shared atomics */
 	grace_store_relaxed(&r->ctr, 0);
 	grace__registry_add(&qsbr_registry, r);
 	pthread_setspecific(qsbr_key, r);
@@ -373,6 +381,7 @@ void grace__qsbr_init(void)
 	/* A reader holds the grace period while online (ctr != 0) and not yet seen at the current
 	 * counter (ctr != cur). */
 	grace__registry_init(&qsbr_registry, ~0ull, ~0ull, qsbr_self, "qsbr");
+	grace__ann_ignore(&qsbr_online_count, sizeof(qsbr_online_count)); /* Valgrind: atomic */
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

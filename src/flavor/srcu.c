@@ -98,6 +98,7 @@
 #include <grace/flavor.h>
 
 #include "core/debug.h"
+#include "core/annotate.h"
 #include "core/diag.h"
 #include "core/flavor.h"
 #include "core/gp.h"
@@ -156,6 +157,10 @@ static void srcu_mode_init(void)
 	srcu_fence = !grace__use_membarrier;
 	srcu_rseq = GRACE__RSEQ_OPS && grace__rseq_enabled();
 	srcu_fast = srcu_rseq && !srcu_fence;
+	/* Valgrind does not see pthread_once()'s ordering: the three modes are read-only now. */
+	grace__ann_ignore(&srcu_fast, sizeof(srcu_fast));
+	grace__ann_ignore(&srcu_fence, sizeof(srcu_fence));
+	grace__ann_ignore(&srcu_rseq, sizeof(srcu_rseq));
 	pthread_atfork(srcu_atfork_prepare, srcu_atfork_parent, srcu_atfork_child);
 }
 
@@ -302,6 +307,7 @@ static void srcu_wait_readers(struct grace__gp *gp, unsigned int flags)
 	wait_idx(st, (idx + 1) & 1u, flags); /* S1: stragglers of the previous flip */
 	srcu_flip(st, idx + 1);              /* F */
 	wait_idx(st, idx & 1u, flags);       /* S2 */
+	grace__ann_acquire(ssp);             /* race detectors: the readers' unlocks */
 }
 
 /* ---- domain set-up ---- */
@@ -323,6 +329,9 @@ static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 	}
 	memset(st, 0, sizeof(*st));
 	memset(cpus, 0, n * sizeof(*cpus));
+	grace__ann_ignore(ssp, sizeof(*ssp)); /* Valgrind: the domain's words are shared atomics */
+	grace__ann_ignore(st, sizeof(*st));
+	grace__ann_ignore(cpus, n * sizeof(*cpus));
 	grace__gp_init(&st->gp, srcu_wait_readers, st, "srcu");
 	st->flv.name = "srcu";
 	st->flv.calls = srcu_calls;
@@ -337,6 +346,7 @@ static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 	st->ssp = ssp;
 	st->cpus = cpus;
 	st->ncpus = n;
+	grace__ann_release(&st->gp); /* race detectors: set-up before use elsewhere (annotate.h) */
 	return st;
 }
 
@@ -501,6 +511,7 @@ void grace__srcu_read_unlock_slow(struct srcu_struct *ssp, int idx)
 				    "srcu_struct %p has no open section "
 				    "(never locked, or cleaned up)",
 				    (void *)ssp);
+	grace__ann_release(ssp); /* race detectors: the section ends here */
 	if (srcu_fence)
 		grace_smp_mb(); /* C: the section before the increment (pairs with the scans) */
 	if (!srcu_rseq ||
@@ -786,6 +797,7 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 			grace__misuse(call, "srcu_struct %p was never initialised", (void *)ssp);
 		return; /* a DEFINE_SRCU() domain never used: nothing to free */
 	}
+	grace__ann_acquire(&st->gp); /* race detectors: the set-up, before it is torn down */
 	/* Callbacks first: the most specific advice (srcu_barrier()). */
 	cb = grace__flavor_cb_peek(&st->flv);
 	if (cb && (pending = grace__cbdom_pending(cb)) != 0) {

@@ -118,6 +118,7 @@
 #include <grace/compiler.h>
 #include <grace/arch/atomic.h>
 #include <grace/pointer.h>
+#include <grace/diag.h>
 
 GRACE_BEGIN_DECLS
 
@@ -224,8 +225,6 @@ GRACE_API void grace__rseq_list_init(struct grace__rseq_list *l);
  * microseconds, IPIs to the CPUs running this process); never blocks otherwise.
  */
 GRACE_API struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l);
-/* Which rseq area the process uses: "glibc", "grace" (own registration), or "none (...)". */
-GRACE_API const char *grace_rseq_mode(void);
 
 /** The area of the calling thread (glibc's or grace's own). */
 GRACE_INLINE struct grace__rseq_abi *grace__rseq_area(void)

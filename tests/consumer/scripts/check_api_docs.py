@@ -1,48 +1,61 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""docs/api.md names every public function and macro of include/grace/, and nothing stale.
+"""docs/api.md names every public function, macro and C++ name of include/grace/, and nothing
+stale.
 
-Usage: check_api_docs.py <source root>
-Public names: functions declared GRACE_API or defined GRACE_INLINE, exported variables, and
-#defines, in include/grace/*.h, include/grace/version.h.in and include/grace/arch/atomic.h,
-except internal names (grace__*, GRACE__*, include guards). A name counts as documented when it
-appears in docs/api.md as a whole word. Stale: a grace_* word in docs/api.md that no header
-contains. Exit status 1 lists both kinds.
+Usage: check_api_docs.py <source root> [--lib <libgrace.so>] [--nm <nm>]
+
+Public names:
+  - C: functions declared GRACE_API or defined GRACE_INLINE, exported variables, and #defines,
+    in every header under include/grace/ (arch/ and internal/ included) and
+    include/grace/version.h.in, except internal names (grace__*, GRACE__*, include guards);
+  - C++: the classes and free functions that grace.hpp declares at namespace scope in namespace
+    grace (names starting with "detail" or with two underscores are internal);
+  - with --lib: every symbol the shared library exports, except grace__* (so a function exported
+    from a .c file without a declaration in a public header is caught too).
+A name counts as documented when it appears in docs/api.md as a whole word. Stale: a grace_*
+word in docs/api.md that no header contains. Exit status 1 lists both kinds.
 """
 import glob
 import os
 import re
+import subprocess
 import sys
 
-root = sys.argv[1] if len(sys.argv) > 1 else "."
-inc = os.path.join(root, "include", "grace")
-files = sorted(glob.glob(os.path.join(inc, "*.h")))
-files += [os.path.join(inc, "version.h.in"), os.path.join(inc, "arch", "atomic.h")]
-internal = re.compile(r"^(grace__|GRACE__|__)|^GRACE_[A-Z0-9_]+_H$|^GRACE_GRACE_HPP$")
+args = sys.argv[1:]
+lib = None
+nm = "nm"
+root = "."
+i = 0
+while i < len(args):
+    if args[i] == "--lib":
+        lib = args[i + 1]
+        i += 2
+    elif args[i] == "--nm":
+        nm = args[i + 1]
+        i += 2
+    else:
+        root = args[i]
+        i += 1
 
-public = {}
-for f in files:
-    if not os.path.exists(f):
-        continue
-    text = re.sub(r"/\*.*?\*/", " ", open(f).read(), flags=re.S)
-    text = re.sub(r"//[^\n]*", " ", text)
-    names = set(re.findall(r"^\s*#\s*define\s+([A-Za-z_]\w*)", text, re.M))
-    for decl in re.findall(r"(?:GRACE_API|GRACE_INLINE)\b([^;{]*?)\(", text):
-        m = re.search(r"([A-Za-z_]\w*)\s*$", decl)
-        if m:
-            names.add(m.group(1))
-    for decl in re.findall(r"GRACE_API\s+extern\s+([^;(]*);", text):
-        words = [w for w in re.findall(r"[A-Za-z_]\w*", decl) if w != "GRACE_TLS_IE"]
-        if words:
-            names.add(words[-1])
-    # Functions declared with a return type on the line before GRACE_API-less prototypes
-    # (version.h.in declares its functions without GRACE_API).
-    for m in re.finditer(r"^\s*(?:unsigned int|const char \*|int|void)\s*\*?\s*(grace_\w+)\s*\(",
-                         text, re.M):
-        names.add(m.group(1))
-    for n in names:
-        if not internal.search(n):
-            public.setdefault(n, os.path.relpath(f, root))
+inc = os.path.join(root, "include", "grace")
+# The public names: scripts/api_names.py (shared with the man-page generator).
+sys.path.insert(0, os.path.join(root, "scripts"))
+import api_names  # noqa: E402
+
+public = {n: entries[0][0] for n, entries in api_names.public_names(root).items()}
+
+if lib:
+    out = subprocess.run([nm, "-D", "--defined-only", lib], check=True, capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        sym = parts[2].split("@")[0]
+        if sym.startswith("grace__") or not sym.startswith("grace"):
+            continue
+        public.setdefault(sym, "exported by " + os.path.basename(lib))
 
 doc_path = os.path.join(root, "docs", "api.md")
 doc = open(doc_path).read()

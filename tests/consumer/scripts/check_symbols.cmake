@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # cmake -P check_symbols.cmake: the ABI exports only grace_ names.
 #  - libgrace.so: every defined dynamic symbol starts with grace_ (the exported API) or grace__
-#    (the reader state the inline fast paths touch), carries the GRACE_0 version node, and the
-#    SONAME is libgrace.so.<major>.
+#    (the reader state the inline fast paths touch), carries a GRACE_* version node (GRACE_0,
+#    GRACE_0.2, ...: src/libgrace.map), and the SONAME is libgrace.so.<GRACE_SOVERSION>.
 #  - libgrace.a: every global symbol starts with grace_, so static linking cannot collide with
 #    a user's names either.
 # Inputs (-D): NM, READELF, SHARED, STATIC, SOVERSION
@@ -34,11 +34,11 @@ foreach(l ${lines})
   if(name MATCHES "^__(odr_asan|asan|tsan|ubsan|sancov|sanitizer)")
     continue() # instrumentation added by -fsanitize builds, not part of the ABI
   endif()
-  if(type STREQUAL "A" AND name MATCHES "^GRACE_[0-9_]+$")
+  if(type STREQUAL "A" AND name MATCHES "^GRACE_[0-9_.]+$")
     continue() # the version node itself
   endif()
   math(EXPR count "${count} + 1")
-  if(NOT name MATCHES "^grace_[A-Za-z0-9_]+(@@?GRACE_[0-9_]+)?$")
+  if(NOT name MATCHES "^grace_[A-Za-z0-9_]+(@@?GRACE_[0-9_.]+)?$")
     list(APPEND bad "${SHARED}: ${l}")
   elseif(NOT name MATCHES "@@?GRACE_")
     list(APPEND bad "${SHARED}: ${l} (no GRACE_ symbol version)")
