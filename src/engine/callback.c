@@ -881,7 +881,6 @@ static bool hard_stuck(struct grace__cbdom *d)
 static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call,
 					uint64_t waited_ns)
 {
-	char nm[64];
 	bool first;
 
 	grace__lock(&d->stuck_lock);
@@ -892,7 +891,9 @@ static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call
 		d->stuck_since = grace__now_ns() - waited_ns;
 	}
 	grace__unlock(&d->stuck_lock);
-	if (first)
+	if (first) {
+		char nm[64];
+
 		grace__warn(
 			"%s: %lld callbacks pending on %s, past the hard limit (%llu per CPU), "
 			"and none has run for %.3f s: a reader holds the grace period (see the "
@@ -902,6 +903,7 @@ static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call
 			call, (long long)domain_backlog(d), domain_name(d, nm, sizeof(nm)),
 			(unsigned long long)grace_load_relaxed(&d->hard), (double)waited_ns / 1e9,
 			call);
+	}
 }
 
 /*
@@ -1041,6 +1043,9 @@ static struct barrier *barrier_new(struct grace__cbdom *d, const char *call)
 
 	if (!b)
 		grace__fatal(call, "out of memory for the barrier's markers");
+	/* Valgrind: the markers reach the workers through the queues' atomics, which the tools
+	 * cannot see (the hand-off is barrier_push()'s release CAS, the worker's acquire take). */
+	grace__ann_ignore(b, sizeof(*b) + d->ncpu * sizeof(struct bmark));
 	b->d = d;
 	b->refs = BARRIER_CALLER + d->ncpu;
 	for (unsigned int i = 0; i < d->ncpu; i++) {
@@ -1109,9 +1114,6 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 		barrier_push(q, &b->m[i]);
 		nq++;
 	}
-	if (nq < d->ncpu)
-		barrier_put(d, b,
-			    d->ncpu - nq); /* markers not handed out (the caller's ref stays) */
 	for (unsigned int i = 0; i < d->nworkers; i++)
 		if (grace_load_acquire(&d->w[i].started))
 			wake_worker(&d->w[i]);
@@ -1134,7 +1136,8 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 	}
 	if (ok)
 		grace__ann_acquire(&b->done); /* race detectors: every marker's callbacks ran */
-	barrier_put(d, b, BARRIER_CALLER);
+	/* The caller's reference and those of the markers not handed out. */
+	barrier_put(d, b, BARRIER_CALLER + (d->ncpu - nq));
 	return ok;
 }
 
