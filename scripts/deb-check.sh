@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The Debian package check (a long run: ctest -L long runs it as deb_package; not part of the
 # quick test command). On a copy of the working tree:
-#   1. dpkg-buildpackage -us -uc -b builds libgrace0 and libgrace-dev;
+#   1. dpkg-buildpackage -us -uc -b builds libgrace1 and libgrace-dev;
 #   2. the packages are checked: contents, dependencies, the symbols file, the SONAME;
 #   3. both are unpacked with dpkg -x into a scratch root (why not dpkg -i: installing into the
 #      system needs root, changes the machine other work shares, and could shadow a grace the
@@ -43,7 +43,7 @@ step "dpkg-buildpackage -us -uc -b"
 }
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-lib_deb=$work/libgrace0_${version}_$arch.deb
+lib_deb=$work/libgrace1_${version}_$arch.deb
 dev_deb=$work/libgrace-dev_${version}_$arch.deb
 [ -f "$lib_deb" ] && [ -f "$dev_deb" ] || fail "packages not found: $(ls "$work")"
 grep -E "dpkg-gensymbols: warning" "$work/build.log" || true
@@ -51,9 +51,9 @@ grep -E "dpkg-gensymbols: warning" "$work/build.log" || true
 step "package contents and metadata"
 dpkg-deb -c "$lib_deb" >"$work/lib.list"
 dpkg-deb -c "$dev_deb" >"$work/dev.list"
-grep -q "usr/lib/$multiarch/libgrace.so.0 " "$work/lib.list" || grep -q "usr/lib/$multiarch/libgrace.so.0 ->" "$work/lib.list" ||
-	fail "libgrace0 lacks usr/lib/$multiarch/libgrace.so.0"
-if grep -qE "usr/include|\.a$|pkgconfig" "$work/lib.list"; then fail "libgrace0 ships development files"; fi
+grep -q "usr/lib/$multiarch/libgrace.so.1 " "$work/lib.list" || grep -q "usr/lib/$multiarch/libgrace.so.1 ->" "$work/lib.list" ||
+	fail "libgrace1 lacks usr/lib/$multiarch/libgrace.so.1"
+if grep -qE "usr/include|\.a$|pkgconfig" "$work/lib.list"; then fail "libgrace1 ships development files"; fi
 for f in usr/include/grace/rcu.h usr/include/grace/grace.hpp usr/include/grace/version.h \
 	"usr/lib/$multiarch/libgrace.a" "usr/lib/$multiarch/pkgconfig/grace.pc" \
 	"usr/lib/$multiarch/cmake/grace/graceConfig.cmake" usr/share/man/man3/rcu_read_lock.3 \
@@ -61,11 +61,11 @@ for f in usr/include/grace/rcu.h usr/include/grace/grace.hpp usr/include/grace/v
 	usr/share/doc/libgrace-dev/docs/api.md; do
 	grep -qE " \./$f(\.gz)?( |$)" "$work/dev.list" || fail "libgrace-dev lacks $f"
 done
-dpkg-deb -f "$dev_deb" Depends | grep -q "libgrace0 (= $version)" || fail "libgrace-dev does not depend on libgrace0 (= $version)"
-dpkg-deb -f "$lib_deb" Depends | grep -q "libc6" || fail "libgrace0 has no shlibs dependency on libc6"
+dpkg-deb -f "$dev_deb" Depends | grep -q "libgrace1 (= $version)" || fail "libgrace-dev does not depend on libgrace1 (= $version)"
+dpkg-deb -f "$lib_deb" Depends | grep -q "libc6" || fail "libgrace1 has no shlibs dependency on libc6"
 mkdir -p "$work/ctl"
 dpkg-deb -e "$lib_deb" "$work/ctl"
-[ -f "$work/ctl/symbols" ] || fail "libgrace0 has no symbols file"
+[ -f "$work/ctl/symbols" ] || fail "libgrace1 has no symbols file"
 grep -q "grace_rcu_synchronize@GRACE_0 0.1.0" "$work/ctl/symbols" || fail "symbols file without grace_rcu_synchronize@GRACE_0 0.1.0"
 [ -f "$work/ctl/shlibs" ] || [ -f "$work/ctl/symbols" ] || fail "no shlibs information"
 
@@ -74,7 +74,7 @@ root=$work/root
 dpkg -x "$lib_deb" "$root"
 dpkg -x "$dev_deb" "$root"
 libdir=$root/usr/lib/$multiarch
-objdump -p "$libdir/libgrace.so.0" | grep -q "SONAME *libgrace.so.0" || fail "SONAME is not libgrace.so.0"
+objdump -p "$libdir/libgrace.so.1" | grep -q "SONAME *libgrace.so.1" || fail "SONAME is not libgrace.so.1"
 export LD_LIBRARY_PATH=$libdir
 export PKG_CONFIG_SYSROOT_DIR=$root
 export PKG_CONFIG_LIBDIR=$libdir/pkgconfig
@@ -88,7 +88,7 @@ for mode in find_package pkg-config; do
 		-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF \
 		-DGRACE_EXPECT_PREFIX="$root/usr" >"$log" 2>&1 || { cat "$log"; fail "consumer ($mode): configure"; }
 	cmake --build "$b" >>"$log" 2>&1 || { cat "$log"; fail "consumer ($mode): build"; }
-	# The programs check the versions and that libgrace.so.0 came from the packages.
+	# The programs check the versions and that libgrace.so.1 came from the packages.
 	for p in $(tr ';' ' ' <"$b/programs.txt"); do
 		"$b/$p" >>"$log" 2>&1 || { cat "$log"; fail "consumer ($mode): $p"; }
 	done

@@ -77,13 +77,13 @@ int plugin_read_srcu(void)
 void plugin_update(int n)
 {
 	for (int k = 0; k < n; k++) {
-		struct item *o = __atomic_exchange_n(&cur_rcu, item_new(k), __ATOMIC_RELEASE);
+		struct item *o = __atomic_exchange_n(&cur_rcu, item_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_rcu(&o->rh, item_free);
-		o = __atomic_exchange_n(&cur_qsbr, item_new(k), __ATOMIC_RELEASE);
+		o = __atomic_exchange_n(&cur_qsbr, item_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_qsbr(&o->rh, item_free);
-		o = __atomic_exchange_n(&cur_srcu, item_new(k), __ATOMIC_RELEASE);
+		o = __atomic_exchange_n(&cur_srcu, item_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_srcu(&plugin_srcu, &o->rh, item_free);
 	}
@@ -97,13 +97,13 @@ unsigned long plugin_freed(void)
 /* Before dlclose(): no callback of ours may still be queued, no domain of ours known. */
 void plugin_fini(void)
 {
-	struct item *o = __atomic_exchange_n(&cur_rcu, (struct item *)NULL, __ATOMIC_RELAXED);
+	struct item *o = __atomic_exchange_n(&cur_rcu, (struct item *)NULL, __ATOMIC_ACQUIRE);
 	if (o)
 		call_rcu(&o->rh, item_free);
-	o = __atomic_exchange_n(&cur_qsbr, (struct item *)NULL, __ATOMIC_RELAXED);
+	o = __atomic_exchange_n(&cur_qsbr, (struct item *)NULL, __ATOMIC_ACQUIRE);
 	if (o)
 		call_qsbr(&o->rh, item_free);
-	o = __atomic_exchange_n(&cur_srcu, (struct item *)NULL, __ATOMIC_RELAXED);
+	o = __atomic_exchange_n(&cur_srcu, (struct item *)NULL, __ATOMIC_ACQUIRE);
 	if (o)
 		call_srcu(&plugin_srcu, &o->rh, item_free);
 	rcu_barrier();

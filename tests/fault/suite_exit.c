@@ -66,13 +66,13 @@ static void *updater(void *arg)
 	uint64_t seed = (uint64_t)(uintptr_t)arg;
 	for (uint64_t k = 0; !__atomic_load_n(&stop_bg, __ATOMIC_ACQUIRE); k++) {
 		uint64_t r = fault_rand(&seed);
-		struct obj *o = __atomic_exchange_n(&g_rcu, obj_new(k), __ATOMIC_RELEASE);
+		struct obj *o = __atomic_exchange_n(&g_rcu, obj_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_rcu(&o->rh, obj_free);
-		o = __atomic_exchange_n(&g_qsbr, obj_new(k), __ATOMIC_RELEASE);
+		o = __atomic_exchange_n(&g_qsbr, obj_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_qsbr(&o->rh, obj_free);
-		o = __atomic_exchange_n(&g_srcu, obj_new(k), __ATOMIC_RELEASE);
+		o = __atomic_exchange_n(&g_srcu, obj_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_srcu(&ex_srcu, &o->rh, obj_free);
 		switch (r % 64) {

@@ -128,7 +128,7 @@ static void *updater(void *arg)
 
 	for (uint64_t k = 0; !__atomic_load_n(&stop, __ATOMIC_ACQUIRE); k++) {
 		uint64_t r = fault_rand(&seed);
-		struct obj *o = __atomic_exchange_n(&g_rcu, obj_new(k), __ATOMIC_RELEASE);
+		struct obj *o = __atomic_exchange_n(&g_rcu, obj_new(k), __ATOMIC_ACQ_REL);
 		if (!o) /* the first replacement */
 			o = obj_new(k);
 		switch (r % 4) {
@@ -148,7 +148,7 @@ static void *updater(void *arg)
 			cookie = start_poll_synchronize_rcu();
 			break;
 		}
-		o = __atomic_exchange_n(&g_qsbr, obj_new(k), __ATOMIC_RELEASE);
+		o = __atomic_exchange_n(&g_qsbr, obj_new(k), __ATOMIC_ACQ_REL);
 		if (!o)
 			o = obj_new(k);
 		if (r & 16) {
@@ -157,7 +157,7 @@ static void *updater(void *arg)
 			synchronize_qsbr();
 			obj_free(&o->rh);
 		}
-		o = __atomic_exchange_n(a->srcu_ptr, obj_new(k), __ATOMIC_RELEASE);
+		o = __atomic_exchange_n(a->srcu_ptr, obj_new(k), __ATOMIC_ACQ_REL);
 		if (!o)
 			o = obj_new(k);
 		if (r & 32) {
@@ -279,7 +279,7 @@ static void child(void *arg)
 	fail |= barrier_check("qsbr", c_call_qsbr, qsbr_barrier, grace_qsbr_callback_stats);
 	fail |= barrier_check("srcu B (inherited)", c_call_b, c_barrier_b, c_stats_b);
 	fail |= barrier_check("srcu C (the child's)", c_call_c, c_barrier_c, c_stats_c);
-	struct obj *o = __atomic_exchange_n(&g_srcu_c, (struct obj *)NULL, __ATOMIC_RELAXED);
+	struct obj *o = __atomic_exchange_n(&g_srcu_c, (struct obj *)NULL, __ATOMIC_ACQUIRE);
 	if (o)
 		call_srcu(&srcu_c, &o->rh, obj_free);
 	srcu_barrier(&srcu_c);
@@ -348,11 +348,11 @@ TEST(fork_at_random_points)
 	for (int i = 0; i < 6; i++)
 		pthread_join(th[i], NULL);
 	struct obj *o;
-	if ((o = __atomic_exchange_n(&g_rcu, (struct obj *)NULL, __ATOMIC_RELAXED)))
+	if ((o = __atomic_exchange_n(&g_rcu, (struct obj *)NULL, __ATOMIC_ACQUIRE)))
 		call_rcu(&o->rh, obj_free);
-	if ((o = __atomic_exchange_n(&g_qsbr, (struct obj *)NULL, __ATOMIC_RELAXED)))
+	if ((o = __atomic_exchange_n(&g_qsbr, (struct obj *)NULL, __ATOMIC_ACQUIRE)))
 		call_qsbr(&o->rh, obj_free);
-	if ((o = __atomic_exchange_n(&g_srcu_a, (struct obj *)NULL, __ATOMIC_RELAXED)))
+	if ((o = __atomic_exchange_n(&g_srcu_a, (struct obj *)NULL, __ATOMIC_ACQUIRE)))
 		call_srcu(&srcu_a, &o->rh, obj_free);
 	rcu_barrier();
 	qsbr_barrier();

@@ -288,15 +288,19 @@ GRACE_INLINE struct cds_lfht *cds_lfht_new(unsigned long init_size,
 	for (cds_lfht_lookup(ht, hash, match, key, iter), (node) = cds_lfht_iter_get_node(iter); \
 	     (node) != NULL;                                                                     \
 	     cds_lfht_next_duplicate(ht, match, key, iter), (node) = cds_lfht_iter_get_node(iter))
-#define cds_lfht_for_each_entry(ht, iter, pos, member)                                           \
-	for (cds_lfht_first(ht, iter),                                                           \
-	     (pos) = caa_container_of(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), member); \
-	     cds_lfht_iter_get_node(iter) != NULL; cds_lfht_next(ht, iter),                      \
-	     (pos) = caa_container_of(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), member))
-#define cds_lfht_for_each_entry_duplicate(ht, hash, match, key, iter, pos, member)                \
-	for (cds_lfht_lookup(ht, hash, match, key, iter),                                         \
-	     (pos) = caa_container_of(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), member);  \
-	     cds_lfht_iter_get_node(iter) != NULL; cds_lfht_next_duplicate(ht, match, key, iter), \
-	     (pos) = caa_container_of(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), member))
+#define cds_lfht_for_each_entry(ht, iter, pos, member)                                             \
+	for (cds_lfht_first(ht, iter),                                                             \
+	     (pos) = caa_container_of_check_null(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), \
+						 member);                                          \
+	     cds_lfht_iter_get_node(iter) != NULL; cds_lfht_next(ht, iter),                        \
+	     (pos) = caa_container_of_check_null(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), \
+						 member))
+#define cds_lfht_for_each_entry_duplicate(ht, hash, match, key, iter, pos, member)                 \
+	for (cds_lfht_lookup(ht, hash, match, key, iter),                                          \
+	     (pos) = caa_container_of_check_null(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), \
+						 member);                                          \
+	     cds_lfht_iter_get_node(iter) != NULL; cds_lfht_next_duplicate(ht, match, key, iter),  \
+	     (pos) = caa_container_of_check_null(cds_lfht_iter_get_node(iter), __typeof__(*(pos)), \
+						 member))
 
 #endif

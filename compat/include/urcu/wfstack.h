@@ -109,7 +109,9 @@ GRACE_INLINE int cds_wfs_push(cds_wfs_stack_ptr_t u_stack, struct cds_wfs_node *
 	old_head = grace_xchg(&s->head, new_head, __ATOMIC_SEQ_CST);
 	/* Release: a popper that loads the link (acquire) sees what was below initialised; until
 	 * this store, poppers that reach @node wait for its link. */
-	grace_store_release(&node->next, &old_head->node);
+	/* The node is the head's only member: a cast, not &old_head->node, which would be a
+	 * member access through CDS_WFS_END (undefined; UBSan reports it). */
+	grace_store_release(&node->next, (struct cds_wfs_node *)(void *)old_head);
 	return !grace_urcu__wfs_end(old_head);
 }
 

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The runs of liburcu's own programs where issue 13 (item 6) found grace behind liburcu, repeated
+# and interleaved so that their medians can be quoted. Needs the programs built by
+# compat/tests/liburcu-tests.sh (--build-only is enough) in the same build directory.
+#
+#   compat/tests/liburcu-targets.sh [--build-dir DIR] [--reps N] [--duration S] [--out FILE]
+#
+# Runs (each grace-urcu and liburcu alternately, N times, the first of each pair alternating):
+#   rcutorture_urcu_{membarrier,qsbr} T uperf S   T = 1, 2 updaters and no reader: synchronize
+#                                                 with nothing to wait for (ns per update, lower
+#                                                 is better)
+#   test_urcu_qsbr 2 1 S -d 0, test_urcu 2 1 S -d 0   2 readers, 1 writer on the machine's CPUs
+#                                                 (oversubscribed past 2 threads on 2 CPUs):
+#                                                 writes/s and reads/s (higher is better)
+# Writes a markdown table (medians, grace/liburcu speed ratio: > 1 means grace is faster).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/build/liburcu-tests
+REPS=7
+DUR=2
+OUT=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) B=$2; shift ;;
+    --reps) REPS=$2; shift ;;
+    --duration) DUR=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    -h|--help) sed -n '3,17p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+for impl in grace liburcu; do
+  [ -x "$B/bin/$impl/rcutorture_urcu_qsbr" ] ||
+    { echo "liburcu-targets: $B/bin/$impl not built (compat/tests/liburcu-tests.sh --build-only)" >&2; exit 1; }
+done
+tsv=$(mktemp)
+trap 'rm -f "$tsv"' EXIT
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# name | program | arguments | metric (awk program over the output printing one number)
+uperf='/ns\/update:/ { for (i = 1; i <= NF; i++) if ($i == "ns/update:") print $(i + 1) }'
+writes='/^SUMMARY/ { for (i = 1; i <= NF; i++) if ($i == "nr_writes") w = $(i + 1); if ($i == "testdur") d = $(i + 1) } END { print w / d }'
+reads='/^SUMMARY/ { for (i = 1; i <= NF; i++) if ($i == "nr_reads") r = $(i + 1); if ($i == "testdur") d = $(i + 1) } END { print r / d }'
+RUNS=(
+  "memb uperf 1 updater|rcutorture_urcu_membarrier|1 uperf $DUR|ns/update|$uperf"
+  "memb uperf 2 updaters|rcutorture_urcu_membarrier|2 uperf $DUR|ns/update|$uperf"
+  "qsbr uperf 1 updater|rcutorture_urcu_qsbr|1 uperf $DUR|ns/update|$uperf"
+  "qsbr uperf 2 updaters|rcutorture_urcu_qsbr|2 uperf $DUR|ns/update|$uperf"
+  "test_urcu_qsbr 2 1: writes|test_urcu_qsbr|2 1 $DUR -d 0|writes/s|$writes"
+  "test_urcu_qsbr 2 1: reads|test_urcu_qsbr|2 1 $DUR -d 0|reads/s|$reads"
+  "test_urcu 2 1: writes|test_urcu|2 1 $DUR -d 0|writes/s|$writes"
+  "test_urcu 2 1: reads|test_urcu|2 1 $DUR -d 0|reads/s|$reads"
+)
+for rep in $(seq 1 "$REPS"); do
+  order=(grace liburcu)
+  [ $((rep % 2)) = 0 ] && order=(liburcu grace)
+  for r in "${RUNS[@]}"; do
+    IFS='|' read -r name prog args unit prog_awk <<<"$r"
+    for impl in "${order[@]}"; do
+      # shellcheck disable=SC2086
+      v=$(cd "$B/bin/$impl" && timeout -k 5 60 "./$prog" $args 2>&1 | awk "$prog_awk" | tail -1)
+      printf '%s\t%s\t%s\t%s\n' "$name" "$impl" "$unit" "${v:-nan}" >>"$tsv"
+    done
+  done
+  echo "[liburcu-targets] repetition $rep of $REPS done" >&2
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+report() {
+  echo "liburcu's programs where issue 13 found grace behind (compat/tests/liburcu-targets.sh):"
+  echo "$REPS interleaved repetitions of ${DUR} s, medians; $(nproc) CPUs; load average $load0 before, $load1 after."
+  echo
+  echo "| run | unit | grace-urcu | liburcu | grace speed / liburcu |"
+  echo "|---|---|---|---|---|"
+  python3 - "$tsv" <<'EOF'
+import sys, statistics
+rows = {}
+order = []
+for line in open(sys.argv[1]):
+    name, impl, unit, v = line.rstrip("\n").split("\t")
+    if name not in rows:
+        rows[name] = {"unit": unit, "grace": [], "liburcu": []}
+        order.append(name)
+    try:
+        rows[name][impl].append(float(v))
+    except ValueError:
+        pass
+def fmt(x):
+    return f"{x:.1f}" if x < 1000 else f"{x / 1e6:.3f} M" if x >= 1e6 else f"{x / 1e3:.1f} k"
+for name in order:
+    r = rows[name]
+    if not r["grace"] or not r["liburcu"]:
+        print(f"| {name} | {r['unit']} | n/a | n/a | n/a |")
+        continue
+    g, l = statistics.median(r["grace"]), statistics.median(r["liburcu"])
+    speed = (l / g) if r["unit"].startswith("ns/") else (g / l)
+    print(f"| {name} | {r['unit']} | {fmt(g)} | {fmt(l)} | {speed:.2f}x |")
+EOF
+}
+if [ -n "$OUT" ]; then report | tee "$OUT"; else report; fi
