@@ -3,13 +3,13 @@
 # The main job: set up a fresh Debian machine, build grace and its benchmarks (Release, in
 # build/bench), run every benchmark family and write the report to out/report/REPORT.md: a
 # summary screen of every family's headline figures, the run log, then each family's detail,
-# with its CSV and PNG plots beside it. About 12 minutes on 2 cores.
+# with its CSV and PNG plots beside it. About 30 minutes on 2 cores.
 #   scripts/report.sh [--quick] [--out DIR]
 #     --quick   a short smoke run of every family (two minutes or so): checks that it all works
 # Each family is bench/<name>/run.sh [--out DIR] [--quick], reading the build directory from
 # $GRACE_BUILD and its time budget from $GRACE_FAMILY_BUDGET_S (what is left of the report's),
 # and writing DIR/<name>.md and DIR/<name>.headlines.json (+ CSV, PNG); a family without run.sh
-# is skipped. GRACE_REPORT_BUDGET_S (default 900) caps the whole report: a family that would
+# is skipped. GRACE_REPORT_BUDGET_S (default 2400) caps the whole report: a family that would
 # overrun is stopped, and the families after it are skipped, each said so in the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: scripts/report.sh [--quick] [--out DIR]" >&2; exit 2 ;;
   esac
 done
-budget=${GRACE_REPORT_BUDGET_S:-900} # whole report, seconds: stop a family that would overrun
+budget=${GRACE_REPORT_BUDGET_S:-2400} # whole report, seconds: stop a family that would overrun
 t0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t0 )); }
 say() { printf '[report %3ss] %s\n' "$(elapsed)" "$*"; }

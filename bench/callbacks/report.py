@@ -277,7 +277,7 @@ def adaptive_section(d, sweep_raw, rates, hl):
               "with the same reader when no callback is posted. Targets: extra CPU <= 0.5x "
               "liburcu's, reader within 5% of its baseline, p50 <= 1 ms. *Grace periods/s* "
               "is bounded by design to 1/pace (pace = 200 x the CPU a grace period costs the "
-              "engine, 50 us to 1 ms: at most about 0.5% of one CPU in grace periods); *engine "
+              "engine, 50 us to 1 ms: about 0.5% of one CPU below the cap, cost / 1 ms at it); *engine "
               "CPU %* is the workers' whole share of a CPU (grace periods, naps, invoking the "
               "callbacks). *hurry*: the same load through `call_rcu_hurry()`, which skips the "
               "pacing.\n")

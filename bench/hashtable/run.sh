@@ -45,7 +45,7 @@ if command -v valgrind >/dev/null 2>&1; then
   echo "design,update_fraction,ops,instructions,per_op" >"$icsv"
   for d in $idesigns; do
     sym=$("$exe" --symbol "$d" 2>/dev/null) || continue
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect="$sym" \
+    HB_WATCHDOG_S=0 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect="$sym" \
       "$exe" --designs "$d" --points 1:0 --reps 1 --duration 0.1 --csv "$tmp/cg.csv" \
       >/dev/null 2>&1 || { echo "hashtable: callgrind failed for $d" >&2; continue; }
     ops=$(tail -n 1 "$tmp/cg.csv" | cut -d, -f8)

@@ -297,8 +297,10 @@ def compare_words(grace, other, better, other_name="liburcu", subject="grace", n
     (better, worse) adjectives, default ("faster", "slower"), which suits times and rates
     alike; a cost in instructions or bytes wants its own ("fewer instructions", ...)."""
     r = ratio(grace, other)
-    if _missing(r) or r <= 0:
+    if _missing(r):
         return "not measured"
+    if r <= 0 or grace <= 0 or other <= 0:
+        return "not measurable: a figure at or below zero is within the noise of its baseline"
     gain = (1 / r) if better == "lower" else r  # > 1: grace is better
     if abs(gain - 1) <= near:
         return "%s about the same as %s (within %d%%)" % (subject, other_name, round(near * 100))
@@ -391,10 +393,16 @@ def headline_cells(h):
     if g is None:
         words.append("not measured")
     elif o is not None:
+        w = h.get("words")
+        if not w and h.get("unit", "").strip() in ("MB", "KB", "kB", "GB", "B", "bytes"):
+            w = ("less memory", "more memory")
         words.append(compare_words(g, o, h.get("better", "lower"), h.get("other_name", ""),
-                                   h.get("subject", "grace"), words=h.get("words")))
+                                   h.get("subject", "grace"), words=w))
     t = h.get("target")
-    if t and g is not None:
+    below_noise = g is not None and o is not None and (g <= 0 or o <= 0)
+    if below_noise:
+        r = None
+    if t and g is not None and not below_noise:
         on, op, tv = t
         x = r if on == "ratio" else g
         want = "%s %s" % ("≤" if op == "<=" else "≥",

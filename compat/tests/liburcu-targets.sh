@@ -5,6 +5,7 @@
 # compat/tests/liburcu-tests.sh (--build-only is enough) in the same build directory.
 #
 #   compat/tests/liburcu-targets.sh [--build-dir DIR] [--reps N] [--duration S] [--out FILE]
+#                                   [--only REGEX]   (only the runs whose name matches)
 #
 # Runs (each grace-urcu and liburcu alternately, N times, the first of each pair alternating):
 #   rcutorture_urcu_{membarrier,qsbr} T uperf S   T = 1, 2 updaters and no reader: synchronize
@@ -20,13 +21,15 @@ B=$ROOT/build/liburcu-tests
 REPS=7
 DUR=2
 OUT=
+ONLY=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) B=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --duration) DUR=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '3,17p' "$0"; exit 0 ;;
+    --only) ONLY=$2; shift ;;
+    -h|--help) sed -n '3,18p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -41,8 +44,8 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # name | program | arguments | metric (awk program over the output printing one number)
 uperf='/ns\/update:/ { for (i = 1; i <= NF; i++) if ($i == "ns/update:") print $(i + 1) }'
-writes='/^SUMMARY/ { for (i = 1; i <= NF; i++) if ($i == "nr_writes") w = $(i + 1); if ($i == "testdur") d = $(i + 1) } END { print w / d }'
-reads='/^SUMMARY/ { for (i = 1; i <= NF; i++) if ($i == "nr_reads") r = $(i + 1); if ($i == "testdur") d = $(i + 1) } END { print r / d }'
+writes='/^SUMMARY/ { for (i = 1; i <= NF; i++) { if ($i == "nr_writes") w = $(i + 1); if ($i == "testdur") d = $(i + 1) } } END { if (d > 0) print w / d }'
+reads='/^SUMMARY/ { for (i = 1; i <= NF; i++) { if ($i == "nr_reads") r = $(i + 1); if ($i == "testdur") d = $(i + 1) } } END { if (d > 0) print r / d }'
 RUNS=(
   "memb uperf 1 updater|rcutorture_urcu_membarrier|1 uperf $DUR|ns/update|$uperf"
   "memb uperf 2 updaters|rcutorture_urcu_membarrier|2 uperf $DUR|ns/update|$uperf"
@@ -58,6 +61,7 @@ for rep in $(seq 1 "$REPS"); do
   [ $((rep % 2)) = 0 ] && order=(liburcu grace)
   for r in "${RUNS[@]}"; do
     IFS='|' read -r name prog args unit prog_awk <<<"$r"
+    if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then continue; fi
     for impl in "${order[@]}"; do
       # shellcheck disable=SC2086
       v=$(cd "$B/bin/$impl" && timeout -k 5 60 "./$prog" $args 2>&1 | awk "$prog_awk" | tail -1)

@@ -344,6 +344,7 @@ static void *producer(void *arg)
 		e->id = base + k;
 		switch (which) {
 		case 0:
+		case 4:
 			cds_wfcq_node_init(&e->q);
 			cds_wfcq_enqueue(&wq_head, &wq_tail, &e->q);
 			break;
@@ -392,6 +393,23 @@ static int consume_one(int id)
 		if (n)
 			mark(caa_container_of(n, struct elem, q));
 		return n != NULL;
+	}
+	case 4: { /* both consumers splice, with no lock: splices need no exclusion between them */
+		struct __cds_wfcq_head h;
+		struct cds_wfcq_tail t;
+		struct cds_wfcq_node *n, *nn;
+		int got = 0;
+		(void)id;
+		__cds_wfcq_init(&h, &t);
+		if (__cds_wfcq_splice_blocking(&h, &t, &wq_head, &wq_tail) ==
+		    CDS_WFCQ_RET_SRC_EMPTY)
+			return 0;
+		__cds_wfcq_for_each_blocking_safe(&h, &t, n, nn)
+		{
+			mark(caa_container_of(n, struct elem, q));
+			got = 1;
+		}
+		return got;
 	}
 	case 1: {
 		if (id == 0) {
@@ -463,6 +481,17 @@ TEST(wfcqueue)
 	cds_wfcq_init(&wq_head, &wq_tail);
 	CHECK(cds_wfcq_empty(&wq_head, &wq_tail));
 	run_queue(0);
+	CHECK(cds_wfcq_empty(&wq_head, &wq_tail));
+	cds_wfcq_destroy(&wq_head, &wq_tail);
+}
+
+/* liburcu's test_urcu_wfcq splices from two threads without a lock by default: each node must
+ * be taken by exactly one splice (a regression: two splices could take the same chain). */
+TEST(wfcqueue_concurrent_splice)
+{
+	cds_wfcq_init(&wq_head, &wq_tail);
+	for (int round = 0; round < 30; round++)
+		run_queue(4);
 	CHECK(cds_wfcq_empty(&wq_head, &wq_tail));
 	cds_wfcq_destroy(&wq_head, &wq_tail);
 }

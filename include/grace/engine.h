@@ -8,9 +8,10 @@
  *                      it is busy. A grace period starts at once unless one ended less than
  *                      `pace` ago, else as soon as pace has passed; pace is 200 times the CPU
  *                      time a grace period costs the engine, between 50 us and a cap (1 ms;
- *                      the set_policy period in microseconds if not 0). So the engine's grace
- *                      periods take at most about 0.5% of one CPU per domain, there are at most
- *                      1/pace of them per second, and a callback's grace period starts at most
+ *                      the set_policy period in microseconds if not 0). So there are at most
+ *                      1/pace grace periods per second (1000/s at the 1 ms cap), costing
+ *                      about 0.5% of one CPU per domain below the cap (cost / 1 ms at it),
+ *                      and a callback's grace period starts at most
  *                      pace after it is queued. call_rcu_hurry() skips the pacing.
  *  GRACE_POLICY_POLL   a worker starts a grace period as soon as callbacks wait for one and
  *                      drives it to the end (rcu-poll): lowest callback latency. All callbacks

@@ -89,11 +89,11 @@ def machine_line(data, a):
     ncpu = m.get(("load1", 0), {}).get("threads", 0) or 0
     kernel = m.get(("load1", 0), {}).get("design", "?")
     elapsed = m.get(("elapsed_s", 0), {}).get("value", "?")
-    return ncpu, ("Command: `%s` (build: RelWithDebInfo). Machine: %s, %s CPUs, Linux %s; load "
+    return ncpu, ("Command: `%s` (build: %s). Machine: %s, %s CPUs, Linux %s; load "
                   "average %s before, %s after; %s s. Implementation: `ipc/` (grace_ipc), both "
                   "implementations in one process, runs interleaved (global, rcu, rcu, global, "
                   "...), each a fresh namespace; every thread is a process of its own (a client "
-                  "handle)." % (a.cmd, a.cpu or "?", ncpu or "?", kernel, load0, load1, elapsed))
+                  "handle)." % (a.cmd, a.build_type, a.cpu or "?", ncpu or "?", kernel, load0, load1, elapsed))
 
 
 def semop_section(data, ncpu, md):
@@ -256,7 +256,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cpu", default="")
     ap.add_argument("--cmd", default="ipc/bench/run.sh")
+    ap.add_argument("--build", default="", help="the build directory (its CMakeCache.txt "
+                    "gives the build type the report prints)")
     a = ap.parse_args()
+    a.build_type = gr.build_type(a.build) if a.build else "unknown"
     data = Data(a.csv)
     ncpu, line = machine_line(data, a)
     md = ["## System V IPC: semopbench and msgbench, global lock vs RCU (seed 000, section 4)\n",

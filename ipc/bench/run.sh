@@ -82,7 +82,7 @@ fi
 echo "machine,$(uname -r),$(nproc),1,load1,$(cut -d' ' -f1 /proc/loadavg),load" >>"$csv"
 echo "machine,$(uname -r),$(nproc),0,elapsed_s,$(( $(date +%s) - t_begin )),s" >>"$csv"
 
-"$py" "$here/report.py" --csv "$csv" --out "$out" \
+"$py" "$here/report.py" --csv "$csv" --out "$out" --build "$build" \
   --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
   --cmd "ipc/bench/run.sh$([ $quick = 1 ] && echo ' --quick')"
 echo "semop, msg: wrote $csv, $out/semop.md, $out/semop.png, $out/msg.png, $out/msg_own.png, $out/ipc_ratio.png" >&2

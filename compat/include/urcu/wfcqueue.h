@@ -268,10 +268,28 @@ GRACE_INLINE enum cds_wfcq_ret grace_urcu__wfcq_splice(cds_wfcq_head_ptr_t dest_
 
 	if (cds_wfcq_empty(src_q_head, src_q_tail))
 		return CDS_WFCQ_RET_SRC_EMPTY;
-	first = grace_urcu__wfcq_next(sdummy, blocking);
-	if (first == CDS_WFCQ_WOULDBLOCK)
-		return CDS_WFCQ_RET_WOULDBLOCK;
-	grace_store_relaxed(&sdummy->next, (struct cds_wfcq_node *)NULL);
+	/* Claim the chain by exchanging the dummy's link with NULL: splices of one source need no
+	 * exclusion between them (liburcu's contract; its test_urcu_wfcq splices from two
+	 * threads), so exactly one of them may take [first..]. NULL: an enqueue is in its gap
+	 * after the dummy, or another splice has claimed the chain and not yet reset the tail;
+	 * wait until the link appears or the tail is back at the dummy (empty). Seq_cst exchange:
+	 * acquire pairs with the enqueuer's release store of the link; the full barrier orders the
+	 * clearing before the tail exchange below, which enqueuers rely on. */
+	for (unsigned int spins = 0;; spins++) {
+		first = grace_xchg(&sdummy->next, (struct cds_wfcq_node *)NULL, __ATOMIC_SEQ_CST);
+		if (first)
+			break;
+		if (grace_load_acquire(&src_q_tail->p) == sdummy)
+			return CDS_WFCQ_RET_SRC_EMPTY;
+		if (!blocking)
+			return CDS_WFCQ_RET_WOULDBLOCK;
+		if (spins < GRACE_URCU__WAIT_SPINS) {
+			caa_cpu_relax();
+		} else { /* the other side may be preempted: let it run */
+			(void)poll(NULL, 0, 1);
+			spins = 0;
+		}
+	}
 	/* Full barrier (seq_cst exchange): the source is empty again from here; enqueuers that
 	 * get the source dummy as predecessor link after the clearing above. */
 	last = grace_xchg(&src_q_tail->p, sdummy, __ATOMIC_SEQ_CST);
