@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The Debian package check (a long run: ctest -L long runs it as deb_package; not part of the
 # quick test command). On a copy of the working tree:
-#   1. dpkg-buildpackage -us -uc -b builds libgrace1 and libgrace-dev;
+#   1. dpkg-buildpackage -us -uc -b builds libgrace1, libgrace-dev, libgrace-urcu0 and
+#      libgrace-urcu-dev;
 #   2. the packages are checked: contents, dependencies, the symbols file, the SONAME;
 #   3. both are unpacked with dpkg -x into a scratch root (why not dpkg -i: installing into the
 #      system needs root, changes the machine other work shares, and could shadow a grace the
@@ -45,7 +46,11 @@ arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib_deb=$work/libgrace1_${version}_$arch.deb
 dev_deb=$work/libgrace-dev_${version}_$arch.deb
-[ -f "$lib_deb" ] && [ -f "$dev_deb" ] || fail "packages not found: $(ls "$work")"
+ulib_deb=$work/libgrace-urcu0_${version}_$arch.deb
+udev_deb=$work/libgrace-urcu-dev_${version}_$arch.deb
+for d in "$lib_deb" "$dev_deb" "$ulib_deb" "$udev_deb"; do
+	[ -f "$d" ] || fail "package $(basename "$d") not found: $(ls "$work")"
+done
 grep -E "dpkg-gensymbols: warning" "$work/build.log" || true
 
 step "package contents and metadata"
@@ -66,13 +71,25 @@ dpkg-deb -f "$lib_deb" Depends | grep -q "libc6" || fail "libgrace1 has no shlib
 mkdir -p "$work/ctl"
 dpkg-deb -e "$lib_deb" "$work/ctl"
 [ -f "$work/ctl/symbols" ] || fail "libgrace1 has no symbols file"
-grep -q "grace_rcu_synchronize@GRACE_0 0.1.0" "$work/ctl/symbols" || fail "symbols file without grace_rcu_synchronize@GRACE_0 0.1.0"
+grep -q "grace_rcu_synchronize@GRACE_0 0.2.0" "$work/ctl/symbols" || fail "symbols file without grace_rcu_synchronize@GRACE_0 0.2.0"
 [ -f "$work/ctl/shlibs" ] || [ -f "$work/ctl/symbols" ] || fail "no shlibs information"
+dpkg-deb -c "$ulib_deb" >"$work/ulib.list"
+dpkg-deb -c "$udev_deb" >"$work/udev.list"
+grep -qE "usr/lib/$multiarch/libgrace-urcu.so.0( |$)" "$work/ulib.list" ||
+	fail "libgrace-urcu0 lacks usr/lib/$multiarch/libgrace-urcu.so.0"
+for f in usr/include/grace-urcu/urcu.h usr/include/grace-urcu/urcu/rculfhash.h \
+	"usr/lib/$multiarch/grace-urcu/pkgconfig/liburcu.pc" \
+	"usr/lib/$multiarch/cmake/grace-urcu/grace-urcuConfig.cmake"; do
+	grep -qE " \./$f( |$)" "$work/udev.list" || fail "libgrace-urcu-dev lacks $f"
+done
+dpkg-deb -f "$ulib_deb" Depends | grep -q "libgrace1 (= $version)" || fail "libgrace-urcu0 does not depend on libgrace1 (= $version)"
 
 step "unpack both packages into a scratch root (dpkg -x)"
 root=$work/root
 dpkg -x "$lib_deb" "$root"
 dpkg -x "$dev_deb" "$root"
+dpkg -x "$ulib_deb" "$root"
+dpkg -x "$udev_deb" "$root"
 libdir=$root/usr/lib/$multiarch
 objdump -p "$libdir/libgrace.so.1" | grep -q "SONAME *libgrace.so.1" || fail "SONAME is not libgrace.so.1"
 export LD_LIBRARY_PATH=$libdir
@@ -94,6 +111,31 @@ for mode in find_package pkg-config; do
 	done
 	echo "consumer ($mode): ok ($(tr ';' ' ' <"$b/programs.txt"))"
 done
+
+step "a program written for liburcu, built against the grace-urcu packages (pkg-config liburcu)"
+cat >"$work/urcu_prog.c" <<'EOS'
+#include <urcu.h>
+#include <urcu/rculist.h>
+static CDS_LIST_HEAD(list);
+int main(void)
+{
+	rcu_register_thread();
+	rcu_read_lock();
+	struct cds_list_head *p = rcu_dereference(list.next);
+	rcu_read_unlock();
+	synchronize_rcu();
+	rcu_unregister_thread();
+	return p == &list ? 0 : 1;
+}
+EOS
+PKG_CONFIG_LIBDIR=$libdir/grace-urcu/pkgconfig:$libdir/pkgconfig cc -O2 \
+	$(PKG_CONFIG_LIBDIR=$libdir/grace-urcu/pkgconfig:$libdir/pkgconfig pkg-config --cflags liburcu) \
+	"$work/urcu_prog.c" -o "$work/urcu_prog" \
+	$(PKG_CONFIG_LIBDIR=$libdir/grace-urcu/pkgconfig:$libdir/pkgconfig pkg-config --libs liburcu) \
+	-pthread || fail "liburcu program against grace-urcu: build"
+"$work/urcu_prog" || fail "liburcu program against grace-urcu: run"
+ldd "$work/urcu_prog" | grep -q "$libdir/libgrace.so.1" || fail "liburcu program not linked to the packaged libgrace.so.1"
+echo "grace-urcu: ok"
 
 step "the installed examples, built with their own CMakeLists.txt"
 ex=$root/usr/share/doc/libgrace-dev/examples
@@ -121,4 +163,4 @@ MANPATH=$root/usr/share/man MANWIDTH=80 man 3 grace_rcu_call 2>/dev/null | grep 
 	fail "man 3 grace_rcu_call (a .so link) does not show call_rcu's page"
 echo "man: ok"
 
-echo "deb-check: ok ($(basename "$lib_deb"), $(basename "$dev_deb"))"
+echo "deb-check: ok ($(basename "$lib_deb"), $(basename "$dev_deb"), $(basename "$ulib_deb"), $(basename "$udev_deb"))"

@@ -649,8 +649,13 @@ DEFINE_STATIC_SRCU(free_srcu_dom);
 static void free_srcu_twice(void)
 {
 	struct fobj *p = (struct fobj *)malloc(sizeof(*p));
+	/* A reader of the domain holds the grace period, so the first free cannot have run
+	 * (and freed p) when the second call comes: that is the misuse to diagnose, not a use
+	 * after free of the test's own making. */
+	int idx = srcu_read_lock(&free_srcu_dom);
 	free_srcu(&free_srcu_dom, p, rh);
 	free_srcu(&free_srcu_dom, p, rh);
+	srcu_read_unlock(&free_srcu_dom, idx);
 	free_srcu_barrier(&free_srcu_dom);
 }
 TEST(free_srcu_queued_twice)
