@@ -66,6 +66,54 @@ static void *thr_main(void *arg)
 	return NULL;
 }
 
+/* A group of measured threads: started together, released by *go, stopped by *stop. */
+struct crew {
+	struct thr th[64];
+	unsigned n;
+	volatile int stop, go;
+	int ready;
+};
+
+/* Start n threads (at most 64) running d on table; return once every one is registered and
+ * spinning on go, so the caller's clock starts with all of them ready. */
+static void crew_start(struct crew *c, const struct ha_design *d, void *table, uint64_t nkeys,
+		       unsigned n, unsigned update_pm)
+{
+	c->n = n > 64 ? 64 : n;
+	c->stop = c->go = 0;
+	c->ready = 0;
+	for (unsigned i = 0; i < c->n; i++) {
+		struct thr *t = &c->th[i];
+		t->d = d;
+		t->table = table;
+		memset(&t->w, 0, sizeof(t->w));
+		t->w.nkeys = nkeys;
+		t->w.update_pm = update_pm;
+		t->w.thread = i;
+		t->w.nthreads = c->n;
+		t->w.stop = &c->stop;
+		t->w.go = &c->go;
+		t->w.ready = &c->ready;
+		t->w.seed = 0x9e3779b97f4a7c15ull * (i + 1);
+		pthread_create(&t->t, NULL, thr_main, t);
+	}
+	while (__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE) < (int)c->n)
+		usleep(100);
+}
+
+/* Stop and join the threads; their operations in all. */
+static uint64_t crew_stop(struct crew *c)
+{
+	uint64_t ops = 0;
+
+	c->stop = 1;
+	for (unsigned i = 0; i < c->n; i++) {
+		pthread_join(c->th[i].t, NULL);
+		ops += c->th[i].w.ops;
+	}
+	return ops;
+}
+
 /* T threads for @duration seconds; @resize_too: this thread resizes meanwhile. Returns
  * Mops/s; *resizes_per_s the resizes completed. */
 static uint64_t last_ops; /* operations of the last timed run */
@@ -73,33 +121,12 @@ static uint64_t last_ops; /* operations of the last timed run */
 static double timed(const struct ha_design *d, void *table, uint64_t nkeys, unsigned nthreads,
 		    unsigned update_pm, double duration, int resize_too, double *resizes_per_s)
 {
-	struct thr th[64];
-	volatile int stop = 0, go = 0;
-	int ready = 0;
-	uint64_t ops = 0;
+	static struct crew c;
 	unsigned long resizes = 0;
 
-	if (nthreads > 64)
-		nthreads = 64;
-	for (unsigned i = 0; i < nthreads; i++) {
-		th[i].d = d;
-		th[i].table = table;
-		memset(&th[i].w, 0, sizeof(th[i].w));
-		th[i].w.nkeys = nkeys;
-		th[i].w.update_pm = update_pm;
-		th[i].w.thread = i;
-		th[i].w.nthreads = nthreads;
-		th[i].w.stop = &stop;
-		th[i].w.go = &go;
-		th[i].w.ready = &ready;
-		th[i].w.seed = 0x9e3779b97f4a7c15ull * (i + 1);
-		pthread_create(&th[i].t, NULL, thr_main, &th[i]);
-	}
-	/* Every thread registered and spinning on go before the clock starts. */
-	while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < (int)nthreads)
-		usleep(100);
+	crew_start(&c, d, table, nkeys, nthreads, update_pm);
 	double t0 = now();
-	go = 1;
+	c.go = 1;
 	if (resize_too) {
 		while (now() - t0 < duration) {
 			d->resize(table, resizes % 2 ? 2 * nkeys : nkeys / 8);
@@ -109,12 +136,9 @@ static double timed(const struct ha_design *d, void *table, uint64_t nkeys, unsi
 		while (now() - t0 < duration)
 			usleep(1000);
 	}
-	stop = 1;
+	c.stop = 1;
 	double el = now() - t0;
-	for (unsigned i = 0; i < nthreads; i++) {
-		pthread_join(th[i].t, NULL);
-		ops += th[i].w.ops;
-	}
+	uint64_t ops = crew_stop(&c);
 	last_ops = ops;
 	if (resize_too) {
 		/* Back to load factor 1 for the next point. */
@@ -132,38 +156,15 @@ static double timed(const struct ha_design *d, void *table, uint64_t nkeys, unsi
 static double grow_run(const struct ha_design *d, uint64_t nkeys, unsigned nthreads,
 		       double duration, double *lookups, double *after)
 {
-	struct thr th[64];
-	volatile int stop = 0, go = 0;
-	int ready = 0;
-	uint64_t ops = 0;
+	static struct crew c;
 	void *table = d->create(0, 64, 1);
 
-	if (nthreads > 64)
-		nthreads = 64;
-	for (unsigned i = 0; i < nthreads; i++) {
-		th[i].d = d;
-		th[i].table = table;
-		memset(&th[i].w, 0, sizeof(th[i].w));
-		th[i].w.nkeys = nkeys;
-		th[i].w.thread = i;
-		th[i].w.nthreads = nthreads;
-		th[i].w.stop = &stop;
-		th[i].w.go = &go;
-		th[i].w.ready = &ready;
-		th[i].w.seed = 0x9e3779b97f4a7c15ull * (i + 1);
-		pthread_create(&th[i].t, NULL, thr_main, &th[i]);
-	}
-	while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < (int)nthreads)
-		usleep(100);
+	crew_start(&c, d, table, nkeys, nthreads, 0);
 	double t0 = now();
-	go = 1;
+	c.go = 1;
 	d->insert(table, 0, nkeys);
 	double el = now() - t0;
-	stop = 1;
-	for (unsigned i = 0; i < nthreads; i++) {
-		pthread_join(th[i].t, NULL);
-		ops += th[i].w.ops;
-	}
+	uint64_t ops = crew_stop(&c);
 	*lookups = (double)ops / el / 1e6;
 	double x;
 	*after = timed(d, table, nkeys, nthreads, 0, duration, 0, &x);

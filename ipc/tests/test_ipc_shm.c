@@ -17,41 +17,7 @@
 #include <unistd.h>
 #include <grace_ipc.h>
 #include "gtest_lite.h"
-
-static const enum grace_ipc_impl impls[2] = { GRACE_IPC_GLOBAL_LOCK, GRACE_IPC_RCU };
-
-#define FOR_EACH_IMPL(p, lim)                                                    \
-	for (int impl_i_ = 0; impl_i_ < 2; impl_i_++)                            \
-		for (struct grace_ipc_proc *p = mk_proc(impls[impl_i_], lim); p; \
-		     grace_ipc_ns_destroy(grace_ipc_proc_ns(p)), p = NULL)
-
-static struct grace_ipc_proc *mk_proc(enum grace_ipc_impl impl, const struct grace_ipc_limits *lim)
-{
-	struct grace_ipc_ns *ns = NULL;
-	struct grace_ipc_proc *p = NULL;
-	struct grace_ipc_cred c;
-
-	memset(&c, 0, sizeof(c));
-	c.caps = GRACE_IPC_CAP_ALL;
-	REQUIRE(grace_ipc_ns_create(impl, lim, &ns) == 0);
-	REQUIRE(grace_ipc_proc_open(ns, &c, 4242, &p) == 0);
-	printf("  impl %s\n", grace_ipc_impl_name(impl));
-	return p;
-}
-
-static struct grace_ipc_proc *other(struct grace_ipc_proc *p, unsigned uid, unsigned gid,
-				    unsigned caps, int pid)
-{
-	struct grace_ipc_proc *q = NULL;
-	struct grace_ipc_cred c;
-
-	memset(&c, 0, sizeof(c));
-	c.uid = uid;
-	c.gid = gid;
-	c.caps = caps;
-	REQUIRE(grace_ipc_proc_open(grace_ipc_proc_ns(p), &c, pid, &q) == 0);
-	return q;
-}
+#include "ipc_test.h"
 
 static struct grace_ipc_shmid_ds sstat(struct grace_ipc_proc *p, int id)
 {

@@ -22,86 +22,11 @@
 
 #include "gtest_lite.h"
 
-#ifdef GRACE_DEBUG
-#define DEBUG_BUILD 1
-#else
-#define DEBUG_BUILD 0
-#endif
+/* The library's own messages: "grace: misuse: CALL: ..." (tests/common/misuse_child.h). */
+#define MC_WANT_FMT "grace: misuse: %s: "
+#include "misuse_child.h"
 
-enum expect { FATAL, MISUSE, DEBUG_ONLY, DEBUG_HANG, DEBUG_UB };
-
-static void (*child_fn)(void);
-
-static void child_trampoline(void *arg)
-{
-	(void)arg;
-	unsetenv("GRACE_ABORT_ON_MISUSE");
-	alarm(20);
-	child_fn();
-}
-
-/* Run fn in a child; check its fate and message. Returns 0 if as expected. */
-static int check_child(int st, const char *out, enum expect e, const char *call, const char *what);
-
-static int misuse(void (*fn)(void), enum expect e, const char *call, const char *what)
-{
-	static char out[16384];
-
-	if (e == DEBUG_HANG && !DEBUG_BUILD) {
-		printf("  release build: %s misuse not run (it deadlocks without the debug check)\n",
-		       call);
-		return 0;
-	}
-	if (e == DEBUG_UB && !DEBUG_BUILD) {
-		printf("  release build: %s misuse not run (undefined behaviour without the debug "
-		       "check)\n",
-		       call);
-		return 0;
-	}
-	child_fn = fn;
-	int st = gt_run_child(child_trampoline, NULL, out, sizeof(out));
-	printf("  child: %s\n", WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited");
-	if (out[0])
-		printf("  stderr: %.300s%s", out, strlen(out) > 300 ? "...\n" : "");
-	int r = check_child(st, out, e, call, what);
-	if (r && strlen(out) > 300)
-		printf("  full stderr of the child:\n%s\n", out);
-	return r;
-}
-
-static int check_child(int st, const char *out, enum expect e, const char *call, const char *what)
-{
-	char want[160];
-	bool aborts = e == FATAL || DEBUG_BUILD;
-	bool message = e == FATAL || e == MISUSE || DEBUG_BUILD;
-
-	snprintf(want, sizeof(want), "grace: misuse: %s: ", call);
-	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
-		fprintf(stderr, "  %s: the child hung instead of diagnosing the misuse\n", call);
-		return 1;
-	}
-	if (aborts && !(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)) {
-		fprintf(stderr, "  %s: expected abort, got status 0x%x\n", call, st);
-		return 1;
-	}
-	if (!aborts && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-		fprintf(stderr, "  %s: expected the program to go on, got status 0x%x\n", call, st);
-		return 1;
-	}
-	if (message && (!strstr(out, want) || (what && !strstr(out, what)))) {
-		fprintf(stderr, "  %s: expected a message \"%s...%s\"\n", call, want,
-			what ? what : "");
-		return 1;
-	}
-	if (!message && strstr(out, "grace: misuse")) {
-		fprintf(stderr, "  %s: release build printed a misuse for a debug-only check\n",
-			call);
-		return 1;
-	}
-	return 0;
-}
-
-#define EXPECT_MISUSE(fn, e, call, what) CHECK(misuse(fn, e, call, what) == 0)
+#define EXPECT_MISUSE(fn, e, call, what) EXPECT_MISUSE_CHILD(fn, MC_##e, call, what)
 
 static volatile int sink;
 static int *shared_ptr;
@@ -287,8 +212,8 @@ static void deref_inside_ok(void)
 TEST(rcu_dereference_inside_section_is_fine)
 {
 	static char out[1024];
-	child_fn = deref_inside_ok;
-	int st = gt_run_child(child_trampoline, NULL, out, sizeof(out));
+	mc_child_fn = deref_inside_ok;
+	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
 }
@@ -512,8 +437,8 @@ static void srcu_sync_in_other_section(void)
 TEST(srcu_synchronize_inside_other_domain_is_fine)
 {
 	static char out[1024];
-	child_fn = srcu_sync_in_other_section;
-	int st = gt_run_child(child_trampoline, NULL, out, sizeof(out));
+	mc_child_fn = srcu_sync_in_other_section;
+	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
 	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
 }

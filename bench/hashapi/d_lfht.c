@@ -1,13 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* liburcu's cds_lfht (Debian's liburcu-dev), memb flavor, inline (_LGPL_SOURCE) read side:
- * lookups with cds_lfht_lookup(); updates look the key up, cds_lfht_del() it (freed with
- * call_rcu()) and cds_lfht_add() a new node. Built only when liburcu was found. */
+/* A cds_lfht design: lookups with cds_lfht_lookup(); updates look the key up, cds_lfht_del() it
+ * (freed with call_rcu()) and cds_lfht_add() a new node. One source, compiled twice
+ * (CMakeLists.txt): against Debian's liburcu-dev (memb flavor, inline _LGPL_SOURCE read side;
+ * HA_LFHT_DESIGN=ha_urcu, only when liburcu was found) and against grace-urcu's headers
+ * (HA_LFHT_DESIGN=ha_grace_urcu): the same program on both libraries. */
 #define _LGPL_SOURCE
 #include <stdlib.h>
 #include <urcu.h>
 #include <urcu/rculfhash.h>
 
 #include "hashapi.h"
+
+#ifndef HA_LFHT_DESIGN
+#error "define HA_LFHT_DESIGN (ha_urcu or ha_grace_urcu) and HA_LFHT_NAME"
+#endif
+#define HA_CAT2(a, b) a##b
+#define HA_CAT(a, b) HA_CAT2(a, b)
+#define HA_STR2(a) #a
+#define HA_STR(a) HA_STR2(a)
+#define HA_LOOP HA_CAT(HA_LFHT_DESIGN, _loop) /* ha_urcu_loop, ha_grace_urcu_loop */
 
 struct obj {
 	uint64_t key;
@@ -80,9 +91,9 @@ static void update(struct cds_lfht *ht, uint64_t k)
 }
 
 /* The measured loop: global, so callgrind can count it alone (--toggle-collect). */
-void ha_urcu_loop(struct cds_lfht *ht, struct ha_work *w);
+void HA_LOOP(struct cds_lfht *ht, struct ha_work *w);
 
-__attribute__((noinline)) void ha_urcu_loop(struct cds_lfht *ht, struct ha_work *w)
+__attribute__((noinline)) void HA_LOOP(struct cds_lfht *ht, struct ha_work *w)
 {
 	uint64_t s = w->seed, ops = 0, hits = 0;
 	int upd;
@@ -110,7 +121,7 @@ static void run(void *t, struct ha_work *w)
 	__atomic_fetch_add(w->ready, 1, __ATOMIC_RELEASE);
 	while (!*w->go)
 		;
-	ha_urcu_loop((struct cds_lfht *)t, w);
+	HA_LOOP((struct cds_lfht *)t, w);
 	rcu_unregister_thread();
 }
 
@@ -135,12 +146,12 @@ static void insert(void *t, uint64_t from, uint64_t to)
 	rcu_unregister_thread();
 }
 
-const struct ha_design ha_urcu = { "urcu",
-				   "ha_urcu_loop",
-				   sizeof(struct cds_lfht_node),
-				   sizeof(struct obj),
-				   create,
-				   destroy,
-				   run,
-				   resize,
-				   insert };
+const struct ha_design HA_LFHT_DESIGN = { HA_LFHT_NAME,
+					  HA_STR(HA_LOOP),
+					  sizeof(struct cds_lfht_node),
+					  sizeof(struct obj),
+					  create,
+					  destroy,
+					  run,
+					  resize,
+					  insert };
