@@ -77,6 +77,8 @@ int plugin_read_srcu(void)
 void plugin_update(int n)
 {
 	for (int k = 0; k < n; k++) {
+		/* The slot exchanges below are acq_rel: the new object's initialisation (release) happens
+		 * before the retire of the thread that later takes it out (acquire). */
 		struct item *o = __atomic_exchange_n(&cur_rcu, item_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_rcu(&o->rh, item_free);
@@ -97,6 +99,7 @@ unsigned long plugin_freed(void)
 /* Before dlclose(): no callback of ours may still be queued, no domain of ours known. */
 void plugin_fini(void)
 {
+	/* Acquire: pairs with the acq_rel exchanges that filled the slots. */
 	struct item *o = __atomic_exchange_n(&cur_rcu, (struct item *)NULL, __ATOMIC_ACQUIRE);
 	if (o)
 		call_rcu(&o->rh, item_free);

@@ -66,6 +66,8 @@ static void *updater(void *arg)
 	uint64_t seed = (uint64_t)(uintptr_t)arg;
 	for (uint64_t k = 0; !__atomic_load_n(&stop_bg, __ATOMIC_ACQUIRE); k++) {
 		uint64_t r = fault_rand(&seed);
+		/* The slot exchanges below are acq_rel: the new object's initialisation (release) happens
+		 * before the retire of the thread that later takes it out (acquire). */
 		struct obj *o = __atomic_exchange_n(&g_rcu, obj_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_rcu(&o->rh, obj_free);

@@ -128,6 +128,8 @@ static void *updater(void *arg)
 
 	for (uint64_t k = 0; !__atomic_load_n(&stop, __ATOMIC_ACQUIRE); k++) {
 		uint64_t r = fault_rand(&seed);
+		/* The slot exchanges below are acq_rel: the new object's initialisation (release) happens
+		 * before the retire of the thread that later takes it out (acquire). */
 		struct obj *o = __atomic_exchange_n(&g_rcu, obj_new(k), __ATOMIC_ACQ_REL);
 		if (!o) /* the first replacement */
 			o = obj_new(k);
@@ -279,6 +281,7 @@ static void child(void *arg)
 	fail |= barrier_check("qsbr", c_call_qsbr, qsbr_barrier, grace_qsbr_callback_stats);
 	fail |= barrier_check("srcu B (inherited)", c_call_b, c_barrier_b, c_stats_b);
 	fail |= barrier_check("srcu C (the child's)", c_call_c, c_barrier_c, c_stats_c);
+	/* Acquire: pairs with the acq_rel exchanges that filled the slots. */
 	struct obj *o = __atomic_exchange_n(&g_srcu_c, (struct obj *)NULL, __ATOMIC_ACQUIRE);
 	if (o)
 		call_srcu(&srcu_c, &o->rh, obj_free);
@@ -348,6 +351,7 @@ TEST(fork_at_random_points)
 	for (int i = 0; i < 6; i++)
 		pthread_join(th[i], NULL);
 	struct obj *o;
+	/* Acquire: pairs with the acq_rel exchanges that filled the slots. */
 	if ((o = __atomic_exchange_n(&g_rcu, (struct obj *)NULL, __ATOMIC_ACQUIRE)))
 		call_rcu(&o->rh, obj_free);
 	if ((o = __atomic_exchange_n(&g_qsbr, (struct obj *)NULL, __ATOMIC_ACQUIRE)))

@@ -279,6 +279,8 @@ GRACE_INLINE enum cds_wfcq_ret grace_urcu__wfcq_splice(cds_wfcq_head_ptr_t dest_
 		first = grace_xchg(&sdummy->next, (struct cds_wfcq_node *)NULL, __ATOMIC_SEQ_CST);
 		if (first)
 			break;
+		/* Acquire: pairs with the seq_cst tail exchange of the splice that emptied the
+		 * source (below), so "empty" is not seen before its claim of the chain. */
 		if (grace_load_acquire(&src_q_tail->p) == sdummy)
 			return CDS_WFCQ_RET_SRC_EMPTY;
 		if (!blocking)
