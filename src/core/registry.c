@@ -12,9 +12,17 @@
 #include <stdlib.h>
 #include <grace/arch/atomic.h>
 
+#include <grace/internal/rseq.h>
+
 #include "core/annotate.h"
 #include "core/diag.h"
 #include "core/wait.h"
+
+/* The calling thread's rseq cpu_id word, or NULL when it has no rseq area the kernel updates. */
+static const uint32_t *self_cpu_word(void)
+{
+	return grace__rseq_thread_ready() ? &grace__rseq_area()->cpu_id : NULL;
+}
 
 void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uint64_t cmp_mask,
 			  struct grace__reader *(*self)(void), const char *flavor)
@@ -22,6 +30,7 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 	grace__ann_ignore(reg, sizeof(*reg)); /* Valgrind: futex, nthreads are atomics */
 	grace__lock_init(&reg->lock);
 	reg->slot = NULL;
+	reg->cpu = NULL;
 	reg->n = reg->cap = 0;
 	reg->wq.futex = GRACE__WAIT_AWAKE;
 	reg->wq.spin_ns = 0;
@@ -34,6 +43,10 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 {
+	/* Called by the thread that registers: its own rseq area (before the lock: the first
+	 * call may register the area with the kernel). */
+	const uint32_t *cpu = self_cpu_word();
+
 	grace__lock(&reg->lock);
 	if (reg->n == reg->cap) {
 		unsigned long cap = reg->cap ? reg->cap * 2 : 64;
@@ -41,14 +54,19 @@ void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 		size_t bytes = cap *
 			       sizeof(struct grace__reader *); // NOLINT(bugprone-sizeof-expression)
 		struct grace__reader **s = (struct grace__reader **)realloc(reg->slot, bytes);
-		if (!s)
+		if (s)
+			reg->slot = s;
+		const uint32_t **c =
+			s ? (const uint32_t **)realloc((void *)reg->cpu, cap * sizeof(*c)) : NULL;
+		if (!c)
 			grace__fatal("rcu_register_thread",
 				     "out of memory registering reader thread %lu of the %s flavor",
 				     reg->n + 1, reg->flavor);
-		reg->slot = s;
+		reg->cpu = c;
 		reg->cap = cap;
 	}
 	r->reg_idx = reg->n;
+	reg->cpu[reg->n] = cpu;
 	reg->slot[reg->n++] = r;
 	grace_store_relaxed(&reg->nthreads, reg->n);
 	/* Full fence: the count before any read-side access of the new reader. Pairs with the
@@ -66,6 +84,7 @@ void grace__registry_del(struct grace__registry *reg, struct grace__reader *r)
 	unsigned long i = (unsigned long)r->reg_idx;
 	struct grace__reader *last = reg->slot[--reg->n];
 	reg->slot[i] = last;
+	reg->cpu[i] = reg->cpu[reg->n];
 	last->reg_idx = i;
 	/* Release: the departing thread's last sections happen before a driver that reads the
 	 * lower count with acquire and skips the wait (grace__registry_alone), so what it frees
@@ -198,6 +217,33 @@ static void reg_disarm(void *ctx)
 	(void)ctx;
 }
 
+/*
+ * Is a holder unable to run while the waiter spins? The kernel writes a thread's rseq cpu_id
+ * each time the thread returns to user space on another CPU, so it names the CPU the thread
+ * last ran on. A holder whose word names the waiter's CPU is not running now (the waiter is)
+ * and, unless the load balancer moves it, waits in that CPU's run queue for the waiter to give
+ * the CPU up: with more runnable threads than CPUs (a QSBR writer beside its readers on 2
+ * CPUs), a spin there is spent holding off the very reader it waits for. Relaxed loads: a hint
+ * only (core/wait.h); a stale value costs one sleep or one more spin round.
+ */
+static bool reg_blocked(void *ctx)
+{
+	struct reg_wait *w = (struct reg_wait *)ctx;
+	struct grace__registry *reg = w->reg;
+	const uint32_t *mine = self_cpu_word();
+	bool b = false;
+
+	if (!mine)
+		return false;
+	uint32_t me = grace_load_relaxed(mine);
+	grace__lock(&reg->lock);
+	for (unsigned long i = 0; i < reg->n && !b; i++)
+		b = reg->cpu[i] && grace_load_relaxed(reg->cpu[i]) == me &&
+		    holds(reg, grace_load_relaxed(&reg->slot[i]->ctr), w->cur);
+	grace__unlock(&reg->lock);
+	return b;
+}
+
 static void reg_stall(void *ctx, uint64_t waited_ns)
 {
 	struct reg_wait *w = (struct reg_wait *)ctx;
@@ -220,7 +266,7 @@ static void reg_stall(void *ctx, uint64_t waited_ns)
 }
 
 static const struct grace__wait_ops reg_wait_ops = {
-	reg_done, reg_arm, reg_recheck, reg_disarm, reg_stall,
+	reg_done, reg_arm, reg_recheck, reg_disarm, reg_stall, reg_blocked,
 };
 
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
@@ -262,6 +308,7 @@ void grace__registry_atfork_child(struct grace__registry *reg)
 	if (self->flags & GRACE__F_REGISTERED) {
 		self->waiter &= ~GRACE__W_WAITING;
 		self->reg_idx = 0;
+		reg->cpu[reg->n] = self_cpu_word(); /* the child's TLS: same address */
 		reg->slot[reg->n++] = self; /* a registered thread had a slot, so slot != NULL */
 	}
 	reg->nthreads = reg->n;

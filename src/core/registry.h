@@ -27,6 +27,10 @@
 struct grace__registry {
 	struct grace__lock lock;
 	struct grace__reader **slot; /* the registered readers, dense: [0, n); lock held */
+	/* cpu[i]: the cpu_id word of slot[i]'s rseq area (glibc's or grace's, in that thread's
+	 * TLS; the kernel rewrites it whenever the thread resumes on another CPU), or NULL
+	 * without rseq. Where a holder last ran: see reg_blocked() in registry.c. */
+	const uint32_t **cpu;
 	unsigned long n, cap;
 	struct grace__waitq wq GRACE_ALIGNED_CACHE; /* core/wait.h: futex word, spin budget */
 	/* A reader whose ctr reads c holds the grace period identified by cur iff

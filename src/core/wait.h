@@ -44,6 +44,9 @@
  *           the readers took longer (a reader that is not running, e.g. preempted because
  *           there are more threads than CPUs, cannot end its section while the waiter burns
  *           the CPU it needs). Written by the waiter only; 0 means "not adapted yet".
+ * The budget is the slow signal; ops->blocked() is the direct one: a holder last seen on the
+ * waiter's CPU cannot run while the waiter spins, whatever the budget says, so the spin ends
+ * there (such a wait does not shrink the budget, which stays tuned to readers that do run).
  */
 struct grace__waitq {
 	uint32_t futex;
@@ -69,6 +72,11 @@ struct grace__wait_ops {
 	void (*disarm)(void *ctx);
 	/* The wait has lasted the stall timeout: name the readers it waits for (once per wait). */
 	void (*stall)(void *ctx, uint64_t waited_ns);
+	/* Optional (NULL: never): is a reader that holds the wait unable to run while the waiter
+	 * spins? True when it was last seen on the waiter's own CPU: it is preempted there (or
+	 * queued behind the waiter), so spinning only delays the end of its section; the waiter
+	 * goes to sleep at once. A hint: a stale answer costs a sleep or a spin, never safety. */
+	bool (*blocked)(void *ctx);
 };
 
 /*
@@ -78,6 +86,10 @@ struct grace__wait_ops {
  */
 void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, struct grace__waitq *q,
 			     bool expedited);
+
+/* Waits whose spin ops->blocked() cut short, since start-up (statistics; the tests check the
+ * path is taken). Written by grace-period drivers with a relaxed RMW. */
+extern unsigned long grace__wait_nblocked;
 
 /* Reader side: it saw its flag set (by arm(), with a relaxed load): wake the waiter. */
 void grace__wait_wake(uint32_t *futex);

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wait's "blocked" signal (core/wait.h, reg_blocked() in core/registry.c): a grace-period
+ * driver that waits for a reader last seen on its own CPU stops spinning and sleeps at once,
+ * and that reader, once it runs, ends its section (or reports its quiescent state), sees the
+ * flag and wakes the driver.
+ *
+ * Every thread of each test is pinned to one CPU, so the readers the driver waits for are
+ * always preempted on the driver's CPU: the signal fires on nearly every grace period, and the
+ * sleep/wake path it leads to is exercised hundreds of times. What must hold:
+ *  - no reader sees a freed object (each is poisoned before free: a grace period that ended
+ *    early shows up as a poisoned read);
+ *  - no wait hangs (a lost wake-up: the test's timeout fails it);
+ *  - with rseq, the signal fires (grace__wait_nblocked grows): without the signal the driver
+ *    would spin its budget first and the count would stay put.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <sched.h>
+#include <grace/grace.h>
+#include <grace/qsbr.h>
+#include <grace/internal/rseq.h>
+
+#include "core/wait.h"
+#include "gtest_lite.h"
+
+#define GPS 300
+#define POISON 0x6b6b6b6b
+
+struct obj {
+	int value;
+};
+
+static struct obj *gp;
+static int stop;
+static unsigned long bad_reads, nreads, started;
+static cpu_set_t one_cpu;
+
+static bool pin_here(void)
+{
+	int c = sched_getcpu();
+
+	if (c < 0)
+		return false;
+	CPU_ZERO(&one_cpu);
+	CPU_SET(c, &one_cpu);
+	return pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu) == 0;
+}
+
+static void unpin(void)
+{
+	cpu_set_t all;
+
+	CPU_ZERO(&all);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	(void)sched_setaffinity(0, sizeof(all), &all);
+}
+
+static void check_obj(const struct obj *o)
+{
+	if (o && grace_load_relaxed(&o->value) == POISON)
+		grace_fetch_add(&bad_reads, 1, __ATOMIC_RELAXED);
+}
+
+/* A few hundred nanoseconds inside the section, so a preemption lands inside one. */
+static void dwell(void)
+{
+	for (int i = 0; i < 200; i++)
+		grace_cpu_relax();
+}
+
+static void *qsbr_reader(void *arg)
+{
+	unsigned long n = 0;
+
+	(void)arg;
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu);
+	qsbr_register_thread();
+	grace_fetch_add(&started, 1, __ATOMIC_RELAXED);
+	while (!grace_load_acquire(&stop)) {
+		check_obj(rcu_dereference(gp));
+		dwell();
+		if ((++n & 63) == 0)
+			qsbr_quiescent_state();
+	}
+	qsbr_unregister_thread();
+	grace_fetch_add(&nreads, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *memb_reader(void *arg)
+{
+	unsigned long n = 0;
+
+	(void)arg;
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu);
+	rcu_register_thread();
+	grace_fetch_add(&started, 1, __ATOMIC_RELAXED);
+	while (!grace_load_acquire(&stop)) {
+		rcu_read_lock();
+		check_obj(rcu_dereference(gp));
+		dwell();
+		check_obj(rcu_dereference(gp));
+		rcu_read_unlock();
+		n++;
+	}
+	rcu_unregister_thread();
+	grace_fetch_add(&nreads, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* GPS updates: publish, wait (sync), poison and free the old object. */
+static void run(void *(*reader)(void *), void (*sync)(void))
+{
+	pthread_t t[2];
+	unsigned long before = grace_load_relaxed(&grace__wait_nblocked);
+
+	if (!pin_here()) {
+		printf("  (cannot pin to one CPU: the signal is not exercised)\n");
+		return;
+	}
+	grace_store_relaxed(&stop, 0);
+	grace_store_relaxed(&bad_reads, 0ul);
+	grace_store_relaxed(&nreads, 0ul);
+	grace_store_relaxed(&started, 0ul);
+	struct obj *o = (struct obj *)malloc(sizeof(*o));
+	REQUIRE(o);
+	o->value = 0;
+	rcu_assign_pointer(gp, o);
+	for (int i = 0; i < 2; i++)
+		REQUIRE(pthread_create(&t[i], NULL, reader, NULL) == 0);
+	while (grace_load_relaxed(&started) < 2) /* both readers registered and reading */
+		sched_yield();
+	for (int i = 1; i <= GPS; i++) {
+		struct obj *n = (struct obj *)malloc(sizeof(*n));
+		REQUIRE(n);
+		n->value = i;
+		struct obj *old = rcu_xchg_pointer(&gp, n);
+		sync();
+		grace_store_relaxed(&old->value, POISON);
+		free(old);
+	}
+	grace_store_release(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	free(rcu_xchg_pointer(&gp, (struct obj *)NULL));
+	unpin();
+
+	unsigned long nb = grace_load_relaxed(&grace__wait_nblocked) - before;
+	printf("  %d grace periods, %lu reads, %lu waits cut short by the signal\n", GPS,
+	       grace_load_relaxed(&nreads), nb);
+	CHECK(grace_load_relaxed(&bad_reads) == 0);
+	if (grace__rseq_thread_ready())
+		CHECK_MSG(nb > 0, "no wait saw its reader blocked on the driver's CPU");
+}
+
+static void sync_qsbr(void)
+{
+	synchronize_qsbr();
+}
+
+static void sync_rcu(void)
+{
+	synchronize_rcu();
+}
+
+TEST(qsbr_readers_on_the_drivers_cpu)
+{
+	run(qsbr_reader, sync_qsbr);
+}
+
+TEST(default_readers_on_the_drivers_cpu)
+{
+	run(memb_reader, sync_rcu);
+}
+
+GT_MAIN()
