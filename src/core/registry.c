@@ -39,6 +39,7 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 	reg->self = self;
 	reg->flavor = flavor;
 	reg->nthreads = 0;
+	reg->done_is_ordered = false;
 }
 
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
@@ -226,22 +227,31 @@ static void reg_disarm(void *ctx)
  * CPUs), a spin there is spent holding off the very reader it waits for. Relaxed loads: a hint
  * only (core/wait.h); a stale value costs one sleep or one more spin round.
  */
-static bool reg_blocked(void *ctx)
+static bool reg_blocked(void *ctx, bool all)
 {
 	struct reg_wait *w = (struct reg_wait *)ctx;
 	struct grace__registry *reg = w->reg;
 	const uint32_t *mine = self_cpu_word();
-	bool b = false;
+	unsigned long held = 0, here = 0;
 
 	if (!mine)
 		return false;
 	uint32_t me = grace_load_relaxed(mine);
 	grace__lock(&reg->lock);
-	for (unsigned long i = 0; i < reg->n && !b; i++)
-		b = reg->cpu[i] && grace_load_relaxed(reg->cpu[i]) == me &&
-		    holds(reg, grace_load_relaxed(&reg->slot[i]->ctr), w->cur);
+	for (unsigned long i = 0; i < reg->n; i++) {
+		if (!holds(reg, grace_load_relaxed(&reg->slot[i]->ctr), w->cur))
+			continue;
+		held++;
+		if (reg->cpu[i] && grace_load_relaxed(reg->cpu[i]) == me) {
+			here++;
+			if (!all)
+				break;
+		} else if (all) {
+			break;
+		}
+	}
 	grace__unlock(&reg->lock);
-	return b;
+	return all ? held != 0 && here == held : here != 0;
 }
 
 static void reg_stall(void *ctx, uint64_t waited_ns)
@@ -266,7 +276,11 @@ static void reg_stall(void *ctx, uint64_t waited_ns)
 }
 
 static const struct grace__wait_ops reg_wait_ops = {
-	reg_done, reg_arm, reg_recheck, reg_disarm, reg_stall, reg_blocked,
+	reg_done, reg_arm, reg_recheck, reg_disarm, reg_stall, reg_blocked, false,
+};
+/* QSBR: quiescent states are release stores that the scan acquires (flavor/qsbr.c). */
+static const struct grace__wait_ops reg_wait_ops_ordered = {
+	reg_done, reg_arm, reg_recheck, reg_disarm, reg_stall, reg_blocked, true,
 };
 
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
@@ -274,7 +288,8 @@ void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned lo
 {
 	struct reg_wait w = { reg, cur, cookie };
 
-	grace__wait_for_readers(&reg_wait_ops, &w, &reg->wq, expedited);
+	grace__wait_for_readers(reg->done_is_ordered ? &reg_wait_ops_ordered : &reg_wait_ops, &w,
+				&reg->wq, expedited);
 }
 
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r)

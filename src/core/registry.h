@@ -41,6 +41,9 @@ struct grace__registry {
 	struct grace__reader *(*self)(void);
 	const char *flavor;
 	unsigned long nthreads; /* n, published for grace__registry_alone() */
+	/* Readers end with release stores of ctr (QSBR), so the scan alone proves them done:
+	 * the wait may sleep light (core/wait.c). Set by the flavor after init. */
+	bool done_is_ordered;
 };
 
 void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uint64_t cmp_mask,

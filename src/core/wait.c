@@ -1,9 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The wait for readers (see wait.h for the protocol and its lost-wake-up argument).
+ *
+ * Light sleep. Barrier W (membarrier) costs the waiter a system call and every CPU running the
+ * process an interrupt; with more threads than CPUs it is paid on nearly every grace period,
+ * because the reader the wait needs is preempted on the waiter's own CPU (ops->blocked). Where
+ * done() alone proves the readers finished (ops->done_is_ordered: QSBR) and every holder is
+ * blocked on the waiter's CPU, W only has to make the wake-up certain, and the CPU gives that
+ * for free: such a holder next runs on this CPU, after the waiter blocks (its flag store
+ * precedes the futex wait in this CPU's program order, and the switch to the holder follows
+ * it), so the holder's load of the flag sees it. The waiter then uses a local full fence and
+ * sleeps at most GRACE__WAIT_LIGHT_NS: if the hint was stale (the holder had just moved to
+ * another CPU, where store-buffering can hide the flag from it), the wake-up may be lost, and
+ * the waiter falls back to W and the exact protocol when the sleep runs out. Nothing but the
+ * wake-up depends on the hint: done() still decides when the wait ends.
  */
 #include "core/wait.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <grace/arch/atomic.h>
 
@@ -12,6 +26,7 @@
 
 bool grace__use_membarrier;
 unsigned long grace__wait_nblocked;
+unsigned long grace__wait_nlight, grace__wait_nlight_timeout;
 
 void grace__heavy_barrier(void)
 {
@@ -31,22 +46,30 @@ static enum spin_end wait_spin(const struct grace__wait_ops *ops, void *ctx, uin
 	/* Back off 1, 2, 4 ... 64 pauses between checks: a check reads every reader's line, and
 	 * re-reading lines the readers are writing only slows them down. The blocked() check
 	 * comes after the first failed check and then every fourth: a holder preempted on this
-	 * CPU is found within about a microsecond, for a few loads per check. */
+	 * CPU is found within about a microsecond, for a few loads per check. Where the sleep
+	 * can be light (done_is_ordered), the spin goes on while a holder runs on another CPU
+	 * and ends once every holder left is blocked here: the light sleep needs that, and the
+	 * running holders end their sections meanwhile. Elsewhere the sleep pays barrier W
+	 * anyway, so one blocked holder ends the spin. */
 	unsigned int round = 0;
 	for (unsigned int spins = 1;; spins = spins < 64 ? spins * 2 : 64, round++) {
 		for (unsigned int i = 0; i < spins; i++)
 			grace_cpu_relax();
 		if (ops->done(ctx))
 			return SPIN_DONE;
-		if (ops->blocked && (round & 3) == 0 && ops->blocked(ctx))
+		if (ops->blocked && (round & 3) == 0 && ops->blocked(ctx, ops->done_is_ordered))
 			return SPIN_BLOCKED;
 		if (grace__now_ns() - t0 >= budget_ns)
 			return SPIN_SPENT;
 	}
 }
 
-/* Arm, run barrier W, recheck; again while a holder is not flagged. True: nothing left. */
-static bool wait_arm(const struct grace__wait_ops *ops, void *ctx, uint32_t *futex)
+enum arm_end { ARM_DONE, ARM_SLEEP, ARM_SLEEP_LIGHT };
+
+/* Arm, run barrier W, recheck; again while a holder is not flagged. light: first try the light
+ * sleep's local fence (see the top of this file). */
+static enum arm_end wait_arm(const struct grace__wait_ops *ops, void *ctx, uint32_t *futex,
+			     bool light)
 {
 	enum grace__recheck r;
 
@@ -54,13 +77,28 @@ static bool wait_arm(const struct grace__wait_ops *ops, void *ctx, uint32_t *fut
 	grace_store_relaxed(futex, GRACE__WAIT_SLEEPING);
 	do {
 		ops->arm(ctx);
+		if (light) {
+			/* The flags before the recheck's loads, on this CPU: all a holder that runs
+			 * here next needs (see the top of this file). */
+			grace_smp_mb();
+			r = ops->recheck(ctx);
+			if (r == GRACE__RECHECK_DONE)
+				return ARM_DONE;
+			if (r == GRACE__RECHECK_SLEEP && ops->blocked(ctx, true))
+				return ARM_SLEEP_LIGHT;
+			/* A holder may run elsewhere (or one is not flagged yet): the exact
+			 * protocol from here on. */
+			light = false;
+			if (r == GRACE__RECHECK_AGAIN)
+				continue; /* arm again */
+		}
 		/* Barrier W: the futex word and the flags before the recheck's loads of the readers'
 		 * words. Pairs with the compiler barrier (smp_mb in the fallback) between a reader's
 		 * "done" store and its load of the flag; see wait.h. */
 		grace__heavy_barrier();
 		r = ops->recheck(ctx);
 	} while (r == GRACE__RECHECK_AGAIN);
-	return r == GRACE__RECHECK_DONE;
+	return r == GRACE__RECHECK_DONE ? ARM_DONE : ARM_SLEEP;
 }
 
 /* The budget for the next wait, from how long this one took (see struct grace__waitq). */
@@ -92,9 +130,13 @@ void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, struc
 	}
 	if (e == SPIN_BLOCKED) /* relaxed: a statistic; drivers of several domains may race */
 		grace_fetch_add(&grace__wait_nblocked, 1, __ATOMIC_RELAXED);
+	/* The light sleep, once per wait: only when the spin ended on a blocked holder. */
+	bool light = e == SPIN_BLOCKED && ops->done_is_ordered;
 	for (;;) {
-		if (wait_arm(ops, ctx, &q->futex))
+		enum arm_end a = wait_arm(ops, ctx, &q->futex, light);
+		if (a == ARM_DONE)
 			break;
+		light = false;
 		/* Sleep until woken or until the stall report is due. Re-read the timeout each
 		 * round: a change applies to waits already under way. */
 		uint64_t stall_ns = grace__stall_timeout_ns();
@@ -104,8 +146,16 @@ void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, struc
 			uint64_t waited = now - since_ns;
 			timeout = waited >= stall_ns ? 0 : (int64_t)(stall_ns - waited);
 		}
-		if (timeout != 0)
-			grace__futex_wait(&q->futex, GRACE__WAIT_SLEEPING, timeout);
+		if (a == ARM_SLEEP_LIGHT) {
+			/* Relaxed counters: statistics (several domains' drivers may race). */
+			grace_fetch_add(&grace__wait_nlight, 1, __ATOMIC_RELAXED);
+			if (timeout < 0 || timeout > GRACE__WAIT_LIGHT_NS)
+				timeout = GRACE__WAIT_LIGHT_NS;
+		}
+		if (timeout != 0 &&
+		    grace__futex_wait(&q->futex, GRACE__WAIT_SLEEPING, timeout) == -ETIMEDOUT &&
+		    a == ARM_SLEEP_LIGHT)
+			grace_fetch_add(&grace__wait_nlight_timeout, 1, __ATOMIC_RELAXED);
 		now = grace__now_ns();
 		if (stall_ns && !reported && now - since_ns >= stall_ns) {
 			ops->stall(ctx, now - since_ns);

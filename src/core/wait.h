@@ -33,6 +33,10 @@
 
 #define GRACE__WAIT_SPIN_NS_MIN 1000ull
 
+/* The longest a light sleep (wait.c) lasts before the waiter falls back to barrier W: the bound
+ * on the delay a wake-up lost to a stale "blocked" hint can cause. */
+#define GRACE__WAIT_LIGHT_NS 1000000ll
+
 #define GRACE__WAIT_AWAKE 0u
 #define GRACE__WAIT_SLEEPING 1u
 
@@ -73,10 +77,16 @@ struct grace__wait_ops {
 	/* The wait has lasted the stall timeout: name the readers it waits for (once per wait). */
 	void (*stall)(void *ctx, uint64_t waited_ns);
 	/* Optional (NULL: never): is a reader that holds the wait unable to run while the waiter
-	 * spins? True when it was last seen on the waiter's own CPU: it is preempted there (or
-	 * queued behind the waiter), so spinning only delays the end of its section; the waiter
-	 * goes to sleep at once. A hint: a stale answer costs a sleep or a spin, never safety. */
-	bool (*blocked)(void *ctx);
+	 * spins (all: is every holder)? True for a holder last seen on the waiter's own CPU: it
+	 * is preempted there (or queued behind the waiter), so spinning only delays the end of
+	 * its section; the waiter goes to sleep at once. A hint: a stale answer costs a sleep or
+	 * a spin, never safety. */
+	bool (*blocked)(void *ctx, bool all);
+	/* done() alone proves the readers finished (their "done" stores are releases that done()
+	 * acquires, as QSBR's quiescent states are): barrier W then serves only the wake-up, and
+	 * may be a local fence when every holder is blocked (see "light sleep" in wait.c). False
+	 * where W is part of the proof (the default flavor: readers store with no fence). */
+	bool done_is_ordered;
 };
 
 /*
@@ -86,6 +96,10 @@ struct grace__wait_ops {
  */
 void grace__wait_for_readers(const struct grace__wait_ops *ops, void *ctx, struct grace__waitq *q,
 			     bool expedited);
+
+/* Waits that slept light (wait.c), and light sleeps that ran out without a wake-up (a reader
+ * slower than GRACE__WAIT_LIGHT_NS, or a wake-up lost to a stale hint). Statistics. */
+extern unsigned long grace__wait_nlight, grace__wait_nlight_timeout;
 
 /* Waits whose spin ops->blocked() cut short, since start-up (statistics; the tests check the
  * path is taken). Written by grace-period drivers with a relaxed RMW. */

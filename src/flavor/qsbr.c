@@ -43,6 +43,9 @@
  * the holder's line, executes membarrier (fence in the fallback), re-reads; the quiescent state
  * or offline transition that sees the flag wakes it. In the fallback a permanent FALLBACK bit in
  * `waiter` sends every quiescent state through qsbr_qs_slow, which fences before reading it.
+ * Since the claim above needs no membarrier, that one serves only the wake-up: when every
+ * holder is preempted on the updater's own CPU (more threads than CPUs), the updater sleeps
+ * "light", with a local fence and a bounded sleep instead (core/wait.c).
  *
  * An online thread that never reports blocks grace periods: that is QSBR's contract. The wait
  * names it on stderr after the stall timeout (core/registry.c, report_stalls).
@@ -381,6 +384,7 @@ void grace__qsbr_init(void)
 	/* A reader holds the grace period while online (ctr != 0) and not yet seen at the current
 	 * counter (ctr != cur). */
 	grace__registry_init(&qsbr_registry, ~0ull, ~0ull, qsbr_self, "qsbr");
+	qsbr_registry.done_is_ordered = true; /* the claim at the top needs no barrier W */
 	grace__ann_ignore(&qsbr_online_count, sizeof(qsbr_online_count)); /* Valgrind: atomic */
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");

@@ -268,6 +268,7 @@ static void idx_stall(void *ctx, uint64_t waited_ns)
 static const struct grace__wait_ops idx_wait_ops = {
 	idx_done, idx_arm, idx_recheck, idx_disarm, idx_stall,
 	NULL, /* blocked: per-CPU counters name no thread to locate */
+	false,
 };
 
 /* Wait until index k of the domain is balanced (see "Waiting" above). Driver only. */
