@@ -14,6 +14,8 @@
 #   test_urcu_qsbr 2 1 S -d 0, test_urcu 2 1 S -d 0   2 readers, 1 writer on the machine's CPUs
 #                                                 (oversubscribed past 2 threads on 2 CPUs):
 #                                                 writes/s and reads/s (higher is better)
+#   test_urcu_qsbr 1 1 S -d 0, test_urcu 1 1 S -d 0   the same, not oversubscribed (the
+#                                                 writer's waits end while it spins)
 # Writes a markdown table (medians, grace/liburcu speed ratio: > 1 means grace is faster).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
     --duration) DUR=$2; shift ;;
     --out) OUT=$2; shift ;;
     --only) ONLY=$2; shift ;;
-    -h|--help) sed -n '3,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,20p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -55,6 +57,8 @@ RUNS=(
   "test_urcu_qsbr 2 1: reads|test_urcu_qsbr|2 1 $DUR -d 0|reads/s|$reads"
   "test_urcu 2 1: writes|test_urcu|2 1 $DUR -d 0|writes/s|$writes"
   "test_urcu 2 1: reads|test_urcu|2 1 $DUR -d 0|reads/s|$reads"
+  "test_urcu_qsbr 1 1: writes|test_urcu_qsbr|1 1 $DUR -d 0|writes/s|$writes"
+  "test_urcu 1 1: writes|test_urcu|1 1 $DUR -d 0|writes/s|$writes"
 )
 for rep in $(seq 1 "$REPS"); do
   order=(grace liburcu)

@@ -219,39 +219,50 @@ static void reg_disarm(void *ctx)
 }
 
 /*
- * Is a holder unable to run while the waiter spins? The kernel writes a thread's rseq cpu_id
- * each time the thread returns to user space on another CPU, so it names the CPU the thread
- * last ran on. A holder whose word names the waiter's CPU is not running now (the waiter is)
- * and, unless the load balancer moves it, waits in that CPU's run queue for the waiter to give
- * the CPU up: with more runnable threads than CPUs (a QSBR writer beside its readers on 2
- * CPUs), a spin there is spent holding off the very reader it waits for. Relaxed loads: a hint
+ * Where the holders last ran (core/wait.h, GRACE__BLOCKED_*). The kernel writes a thread's rseq
+ * cpu_id each time the thread returns to user space on another CPU, so it names the CPU the
+ * thread last ran on. A holder whose word names the waiter's CPU is not running now (the waiter
+ * is) and, unless the load balancer moves it, waits in that CPU's run queue for the waiter to
+ * give the CPU up: with more runnable threads than CPUs (a QSBR writer beside its readers on 2
+ * CPUs), a spin there is spent holding off the very reader it waits for. Two holders that name
+ * one other CPU take turns there, so one of them is not running either. Relaxed loads: a hint
  * only (core/wait.h); a stale value costs one sleep or one more spin round.
  */
-static bool reg_blocked(void *ctx, bool all)
+static unsigned int reg_blocked(void *ctx)
 {
 	struct reg_wait *w = (struct reg_wait *)ctx;
 	struct grace__registry *reg = w->reg;
 	const uint32_t *mine = self_cpu_word();
 	unsigned long held = 0, here = 0;
+	uint64_t seen[16] = { 0 }; /* CPUs 0-1023 that a holder elsewhere last ran on */
+	unsigned int b = 0;
 
 	if (!mine)
-		return false;
+		return 0;
 	uint32_t me = grace_load_relaxed(mine);
 	grace__lock(&reg->lock);
 	for (unsigned long i = 0; i < reg->n; i++) {
 		if (!holds(reg, grace_load_relaxed(&reg->slot[i]->ctr), w->cur))
 			continue;
-		held++;
-		if (reg->cpu[i] && grace_load_relaxed(reg->cpu[i]) == me) {
+		held++; /* a holder without rseq counts: it is not known to be here */
+		if (!reg->cpu[i])
+			continue;
+		uint32_t c = grace_load_relaxed(reg->cpu[i]);
+		if (c == me) {
 			here++;
-			if (!all)
-				break;
-		} else if (all) {
-			break;
+		} else if (c < 1024) { /* larger numbers (and the negative codes) are not tracked */
+			uint64_t bit = 1ull << (c % 64);
+			if (seen[c / 64] & bit)
+				b |= GRACE__BLOCKED_SHARED;
+			seen[c / 64] |= bit;
 		}
 	}
 	grace__unlock(&reg->lock);
-	return all ? held != 0 && here == held : here != 0;
+	if (here)
+		b |= GRACE__BLOCKED_HERE;
+	if (here && here == held)
+		b |= GRACE__BLOCKED_ALL_HERE;
+	return b;
 }
 
 static void reg_stall(void *ctx, uint64_t waited_ns)

@@ -46,19 +46,24 @@ static enum spin_end wait_spin(const struct grace__wait_ops *ops, void *ctx, uin
 	/* Back off 1, 2, 4 ... 64 pauses between checks: a check reads every reader's line, and
 	 * re-reading lines the readers are writing only slows them down. The blocked() check
 	 * comes after the first failed check and then every fourth: a holder preempted on this
-	 * CPU is found within about a microsecond, for a few loads per check. Where the sleep
-	 * can be light (done_is_ordered), the spin goes on while a holder runs on another CPU
-	 * and ends once every holder left is blocked here: the light sleep needs that, and the
-	 * running holders end their sections meanwhile. Elsewhere the sleep pays barrier W
-	 * anyway, so one blocked holder ends the spin. */
+	 * CPU is found within about a microsecond, for a few loads per check. Two holders that
+	 * share another CPU end the spin. Where the sleep can be light (done_is_ordered), a
+	 * holder here ends it only once every holder left is here (the light sleep needs that;
+	 * the holders running elsewhere end their sections meanwhile); elsewhere the sleep pays
+	 * barrier W anyway, so one holder here ends it. */
 	unsigned int round = 0;
 	for (unsigned int spins = 1;; spins = spins < 64 ? spins * 2 : 64, round++) {
 		for (unsigned int i = 0; i < spins; i++)
 			grace_cpu_relax();
 		if (ops->done(ctx))
 			return SPIN_DONE;
-		if (ops->blocked && (round & 3) == 0 && ops->blocked(ctx, ops->done_is_ordered))
-			return SPIN_BLOCKED;
+		if (ops->blocked && (round & 3) == 0) {
+			unsigned int b = ops->blocked(ctx);
+			if (b & (GRACE__BLOCKED_SHARED | (ops->done_is_ordered
+								  ? GRACE__BLOCKED_ALL_HERE
+								  : GRACE__BLOCKED_HERE)))
+				return SPIN_BLOCKED;
+		}
 		if (grace__now_ns() - t0 >= budget_ns)
 			return SPIN_SPENT;
 	}
@@ -84,7 +89,7 @@ static enum arm_end wait_arm(const struct grace__wait_ops *ops, void *ctx, uint3
 			r = ops->recheck(ctx);
 			if (r == GRACE__RECHECK_DONE)
 				return ARM_DONE;
-			if (r == GRACE__RECHECK_SLEEP && ops->blocked(ctx, true))
+			if (r == GRACE__RECHECK_SLEEP && (ops->blocked(ctx) & GRACE__BLOCKED_ALL_HERE))
 				return ARM_SLEEP_LIGHT;
 			/* A holder may run elsewhere (or one is not flagged yet): the exact
 			 * protocol from here on. */

@@ -57,6 +57,10 @@ struct grace__waitq {
 	uint32_t spin_ns;
 };
 
+#define GRACE__BLOCKED_HERE 1u     /* some holder last ran on the waiter's CPU */
+#define GRACE__BLOCKED_ALL_HERE 2u /* every holder did (and there is one) */
+#define GRACE__BLOCKED_SHARED 4u   /* two holders last ran on one other CPU */
+
 enum grace__recheck {
 	GRACE__RECHECK_DONE,  /* nothing left to wait for */
 	GRACE__RECHECK_SLEEP, /* every reader still waited for is flagged: sleep */
@@ -76,12 +80,13 @@ struct grace__wait_ops {
 	void (*disarm)(void *ctx);
 	/* The wait has lasted the stall timeout: name the readers it waits for (once per wait). */
 	void (*stall)(void *ctx, uint64_t waited_ns);
-	/* Optional (NULL: never): is a reader that holds the wait unable to run while the waiter
-	 * spins (all: is every holder)? True for a holder last seen on the waiter's own CPU: it
-	 * is preempted there (or queued behind the waiter), so spinning only delays the end of
-	 * its section; the waiter goes to sleep at once. A hint: a stale answer costs a sleep or
-	 * a spin, never safety. */
-	bool (*blocked)(void *ctx, bool all);
+	/* Optional (NULL: no hint): where the readers that hold the wait were last seen running,
+	 * as GRACE__BLOCKED_* flags. A holder last seen on the waiter's own CPU is not running
+	 * (the waiter is) and waits in that CPU's run queue for the waiter to give it up; two
+	 * holders last seen on one other CPU cannot both run. Either way spinning does not help,
+	 * and a spinning waiter also keeps the load balancer from moving a holder to its CPU. A
+	 * hint: a stale answer costs a sleep or a spin, never safety. */
+	unsigned int (*blocked)(void *ctx);
 	/* done() alone proves the readers finished (their "done" stores are releases that done()
 	 * acquires, as QSBR's quiescent states are): barrier W then serves only the wake-up, and
 	 * may be a local fence when every holder is blocked (see "light sleep" in wait.c). False
