@@ -14,6 +14,9 @@
 #   test_urcu_qsbr 2 1 S -d 0, test_urcu 2 1 S -d 0   2 readers, 1 writer on the machine's CPUs
 #                                                 (oversubscribed past 2 threads on 2 CPUs):
 #                                                 writes/s and reads/s (higher is better)
+#   test_urcu_qsbr 2 1 S -d 0 -a ...              the same with the threads pinned (readers
+#                                                 first, then the writer): one reader on the
+#                                                 writer's CPU 0, or both readers on CPU 1
 #   test_urcu_qsbr 1 1 S -d 0, test_urcu 1 1 S -d 0   the same, not oversubscribed (the
 #                                                 writer's waits end while it spins)
 # Writes a markdown table (medians, grace/liburcu speed ratio: > 1 means grace is faster).
@@ -57,6 +60,8 @@ RUNS=(
   "test_urcu_qsbr 2 1: reads|test_urcu_qsbr|2 1 $DUR -d 0|reads/s|$reads"
   "test_urcu 2 1: writes|test_urcu|2 1 $DUR -d 0|writes/s|$writes"
   "test_urcu 2 1: reads|test_urcu|2 1 $DUR -d 0|reads/s|$reads"
+  "test_urcu_qsbr 2 1 pinned, a reader on the writer's CPU: writes|test_urcu_qsbr|2 1 $DUR -d 0 -a 0 -a 1 -a 0|writes/s|$writes"
+  "test_urcu_qsbr 2 1 pinned, the readers on the other CPU: writes|test_urcu_qsbr|2 1 $DUR -d 0 -a 1 -a 1 -a 0|writes/s|$writes"
   "test_urcu_qsbr 1 1: writes|test_urcu_qsbr|1 1 $DUR -d 0|writes/s|$writes"
   "test_urcu 1 1: writes|test_urcu|1 1 $DUR -d 0|writes/s|$writes"
 )
@@ -80,8 +85,8 @@ report() {
   echo "liburcu's programs where issue 13 found grace behind (compat/tests/liburcu-targets.sh):"
   echo "$REPS interleaved repetitions of ${DUR} s, medians; $(nproc) CPUs; load average $load0 before, $load1 after."
   echo
-  echo "| run | unit | grace-urcu | liburcu | grace speed / liburcu |"
-  echo "|---|---|---|---|---|"
+  echo "| run | unit | grace-urcu | liburcu | grace speed / liburcu | grace min-max | liburcu min-max |"
+  echo "|---|---|---|---|---|---|---|"
   python3 - "$tsv" <<'EOF'
 import sys, statistics
 rows = {}
@@ -100,11 +105,13 @@ def fmt(x):
 for name in order:
     r = rows[name]
     if not r["grace"] or not r["liburcu"]:
-        print(f"| {name} | {r['unit']} | n/a | n/a | n/a |")
+        print(f"| {name} | {r['unit']} | n/a | n/a | n/a | | |")
         continue
     g, l = statistics.median(r["grace"]), statistics.median(r["liburcu"])
     speed = (l / g) if r["unit"].startswith("ns/") else (g / l)
-    print(f"| {name} | {r['unit']} | {fmt(g)} | {fmt(l)} | {speed:.2f}x |")
+    rg = f"{fmt(min(r['grace']))} - {fmt(max(r['grace']))}"
+    rl = f"{fmt(min(r['liburcu']))} - {fmt(max(r['liburcu']))}"
+    print(f"| {name} | {r['unit']} | {fmt(g)} | {fmt(l)} | {speed:.2f}x | {rg} | {rl} |")
 EOF
 }
 if [ -n "$OUT" ]; then report | tee "$OUT"; else report; fi

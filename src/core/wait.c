@@ -52,17 +52,21 @@ static enum spin_end wait_spin(const struct grace__wait_ops *ops, void *ctx, uin
 	 * the holders running elsewhere end their sections meanwhile); elsewhere the sleep pays
 	 * barrier W anyway, so one holder here ends it. */
 	unsigned int round = 0;
+	bool here = false; /* a holder waits on this CPU: only the others' ends are awaited */
 	for (unsigned int spins = 1;; spins = spins < 64 ? spins * 2 : 64, round++) {
-		for (unsigned int i = 0; i < spins; i++)
+		/* Once a holder is known to wait here, every round checks (no backoff): each
+		 * microsecond spent past the others' ends delays the one that needs this CPU. */
+		for (unsigned int i = 0; i < (here ? 1u : spins); i++)
 			grace_cpu_relax();
 		if (ops->done(ctx))
 			return SPIN_DONE;
-		if (ops->blocked && (round & 3) == 0) {
+		if (ops->blocked && (here || (round & 3) == 0)) {
 			unsigned int b = ops->blocked(ctx);
 			if (b & (GRACE__BLOCKED_SHARED | (ops->done_is_ordered
 								  ? GRACE__BLOCKED_ALL_HERE
 								  : GRACE__BLOCKED_HERE)))
 				return SPIN_BLOCKED;
+			here = (b & GRACE__BLOCKED_HERE) != 0;
 		}
 		if (grace__now_ns() - t0 >= budget_ns)
 			return SPIN_SPENT;
