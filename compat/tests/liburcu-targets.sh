@@ -14,9 +14,10 @@
 #   test_urcu_qsbr 2 1 S -d 0, test_urcu 2 1 S -d 0   2 readers, 1 writer on the machine's CPUs
 #                                                 (oversubscribed past 2 threads on 2 CPUs):
 #                                                 writes/s and reads/s (higher is better)
-#   test_urcu_qsbr 2 1 S -d 0 -a ...              the same with the threads pinned (readers
-#                                                 first, then the writer): one reader on the
-#                                                 writer's CPU 0, or both readers on CPU 1
+#   test_urcu_qsbr 2 1 S -d 0 -a ...              the same with the threads pinned: two on one
+#                                                 CPU, one on the other (the program gives the
+#                                                 CPUs out in the order its threads start, so
+#                                                 which thread is alone varies between runs)
 #   test_urcu_qsbr 1 1 S -d 0, test_urcu 1 1 S -d 0   the same, not oversubscribed (the
 #                                                 writer's waits end while it spins)
 # Writes a markdown table (medians, grace/liburcu speed ratio: > 1 means grace is faster).
@@ -60,8 +61,8 @@ RUNS=(
   "test_urcu_qsbr 2 1: reads|test_urcu_qsbr|2 1 $DUR -d 0|reads/s|$reads"
   "test_urcu 2 1: writes|test_urcu|2 1 $DUR -d 0|writes/s|$writes"
   "test_urcu 2 1: reads|test_urcu|2 1 $DUR -d 0|reads/s|$reads"
-  "test_urcu_qsbr 2 1 pinned, a reader on the writer's CPU: writes|test_urcu_qsbr|2 1 $DUR -d 0 -a 0 -a 1 -a 0|writes/s|$writes"
-  "test_urcu_qsbr 2 1 pinned, the readers on the other CPU: writes|test_urcu_qsbr|2 1 $DUR -d 0 -a 1 -a 1 -a 0|writes/s|$writes"
+  "test_urcu_qsbr 2 1 -a 0 -a 1 -a 0: writes|test_urcu_qsbr|2 1 $DUR -d 0 -a 0 -a 1 -a 0|writes/s|$writes"
+  "test_urcu_qsbr 2 1 -a 1 -a 1 -a 0: writes|test_urcu_qsbr|2 1 $DUR -d 0 -a 1 -a 1 -a 0|writes/s|$writes"
   "test_urcu_qsbr 1 1: writes|test_urcu_qsbr|1 1 $DUR -d 0|writes/s|$writes"
   "test_urcu 1 1: writes|test_urcu|1 1 $DUR -d 0|writes/s|$writes"
 )
