@@ -53,6 +53,9 @@ static enum spin_end wait_spin(const struct grace__wait_ops *ops, void *ctx, uin
 	 * barrier W anyway, so one holder here ends it. */
 	unsigned int round = 0;
 	bool here = false; /* a holder waits on this CPU: only the others' ends are awaited */
+	const unsigned int stop_on = GRACE__BLOCKED_SHARED |
+				     (ops->done_is_ordered ? GRACE__BLOCKED_ALL_HERE
+							   : GRACE__BLOCKED_HERE);
 	for (unsigned int spins = 1;; spins = spins < 64 ? spins * 2 : 64, round++) {
 		/* Once a holder is known to wait here, every round checks (no backoff): each
 		 * microsecond spent past the others' ends delays the one that needs this CPU. */
@@ -62,9 +65,7 @@ static enum spin_end wait_spin(const struct grace__wait_ops *ops, void *ctx, uin
 			return SPIN_DONE;
 		if (ops->blocked && (here || (round & 3) == 0)) {
 			unsigned int b = ops->blocked(ctx);
-			if (b & (GRACE__BLOCKED_SHARED | (ops->done_is_ordered
-								  ? GRACE__BLOCKED_ALL_HERE
-								  : GRACE__BLOCKED_HERE)))
+			if (b & stop_on)
 				return SPIN_BLOCKED;
 			here = (b & GRACE__BLOCKED_HERE) != 0;
 		}
@@ -93,7 +94,8 @@ static enum arm_end wait_arm(const struct grace__wait_ops *ops, void *ctx, uint3
 			r = ops->recheck(ctx);
 			if (r == GRACE__RECHECK_DONE)
 				return ARM_DONE;
-			if (r == GRACE__RECHECK_SLEEP && (ops->blocked(ctx) & GRACE__BLOCKED_ALL_HERE))
+			if (r == GRACE__RECHECK_SLEEP &&
+			    (ops->blocked(ctx) & GRACE__BLOCKED_ALL_HERE))
 				return ARM_SLEEP_LIGHT;
 			/* A holder may run elsewhere (or one is not flagged yet): the exact
 			 * protocol from here on. */

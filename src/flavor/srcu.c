@@ -265,10 +265,9 @@ static void idx_stall(void *ctx, uint64_t waited_ns)
 	grace__report_stall_domain("srcu", st->ssp, waited_ns, (unsigned long)cookie);
 }
 
+/* No blocked() hint (per-CPU counters name no thread to locate); W is part of the proof. */
 static const struct grace__wait_ops idx_wait_ops = {
-	idx_done, idx_arm, idx_recheck, idx_disarm, idx_stall,
-	NULL, /* blocked: per-CPU counters name no thread to locate */
-	false,
+	idx_done, idx_arm, idx_recheck, idx_disarm, idx_stall, NULL, false,
 };
 
 /* Wait until index k of the domain is balanced (see "Waiting" above). Driver only. */
