@@ -117,9 +117,7 @@ __attribute__((noinline)) void ha_grace_inline_loop(struct grace_hash *ht, struc
 static void run(void *t, struct ha_work *w)
 {
 	rcu_register_thread();
-	__atomic_fetch_add(w->ready, 1, __ATOMIC_RELEASE);
-	while (!*w->go)
-		;
+	ha_ready_wait(w);
 	ha_grace_loop((struct grace_hash *)t, w);
 	rcu_unregister_thread();
 }
@@ -127,9 +125,7 @@ static void run(void *t, struct ha_work *w)
 static void run_inline(void *t, struct ha_work *w)
 {
 	rcu_register_thread();
-	__atomic_fetch_add(w->ready, 1, __ATOMIC_RELEASE);
-	while (!*w->go)
-		;
+	ha_ready_wait(w);
 	ha_grace_inline_loop((struct grace_hash *)t, w);
 	rcu_unregister_thread();
 }

@@ -118,9 +118,7 @@ __attribute__((noinline)) void HA_LOOP(struct cds_lfht *ht, struct ha_work *w)
 static void run(void *t, struct ha_work *w)
 {
 	rcu_register_thread();
-	__atomic_fetch_add(w->ready, 1, __ATOMIC_RELEASE);
-	while (!*w->go)
-		;
+	ha_ready_wait(w);
 	HA_LOOP((struct cds_lfht *)t, w);
 	rcu_unregister_thread();
 }

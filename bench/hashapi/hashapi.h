@@ -64,6 +64,16 @@ static inline uint64_t ha_hash(uint64_t k)
 /* The key of the next operation, and whether it is an update. An update touches a key the
  * thread owns (key mod nthreads == thread), so updaters never race on one key; lookups go to
  * any key. */
+/* In each design's run(), after registering: report ready, then wait for the driver's go.
+ * Release: the thread's registration before the driver's acquire load of the count (main.c,
+ * crew_start), which starts the clock only once every thread is ready. */
+static inline void ha_ready_wait(struct ha_work *w)
+{
+	__atomic_fetch_add(w->ready, 1, __ATOMIC_RELEASE);
+	while (!*w->go)
+		;
+}
+
 static inline uint64_t ha_next(struct ha_work *w, uint64_t *s, int *update)
 {
 	uint64_t r = ha_rand(s);

@@ -25,7 +25,8 @@ static const uint32_t *self_cpu_word(void)
 }
 
 void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uint64_t cmp_mask,
-			  struct grace__reader *(*self)(void), const char *flavor)
+			  bool done_is_ordered, struct grace__reader *(*self)(void),
+			  const char *flavor)
 {
 	grace__ann_ignore(reg, sizeof(*reg)); /* Valgrind: futex, nthreads are atomics */
 	grace__lock_init(&reg->lock);
@@ -39,7 +40,7 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 	reg->self = self;
 	reg->flavor = flavor;
 	reg->nthreads = 0;
-	reg->done_is_ordered = false;
+	reg->done_is_ordered = done_is_ordered;
 }
 
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)

@@ -42,12 +42,14 @@ struct grace__registry {
 	const char *flavor;
 	unsigned long nthreads; /* n, published for grace__registry_alone() */
 	/* Readers end with release stores of ctr (QSBR), so the scan alone proves them done:
-	 * the wait may sleep light (core/wait.c). Set by the flavor after init. */
+	 * the wait may sleep light (core/wait.c). */
 	bool done_is_ordered;
 };
 
+/* done_is_ordered: see the field. */
 void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uint64_t cmp_mask,
-			  struct grace__reader *(*self)(void), const char *flavor);
+			  bool done_is_ordered, struct grace__reader *(*self)(void),
+			  const char *flavor);
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r);
 void grace__registry_del(struct grace__registry *reg, struct grace__reader *r);
 /* Is no thread registered, or only the caller (self_alone: it is registered and quiescent)?

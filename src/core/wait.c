@@ -7,13 +7,16 @@
  * because the reader the wait needs is preempted on the waiter's own CPU (ops->blocked). Where
  * done() alone proves the readers finished (ops->done_is_ordered: QSBR) and every holder is
  * blocked on the waiter's CPU, W only has to make the wake-up certain, and the CPU gives that
- * for free: such a holder next runs on this CPU, after the waiter blocks (its flag store
- * precedes the futex wait in this CPU's program order, and the switch to the holder follows
- * it), so the holder's load of the flag sees it. The waiter then uses a local full fence and
- * sleeps at most GRACE__WAIT_LIGHT_NS: if the hint was stale (the holder had just moved to
- * another CPU, where store-buffering can hide the flag from it), the wake-up may be lost, and
- * the waiter falls back to W and the exact protocol when the sleep runs out. Nothing but the
- * wake-up depends on the hint: done() still decides when the wait ends.
+ * for free in the common case: a holder preempted here next runs on this CPU, after the waiter
+ * blocks (its flag store precedes the futex wait in this CPU's program order, and the kernel's
+ * switch to the holder follows it), so the holder's load of the flag sees it. The waiter then
+ * uses a local full fence and sleeps at most GRACE__WAIT_LIGHT_NS. Where the hint misleads, the
+ * wake-up may be lost: the holder had just moved to another CPU, or it was blocked in the
+ * kernel (an online QSBR thread in a system call) and wakes on another CPU; there its store of
+ * ctr and its load of the flag, with no fence between, can both miss the waiter's (store
+ * buffering). Then the sleep runs out and the waiter falls back to W and the exact protocol:
+ * the cost is at most GRACE__WAIT_LIGHT_NS of delay. Nothing but the wake-up depends on the
+ * hint: done() still decides when the wait ends.
  */
 #include "core/wait.h"
 
@@ -88,8 +91,11 @@ static enum arm_end wait_arm(const struct grace__wait_ops *ops, void *ctx, uint3
 	do {
 		ops->arm(ctx);
 		if (light) {
-			/* The flags before the recheck's loads, on this CPU: all a holder that runs
-			 * here next needs (see the top of this file). */
+			/* Full fence: the futex word and the flags before the recheck's loads of the
+			 * readers' words. It pairs with no barrier of the reader: a holder that runs
+			 * on this CPU next is ordered after it by this CPU's program order and the
+			 * kernel's context switch; one that runs elsewhere may miss the flag, which
+			 * the bounded light sleep covers (see the top of this file). */
 			grace_smp_mb();
 			r = ops->recheck(ctx);
 			if (r == GRACE__RECHECK_DONE)

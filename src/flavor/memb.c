@@ -412,9 +412,10 @@ static struct grace__reader *memb_self(void)
 void grace__memb_init(void)
 {
 	/* A reader holds the grace period while in a section (nesting != 0) with a snapshot other than
-	 * the current one (the argument at the top of this file). */
+	 * the current one (the argument at the top of this file). Done is not ordered: readers
+	 * store with no fence, so barrier W is part of the proof (no light sleep). */
 	grace__registry_init(&memb_registry, GRACE__R_NEST_MASK,
-			     ~((1ull << GRACE__R_SNAP_SHIFT) - 1), memb_self, "rcu");
+			     ~((1ull << GRACE__R_SNAP_SHIFT) - 1), false, memb_self, "rcu");
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

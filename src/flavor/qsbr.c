@@ -383,8 +383,8 @@ void grace__qsbr_init(void)
 {
 	/* A reader holds the grace period while online (ctr != 0) and not yet seen at the current
 	 * counter (ctr != cur). */
-	grace__registry_init(&qsbr_registry, ~0ull, ~0ull, qsbr_self, "qsbr");
-	qsbr_registry.done_is_ordered = true; /* the claim at the top needs no barrier W */
+	/* Done is ordered: the claim at the top needs no barrier W (the light sleep may skip it). */
+	grace__registry_init(&qsbr_registry, ~0ull, ~0ull, true, qsbr_self, "qsbr");
 	grace__ann_ignore(&qsbr_online_count, sizeof(qsbr_online_count)); /* Valgrind: atomic */
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");

@@ -17,12 +17,16 @@
  *    fence instead of membarrier, core/wait.c), and the default flavor never does. How many
  *    light sleeps ran out of time is printed, not checked: a loaded machine can delay the
  *    reader past the bound without any wake-up being lost.
+ * A third test makes the hint mislead on purpose: an online QSBR reader blocks 20 ms in the
+ * kernel after running on the driver's CPU; the light sleep must run out and the wait fall back
+ * to the exact protocol, ending when the reader reports.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <grace/grace.h>
 #include <grace/qsbr.h>
 #include <grace/internal/rseq.h>
@@ -76,48 +80,43 @@ static void dwell(void)
 		grace_cpu_relax();
 }
 
-static void *qsbr_reader(void *arg)
+/* A reader pinned to the driver's CPU: QSBR (arg non-NULL: online, a quiescent state every 64
+ * reads) or the default flavor (a section per read, two dereferences each). */
+static void *reader(void *arg)
 {
+	const bool qsbr = arg != NULL;
 	unsigned long n = 0;
 
-	(void)arg;
 	(void)pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu);
-	qsbr_register_thread();
-	grace_fetch_add(&started, 1, __ATOMIC_RELAXED);
+	if (qsbr)
+		qsbr_register_thread();
+	else
+		rcu_register_thread();
+	grace_fetch_add(&started, 1, __ATOMIC_RELAXED); /* a count only: the driver just waits */
+	/* Acquire: pairs with the driver's release store of stop (nothing to order but the exit). */
 	while (!grace_load_acquire(&stop)) {
+		if (!qsbr)
+			rcu_read_lock();
 		check_obj(rcu_dereference(gp));
 		dwell();
-		if ((++n & 63) == 0)
+		check_obj(rcu_dereference(gp));
+		if (!qsbr)
+			rcu_read_unlock();
+		if (qsbr && (++n & 63) == 0)
 			qsbr_quiescent_state();
+		else if (!qsbr)
+			n++;
 	}
-	qsbr_unregister_thread();
-	grace_fetch_add(&nreads, n, __ATOMIC_RELAXED);
-	return NULL;
-}
-
-static void *memb_reader(void *arg)
-{
-	unsigned long n = 0;
-
-	(void)arg;
-	(void)pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu);
-	rcu_register_thread();
-	grace_fetch_add(&started, 1, __ATOMIC_RELAXED);
-	while (!grace_load_acquire(&stop)) {
-		rcu_read_lock();
-		check_obj(rcu_dereference(gp));
-		dwell();
-		check_obj(rcu_dereference(gp));
-		rcu_read_unlock();
-		n++;
-	}
-	rcu_unregister_thread();
+	if (qsbr)
+		qsbr_unregister_thread();
+	else
+		rcu_unregister_thread();
 	grace_fetch_add(&nreads, n, __ATOMIC_RELAXED);
 	return NULL;
 }
 
 /* GPS updates: publish, wait (sync), poison and free the old object. */
-static void run(void *(*reader)(void *), void (*sync)(void), bool light)
+static void run(bool qsbr, void (*sync)(void))
 {
 	pthread_t t[2];
 	unsigned long before = grace_load_relaxed(&grace__wait_nblocked);
@@ -137,7 +136,7 @@ static void run(void *(*reader)(void *), void (*sync)(void), bool light)
 	o->value = 0;
 	rcu_assign_pointer(gp, o);
 	for (int i = 0; i < 2; i++)
-		REQUIRE(pthread_create(&t[i], NULL, reader, NULL) == 0);
+		REQUIRE(pthread_create(&t[i], NULL, reader, qsbr ? &one_cpu : NULL) == 0);
 	while (grace_load_relaxed(&started) < 2) /* both readers registered and reading */
 		sched_yield();
 	for (int i = 1; i <= GPS; i++) {
@@ -149,7 +148,7 @@ static void run(void *(*reader)(void *), void (*sync)(void), bool light)
 		grace_store_relaxed(&old->value, POISON);
 		free(old);
 	}
-	grace_store_release(&stop, 1);
+	grace_store_release(&stop, 1); /* pairs with the readers' acquire loads of stop */
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	free(rcu_xchg_pointer(&gp, (struct obj *)NULL));
@@ -164,7 +163,7 @@ static void run(void *(*reader)(void *), void (*sync)(void), bool light)
 	CHECK(grace_load_relaxed(&bad_reads) == 0);
 	if (grace__rseq_thread_ready()) {
 		CHECK_MSG(nb > 0, "no wait saw its reader blocked on the driver's CPU");
-		if (light) {
+		if (qsbr) {
 			CHECK_MSG(nl > 0, "no light sleep");
 		} else {
 			CHECK_MSG(nl == 0, "the default flavor needs barrier W: no light sleep");
@@ -184,12 +183,68 @@ static void sync_rcu(void)
 
 TEST(qsbr_readers_on_the_drivers_cpu)
 {
-	run(qsbr_reader, sync_qsbr, true);
+	run(true, sync_qsbr);
 }
 
 TEST(default_readers_on_the_drivers_cpu)
 {
-	run(memb_reader, sync_rcu, false);
+	run(false, sync_rcu);
+}
+
+/* An online QSBR reader that last ran on the driver's CPU, then blocks 20 ms in the kernel
+ * without a quiescent state: the hint says "here", the driver sleeps light, the sleep runs out
+ * (nobody can wake it within 1 ms) and the wait must fall back to the exact protocol and end
+ * when the reader, awake again, reports its quiescent state. */
+static void *sleepy_reader(void *arg)
+{
+	(void)arg;
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu);
+	qsbr_register_thread();
+	grace_fetch_add(&started, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 3; i++) {
+		check_obj(rcu_dereference(gp));
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL); /* online: holds the grace period meanwhile */
+		check_obj(rcu_dereference(gp));
+		qsbr_quiescent_state();
+	}
+	qsbr_unregister_thread();
+	return NULL;
+}
+
+TEST(qsbr_light_sleep_runs_out_and_falls_back)
+{
+	pthread_t t;
+	unsigned long lt0 = grace_load_relaxed(&grace__wait_nlight_timeout);
+
+	if (!pin_here())
+		return;
+	grace_store_relaxed(&started, 0ul);
+	grace_store_relaxed(&bad_reads, 0ul);
+	struct obj *o = (struct obj *)malloc(sizeof(*o));
+	REQUIRE(o);
+	o->value = 0;
+	rcu_assign_pointer(gp, o);
+	REQUIRE(pthread_create(&t, NULL, sleepy_reader, NULL) == 0);
+	while (grace_load_relaxed(&started) < 1)
+		sched_yield();
+	for (int i = 1; i <= 3; i++) {
+		struct obj *n = (struct obj *)malloc(sizeof(*n));
+		REQUIRE(n);
+		n->value = i;
+		struct obj *old = rcu_xchg_pointer(&gp, n);
+		synchronize_qsbr(); /* must end: the reader reports after its sleep */
+		grace_store_relaxed(&old->value, POISON);
+		free(old);
+	}
+	pthread_join(t, NULL);
+	free(rcu_xchg_pointer(&gp, (struct obj *)NULL));
+	unpin();
+	unsigned long lt = grace_load_relaxed(&grace__wait_nlight_timeout) - lt0;
+	printf("  light sleeps that ran out: %lu\n", lt);
+	CHECK(grace_load_relaxed(&bad_reads) == 0);
+	if (grace__rseq_thread_ready())
+		CHECK_MSG(lt > 0, "no light sleep ran out though the reader slept 20 ms");
 }
 
 GT_MAIN()

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # The wait's "blocked" signal (core/wait.h): readers preempted on the driver's CPU make it sleep
-# at once instead of spinning; checked for early frees, lost wake-ups and that the signal fires.
+# at once instead of spinning; checked for early frees, lost wake-ups, that the signal fires, and
+# the fallback when the hint misleads (a QSBR reader blocked in the kernel).
 # Also run with the fence fallback (no membarrier) and with grace's own rseq registration.
 grace_test(NAME unit_wait_blocked SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_wait_blocked.c INTERNAL
            TIMEOUT 120)
