@@ -18,9 +18,10 @@
  *    period has completed since its first pointer (so that a slow trickle does not wait for a
  *    full block): sealing takes the block's cookie with start_poll (a full fence, then a read of
  *    the sequence, and a request to the engine to run that grace period).
- *  - first..last: sealed blocks, oldest first. Each call frees up to burst() pointers from the
- *    oldest block whose cookie has completed (grace__gp_done: acquire), 2 when the cache is
- *    small, more when it grows, so that frees follow allocations instead of coming in bulk.
+ *  - first..last: sealed blocks, oldest first. Each call frees burst() pointers from the
+ *    oldest blocks whose cookies have completed (grace__gp_done: acquire): the ready pointers
+ *    of each grace period spread over as many calls as the last one took, so that frees follow
+ *    allocations one for one instead of overflowing the allocator's thread cache (burst()).
  *  - a monitor: an rcu_head queued on the flavor's engine while the cache holds pointers. When
  *    the engine invokes it (after a grace period), a cache whose owner has made no call since
  *    the monitor last looked, twice in a row (MON_IDLE_RUNS), is taken: ready pointers are
@@ -83,6 +84,7 @@
 #include "core/init.h"
 #include "core/lock.h"
 #include "core/sys.h"
+#include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 #include "engine/callback.h"
 #include "flavor/memb.h"
 #include "flavor/qsbr.h"
@@ -90,8 +92,7 @@
 #define FBLK_BYTES 1024
 #define FBLK_HDR 48
 #define FBLK_N ((FBLK_BYTES - FBLK_HDR) / sizeof(void *))
-#define BURST_MIN 2u  /* pointers freed per call when the cache is small */
-#define BURST_MAX 16u /* ... and at most, when it is large */
+#define BURST_MAX 16u /* ready pointers freed per call, at most */
 #define THREAD_HARD 65536u
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call past THREAD_HARD */
 #define POISON_BYTE 0x6b
@@ -297,9 +298,13 @@ static void carrier_cb(struct rcu_head *h)
 /* ---- per-thread caches ---- */
 
 struct fcache {
-	/* Written by the owner at each call. Everything but `lock`, `f` and the list links is
-	 * accessed only with `lock` held. */
-	uint32_t lock GRACE_ALIGNED_CACHE; /* 0 free, 1 held */
+	/* Written by the owner at each call. The owner enters with `busy` (no lock, no atomic
+	 * read-modify-write: "Who touches a cache", below); any other thread steals the cache
+	 * first and then holds `lock`. `calls`, `dead` and `waiting` are also read by the
+	 * monitor before it steals (relaxed: a hint it checks again once it holds the cache). */
+	uint32_t busy GRACE_ALIGNED_CACHE; /* the owner is in a call, without the lock */
+	uint32_t steal;                    /* threads stealing the cache (or stolen) */
+	uint32_t lock;                     /* 0 free, 1 held */
 	uint32_t mon_armed;                /* the monitor is queued on the engine */
 	uint64_t calls;                    /* the owner's calls, for the monitor's idle test */
 	struct fblk *cur;                  /* being filled (NULL: none) */
@@ -307,6 +312,10 @@ struct fcache {
 	struct fblk *first, *last;         /* sealed, oldest first */
 	struct fblk *spare;                /* one empty block, kept for the next cur */
 	size_t held;                       /* pointers in cur and the sealed blocks */
+	uint64_t wave_seq;   /* the sequence when the owner last counted its ready pointers */
+	uint64_t wave_calls; /* the owner's calls since then */
+	uint32_t rate;       /* ready pointers freed per call until the next count, x 256 */
+	uint32_t credit;     /* the fraction of a pointer owed, x 256 */
 	struct grace__flavor *f;
 	uint64_t mon_calls; /* calls when the monitor was queued or last looked */
 	uint32_t dead;      /* the owner exited: the monitor frees the cache */
@@ -362,6 +371,122 @@ static inline bool c_trylock(struct fcache *c)
 static inline void c_unlock(struct fcache *c)
 {
 	grace_store_release(&c->lock, 0u);
+}
+
+/*
+ * Who touches a cache. The owner calls free_rcu() at every update; another thread touches its
+ * cache rarely: the monitor when the owner has gone idle, a barrier, fork, process exit. So the
+ * owner pays nothing: an asymmetric Dekker pair, as the default flavor's readers (memb.c).
+ *
+ *   owner (own_enter/own_exit)            other thread (steal_mark, barrier S, steal_take)
+ *   busy = 1                              steal += 1
+ *   barrier O: compiler only              barrier S: membarrier (a full barrier on every
+ *   if steal == 0: the call, lock-free        running thread of the process)
+ *   busy = 0 (release)                    wait until busy == 0 (acquire); take `lock`
+ *   else: busy = 0; take `lock` (slow)    ... steal_release: drop `lock`, steal -= 1 (release)
+ *
+ * Barrier S orders the stealer's increment before its load of busy, and puts a full barrier
+ * on the owner's CPU between the owner's store of busy and its load of steal if the owner runs
+ * then; an owner that does not run is past a context switch, a full barrier too. So either the
+ * stealer sees busy == 1 and waits for the owner's release store (which orders the whole call
+ * before the stealer's accesses), or the owner's load of steal follows barrier S and sees the
+ * increment, and the owner takes the lock instead, which the stealer holds. A stealer's
+ * accesses precede its release decrement of steal, so an owner that later reads 0 (acquire)
+ * sees them. Without membarrier (fallback, TSan builds) both sides use seq_cst operations and
+ * a fence: the exchange the owner paid before.
+ *
+ * The owner's fast path was an exchange on `lock`: an atomic read-modify-write that waits
+ * for every store before it to reach the cache, in an updater the stores of the update it
+ * just made to lines the readers share. bench/hashtable (2 threads, 25% updates) spent 17% of
+ * the process there; the pair above costs two plain stores and a load.
+ */
+static inline bool own_enter(struct fcache *c)
+{
+#if GRACE__LIB_DEBUG
+	/* Only a signal handler that interrupted the owner's call can find busy set. */
+	if (grace_load_relaxed(&c->busy))
+		grace__misuse_fatal(names_of(c->f)->head,
+				    "called from a signal handler that interrupted a call of this "
+				    "thread: the per-thread cache is not async-signal-safe");
+#endif
+	if (GRACE_LIKELY(grace__use_membarrier)) {
+		grace_store_relaxed(&c->busy, 1u);
+		grace_barrier(); /* barrier O: pairs with barrier S (membarrier) in the stealer */
+	} else {
+		/* Fallback: a full barrier between the store and the load (pairs with the
+		 * stealer's seq_cst increment and fence). */
+		(void)grace_xchg(&c->busy, 1u, __ATOMIC_SEQ_CST);
+	}
+	/* seq_cst: the Dekker load (a plain load on x86, ldar on arm64); it also acquires a
+	 * finished stealer's accesses (its release decrement). */
+	if (GRACE_LIKELY(__atomic_load_n(&c->steal, __ATOMIC_SEQ_CST) == 0))
+		return true;
+	grace_store_release(&c->busy, 0u); /* a stealer may be waiting for it */
+	c_lock(c);
+	return false;
+}
+
+/* Release: the call's accesses happen before a stealer's (pairs with its acquire of busy). */
+static inline void own_exit(struct fcache *c, bool fast)
+{
+	if (GRACE_LIKELY(fast))
+		grace_store_release(&c->busy, 0u);
+	else
+		c_unlock(c);
+}
+
+/* Stealing: mark every cache wanted, one barrier S for all of them, then take each. */
+static inline void steal_mark(struct fcache *c)
+{
+	(void)grace_fetch_add(&c->steal, 1u, __ATOMIC_SEQ_CST);
+}
+
+/* Barrier S (above): after steal_mark, before steal_take. */
+static inline void steal_barrier(void)
+{
+	grace__heavy_barrier();
+}
+
+/* Wait until the owner is out of its call, then take the lock. A marked cache's owner finishes
+ * its call and takes the slow path at its next one, so the wait is one call long (or the
+ * owner's preemption: yield to it). */
+static void steal_take(struct fcache *c)
+{
+	/* seq_cst (acquire): pairs with the owner's release of busy; the Dekker load. */
+	for (unsigned int i = 0; __atomic_load_n(&c->busy, __ATOMIC_SEQ_CST); i++) {
+		if (i < 128)
+			grace_cpu_relax();
+		else
+			sched_yield();
+	}
+	c_lock(c);
+}
+
+/* The monitor's variant: give up if another stealer or the owner's slow path holds the lock. */
+static bool steal_trytake(struct fcache *c)
+{
+	for (unsigned int i = 0; __atomic_load_n(&c->busy, __ATOMIC_SEQ_CST); i++) {
+		if (i < 128)
+			grace_cpu_relax();
+		else
+			sched_yield();
+	}
+	return c_trylock(c);
+}
+
+/* Release: what the stealer did happens before the owner's next lock-free call (pairs with the
+ * owner's seq_cst load of steal). The count drops first and the lock last: an exiting owner
+ * frees its cache once it holds the lock (cache_retire), so nothing may touch the cache after
+ * the unlock. The owner's lock-free call does not touch `lock`, so it may start in between. */
+static inline void steal_release(struct fcache *c)
+{
+	(void)grace_fetch_sub(&c->steal, 1u, __ATOMIC_RELEASE);
+	c_unlock(c);
+}
+
+static inline void steal_unmark(struct fcache *c)
+{
+	(void)grace_fetch_sub(&c->steal, 1u, __ATOMIC_RELEASE);
 }
 
 /* Has a grace period completed since the sequence read seq0? (bits 2+ count completions) */
@@ -478,8 +603,27 @@ static void mon_cb(struct rcu_head *h)
 	struct fblk *ready = NULL;
 	bool requeue = false, destroy = false;
 
-	if (!c_trylock(c)) {
-		requeue = true; /* the owner is in a call (or a barrier holds it): look later */
+	/* A first look without stealing (relaxed loads: a hint, checked again below). An owner
+	 * that made a call since the last look is active: most runs end here. */
+	uint64_t calls = grace_load_relaxed(&c->calls);
+	if (!grace_load_relaxed(&c->dead)) {
+		if (calls != c->mon_calls || grace_load_relaxed(&c->waiting)) {
+			c->mon_calls = calls;
+			c->mon_idle = 0;
+			grace__flavor_call(c->f, &c->mon, mon_cb);
+			return;
+		}
+		if (++c->mon_idle < MON_IDLE_RUNS) {
+			/* idle once: the owner may only have been preempted */
+			grace__flavor_call(c->f, &c->mon, mon_cb);
+			return;
+		}
+	}
+	steal_mark(c);
+	steal_barrier();
+	if (!steal_trytake(c)) {
+		steal_unmark(c);
+		requeue = true; /* a barrier, fork or the owner's slow call holds it: look later */
 	} else {
 		if (c->dead) {
 			c->mon_armed = 0; /* the owner exited: the cache is empty and unlinked */
@@ -488,8 +632,6 @@ static void mon_cb(struct rcu_head *h)
 			c->mon_calls = c->calls; /* the owner is active: look again */
 			c->mon_idle = 0;
 			requeue = true;
-		} else if (c->held && ++c->mon_idle < MON_IDLE_RUNS) {
-			requeue = true; /* idle once: the owner may only have been preempted */
 		} else if (c->held) {
 			/* No call for MON_IDLE_RUNS grace periods: take its blocks. */
 			dispose(c->f, detach(c), &ready);
@@ -499,7 +641,7 @@ static void mon_cb(struct rcu_head *h)
 			c->mon_armed = 0; /* nothing left to watch: the owner queues us again */
 			c->mon_idle = 0;
 		}
-		c_unlock(c);
+		steal_release(c);
 	}
 	if (requeue)
 		grace__flavor_call(c->f, &c->mon, mon_cb);
@@ -517,7 +659,10 @@ static void atfork_prepare(void)
 {
 	grace__lock(&all_lock);
 	for (struct fcache *c = all_caches; c; c = c->next)
-		c_lock(c);
+		steal_mark(c);
+	steal_barrier();
+	for (struct fcache *c = all_caches; c; c = c->next)
+		steal_take(c);
 #if GRACE__LIB_DEBUG
 	grace__lock(&dbg_lock);
 #endif
@@ -529,7 +674,7 @@ static void atfork_release(void)
 	grace__unlock(&dbg_lock);
 #endif
 	for (struct fcache *c = all_caches; c; c = c->next)
-		c_unlock(c);
+		steal_release(c);
 	grace__unlock(&all_lock);
 }
 
@@ -541,15 +686,18 @@ static void free_at_exit(void)
 
 	grace_store_relaxed(&g_exiting, 1u);
 	grace__lock(&all_lock);
+	for (struct fcache *c = all_caches; c; c = c->next)
+		steal_mark(c);
+	steal_barrier();
 	for (struct fcache *c = all_caches; c; c = c->next) {
-		c_lock(c);
+		steal_take(c);
 		dispose(c->f, detach(c), &ready);
 		if (c->spare) {
 			c->spare->next = spares;
 			spares = c->spare;
 			c->spare = NULL;
 		}
-		c_unlock(c);
+		steal_release(c);
 	}
 	grace__unlock(&all_lock);
 	blk_release_list(ready);
@@ -623,7 +771,7 @@ static void cache_retire(struct fcache *c)
 	dispose(c->f, detach(c), &ready);
 	spare = c->spare;
 	c->spare = NULL;
-	c->dead = 1;
+	grace_store_relaxed(&c->dead, 1u); /* the monitor's first look reads it unlocked */
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -707,25 +855,60 @@ static GRACE_COLD void over_limit(struct fcache *c, bool headless)
 	have = c->first != NULL;
 	if (have) {
 		ck = c->first->cookie;
-		c->waiting = 1; /* the monitor must not take the cache from a waiting owner */
+		/* the monitor must not take the cache from a waiting owner (its first look reads
+		 * this unlocked) */
+		grace_store_relaxed(&c->waiting, 1u);
 	}
 	c_unlock(c);
 	if (!have)
 		return;
 	wait_bounded(f, ck, call);
 	c_lock(c);
-	c->waiting = 0;
+	grace_store_relaxed(&c->waiting, 0u);
 	n = pop_ready(c, (unsigned int)FBLK_N, out);
 	c_unlock(c);
 	for (unsigned int i = 0; i < n; i++)
 		release_obj(out[i]);
 }
 
-/* How many ready pointers a call frees: BURST_MIN, one more per 128 held (about a block). */
-static inline unsigned int burst(size_t held)
+/*
+ * How many ready pointers a call frees: the frees follow the owner's calls, one wave at a time.
+ * Pointers become ready in waves, one per grace period; at the first call that sees a new one,
+ * the ready pointers are counted (a walk over the blocks whose cookies have completed, once per
+ * grace period) and spread over as many calls as the last wave took. An updater that allocates
+ * once per free_rcu() then frees one chunk per call into the allocator's thread cache, where its
+ * next malloc() takes it: glibc's tcache holds 7 chunks per size, and every free past that goes
+ * to the arena with an atomic exchange, which cost more than the grace period (bench/hashtable:
+ * a free burst of 2-16 per call spent 30% of the process in _int_free and _int_malloc). A
+ * backlog (a slow grace period, a burst of deletions) is caught up by the next wave's rate, at
+ * most BURST_MAX per call. c locked.
+ */
+static inline unsigned int burst(struct fcache *c)
 {
-	size_t k = BURST_MIN + (held >> 7);
-	return k < BURST_MAX ? (unsigned int)k : BURST_MAX;
+	uint64_t seq = grace_load_relaxed(&c->f->gp->seq);
+
+	c->wave_calls++;
+	if ((seq >> 2) != (c->wave_seq >> 2)) {
+		size_t ready = 0;
+		for (struct fblk *b = c->first; b; b = b->next) {
+			/* Acquire ((2) at the top), as in pop_ready. */
+			if (!b->done && !grace__gp_done(c->f->gp, b->cookie))
+				break;
+			b->done = 1;
+			ready += b->n - b->head;
+		}
+		/* Fixed point, 8 bits: 1.3 pointers per call frees 1, 1, 2, 1, 1, 2, ... (a rate
+		 * rounded up to 2 would drain the wave in half its calls, into the arena). */
+		size_t k = (ready << 8) / c->wave_calls;
+		c->rate = k < 256                       ? 256u
+			  : k > (size_t)BURST_MAX * 256 ? BURST_MAX * 256u
+							: (uint32_t)k;
+		c->wave_seq = seq;
+		c->wave_calls = 0;
+	}
+	uint32_t cr = c->credit + (c->rate ? c->rate : 256u);
+	c->credit = cr & 255u;
+	return cr >> 8;
 }
 
 /* Queue p in the caller's cache and free a few ready pointers. false: no block (no memory).
@@ -738,13 +921,13 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	bool arm = false;
 	size_t held;
 	struct fblk *b;
+	bool fast = own_enter(c);
 
-	c_lock(c);
 	b = c->cur;
 	if (GRACE_UNLIKELY(!b)) {
 		b = blk_new(c);
 		if (!b) {
-			c_unlock(c);
+			own_exit(c, fast);
 			return false;
 		}
 		c->cur = b;
@@ -754,15 +937,20 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	c->held++;
 	if (b->n == FBLK_N || gp_moved(c->f->gp, c->cur_seq))
 		seal(c);
-	n = pop_ready(c, burst(c->held), out);
-	c->calls++;
+	n = pop_ready(c, burst(c), out);
+	if (c->first && c->first->done && c->first->head < c->first->n)
+		/* The next call frees this pointer: start the miss on the allocator's header now
+		 * (glibc reads the chunk's size word just below it), a call ahead of the free. */
+		__builtin_prefetch((char *)c->first->p[c->first->head] - sizeof(void *), 1, 3);
+	uint64_t calls = c->calls + 1;
+	grace_store_relaxed(&c->calls, calls); /* the monitor's first look reads it unlocked */
 	held = c->held;
 	if (held && !c->mon_armed) {
 		c->mon_armed = 1;
-		c->mon_calls = c->calls;
+		c->mon_calls = calls;
 		arm = true;
 	}
-	c_unlock(c);
+	own_exit(c, fast);
 	for (unsigned int i = 0; i < n; i++)
 		release_obj(out[i]);
 	if (arm)
@@ -874,14 +1062,18 @@ void grace__free_barrier(struct grace__flavor *f)
 		/* Every cache of f: take its blocks under its lock (a hand-off made before we took
 		 * the lock is queued on the engine already: the barrier below waits for it). */
 		grace__lock(&all_lock);
+		for (struct fcache *c = all_caches; c; c = c->next)
+			if (c->f == f)
+				steal_mark(c);
+		steal_barrier();
 		for (struct fcache *c = all_caches; c; c = c->next) {
 			if (c->f != f)
 				continue;
-			c_lock(c);
+			steal_take(c);
 			*tail = detach(c);
 			while (*tail)
 				tail = &(*tail)->next;
-			c_unlock(c);
+			steal_release(c);
 		}
 		grace__unlock(&all_lock);
 		if (list) {

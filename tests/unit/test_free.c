@@ -284,6 +284,111 @@ TEST(not_freed_early_srcu)
 	race_flavor(2);
 }
 
+/* ---- other threads take caches while their owners call ---- */
+
+/*
+ * The owner's call takes no lock (engine/free.c, "Who touches a cache"): a barrier, fork and
+ * the monitor take the cache from under owners that keep calling. Two updaters free in a
+ * loop, pausing now and then for longer than the monitor's idle test (so it takes a cache
+ * just as its owner comes back), while a third thread runs barriers and forks. A cache touched
+ * by two threads at once loses pointers (counts differ after the final barrier) or frees one
+ * twice (checked_free sees the poison: n_bad).
+ */
+struct steal_run {
+	struct fl *fl;
+	int stop;
+	uint64_t calls, barriers, forks, bad_children;
+};
+
+static void *steal_updater(void *arg)
+{
+	struct steal_run *r = (struct steal_run *)arg;
+	const struct grace_flavor_ops *o = &r->fl->ops;
+	uint64_t n = 0;
+
+	if (r->fl->qsbr)
+		o->register_thread();
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		struct obj *p = obj_new((uint32_t)n);
+		if (n & 1)
+			o->free(o->ctx, p, &p->rh);
+		else
+			o->free_headless(o->ctx, p);
+		if (r->fl->qsbr)
+			o->quiescent_state();
+		if ((++n & 4095) == 0) {
+			if (r->fl->qsbr)
+				o->thread_offline();
+			gt_sleep_ms(3); /* idle: the monitor may take the cache */
+			if (r->fl->qsbr)
+				o->thread_online();
+		}
+	}
+	if (r->fl->qsbr)
+		o->unregister_thread();
+	__atomic_fetch_add(&r->calls, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *steal_taker(void *arg)
+{
+	struct steal_run *r = (struct steal_run *)arg;
+	const struct grace_flavor_ops *o = &r->fl->ops;
+
+	for (unsigned int i = 0; !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); i++) {
+		o->free_barrier(o->ctx);
+		r->barriers++;
+		if (i % 8 == 0) {
+			pid_t pid = fork(); /* prepare and release take every cache */
+			if (pid == 0)
+				_exit(0);
+			int st = 0;
+			if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+			    WEXITSTATUS(st) != 0)
+				r->bad_children++;
+			r->forks++;
+		}
+	}
+	return NULL;
+}
+
+static void steal_flavor(int which)
+{
+	struct fl fl;
+	struct steal_run r;
+	pthread_t up[2], tk;
+	uint64_t f0 = freed(), a0 = allocated();
+
+	fl_get(&fl, which);
+	memset(&r, 0, sizeof(r));
+	r.fl = &fl;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&up[i], NULL, steal_updater, &r);
+	pthread_create(&tk, NULL, steal_taker, &r);
+	gt_sleep_ms(700);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(up[i], NULL);
+	pthread_join(tk, NULL);
+	fl.ops.free_barrier(fl.ops.ctx);
+	printf("  %s: %llu calls, %llu barriers, %llu forks\n", fl.name,
+	       (unsigned long long)r.calls, (unsigned long long)r.barriers,
+	       (unsigned long long)r.forks);
+	CHECK(r.calls > 0 && r.barriers > 0 && r.forks > 0 && r.bad_children == 0);
+	CHECK_MSG(freed() - f0 == allocated() - a0, "%llu queued, %llu freed after the barrier",
+		  (unsigned long long)(allocated() - a0), (unsigned long long)(freed() - f0));
+	CHECK(__atomic_load_n(&n_bad, __ATOMIC_RELAXED) == 0);
+}
+
+TEST(taken_while_owners_call_rcu)
+{
+	steal_flavor(0);
+}
+TEST(taken_while_owners_call_qsbr)
+{
+	steal_flavor(1);
+}
+
 /* ---- counts, NULL, offsets ---- */
 
 static void counts(int which)
