@@ -51,7 +51,7 @@ static uint64_t g_waits(void)
 	}
 
 const struct ff_design ff_grace_free =
-	G_DESIGN("grace-free", "grace free_rcu (caller frees, a few per call)", g_flood_free);
+	G_DESIGN("grace-free", "grace free_rcu (caller frees, as it allocates)", g_flood_free);
 const struct ff_design ff_grace_free_hl =
 	G_DESIGN("grace-free-headless", "grace free_rcu_mightsleep (no rcu_head)", g_flood_free_hl);
 const struct ff_design ff_grace_call = G_DESIGN("grace-call", "grace call_rcu, free() callback",

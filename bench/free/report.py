@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gracereport as gr  # noqa: E402
 
 DESIGNS = [
-    ("grace-free", "grace `free_rcu` (the caller frees, a few per call)"),
+    ("grace-free", "grace `free_rcu` (the caller frees, as it allocates)"),
     ("grace-free-headless", "grace `free_rcu_mightsleep` (no rcu_head)"),
     ("grace-call", "grace `call_rcu`, `free()` callback"),
     ("urcu-call", "liburcu memb `call_rcu`, `free()` callback"),

@@ -455,7 +455,7 @@ def main():
                       "%s), and its ratio to the per-bucket spinlock (target >= %s) and to "
                       "never-free (target >= %s) at 10%% updates. *never-free* leaks the old "
                       "element (the reference PPoPP 2024's schemes are measured against). "
-                      "free_rcu frees on the updater, a few objects per call, into its "
+                      "free_rcu frees on the updater, as many per call as it allocates, into its "
                       "allocator cache; call_rcu frees on the callback worker.\n"
                       % (ut, gr.fmt(XO_NEED, 2), gr.fmt_x(SPIN_NEED), gr.fmt_x(NF_NEED)))
             md.append(gr.md_table(["design", "crossover (wall)", "crossover (CPU)",

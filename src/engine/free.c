@@ -7,8 +7,8 @@
  * that does not allocate, bypasses the allocator's thread caches (glibc: the tcache) and pays
  * the arena's locks and cold cache lines, more than the grace period itself. So for the default
  * flavor and QSBR the free runs on the thread that queued the object, at its later free_rcu()
- * calls, a few per call: the chunk lands in that thread's tcache, where its next malloc() finds
- * it warm. The engine's worker (call_rcu with a free() callback, or GRACE_FREE_WORKER=1) frees
+ * calls, at the rate it allocates: the chunk lands in that thread's tcache, where its next
+ * malloc() finds it warm. The engine's worker (call_rcu with a free() callback, or GRACE_FREE_WORKER=1) frees
  * them in bulk, on the worker's CPU, into the worker's tcache, from which nobody allocates.
  * bench/hashtable/free_where.sh counts the instructions of both (callgrind) and times them;
  * docs/guide.md quotes the figures.
