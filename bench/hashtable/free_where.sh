@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Where should free_rcu() free? (issue 13, item 2.) The hash-table benchmark's update mix at 2
 # threads, with the old element retired four ways:
-#   caller   grace-free: free_rcu(); the updater frees ready objects a few per later call
+#   caller   grace-free: free_rcu(); the updater frees ready objects at later calls, as it allocates
 #            (the library's default);
 #   worker   grace-free with GRACE_FREE_WORKER=1: free_rcu() queues the object's rcu_head on the
 #            callback engine (offset in place of a function), the worker of the CPU frees it;
