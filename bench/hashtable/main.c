@@ -216,6 +216,7 @@ static void wd_fire(int sig)
 	X(grace_poll)       \
 	X(qsbr_sync)        \
 	X(qsbr_call)        \
+	X(qsbr_free)        \
 	X(never_free)
 #define HB_DESIGNS(X)       \
 	HB_DESIGNS_BASE(X)  \

@@ -24,8 +24,8 @@ import gracereport as gr  # noqa: E402
 
 LOCKS = ["global-spinlock", "global-rwlock", "bucket-spinlock", "bucket-rwlock", "brlock",
          "refcnt"]
-GRACE = ["grace-call", "grace-free", "grace-sync", "grace-poll", "grace-qsbr", "grace-qsbr-sync",
-         "grace-srcu"]
+GRACE = ["grace-call", "grace-free", "grace-sync", "grace-poll", "grace-qsbr", "grace-qsbr-free",
+         "grace-qsbr-sync", "grace-srcu"]
 PEERS = ["urcu-memb", "urcu-memb-lgpl"]
 REF = ["never-free"]  # the reference PPoPP 2024 measures reclamation against
 RCU = GRACE + PEERS
@@ -44,6 +44,7 @@ LABELS = {
     "grace-sync": "grace default (synchronize_rcu)",
     "grace-poll": "grace default (polled GP, updater frees)",
     "grace-qsbr": "grace qsbr (call_qsbr)",
+    "grace-qsbr-free": "grace qsbr (free_qsbr)",
     "grace-qsbr-sync": "grace qsbr (synchronize_qsbr)",
     "grace-srcu": "grace srcu",
     "urcu-memb": "liburcu memb",
@@ -287,7 +288,8 @@ def main():
         return " / ".join("-" if v is None else ("**met**" if v else "**missed**")
                           for v in (w, c))
 
-    i13_designs = [d for d in ["grace-free", "grace-call", "grace-poll", "grace-qsbr"] + PEERS
+    i13_designs = [d for d in ["grace-free", "grace-call", "grace-poll", "grace-qsbr",
+                               "grace-qsbr-free"] + PEERS
                    if has(d, ut)] if ut else []
     i13_rows = []
     for d in i13_designs:
