@@ -458,7 +458,11 @@ static GRACE_COLD struct grace__srcu_state *srcu_setup_slow(struct srcu_struct *
 	st = srcu_alloc(ssp);
 	if (!st)
 		grace__fatal(call, "out of memory setting up a DEFINE_SRCU() domain");
-	if (!grace_cmpxchg(&ssp->state, &cur, st, __ATOMIC_ACQ_REL)) {
+	/* The winner's release publishes its initialised state; a loser uses the winner's, so
+	 * its failed exchange must acquire too (pairs with that release). A relaxed failure order
+	 * here let a loser read the state's fields before their initialisation (TSan:
+	 * fault_dlopen_static under load). */
+	if (!grace_cmpxchg_mo(&ssp->state, &cur, st, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		srcu_free(st);
 		return cur;
 	}
