@@ -447,10 +447,10 @@ static inline void steal_barrier(void)
 	grace__heavy_barrier();
 }
 
-/* Wait until the owner is out of its call, then take the lock. A marked cache's owner finishes
- * its call and takes the slow path at its next one, so the wait is one call long (or the
- * owner's preemption: yield to it). */
-static void steal_take(struct fcache *c)
+/* Wait until the owner is out of its call. A marked cache's owner finishes its call and takes
+ * the slow path at its next one, so the wait is one call long (or the owner's preemption: yield
+ * to it). */
+static void steal_wait_owner(struct fcache *c)
 {
 	/* seq_cst (acquire): pairs with the owner's release of busy; the Dekker load. */
 	for (unsigned int i = 0; __atomic_load_n(&c->busy, __ATOMIC_SEQ_CST); i++) {
@@ -459,18 +459,19 @@ static void steal_take(struct fcache *c)
 		else
 			sched_yield();
 	}
+}
+
+/* Wait for the owner, then take the lock. */
+static void steal_take(struct fcache *c)
+{
+	steal_wait_owner(c);
 	c_lock(c);
 }
 
 /* The monitor's variant: give up if another stealer or the owner's slow path holds the lock. */
 static bool steal_trytake(struct fcache *c)
 {
-	for (unsigned int i = 0; __atomic_load_n(&c->busy, __ATOMIC_SEQ_CST); i++) {
-		if (i < 128)
-			grace_cpu_relax();
-		else
-			sched_yield();
-	}
+	steal_wait_owner(c);
 	return c_trylock(c);
 }
 
@@ -484,6 +485,8 @@ static inline void steal_release(struct fcache *c)
 	c_unlock(c);
 }
 
+/* A mark given up without taking the cache (the monitor's trylock failed): release, like
+ * steal_release(), though nothing was touched; the owner's next call sees 0 or the others'. */
 static inline void steal_unmark(struct fcache *c)
 {
 	(void)grace_fetch_sub(&c->steal, 1u, __ATOMIC_RELEASE);

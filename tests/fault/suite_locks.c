@@ -4,14 +4,15 @@
  *
  * Readers take a lock L *inside* their read-side sections; an updater holds L across batches
  * of update-side calls: call_* and call_*_hurry (far past the soft and hard limits, which are
- * set low), the
+ * set low), free_* and free_*_mightsleep (the per-thread caches; for srcu, the engine), the
  * polled API (get_state, start_poll, poll_state, and cond_synchronize only on a completed
  * cookie, where it does not wait), the hash table's add/del/replace (background resizes
  * included) and the ID registry's alloc/replace/remove (growth included). While the updater
  * holds L, a reader inside its section waits for L, so no grace period can end: every call
  * must still return within its documented bound (call_*: the stall timeout, at least 1 s;
- * call_srcu: 100 ms; the others never wait). Each flavor (default, QSBR, srcu) runs under each
- * policy (ADAPTIVE, POLL, BATCH). (free_rcu() joins the list once it exists.)
+ * call_srcu: 100 ms; free_*: as call_* of the flavor, past their per-thread bound; the others
+ * never wait). Each flavor (default, QSBR, srcu) runs under each policy (ADAPTIVE, POLL,
+ * BATCH).
  *
  * Each call is timed; a call longer than its bound plus HANG_SLACK_S is a failure (a hang,
  * not a measurement: the slack is seconds). The longest call of each kind is printed.
@@ -34,10 +35,20 @@ struct item {
 	uint32_t magic;
 };
 
-enum kind { K_CALL, K_GET_STATE, K_START_POLL, K_POLL_STATE, K_COND_SYNC, K_HASH, K_IDR, K_N };
-static const char *const kind_name[K_N] = { "call_*",     "get_state",        "start_poll",
-					    "poll_state", "cond_synchronize", "hash update",
-					    "idr update" };
+enum kind {
+	K_CALL,
+	K_FREE,
+	K_GET_STATE,
+	K_START_POLL,
+	K_POLL_STATE,
+	K_COND_SYNC,
+	K_HASH,
+	K_IDR,
+	K_N
+};
+static const char *const kind_name[K_N] = { "call_*",      "free_*",     "get_state",
+					    "start_poll",  "poll_state", "cond_synchronize",
+					    "hash update", "idr update" };
 
 static struct {
 	const struct grace_flavor_ops *ops;
@@ -184,7 +195,11 @@ static int updater_batch(uint64_t *seed)
 		case 0:
 		case 1: {
 			struct item *it = item_new(r);
-			if ((r & 256) && G.ops->call_hurry)
+			if (r & 512) /* free_*(): the caller frees later, with L still held */
+				TIMED(K_FREE, G.ops->free(G.ops->ctx, it, &it->rh));
+			else if (r & 1024)
+				TIMED(K_FREE, G.ops->free_headless(G.ops->ctx, it));
+			else if ((r & 256) && G.ops->call_hurry)
 				TIMED(K_CALL, G.ops->call_hurry(G.ops->ctx, &it->rh, item_free));
 			else
 				TIMED(K_CALL, G.ops->call(G.ops->ctx, &it->rh, item_free));
@@ -286,6 +301,7 @@ static int run_config(const struct grace_flavor_ops *ops, const char *name, bool
 	for (int k = 0; k < K_N; k++)
 		G.bound[k] = 0;
 	G.bound[K_CALL] = call_bound;
+	G.bound[K_FREE] = call_bound;
 	/* The hash and the registry retire through ops->call. */
 	G.bound[K_HASH] = 2 * call_bound; /* a retirement and a resize step */
 	G.bound[K_IDR] = call_bound;
@@ -341,6 +357,7 @@ static int run_config(const struct grace_flavor_ops *ops, const char *name, bool
 	grace_idr_destroy(&G.idr);
 	grace_hash_destroy(G.ht); /* frees the nodes left, then waits for the barrier */
 	ops->barrier(ops->ctx);
+	ops->free_barrier(ops->ctx); /* the free_*() objects: nothing leaks (ASan build) */
 	pthread_mutex_destroy(&G.L);
 	printf("  %s %s: %lu batches under the lock, %lu reads, %lu freed; longest call:", name,
 	       pol == GRACE_POLICY_BATCH  ? "BATCH"
