@@ -1,31 +1,60 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cds_lfht (liburcu's <urcu/rculfhash.h>) as an adapter over grace's hash table.
+ * cds_lfht (liburcu's <urcu/rculfhash.h>): a lock-free resizable hash table, a split-ordered
+ * list (Shalev and Shavit, "Split-Ordered Lists", JACM 2006) whose nodes are freed by RCU.
  *
- * grace_hash takes a key and computes its hash with the table's function; cds_lfht callers pass
- * the hash and a match function with every call. The adapter hands grace_hash a key record
- * {hash, match, key}: the table's hash function returns the recorded hash, its match function
- * calls the recorded match (none for cds_lfht_add, which never matches). Lookups do not go
- * through grace_hash_lookup() at all: they walk the candidates inline in the header.
+ * Structure. Every node of the table is on one singly linked list, sorted by its key: the
+ * bit-reversed hash with the lowest bit set (grace_urcu__lfht_key()). Bucket b is a node of its
+ * own on that list, whose key is b bit-reversed (even), placed just before the nodes whose hash
+ * has b for its low bits: the nodes of bucket b at size S are exactly those between bucket node
+ * b and the next bucket node. Growing from S to 2S links bucket nodes S..2S-1 into the list, each after
+ * its parent b - S, and then publishes the size: no node moves, and every traversal, from any
+ * bucket at any size, stays valid. So growth needs no grace period, however long readers stay
+ * in their sections (liburcu's property; grace_hash's two-link resize needs one per step).
  *
- * Why the contract holds:
- *  - Every update (add, add_unique, add_replace, replace, del) runs under the stripe lock of
- *    the key's hash in grace_hash: they are linearisable with respect to each other, and a node
- *    is in its chain exactly while it has not been removed. So del of a removed node finds it in
- *    no chain (-ENOENT), two removals of one node cannot both succeed, and with only
- *    add_unique/add_replace inserting a key never appears twice.
- *  - Replacement (add_replace, replace) redirects every link to the old node to the new one,
- *    whose next is the old one's next, in one step: a lookup reaches one of them, never neither;
- *    a reader standing on the old node continues past it and does not meet the new one, so it
- *    sees exactly one instance.
- *  - The removed mark (cds_lfht_is_node_deleted()) is node->gh.rcu.next, which grace_hash never
- *    touches because the table has no free function; it is set by the thread whose removal
- *    succeeded, before that call returns, and cleared when a node is added.
- *  - liburcu documents a full memory barrier before and after each successful update. The stripe
- *    lock is taken with an atomic read-modify-write, a full barrier on x86 (elsewhere an
- *    explicit fence precedes it); a fence follows the commit.
+ * Links. A node's `next` carries REMOVED in bit 0: set once, by the one compare-and-swap that
+ * removes the node (del, replace), after which the link never changes. Updates follow Harris
+ * and Michael's list:
+ *  - insert: find prev, cur with prev live and prev->next == cur, set node->next = cur, then
+ *    CAS prev->next from cur to node. The CAS fails if prev was removed (its link is flagged)
+ *    or anything was linked between them; the update then walks again.
+ *  - remove: CAS node->next from its (unflagged) value to the same value flagged; exactly one
+ *    remover succeeds, so del and replace of one node cannot both succeed (-ENOENT for the
+ *    loser). Then walk the node's bucket: every walker that meets a flagged node unlinks it,
+ *    with CAS prev->next from the node to its successor. The remover's walk passes the node's
+ *    place, so when del returns the node is off the list: a reader that starts after that cannot
+ *    reach it, and the caller's call_rcu frees it after every earlier reader is done.
+ *  - replace (add_replace, replace): CAS old->next from its successor s to (new | REMOVED), with
+ *    new->next = s. In one step old is removed and new takes its place: a reader that loads
+ *    old->next before the CAS sees old live and s after it, one that loads it after sees old
+ *    removed and new after it; each sees one of them, never both, never neither. Walks then
+ *    unlink old.
+ * RCU is what makes this simple: a node unlinked is not reused before a grace period, so a CAS
+ * that compares a pointer never meets a recycled node (no ABA), and a walker standing on an
+ * unlinked node still finds a valid link to follow (its flagged successor, a later node).
+ *
+ * add_unique is atomic: it inserts at the end of the run of nodes of its key, with CAS on the
+ * link of the run's last node (or of the node before the run). add_unique and add_replace
+ * insert a key only at the end of its run, so a concurrent one changes that same link, or flags
+ * that node, and one of the two CASes fails and walks again, where it finds the other's node.
+ * (cds_lfht_add, which allows duplicates, inserts at the start of the run: O(1) however many
+ * duplicates there are. Mixed with add_unique on one key it may duplicate it, as in liburcu.)
+ *
+ * Resizing is done by the updaters, a bounded step at a time under a try-lock (no thread waits
+ * for it, and none is created): growth links up to RS_BUDGET bucket nodes per step; a shrink
+ * publishes the smaller size, waits for a grace period (a flavor callback sets a flag; nobody
+ * waits for it), removes the surplus bucket nodes like any node, waits for a second one, and
+ * frees their level. cds_lfht_resize() runs the same steps to the end, waiting with
+ * flavor->barrier().
+ *
+ * Ordering. Every CAS is seq_cst: the insertion's publishes the node's fields (pairs with the
+ * readers' rcu_dereference of the link, an address dependency), the unlink's passes on what the
+ * walker read. The size is stored with release after the bucket nodes below it are linked and
+ * loaded with acquire by every walk. liburcu documents a full barrier before and after each
+ * successful update: a locked instruction is one on x86; elsewhere fences are added.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,57 +64,407 @@ GRACE_API const struct cds_lfht_mm_type grace_urcu_lfht_mm_order = { NULL, NULL,
 GRACE_API const struct cds_lfht_mm_type grace_urcu_lfht_mm_chunk = { NULL, NULL, NULL, NULL };
 GRACE_API const struct cds_lfht_mm_type grace_urcu_lfht_mm_mmap = { NULL, NULL, NULL, NULL };
 
-struct lfht_key {
-	uint64_t hash;
-	cds_lfht_match_fct match; /* NULL: never matches (cds_lfht_add) */
-	const void *key;
+#define ULONG_BITS (sizeof(unsigned long) * CHAR_BIT)
+#define LFHT_SLOTS 16    /* count slots, each on its own cache line */
+#define RS_BUDGET 1024   /* bucket nodes linked or removed per updater step */
+#define CHAIN_GROW 3     /* nodes walked in a bucket that make an insertion check the count */
+#define COUNT_CHECK 1023 /* a slot's count checked against the limits every 1024 changes */
+
+enum rs_state { RS_IDLE, RS_GROW, RS_WAIT1, RS_REMOVE, RS_WAIT2 };
+
+struct lfht_slot {
+	long v;
+	char pad[64 - sizeof(long)];
 };
 
-static uint64_t lfht_hash(const void *key, void *arg)
+struct lfht {
+	struct cds_lfht pub; /* first: the header's struct cds_lfht is its prefix */
+	const struct rcu_flavor_struct *flavor;
+	pthread_attr_t *attr;
+	int flags;
+	unsigned long min_size, max_size;
+	/* Resizing: state and cursors written under rs_lock; rs_state and rs_target are read
+	 * relaxed by updaters as hints (the step re-reads them under the lock). */
+	pthread_mutex_t rs_lock;
+	int rs_state;
+	int rs_gp_done; /* set by the callback (release), read by the step (acquire) */
+	unsigned long rs_target, rs_cursor, rs_from;
+	struct rcu_head rs_head;
+	struct lfht_slot slots[LFHT_SLOTS] __attribute__((aligned(64)));
+};
+
+static inline struct lfht *impl(struct cds_lfht *ht)
 {
-	(void)arg;
-	return ((const struct lfht_key *)key)->hash;
+	return (struct lfht *)ht;
 }
 
-static bool lfht_match(const struct grace_hash_node *n, const void *key, void *arg)
+static inline struct cds_lfht_node *clr(struct cds_lfht_node *p)
 {
-	const struct lfht_key *k = (const struct lfht_key *)key;
-
-	(void)arg;
-	return k->match &&
-	       k->match(caa_container_of((struct grace_hash_node *)n, struct cds_lfht_node, gh),
-			k->key) != 0;
+	return grace_urcu__lfht_clear(p);
 }
 
-/* Custom flavor tables (not one of grace-urcu's): call through them. */
-static void custom_call(void *ctx, struct rcu_head *head, rcu_callback_t func)
+static inline struct cds_lfht_node *flagged(struct cds_lfht_node *p)
 {
-	((const struct rcu_flavor_struct *)ctx)->update_call_rcu(head, func);
-}
-static void custom_sync(void *ctx)
-{
-	((const struct rcu_flavor_struct *)ctx)->update_synchronize_rcu();
-}
-static void custom_barrier(void *ctx)
-{
-	((const struct rcu_flavor_struct *)ctx)->barrier();
+	return (struct cds_lfht_node *)((uintptr_t)p | GRACE_URCU__LFHT_REMOVED);
 }
 
-static void set_ops(struct cds_lfht *ht, const struct rcu_flavor_struct *flavor)
+/* seq_cst on success (see Ordering above); nothing is read from a failed one. */
+static inline bool cas(struct cds_lfht_node **link, struct cds_lfht_node *expect,
+		       struct cds_lfht_node *v)
 {
-	if (flavor == &grace_urcu_flavor_qsbr) {
-		ht->ops = grace_flavor_qsbr;
-	} else if (flavor == &grace_urcu_flavor_memb || flavor == &grace_urcu_flavor_mb ||
-		   flavor == &grace_urcu_flavor_signal || flavor == &grace_urcu_flavor_bp) {
-		ht->ops = grace_flavor_rcu;
-	} else {
-		ht->ops.name = "urcu";
-		ht->ops.call = custom_call;
-		ht->ops.synchronize = custom_sync;
-		ht->ops.barrier = custom_barrier;
-		ht->ops.ctx = (void *)(uintptr_t)flavor;
+	return grace_cmpxchg_mo(link, &expect, v, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+/* liburcu's full barrier around an update's commit: the CAS's locked instruction on x86. */
+static inline void mb_non_tso(void)
+{
+#if !GRACE_ARCH_TSO
+	grace_smp_mb();
+#endif
+}
+
+static unsigned int order_of(unsigned long size)
+{
+	return (unsigned int)__builtin_ctzl(size); /* size = 2^order */
+}
+
+static unsigned long roundup_pow2(unsigned long x)
+{
+	return x <= 1 ? 1 : 1ul << (ULONG_BITS - (unsigned int)__builtin_clzl(x - 1));
+}
+
+/* ---- the list ---- */
+
+struct pos {
+	struct cds_lfht_node *prev, *cur;         /* prev live with prev->next == cur when read */
+	struct cds_lfht_node *found, *found_next; /* the match, and its link as read */
+	unsigned int chain;                       /* live regular nodes walked */
+};
+
+/*
+ * Walk from the bucket of `key` at the current size to the first node whose key is larger,
+ * unlinking every removed node met on the way. With match, note the first live node of key
+ * `key` it accepts. With target (a removed node), stop once this walk has unlinked it (else the
+ * walk goes on to the end: another walker unlinked it). Caller inside a read-side section (the
+ * nodes walked stay valid).
+ */
+static void walk_from(struct cds_lfht_node *bucket, unsigned long key, cds_lfht_match_fct match,
+		      const void *mkey, struct pos *p, const struct cds_lfht_node *target)
+{
+restart:
+	p->prev = bucket;
+	/* Acquire on the links: the node's fields were published by the CAS that linked it. */
+	p->cur = clr(grace_load_acquire(&bucket->next));
+	p->found = NULL;
+	p->chain = 0;
+	while (p->cur) {
+		struct cds_lfht_node *next = grace_load_acquire(&p->cur->next);
+		unsigned long k;
+
+		if (grace_urcu__lfht_removed(next)) {
+			/* Unlink cur; fails if prev was removed or its link changed: walk again. */
+			if (!cas(&p->prev->next, p->cur, clr(next)))
+				goto restart;
+			if (p->cur == target)
+				return;
+			p->cur = clr(next);
+			continue;
+		}
+		k = p->cur->reverse_hash;
+		if (k > key)
+			break;
+		if (k & 1ul) {
+			p->chain++;
+			if (k == key && match && !p->found && match(p->cur, mkey)) {
+				p->found = p->cur;
+				p->found_next = next;
+			}
+		}
+		p->prev = p->cur;
+		p->cur = clr(next);
 	}
 }
+
+static void walk(struct lfht *h, unsigned long key, cds_lfht_match_fct match, const void *mkey,
+		 struct pos *p, const struct cds_lfht_node *target)
+{
+	/* Acquire: the bucket nodes below the size are linked (pairs with the resize's release). */
+	unsigned long size = grace_load_acquire(&h->pub.size);
+
+	walk_from(grace_urcu__lfht_bucket(&h->pub, grace_urcu__lfht_rev(key) & (size - 1)), key,
+		  match, mkey, p, target);
+}
+
+/* Link node (key set) before the first node of a larger key: a bucket node, or a regular node
+ * at the end of its key's run. */
+static void link_node(struct lfht *h, struct cds_lfht_node *node, struct pos *p)
+{
+	for (;;) {
+		walk(h, node->reverse_hash, NULL, NULL, p, NULL);
+		grace_store_relaxed(&node->next, p->cur); /* not reachable yet */
+		if (cas(&p->prev->next, p->cur, node))
+			return;
+	}
+}
+
+/* Flag node removed; false if it already was (another remover won). */
+static bool flag_removed(struct cds_lfht_node *node)
+{
+	struct cds_lfht_node *next = grace_load_relaxed(&node->next);
+
+	for (;;) {
+		if (grace_urcu__lfht_removed(next))
+			return false;
+		if (grace_cmpxchg_mo(&node->next, &next, flagged(next), __ATOMIC_SEQ_CST,
+				     __ATOMIC_RELAXED))
+			return true;
+	}
+}
+
+/* Unlink the removed node (the remover's own walk): when this returns it is off the list. */
+static void unlink_removed(struct lfht *h, const struct cds_lfht_node *node)
+{
+	struct pos p;
+
+	walk(h, node->reverse_hash, NULL, NULL, &p, node);
+}
+
+/* ---- counting ---- */
+
+static __thread unsigned int lfht_slot_of = UINT_MAX;
+static unsigned int lfht_slot_next;
+
+static long count_change(struct lfht *h, long d)
+{
+	if (GRACE_UNLIKELY(lfht_slot_of == UINT_MAX))
+		lfht_slot_of = grace_fetch_add(&lfht_slot_next, 1u, __ATOMIC_RELAXED) % LFHT_SLOTS;
+	/* Relaxed: an approximate count that only steers resizing. */
+	return grace_fetch_add(&h->slots[lfht_slot_of].v, d, __ATOMIC_RELAXED) + d;
+}
+
+static long count_sum(struct lfht *h)
+{
+	long s = 0;
+
+	for (int i = 0; i < LFHT_SLOTS; i++)
+		s += grace_load_relaxed(&h->slots[i].v);
+	return s;
+}
+
+/* ---- resizing ---- */
+
+static void rs_gp_cb(struct rcu_head *head)
+{
+	struct lfht *h = grace_container_of(head, struct lfht, rs_head);
+
+	/* Release: pairs with the step's acquire; the grace period is over. */
+	grace_store_release(&h->rs_gp_done, 1);
+}
+
+static void rs_gp_request(struct lfht *h)
+{
+	grace_store_relaxed(&h->rs_gp_done, 0);
+	h->flavor->update_call_rcu(&h->rs_head, rs_gp_cb);
+}
+
+static bool link_bucket(struct lfht *h, unsigned long i)
+{
+	unsigned int o = (unsigned int)ULONG_BITS - (unsigned int)__builtin_clzl(i);
+	struct cds_lfht_node *b = &h->pub.tbl[o][i - (1ul << (o - 1))];
+	struct pos p;
+
+	b->reverse_hash = grace_urcu__lfht_rev(i);
+	link_node(h, b, &p);
+	return true;
+}
+
+/*
+ * Remove bucket node i (>= the size now published). Its unlinking walk starts from its parent
+ * i - 2^(o-1), not from the bucket of the new size: buckets are removed from the highest index
+ * down, so between the parent and i lie only the regular nodes of one bucket of the size that
+ * had i (a walk from the new size's bucket would cross every bucket node still to be removed:
+ * quadratic in a shrink by several levels).
+ */
+static void remove_bucket(struct lfht *h, unsigned long i)
+{
+	unsigned int o = (unsigned int)ULONG_BITS - (unsigned int)__builtin_clzl(i);
+	struct cds_lfht_node *b = grace_urcu__lfht_bucket(&h->pub, i);
+	struct pos p;
+
+	(void)flag_removed(b); /* only the resizer removes bucket nodes */
+	walk_from(grace_urcu__lfht_bucket(&h->pub, i - (1ul << (o - 1))), b->reverse_hash, NULL,
+		  NULL, &p, b);
+}
+
+/*
+ * Advance the resize by up to `budget` bucket nodes. rs_lock held, inside a read-side section.
+ * Returns when the target is reached, a grace period must pass, or the budget is spent.
+ */
+static void rs_step(struct lfht *h, unsigned long budget)
+{
+	for (;;) {
+		unsigned long size = h->pub.size, target;
+		unsigned int o;
+
+		switch (h->rs_state) {
+		case RS_IDLE:
+			target = grace_load_relaxed(&h->rs_target);
+			if (target > size) {
+				h->rs_state = RS_GROW;
+				h->rs_cursor = size;
+				continue;
+			}
+			if (target < size) {
+				/* Release: orders nothing a reader needs (the smaller size's
+				 * buckets are all linked); the grace period after it is what
+				 * retires the larger size. */
+				grace_store_release(&h->pub.size, target);
+				h->rs_from = size;
+				h->rs_state = RS_WAIT1;
+				rs_gp_request(h);
+			}
+			return;
+		case RS_GROW:
+			o = order_of(size) + 1; /* the level of buckets [size, 2 size) */
+			if (!h->pub.tbl[o]) {
+				struct cds_lfht_node *lv = (struct cds_lfht_node *)
+					calloc(size, sizeof(struct cds_lfht_node));
+				if (!lv) {
+					/* No memory: stay at this size (the next trigger retries). */
+					grace_store_relaxed(&h->rs_target, size);
+					h->rs_state = RS_IDLE;
+					return;
+				}
+				/* Read by walks only after they load a size above it (acquire). */
+				h->pub.tbl[o] = lv;
+			}
+			while (h->rs_cursor < 2 * size && budget) {
+				link_bucket(h, h->rs_cursor++);
+				budget--;
+			}
+			if (h->rs_cursor < 2 * size)
+				return;
+			/* Release: every bucket node below 2 size is linked before a walk that
+			 * loads the size (acquire) can start from one of them. */
+			grace_store_release(&h->pub.size, 2 * size);
+			h->rs_state = RS_IDLE;
+			if (!budget)
+				return;
+			continue;
+		case RS_WAIT1:
+			/* Acquire: pairs with rs_gp_cb(); no walk uses the larger size now. */
+			if (!grace_load_acquire(&h->rs_gp_done))
+				return;
+			h->rs_state = RS_REMOVE;
+			h->rs_cursor =
+				h->rs_from; /* from the highest bucket down (remove_bucket) */
+			continue;
+		case RS_REMOVE:
+			while (h->rs_cursor > size && budget) {
+				remove_bucket(h, --h->rs_cursor);
+				budget--;
+			}
+			if (h->rs_cursor > size)
+				return;
+			h->rs_state = RS_WAIT2;
+			rs_gp_request(h);
+			return;
+		case RS_WAIT2:
+			/* After this grace period no reader stands on a removed bucket node. */
+			if (!grace_load_acquire(&h->rs_gp_done))
+				return;
+			for (o = order_of(size) + 1; o <= order_of(h->rs_from); o++) {
+				free(h->pub.tbl[o]);
+				h->pub.tbl[o] = NULL;
+			}
+			h->rs_state = RS_IDLE;
+			continue;
+		default:
+			return;
+		}
+	}
+}
+
+/* Is there resize work an updater could do now? Relaxed hints, re-read under the lock. */
+static inline bool rs_pending(struct lfht *h)
+{
+	int st = grace_load_relaxed(&h->rs_state);
+
+	if (st == RS_IDLE)
+		return grace_load_relaxed(&h->rs_target) != grace_load_relaxed(&h->pub.size);
+	if (st == RS_WAIT1 || st == RS_WAIT2)
+		return grace_load_relaxed(&h->rs_gp_done) != 0;
+	return true;
+}
+
+/* An updater's share: one bounded step, if no other thread is resizing. */
+static void rs_help(struct lfht *h)
+{
+	if (pthread_mutex_trylock(&h->rs_lock) != 0)
+		return;
+	rs_step(h, RS_BUDGET);
+	pthread_mutex_unlock(&h->rs_lock);
+}
+
+static unsigned long clamp_size(struct lfht *h, unsigned long n)
+{
+	if (n < h->min_size)
+		return h->min_size;
+	if (n > h->max_size)
+		return h->max_size;
+	return n;
+}
+
+/* After an insertion: grow to the count's power of two when the table is full. */
+static void grow_check(struct lfht *h)
+{
+	long n = count_sum(h);
+	unsigned long size = grace_load_relaxed(&h->pub.size);
+
+	if (n > 0 && (unsigned long)n > size && size < h->max_size) {
+		unsigned long t = clamp_size(h, roundup_pow2((unsigned long)n));
+
+		if (t > grace_load_relaxed(&h->rs_target))
+			grace_store_relaxed(&h->rs_target, t);
+	}
+}
+
+/* After a removal (CDS_LFHT_ACCOUNTING): shrink below one node per eight buckets. */
+static void shrink_check(struct lfht *h)
+{
+	long n = count_sum(h);
+	unsigned long size = grace_load_relaxed(&h->pub.size);
+
+	if (n >= 0 && (unsigned long)n < size / 8 && size > h->min_size) {
+		unsigned long t = clamp_size(h, 2 * roundup_pow2(n ? (unsigned long)n : 1));
+
+		if (t < grace_load_relaxed(&h->rs_target))
+			grace_store_relaxed(&h->rs_target, t);
+	}
+}
+
+static void after_insert(struct lfht *h, unsigned int chain)
+{
+	long c = count_change(h, 1);
+
+	if ((h->flags & CDS_LFHT_AUTO_RESIZE) && (chain >= CHAIN_GROW || !(c & COUNT_CHECK)))
+		grow_check(h);
+	if (GRACE_UNLIKELY(rs_pending(h)))
+		rs_help(h);
+}
+
+static void after_remove(struct lfht *h)
+{
+	long c = count_change(h, -1);
+
+	if ((h->flags & CDS_LFHT_AUTO_RESIZE) && (h->flags & CDS_LFHT_ACCOUNTING) &&
+	    !(c & COUNT_CHECK))
+		shrink_check(h);
+	if (GRACE_UNLIKELY(rs_pending(h)))
+		rs_help(h);
+}
+
+/* ---- API ---- */
 
 static bool pow2(unsigned long x)
 {
@@ -96,10 +475,9 @@ struct cds_lfht *grace_urcu_lfht_new(unsigned long init_size, unsigned long min_
 				     unsigned long max_nr_buckets, int flags,
 				     const struct rcu_flavor_struct *flavor, pthread_attr_t *attr)
 {
-	const unsigned long cap = 1ul << 30; /* grace_hash's largest table */
-	struct grace_hash_params p;
-	struct cds_lfht *ht;
-	unsigned long min, max;
+	const unsigned long cap = 1ul << (ULONG_BITS - 2);
+	struct lfht *h;
+	unsigned long max;
 
 	/* liburcu's rules: powers of two; max 0 means unbounded. */
 	if (!flavor || !pow2(init_size) || !pow2(min_nr_alloc_buckets) ||
@@ -108,197 +486,234 @@ struct cds_lfht *grace_urcu_lfht_new(unsigned long init_size, unsigned long min_
 		errno = EINVAL;
 		return NULL;
 	}
-	max = max_nr_buckets && max_nr_buckets < cap ? max_nr_buckets : cap;
-	/*
-	 * min_nr_alloc_buckets is liburcu's smallest allocation; grace keeps at least 64 buckets
-	 * (or max, if smaller) so the table has enough lock stripes for concurrent updaters.
-	 */
-	min = min_nr_alloc_buckets > 64 ? min_nr_alloc_buckets : 64;
-	if (min > max)
-		min = max;
-	if (init_size < min)
-		init_size = min;
-	if (init_size > max)
-		init_size = max;
-
-	ht = (struct cds_lfht *)calloc(1, sizeof(*ht));
-	if (!ht) {
+	if (posix_memalign((void **)&h, 64, sizeof(*h)) != 0) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	ht->flavor = flavor;
-	ht->attr = attr;
-	ht->flags = flags;
-	set_ops(ht, flavor);
-	memset(&p, 0, sizeof(p));
-	p.hash = lfht_hash;
-	p.match = lfht_match;
-	p.free = NULL; /* the caller frees its nodes (and the rcu_head carries the removed mark) */
-	p.ops = &ht->ops;
-	p.init_buckets = init_size;
-	p.min_buckets = min;
-	p.max_buckets = max;
-	p.flags = (flags & CDS_LFHT_AUTO_RESIZE) ? GRACE_HASH_AUTO_RESIZE : 0;
-	ht->gh = grace_hash_create(&p);
-	if (!ht->gh) {
-		int e = errno;
-		free(ht);
-		errno = e;
-		return NULL;
-	}
-	return ht;
+	memset(h, 0, sizeof(*h));
+	max = max_nr_buckets && max_nr_buckets < cap ? max_nr_buckets : cap;
+	h->max_size = max;
+	h->min_size = min_nr_alloc_buckets < max ? min_nr_alloc_buckets : max;
+	h->flavor = flavor;
+	h->attr = attr;
+	h->flags = flags;
+	pthread_mutex_init(&h->rs_lock, NULL);
+	init_size = clamp_size(h, init_size);
+
+	/* Bucket 0, then each level up to the initial size: no reader yet, the same code. */
+	h->pub.tbl[0] = (struct cds_lfht_node *)calloc(1, sizeof(struct cds_lfht_node));
+	if (!h->pub.tbl[0])
+		goto nomem;
+	h->pub.size = 1;
+	h->rs_target = init_size;
+	flavor->read_lock(); /* walks run inside a section, even here */
+	rs_step(h, ULONG_MAX);
+	flavor->read_unlock();
+	if (h->pub.size != init_size)
+		goto nomem;
+	return &h->pub;
+nomem:
+	for (unsigned int o = 0; o < GRACE_URCU__LFHT_ORDERS; o++)
+		free(h->pub.tbl[o]);
+	pthread_mutex_destroy(&h->rs_lock);
+	free(h);
+	errno = ENOMEM;
+	return NULL;
 }
 
 /* Calls that wait for grace periods: report them where that would deadlock, naming the call. */
-static void check_may_block(struct cds_lfht *ht, const char *call)
+static void check_may_block(struct lfht *h, const char *call)
 {
 	bool in = false;
 
-	if (ht->ops.call == grace_flavor_rcu.call)
-		in = grace_rcu_read_ongoing();
-	else if (ht->ops.call == grace_flavor_qsbr.call)
+	if (h->flavor == &grace_urcu_flavor_qsbr)
 		in = grace_urcu__qsbr_nest != 0; /* known when the caller uses GRACE_DEBUG */
+	else if (h->flavor == &grace_urcu_flavor_memb || h->flavor == &grace_urcu_flavor_mb ||
+		 h->flavor == &grace_urcu_flavor_signal || h->flavor == &grace_urcu_flavor_bp)
+		in = grace_rcu_read_ongoing();
 	if (in)
 		grace_urcu__misuse(call,
 				   "called inside rcu_read_lock(): it waits for grace periods "
 				   "(it would deadlock)");
 }
 
+/* Run the resize to its end (explicit resize, destroy): wait for its grace periods. */
+static void rs_finish(struct lfht *h)
+{
+	for (;;) {
+		int st;
+
+		h->flavor->read_lock();
+		pthread_mutex_lock(&h->rs_lock);
+		rs_step(h, ULONG_MAX);
+		st = h->rs_state;
+		pthread_mutex_unlock(&h->rs_lock);
+		h->flavor->read_unlock();
+		if (st == RS_IDLE)
+			return;
+		/* WAIT1 or WAIT2: the callback that ends the wait has run after this. */
+		h->flavor->barrier();
+	}
+}
+
 int grace_urcu_lfht_destroy(struct cds_lfht *ht, pthread_attr_t **attr)
 {
+	struct lfht *h = impl(ht);
+	struct cds_lfht_iter it;
+
 	if (!ht)
 		return -EINVAL;
-	check_may_block(ht, "cds_lfht_destroy");
-	if (grace_hash_count(ht->gh) != 0)
+	check_may_block(h, "cds_lfht_destroy");
+	h->flavor->read_lock();
+	cds_lfht_first(ht, &it);
+	h->flavor->read_unlock();
+	if (it.node)
 		return -EPERM; /* liburcu: the table must be empty */
-	grace_hash_destroy(ht->gh);
+	/* Readers that were still walking (the caller has stopped new ones) end first; a shrink
+	 * under way waits for its callback. */
+	h->flavor->update_synchronize_rcu();
+	pthread_mutex_lock(&h->rs_lock);
+	if (h->rs_state == RS_WAIT1 || h->rs_state == RS_WAIT2) {
+		pthread_mutex_unlock(&h->rs_lock);
+		h->flavor->barrier();
+	} else {
+		pthread_mutex_unlock(&h->rs_lock);
+	}
+	for (unsigned int o = 0; o < GRACE_URCU__LFHT_ORDERS; o++)
+		free(h->pub.tbl[o]);
+	pthread_mutex_destroy(&h->rs_lock);
 	if (attr)
-		*attr = ht->attr;
-	free(ht);
+		*attr = h->attr;
+	free(h);
 	return 0;
 }
 
 void grace_urcu_lfht_count_nodes(struct cds_lfht *ht, long *split_count_before,
 				 unsigned long *count, long *split_count_after)
 {
-	struct grace_hash_iter it;
-	struct grace_hash_node *n;
+	struct lfht *h = impl(ht);
+	struct cds_lfht_iter it;
 	unsigned long c = 0;
 
 	if (split_count_before)
-		*split_count_before = (long)grace_hash_count(ht->gh);
-	grace_hash_for_each_rcu(ht->gh, it, n)
+		*split_count_before = count_sum(h);
+	for (cds_lfht_first(ht, &it); it.node; cds_lfht_next(ht, &it))
 		c++;
 	if (count)
 		*count = c;
 	if (split_count_after)
-		*split_count_after = (long)grace_hash_count(ht->gh);
+		*split_count_after = count_sum(h);
 }
 
-/* Full barrier before the commit: the stripe lock's atomic read-modify-write on x86. */
-static inline void barrier_before(void)
-{
-#if !GRACE_ARCH_TSO
-	grace_smp_mb();
-#endif
-}
+enum add_mode { ADD_DUP, ADD_UNIQUE, ADD_REPLACE };
 
-static void mark_removed(struct cds_lfht_node *n)
+static struct cds_lfht_node *do_add(struct lfht *h, unsigned long hash, cds_lfht_match_fct match,
+				    const void *key, struct cds_lfht_node *node, enum add_mode mode)
 {
-	/* Release: a thread that sees the mark (acquire or not, "no barrier" in liburcu) has the
-	 * removal's effects ordered before it when it synchronises with this thread. */
-	grace_store_release(&n->gh.rcu.next, GRACE_URCU__LFHT_REMOVED);
-}
+	struct pos p;
 
-static void clear_removed(struct cds_lfht_node *n)
-{
-	/* The node is not reachable yet: relaxed. */
-	grace_store_relaxed(&n->gh.rcu.next, (struct rcu_head *)NULL);
+	node->reverse_hash = grace_urcu__lfht_key(hash); /* not reachable yet */
+	mb_non_tso();
+	for (;;) {
+		/*
+		 * add_unique and add_replace look through the key's run and insert at its end (the
+		 * atomicity argument above); add, which allows duplicates, inserts at its start
+		 * (walking to key - 1, even: past a bucket node of that value, to the first node of
+		 * the key), so a run of duplicates costs it nothing.
+		 */
+		if (mode == ADD_DUP)
+			walk(h, node->reverse_hash - 1, NULL, NULL, &p, NULL);
+		else
+			walk(h, node->reverse_hash, match, key, &p, NULL);
+		if (p.found && mode == ADD_UNIQUE)
+			return p.found;
+		if (p.found) {
+			/* Replace: old removed and node in its place, in one CAS. */
+			grace_store_relaxed(&node->next, p.found_next);
+			if (!cas(&p.found->next, p.found_next, flagged(node)))
+				continue;
+			unlink_removed(h, p.found);
+			mb_non_tso();
+			return p.found;
+		}
+		grace_store_relaxed(&node->next, p.cur);
+		if (cas(&p.prev->next, p.cur, node))
+			break;
+	}
+	mb_non_tso();
+	after_insert(h, p.chain);
+	return mode == ADD_UNIQUE ? node : NULL;
 }
 
 void grace_urcu_lfht_add(struct cds_lfht *ht, unsigned long hash, struct cds_lfht_node *node)
 {
-	struct lfht_key k = { hash, NULL, NULL };
-
-	clear_removed(node);
-	barrier_before();
-	grace_hash_add(ht->gh, &node->gh, &k);
-	grace_smp_mb(); /* full barrier after the commit (liburcu's contract) */
+	(void)do_add(impl(ht), hash, NULL, NULL, node, ADD_DUP);
 }
 
 struct cds_lfht_node *grace_urcu_lfht_add_unique(struct cds_lfht *ht, unsigned long hash,
 						 cds_lfht_match_fct match, const void *key,
 						 struct cds_lfht_node *node)
 {
-	struct lfht_key k = { hash, match, key };
-	struct grace_hash_node *r;
-
-	clear_removed(node);
-	barrier_before();
-	r = grace_hash_add_or_get(ht->gh, &node->gh, &k);
-	if (r == &node->gh)
-		grace_smp_mb(); /* full barrier after a successful commit */
-	return caa_container_of(r, struct cds_lfht_node, gh);
+	return do_add(impl(ht), hash, match, key, node, ADD_UNIQUE);
 }
 
 struct cds_lfht_node *grace_urcu_lfht_add_replace(struct cds_lfht *ht, unsigned long hash,
 						  cds_lfht_match_fct match, const void *key,
 						  struct cds_lfht_node *node)
 {
-	struct lfht_key k = { hash, match, key };
-	struct grace_hash_node *old;
-
-	clear_removed(node);
-	barrier_before();
-	old = grace_hash_add_replace(ht->gh, &node->gh, &k);
-	grace_smp_mb(); /* full barrier after the commit */
-	if (!old)
-		return NULL;
-	struct cds_lfht_node *o = caa_container_of(old, struct cds_lfht_node, gh);
-	mark_removed(o);
-	return o;
+	return do_add(impl(ht), hash, match, key, node, ADD_REPLACE);
 }
 
 int grace_urcu_lfht_replace(struct cds_lfht *ht, struct cds_lfht_iter *old_iter, unsigned long hash,
 			    cds_lfht_match_fct match, const void *key,
 			    struct cds_lfht_node *new_node)
 {
-	struct cds_lfht_node *old = old_iter ? old_iter->node : NULL;
-	int r;
+	struct lfht *h = impl(ht);
+	struct cds_lfht_node *old = old_iter ? old_iter->node : NULL, *next;
 
 	if (!old)
 		return -ENOENT;
-	if (old->gh.hash != (uint64_t)hash || !match(old, key))
+	if (old->reverse_hash != grace_urcu__lfht_key(hash) || !match(old, key))
 		return -EINVAL; /* the new node must have the old one's hash and key */
-	clear_removed(new_node);
-	barrier_before();
-	r = grace_hash_replace(ht->gh, &old->gh, &new_node->gh);
-	if (r != 0)
-		return r == -EINVAL ? -EINVAL : -ENOENT;
-	grace_smp_mb(); /* full barrier after a successful commit */
-	mark_removed(old);
+	new_node->reverse_hash = old->reverse_hash;
+	mb_non_tso();
+	next = grace_load_relaxed(&old->next);
+	for (;;) {
+		if (grace_urcu__lfht_removed(next))
+			return -ENOENT;
+		grace_store_relaxed(&new_node->next, next); /* not reachable yet */
+		if (grace_cmpxchg_mo(&old->next, &next, flagged(new_node), __ATOMIC_SEQ_CST,
+				     __ATOMIC_RELAXED))
+			break;
+	}
+	unlink_removed(h, old);
+	mb_non_tso();
 	return 0;
 }
 
 int grace_urcu_lfht_del(struct cds_lfht *ht, struct cds_lfht_node *node)
 {
-	int r;
+	struct lfht *h = impl(ht);
 
 	if (!node)
 		return -ENOENT;
-	barrier_before();
-	r = grace_hash_del(ht->gh, &node->gh);
-	if (r != 0)
+	if (!(node->reverse_hash & 1ul))
+		grace_urcu__misuse("cds_lfht_del", "the node is a bucket node of the table, or was "
+						   "never added: pass a node from a lookup");
+	mb_non_tso();
+	if (!flag_removed(node))
 		return -ENOENT;
-	grace_smp_mb(); /* full barrier after a successful commit */
-	mark_removed(node);
+	unlink_removed(h, node);
+	mb_non_tso();
+	after_remove(h);
 	return 0;
 }
 
 void grace_urcu_lfht_resize(struct cds_lfht *ht, unsigned long new_size)
 {
-	check_may_block(ht, "cds_lfht_resize");
-	if (new_size == 0)
-		new_size = 1; /* clamped to the table's minimum */
-	(void)grace_hash_resize(ht->gh, new_size);
+	struct lfht *h = impl(ht);
+
+	check_may_block(h, "cds_lfht_resize");
+	grace_store_relaxed(&h->rs_target, clamp_size(h, roundup_pow2(new_size ? new_size : 1)));
+	rs_finish(h);
 }

@@ -391,4 +391,44 @@ TEST(concurrent_qsbr_auto_resize)
 	concurrent(1, CDS_LFHT_AUTO_RESIZE);
 }
 
+/*
+ * Growth waits for no grace period: a QSBR thread that stays online (this one) holds every grace
+ * period back, and the table must still grow to its count as it fills. A resize that needed a
+ * grace period per step would stay at its first size.
+ */
+TEST(grows_while_grace_periods_are_held_back)
+{
+	enum { N = 100000 };
+	struct cds_lfht *ht = cds_lfht_new_flavor(1, 1, 0,
+						  CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+						  &urcu_qsbr_flavor, NULL);
+	struct cds_lfht_iter iter;
+	struct item *pos;
+	unsigned long missing = 0;
+
+	REQUIRE(ht);
+	urcu_qsbr_register_thread();
+	urcu_qsbr_read_lock();
+	for (unsigned long k = 0; k < N; k++) {
+		struct item *it = item_new(k, 0);
+		REQUIRE(cds_lfht_add_unique(ht, mix(k), match, &it->key, &it->node) == &it->node);
+	}
+	CHECK_MSG(ht->size >= N / 2, "size %lu after %d insertions with no grace period", ht->size,
+		  (int)N);
+	for (unsigned long k = 0; k < N; k++)
+		missing += lookup(ht, k) == NULL;
+	CHECK_MSG(missing == 0, "%lu keys not found", missing);
+	cds_lfht_for_each_entry(ht, &iter, pos, node) {
+		CHECK(cds_lfht_del(ht, &pos->node) == 0);
+		urcu_qsbr_call_rcu(&pos->rh, item_free);
+	}
+	urcu_qsbr_read_unlock();
+	urcu_qsbr_quiescent_state();
+	cds_lfht_resize(ht, 1); /* the shrink's two grace periods, then its frees */
+	CHECK(ht->size == 1);
+	CHECK(cds_lfht_destroy(ht, NULL) == 0);
+	urcu_qsbr_barrier();
+	urcu_qsbr_unregister_thread();
+}
+
 GT_MAIN()

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * grace-urcu <urcu/rculfhash.h>: liburcu's resizable RCU hash table (cds_lfht) on grace's
- * hash table (<grace/hash.h>). Include it after the flavor header (<urcu.h>, <urcu-qsbr.h>, ...),
- * as with liburcu.
+ * grace-urcu <urcu/rculfhash.h>: liburcu's resizable RCU hash table (cds_lfht), a lock-free
+ * split-ordered list (Shalev and Shavit) with RCU, written for grace (compat/src/lfht.c has the
+ * argument). Include it after the flavor header (<urcu.h>, <urcu-qsbr.h>, ...), as with liburcu.
  *
  * The contract is liburcu's:
  *  - lookups and traversals run inside read-side sections, with no lock, no atomic and no store;
+ *    updates too run inside read-side sections, with compare-and-swap and no lock;
  *  - cds_lfht_add() allows duplicate keys; cds_lfht_add_unique() returns the node added or the
  *    one already present; cds_lfht_add_replace() returns the node replaced or NULL; each is
  *    atomic with respect to lookups (a lookup finds exactly one instance of a key that is
@@ -14,14 +15,13 @@
  *  - cds_lfht_del() returns 0, or -ENOENT for a node already removed (or NULL);
  *    cds_lfht_replace() -ENOENT likewise, -EINVAL if the new node's hash or key differs;
  *    cds_lfht_is_node_deleted() says whether a node has been removed;
- *  - the table resizes while readers run (cds_lfht_resize(), or CDS_LFHT_AUTO_RESIZE): one
- *    pass and one grace period to any power of two;
+ *  - the table resizes while readers and updaters run (cds_lfht_resize(), or
+ *    CDS_LFHT_AUTO_RESIZE); growing never waits for a grace period, shrinking waits for two;
  *  - removed nodes are the caller's to free after a grace period (call_rcu()).
- * How it differs (docs/compat.md): updates take one striped lock per bucket instead of
- * compare-and-swap loops; a struct cds_lfht_node is 40 bytes (liburcu: 16); the memory
- * back-ends (cds_lfht_mm_order, _chunk, _mmap) and the resize thread's pthread_attr_t are
- * accepted and have no effect; cds_lfht_destroy() waits for a grace period, so it must not be
- * called inside a read-side section or from a callback (liburcu >= 0.10 allows both).
+ * How it differs (docs/compat.md): the memory back-ends (cds_lfht_mm_order, _chunk, _mmap) and
+ * the resize thread's pthread_attr_t are accepted and have no effect (there is no resize
+ * thread: the updaters resize, a bounded step at a time); cds_lfht_destroy() waits for a grace
+ * period, so it must not be called inside a read-side section or from a callback.
  */
 #ifndef GRACE_URCU_RCULFHASH_H
 #define GRACE_URCU_RCULFHASH_H
@@ -34,27 +34,26 @@
 GRACE_BEGIN_DECLS
 
 /*
- * Embed in each object. Fields internal: the grace node, whose rcu_head (unused by a table
- * that frees nothing) marks the node removed.
+ * Embed in each object (8-byte aligned: the low bits of `next` carry the removed flag). Fields
+ * internal: the list link, and the split-order key (the bit-reversed hash, lowest bit set).
  */
 struct cds_lfht_node {
-	struct grace_hash_node gh;
-};
+	struct cds_lfht_node *next;
+	unsigned long reverse_hash;
+} __attribute__((aligned(8)));
 
-/* A position in a lookup or a traversal. Fields internal. */
+/* A position in a lookup or a traversal: the node and its link as read. Fields internal. */
 struct cds_lfht_iter {
 	struct cds_lfht_node *node, *next;
-	struct grace_hash_table *t; /* the bucket array the node was found in */
-	struct grace_hash_iter it;  /* whole-table traversal (cds_lfht_first/next) */
 };
 
-/* A table. Fields internal. */
+/* Bucket levels: level 0 holds bucket 0, level o >= 1 buckets [2^(o-1), 2^o). */
+#define GRACE_URCU__LFHT_ORDERS (sizeof(unsigned long) * 8 + 1)
+
+/* A table. Fields internal: what the inline lookups read; the rest is in libgrace-urcu. */
 struct cds_lfht {
-	struct grace_hash *gh;
-	const struct rcu_flavor_struct *flavor;
-	struct grace_flavor_ops ops;
-	pthread_attr_t *attr;
-	int flags;
+	unsigned long size; /* buckets in use, a power of two (store-release when it changes) */
+	struct cds_lfht_node *tbl[GRACE_URCU__LFHT_ORDERS];
 };
 
 typedef int (*cds_lfht_match_fct)(struct cds_lfht_node *node, const void *key);
@@ -105,8 +104,90 @@ GRACE_API int grace_urcu_lfht_replace(struct cds_lfht *ht, struct cds_lfht_iter 
 GRACE_API int grace_urcu_lfht_del(struct cds_lfht *ht, struct cds_lfht_node *node);
 GRACE_API void grace_urcu_lfht_resize(struct cds_lfht *ht, unsigned long new_size);
 
-/* The removed mark: node->gh.rcu.next (the table never touches the rcu_head: free is NULL). */
-#define GRACE_URCU__LFHT_REMOVED ((struct rcu_head *)(uintptr_t)1)
+/* The flags in a node's `next`: REMOVED (bit 0) marks the node itself removed. */
+#define GRACE_URCU__LFHT_REMOVED 1ul
+#define GRACE_URCU__LFHT_FLAGS 3ul
+
+GRACE_INLINE struct cds_lfht_node *grace_urcu__lfht_clear(struct cds_lfht_node *p)
+{
+	return (struct cds_lfht_node *)((uintptr_t)p & ~(uintptr_t)GRACE_URCU__LFHT_FLAGS);
+}
+
+GRACE_INLINE int grace_urcu__lfht_removed(const struct cds_lfht_node *next)
+{
+	return ((uintptr_t)next & GRACE_URCU__LFHT_REMOVED) != 0;
+}
+
+/* The bits of x in reverse order (split ordering: a bucket's nodes share the high bits). */
+GRACE_INLINE unsigned long grace_urcu__lfht_rev(unsigned long x)
+{
+#if __SIZEOF_LONG__ == 8
+	x = (unsigned long)__builtin_bswap64((uint64_t)x);
+	x = ((x >> 4) & 0x0f0f0f0f0f0f0f0ful) | ((x & 0x0f0f0f0f0f0f0f0ful) << 4);
+	x = ((x >> 2) & 0x3333333333333333ul) | ((x & 0x3333333333333333ul) << 2);
+	x = ((x >> 1) & 0x5555555555555555ul) | ((x & 0x5555555555555555ul) << 1);
+#else
+	x = (unsigned long)__builtin_bswap32((uint32_t)x);
+	x = ((x >> 4) & 0x0f0f0f0ful) | ((x & 0x0f0f0f0ful) << 4);
+	x = ((x >> 2) & 0x33333333ul) | ((x & 0x33333333ul) << 2);
+	x = ((x >> 1) & 0x55555555ul) | ((x & 0x55555555ul) << 1);
+#endif
+	return x;
+}
+
+/* The split-order key of a node with this hash: odd, so it sorts after the bucket node of the
+ * same reversed value (bucket keys are even). */
+GRACE_INLINE unsigned long grace_urcu__lfht_key(unsigned long hash)
+{
+	return grace_urcu__lfht_rev(hash) | 1ul;
+}
+
+/* The bucket node of index b (< the size the caller loaded with acquire). */
+GRACE_INLINE struct cds_lfht_node *grace_urcu__lfht_bucket(struct cds_lfht *ht, unsigned long b)
+{
+	unsigned int o;
+
+	if (!b)
+		return ht->tbl[0];
+	o = (unsigned int)(sizeof(unsigned long) * 8) - (unsigned int)__builtin_clzl(b);
+	return &ht->tbl[o][b - (1ul << (o - 1))];
+}
+
+/* Walk from n (inclusive) to the first live node of key k that match() accepts, stopping at the
+ * first larger key. Loads of the links are rcu_dereference()s (address dependency, no fence);
+ * keys never change once a node is linked. */
+GRACE_INLINE void grace_urcu__lfht_find(struct cds_lfht_node *n, unsigned long k,
+					cds_lfht_match_fct match, const void *key,
+					struct cds_lfht_iter *iter)
+{
+	for (; n; n = grace_urcu__lfht_clear(iter->next)) {
+		unsigned long nk = n->reverse_hash;
+
+		iter->next = rcu_dereference_raw(n->next);
+		if (nk > k)
+			break;
+		if (nk == k && !grace_urcu__lfht_removed(iter->next) && match(n, key)) {
+			iter->node = n;
+			return;
+		}
+	}
+	iter->node = NULL;
+	iter->next = NULL;
+}
+
+/* Walk from n (inclusive) to the first live node that is not a bucket node. */
+GRACE_INLINE void grace_urcu__lfht_scan(struct cds_lfht_node *n, struct cds_lfht_iter *iter)
+{
+	for (; n; n = grace_urcu__lfht_clear(iter->next)) {
+		iter->next = rcu_dereference_raw(n->next);
+		if ((n->reverse_hash & 1ul) && !grace_urcu__lfht_removed(iter->next)) {
+			iter->node = n;
+			return;
+		}
+	}
+	iter->node = NULL;
+	iter->next = NULL;
+}
 
 GRACE_INLINE struct cds_lfht_node *cds_lfht_iter_get_node(struct cds_lfht_iter *iter)
 {
@@ -145,79 +226,51 @@ GRACE_INLINE struct cds_lfht *_cds_lfht_new(unsigned long init_size,
 
 /*
  * Lookup inside a read-side section: the first node with this hash that @match accepts, in
- * iter->node (NULL if none). Inline, so the caller's match function can be inlined too: the
- * candidates are walked with grace_hash_first_rcu() and grace_hash_next_rcu() in one bucket
- * array (dependency-ordered loads of the chain links, no store).
+ * iter->node (NULL if none). Inline, so the caller's match function can be inlined too. The
+ * size is loaded with acquire: it is stored with release once every bucket node below it is
+ * linked (pairs with the store-release in the resize, lfht.c).
  */
 GRACE_INLINE void cds_lfht_lookup(struct cds_lfht *ht, unsigned long hash, cds_lfht_match_fct match,
 				  const void *key, struct cds_lfht_iter *iter)
 {
-	struct grace_hash_table *t;
-	struct grace_hash_node *n;
+	unsigned long size = grace_load_acquire(&ht->size);
+	struct cds_lfht_node *b = grace_urcu__lfht_bucket(ht, hash & (size - 1));
 
-	iter->it.node = NULL; /* cds_lfht_next() after a lookup ends the walk (docs/compat.md) */
-	for (n = grace_hash_first_rcu(ht->gh, (uint64_t)hash, &t); n;
-	     n = grace_hash_next_rcu(t, n, (uint64_t)hash)) {
-		struct cds_lfht_node *ln = caa_container_of(n, struct cds_lfht_node, gh);
-
-		if (match(ln, key)) {
-			iter->node = ln;
-			iter->t = t;
-			return;
-		}
-	}
-	iter->node = NULL;
+	grace_urcu__lfht_find(grace_urcu__lfht_clear(rcu_dereference_raw(b->next)),
+			      grace_urcu__lfht_key(hash), match, key, iter);
 }
 
 /* The next node after iter's with the same key (iter from a lookup or a traversal). */
 GRACE_INLINE void cds_lfht_next_duplicate(struct cds_lfht *ht, cds_lfht_match_fct match,
 					  const void *key, struct cds_lfht_iter *iter)
 {
-	struct grace_hash_node *n;
-	uint64_t h;
-
 	(void)ht;
 	if (!iter->node)
 		return;
-	h = iter->node->gh.hash;
-	for (n = grace_hash_next_rcu(iter->t, &iter->node->gh, h); n;
-	     n = grace_hash_next_rcu(iter->t, n, h)) {
-		struct cds_lfht_node *ln = caa_container_of(n, struct cds_lfht_node, gh);
-
-		if (match(ln, key)) {
-			iter->node = ln;
-			return;
-		}
-	}
-	iter->node = NULL;
+	grace_urcu__lfht_find(grace_urcu__lfht_clear(iter->next), iter->node->reverse_hash, match,
+			      key, iter);
 }
 
-/* Traversal of every node, inside one read-side section (each node present throughout is seen
- * exactly once, resize or not). */
+/* Traversal of every node, inside one read-side section: each node present throughout is seen
+ * exactly once, resize or not (the table is one list in split order; buckets are shortcuts). */
 GRACE_INLINE void cds_lfht_first(struct cds_lfht *ht, struct cds_lfht_iter *iter)
 {
-	struct grace_hash_node *n = grace_hash_iter_first(ht->gh, &iter->it);
-
-	iter->t = iter->it.tbl;
-	iter->node = n ? caa_container_of(n, struct cds_lfht_node, gh) : NULL;
+	grace_urcu__lfht_scan(grace_urcu__lfht_clear(rcu_dereference_raw(ht->tbl[0]->next)), iter);
 }
 
+/* The node after iter's in the traversal order (after a lookup too, as in liburcu). */
 GRACE_INLINE void cds_lfht_next(struct cds_lfht *ht, struct cds_lfht_iter *iter)
 {
-	struct grace_hash_node *n;
-
 	(void)ht;
 	if (!iter->node)
 		return;
-	/* Continues a cds_lfht_first() traversal; after a lookup the walk ends here. */
-	n = grace_hash_iter_next(&iter->it);
-	iter->node = n ? caa_container_of(n, struct cds_lfht_node, gh) : NULL;
+	grace_urcu__lfht_scan(grace_urcu__lfht_clear(iter->next), iter);
 }
 
 /* Has @node been removed (del, replace, add_replace)? No memory barrier, as in liburcu. */
 GRACE_INLINE int cds_lfht_is_node_deleted(const struct cds_lfht_node *node)
 {
-	return grace_load_relaxed(&node->gh.rcu.next) == GRACE_URCU__LFHT_REMOVED;
+	return grace_urcu__lfht_removed(grace_load_relaxed(&node->next));
 }
 
 GRACE_INLINE int cds_lfht_destroy(struct cds_lfht *ht, pthread_attr_t **attr)
