@@ -57,6 +57,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compat.h"
 
@@ -86,6 +87,7 @@ struct lfht {
 	/* Resizing: state and cursors written under rs_lock; rs_state and rs_target are read
 	 * relaxed by updaters as hints (the step re-reads them under the lock). */
 	pthread_mutex_t rs_lock;
+	pid_t rs_pid; /* the process of rs_lock's holder (0: none), for a fork child's check */
 	int rs_state;
 	int rs_gp_done; /* set by the callback (release), read by the step (acquire) */
 	unsigned long rs_target, rs_cursor, rs_from;
@@ -402,7 +404,35 @@ static void rs_help(struct lfht *h)
 {
 	if (pthread_mutex_trylock(&h->rs_lock) != 0)
 		return;
+	grace_store_relaxed(&h->rs_pid, getpid());
 	rs_step(h, RS_BUDGET);
+	grace_store_relaxed(&h->rs_pid, 0);
+	pthread_mutex_unlock(&h->rs_lock);
+}
+
+/*
+ * Take rs_lock and wait for it (explicit resize, destroy). A fork child whose parent had another
+ * thread inside a resize step inherits the lock held by a thread it does not have: waiting would
+ * hang for good, and the step's state may be half done. Report it instead (updaters only
+ * try-lock: in that child the table works but never resizes).
+ */
+static void rs_lock_wait(struct lfht *h, const char *call)
+{
+	if (pthread_mutex_trylock(&h->rs_lock) != 0) {
+		pid_t holder = grace_load_relaxed(&h->rs_pid);
+
+		if (holder != 0 && holder != getpid())
+			grace_urcu__misuse(call, "the process forked while another thread was "
+						 "resizing this table: the child cannot resize "
+						 "or destroy it");
+		pthread_mutex_lock(&h->rs_lock);
+	}
+	grace_store_relaxed(&h->rs_pid, getpid());
+}
+
+static void rs_unlock(struct lfht *h)
+{
+	grace_store_relaxed(&h->rs_pid, 0);
 	pthread_mutex_unlock(&h->rs_lock);
 }
 
@@ -538,16 +568,16 @@ static void check_may_block(struct lfht *h, const char *call)
 }
 
 /* Run the resize to its end (explicit resize, destroy): wait for its grace periods. */
-static void rs_finish(struct lfht *h)
+static void rs_finish(struct lfht *h, const char *call)
 {
 	for (;;) {
 		int st;
 
 		h->flavor->read_lock();
-		pthread_mutex_lock(&h->rs_lock);
+		rs_lock_wait(h, call);
 		rs_step(h, ULONG_MAX);
 		st = h->rs_state;
-		pthread_mutex_unlock(&h->rs_lock);
+		rs_unlock(h);
 		h->flavor->read_unlock();
 		if (st == RS_IDLE)
 			return;
@@ -572,12 +602,12 @@ int grace_urcu_lfht_destroy(struct cds_lfht *ht, pthread_attr_t **attr)
 	/* Readers that were still walking (the caller has stopped new ones) end first; a shrink
 	 * under way waits for its callback. */
 	h->flavor->update_synchronize_rcu();
-	pthread_mutex_lock(&h->rs_lock);
+	rs_lock_wait(h, "cds_lfht_destroy");
 	if (h->rs_state == RS_WAIT1 || h->rs_state == RS_WAIT2) {
-		pthread_mutex_unlock(&h->rs_lock);
+		rs_unlock(h);
 		h->flavor->barrier();
 	} else {
-		pthread_mutex_unlock(&h->rs_lock);
+		rs_unlock(h);
 	}
 	for (unsigned int o = 0; o < GRACE_URCU__LFHT_ORDERS; o++)
 		free(h->pub.tbl[o]);
@@ -715,5 +745,5 @@ void grace_urcu_lfht_resize(struct cds_lfht *ht, unsigned long new_size)
 
 	check_may_block(h, "cds_lfht_resize");
 	grace_store_relaxed(&h->rs_target, clamp_size(h, roundup_pow2(new_size ? new_size : 1)));
-	rs_finish(h);
+	rs_finish(h, "cds_lfht_resize");
 }
