@@ -536,9 +536,9 @@ struct cds_lfht *grace_urcu_lfht_new(unsigned long init_size, unsigned long min_
 		goto nomem;
 	h->pub.size = 1;
 	h->rs_target = init_size;
-	flavor->read_lock(); /* walks run inside a section, even here */
+	/* No other thread can see the table yet: no read-side section needed (and a QSBR caller
+	 * may create a table before it registers, as with liburcu). */
 	rs_step(h, ULONG_MAX);
-	flavor->read_unlock();
 	if (h->pub.size != init_size)
 		goto nomem;
 	return &h->pub;
@@ -594,9 +594,9 @@ int grace_urcu_lfht_destroy(struct cds_lfht *ht, pthread_attr_t **attr)
 	if (!ht)
 		return -EINVAL;
 	check_may_block(h, "cds_lfht_destroy");
-	h->flavor->read_lock();
+	/* No update runs any more (liburcu's contract for destroy), so nothing on the list is
+	 * freed under this walk: no read-side section (the caller may have unregistered). */
 	cds_lfht_first(ht, &it);
-	h->flavor->read_unlock();
 	if (it.node)
 		return -EPERM; /* liburcu: the table must be empty */
 	/* Readers that were still walking (the caller has stopped new ones) end first; a shrink
