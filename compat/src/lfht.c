@@ -312,7 +312,7 @@ static void rs_step(struct lfht *h, unsigned long budget)
 		case RS_IDLE:
 			target = grace_load_relaxed(&h->rs_target);
 			if (target > size) {
-				h->rs_state = RS_GROW;
+				grace_store_relaxed(&h->rs_state, RS_GROW);
 				h->rs_cursor = size;
 				continue;
 			}
@@ -322,7 +322,7 @@ static void rs_step(struct lfht *h, unsigned long budget)
 				 * retires the larger size. */
 				grace_store_release(&h->pub.size, target);
 				h->rs_from = size;
-				h->rs_state = RS_WAIT1;
+				grace_store_relaxed(&h->rs_state, RS_WAIT1);
 				rs_gp_request(h);
 			}
 			return;
@@ -334,7 +334,7 @@ static void rs_step(struct lfht *h, unsigned long budget)
 				if (!lv) {
 					/* No memory: stay at this size (the next trigger retries). */
 					grace_store_relaxed(&h->rs_target, size);
-					h->rs_state = RS_IDLE;
+					grace_store_relaxed(&h->rs_state, RS_IDLE);
 					return;
 				}
 				/* Read by walks only after they load a size above it (acquire). */
@@ -349,7 +349,7 @@ static void rs_step(struct lfht *h, unsigned long budget)
 			/* Release: every bucket node below 2 size is linked before a walk that
 			 * loads the size (acquire) can start from one of them. */
 			grace_store_release(&h->pub.size, 2 * size);
-			h->rs_state = RS_IDLE;
+			grace_store_relaxed(&h->rs_state, RS_IDLE);
 			if (!budget)
 				return;
 			continue;
@@ -357,7 +357,7 @@ static void rs_step(struct lfht *h, unsigned long budget)
 			/* Acquire: pairs with rs_gp_cb(); no walk uses the larger size now. */
 			if (!grace_load_acquire(&h->rs_gp_done))
 				return;
-			h->rs_state = RS_REMOVE;
+			grace_store_relaxed(&h->rs_state, RS_REMOVE);
 			h->rs_cursor =
 				h->rs_from; /* from the highest bucket down (remove_bucket) */
 			continue;
@@ -368,7 +368,7 @@ static void rs_step(struct lfht *h, unsigned long budget)
 			}
 			if (h->rs_cursor > size)
 				return;
-			h->rs_state = RS_WAIT2;
+			grace_store_relaxed(&h->rs_state, RS_WAIT2);
 			rs_gp_request(h);
 			return;
 		case RS_WAIT2:
@@ -379,7 +379,7 @@ static void rs_step(struct lfht *h, unsigned long budget)
 				free(h->pub.tbl[o]);
 				h->pub.tbl[o] = NULL;
 			}
-			h->rs_state = RS_IDLE;
+			grace_store_relaxed(&h->rs_state, RS_IDLE);
 			continue;
 		default:
 			return;
