@@ -117,7 +117,9 @@ static inline bool cas(struct cds_lfht_node **link, struct cds_lfht_node *expect
 	return grace_cmpxchg_mo(link, &expect, v, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 }
 
-/* liburcu's full barrier around an update's commit: the CAS's locked instruction on x86. */
+/* liburcu's full barrier before and after an update's commit, ordering the caller's own
+ * accesses around it (the other side is whatever the caller pairs it with); on x86 the CAS's
+ * locked instruction is one. */
 static inline void mb_non_tso(void)
 {
 #if !GRACE_ARCH_TSO
@@ -138,9 +140,9 @@ static unsigned long roundup_pow2(unsigned long x)
 /* ---- the list ---- */
 
 struct pos {
-	struct cds_lfht_node *prev, *cur;         /* prev live with prev->next == cur when read */
-	struct cds_lfht_node *found, *found_next; /* the match, and its link as read */
-	unsigned int chain;                       /* live regular nodes walked */
+	struct cds_lfht_node *prev, *cur; /* prev live with prev->next == cur when read */
+	struct cds_lfht_node *found;      /* the match */
+	unsigned int chain;               /* live regular nodes walked */
 };
 
 /*
@@ -177,10 +179,8 @@ restart:
 			break;
 		if (k & 1ul) {
 			p->chain++;
-			if (k == key && match && !p->found && match(p->cur, mkey)) {
+			if (k == key && match && !p->found && match(p->cur, mkey))
 				p->found = p->cur;
-				p->found_next = next;
-			}
 		}
 		p->prev = p->cur;
 		p->cur = clr(next);
@@ -209,16 +209,26 @@ static void link_node(struct lfht *h, struct cds_lfht_node *node, struct pos *p)
 	}
 }
 
-/* Flag node removed; false if it already was (another remover won). */
-static bool flag_removed(struct cds_lfht_node *node)
+/*
+ * Remove node with one CAS of its link: flagged, and pointing at repl (a replacement, whose link
+ * is first set to node's successor: it takes node's place) or at node's successor (a deletion).
+ * False if node was already removed: another remover won.
+ */
+static bool remove_node(struct cds_lfht_node *node, struct cds_lfht_node *repl)
 {
+	/* Relaxed: a first guess; the CAS checks it. */
 	struct cds_lfht_node *next = grace_load_relaxed(&node->next);
 
 	for (;;) {
 		if (grace_urcu__lfht_removed(next))
 			return false;
-		if (grace_cmpxchg_mo(&node->next, &next, flagged(next), __ATOMIC_SEQ_CST,
-				     __ATOMIC_RELAXED))
+		if (repl)
+			grace_store_relaxed(&repl->next, next); /* not reachable yet */
+		/* seq_cst: publishes repl's fields to a reader that loads node->next (its
+		 * rcu_dereference, an address dependency, pairs with it), and is liburcu's full
+		 * barrier of the commit on x86. */
+		if (grace_cmpxchg_mo(&node->next, &next, flagged(repl ? repl : next),
+				     __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return true;
 	}
 }
@@ -248,6 +258,7 @@ static long count_sum(struct lfht *h)
 {
 	long s = 0;
 
+	/* Relaxed: an approximation that only steers resizing (count_change()). */
 	for (int i = 0; i < LFHT_SLOTS; i++)
 		s += grace_load_relaxed(&h->slots[i].v);
 	return s;
@@ -265,6 +276,7 @@ static void rs_gp_cb(struct rcu_head *head)
 
 static void rs_gp_request(struct lfht *h)
 {
+	/* Relaxed: under rs_lock, and the callback that sets it again is queued after it. */
 	grace_store_relaxed(&h->rs_gp_done, 0);
 	h->flavor->update_call_rcu(&h->rs_head, rs_gp_cb);
 }
@@ -293,7 +305,7 @@ static void remove_bucket(struct lfht *h, unsigned long i)
 	struct cds_lfht_node *b = grace_urcu__lfht_bucket(&h->pub, i);
 	struct pos p;
 
-	(void)flag_removed(b); /* only the resizer removes bucket nodes */
+	(void)remove_node(b, NULL); /* only the resizer removes bucket nodes */
 	walk_from(grace_urcu__lfht_bucket(&h->pub, i - (1ul << (o - 1))), b->reverse_hash, NULL,
 		  NULL, &p, b);
 }
@@ -419,6 +431,8 @@ static void rs_help(struct lfht *h)
 static void rs_lock_wait(struct lfht *h, const char *call)
 {
 	if (pthread_mutex_trylock(&h->rs_lock) != 0) {
+		/* Relaxed: only its owner writes it while holding the lock; a fork child
+		 * sees the parent's value frozen. */
 		pid_t holder = grace_load_relaxed(&h->rs_pid);
 
 		if (holder != 0 && holder != getpid())
@@ -659,9 +673,8 @@ static struct cds_lfht_node *do_add(struct lfht *h, unsigned long hash, cds_lfht
 			return p.found;
 		if (p.found) {
 			/* Replace: old removed and node in its place, in one CAS. */
-			grace_store_relaxed(&node->next, p.found_next);
-			if (!cas(&p.found->next, p.found_next, flagged(node)))
-				continue;
+			if (!remove_node(p.found, node))
+				continue; /* removed meanwhile: walk again */
 			unlink_removed(h, p.found);
 			mb_non_tso();
 			return p.found;
@@ -699,7 +712,7 @@ int grace_urcu_lfht_replace(struct cds_lfht *ht, struct cds_lfht_iter *old_iter,
 			    struct cds_lfht_node *new_node)
 {
 	struct lfht *h = impl(ht);
-	struct cds_lfht_node *old = old_iter ? old_iter->node : NULL, *next;
+	struct cds_lfht_node *old = old_iter ? old_iter->node : NULL;
 
 	if (!old)
 		return -ENOENT;
@@ -707,15 +720,8 @@ int grace_urcu_lfht_replace(struct cds_lfht *ht, struct cds_lfht_iter *old_iter,
 		return -EINVAL; /* the new node must have the old one's hash and key */
 	new_node->reverse_hash = old->reverse_hash;
 	mb_non_tso();
-	next = grace_load_relaxed(&old->next);
-	for (;;) {
-		if (grace_urcu__lfht_removed(next))
-			return -ENOENT;
-		grace_store_relaxed(&new_node->next, next); /* not reachable yet */
-		if (grace_cmpxchg_mo(&old->next, &next, flagged(new_node), __ATOMIC_SEQ_CST,
-				     __ATOMIC_RELAXED))
-			break;
-	}
+	if (!remove_node(old, new_node))
+		return -ENOENT;
 	unlink_removed(h, old);
 	mb_non_tso();
 	return 0;
@@ -731,7 +737,7 @@ int grace_urcu_lfht_del(struct cds_lfht *ht, struct cds_lfht_node *node)
 		grace_urcu__misuse("cds_lfht_del", "the node is a bucket node of the table, or was "
 						   "never added: pass a node from a lookup");
 	mb_non_tso();
-	if (!flag_removed(node))
+	if (!remove_node(node, NULL))
 		return -ENOENT;
 	unlink_removed(h, node);
 	mb_non_tso();

@@ -238,6 +238,14 @@ static void *race_updater(void *arg)
 	return NULL;
 }
 
+/* After the final barrier: every object queued since (a0, f0) was freed, none twice. */
+static void check_all_freed(uint64_t a0, uint64_t f0)
+{
+	CHECK_MSG(freed() - f0 == allocated() - a0, "%llu queued, %llu freed after the barrier",
+		  (unsigned long long)(allocated() - a0), (unsigned long long)(freed() - f0));
+	CHECK(__atomic_load_n(&n_bad, __ATOMIC_RELAXED) == 0);
+}
+
 static void race_flavor(int which)
 {
 	struct fl fl;
@@ -266,9 +274,7 @@ static void race_flavor(int which)
 	       (unsigned long long)r.errors);
 	CHECK_MSG(r.errors == 0, "%llu objects freed under a reader", (unsigned long long)r.errors);
 	CHECK(r.updates > 0 && r.sections > 0);
-	CHECK_MSG(freed() - f0 == allocated() - a0, "%llu queued, %llu freed after the barrier",
-		  (unsigned long long)(allocated() - a0), (unsigned long long)(freed() - f0));
-	CHECK(__atomic_load_n(&n_bad, __ATOMIC_RELAXED) == 0);
+	check_all_freed(a0, f0);
 }
 
 TEST(not_freed_early_rcu)
@@ -375,9 +381,7 @@ static void steal_flavor(int which)
 	       (unsigned long long)r.calls, (unsigned long long)r.barriers,
 	       (unsigned long long)r.forks);
 	CHECK(r.calls > 0 && r.barriers > 0 && r.forks > 0 && r.bad_children == 0);
-	CHECK_MSG(freed() - f0 == allocated() - a0, "%llu queued, %llu freed after the barrier",
-		  (unsigned long long)(allocated() - a0), (unsigned long long)(freed() - f0));
-	CHECK(__atomic_load_n(&n_bad, __ATOMIC_RELAXED) == 0);
+	check_all_freed(a0, f0);
 }
 
 TEST(taken_while_owners_call_rcu)

@@ -42,6 +42,16 @@ struct obj {
 };
 
 static struct obj *gp;
+
+/* The first object readers find (value 0). */
+static void publish_first(void)
+{
+	struct obj *o = (struct obj *)malloc(sizeof(*o));
+
+	REQUIRE(o);
+	o->value = 0;
+	rcu_assign_pointer(gp, o);
+}
 static int stop;
 static unsigned long bad_reads, nreads, started;
 static cpu_set_t one_cpu;
@@ -131,10 +141,7 @@ static void run(bool qsbr, void (*sync)(void))
 	grace_store_relaxed(&bad_reads, 0ul);
 	grace_store_relaxed(&nreads, 0ul);
 	grace_store_relaxed(&started, 0ul);
-	struct obj *o = (struct obj *)malloc(sizeof(*o));
-	REQUIRE(o);
-	o->value = 0;
-	rcu_assign_pointer(gp, o);
+	publish_first();
 	for (int i = 0; i < 2; i++)
 		REQUIRE(pthread_create(&t[i], NULL, reader, qsbr ? &one_cpu : NULL) == 0);
 	while (grace_load_relaxed(&started) < 2) /* both readers registered and reading */
@@ -221,10 +228,7 @@ TEST(qsbr_light_sleep_runs_out_and_falls_back)
 		return;
 	grace_store_relaxed(&started, 0ul);
 	grace_store_relaxed(&bad_reads, 0ul);
-	struct obj *o = (struct obj *)malloc(sizeof(*o));
-	REQUIRE(o);
-	o->value = 0;
-	rcu_assign_pointer(gp, o);
+	publish_first();
 	REQUIRE(pthread_create(&t, NULL, sleepy_reader, NULL) == 0);
 	while (grace_load_relaxed(&started) < 1)
 		sched_yield();
