@@ -9,6 +9,7 @@
 #include <urcu.h>
 #endif
 #include <urcu/rculfhash.h>
+#include <urcu/uatomic.h>
 
 #ifndef GRACE_URCU
 #error "not grace-urcu's headers"
@@ -25,11 +26,13 @@ static int match(struct cds_lfht_node *n, const void *key)
 	return caa_container_of(n, struct item, node)->key == *(const unsigned long *)key;
 }
 
+/* Callbacks may run on more than one worker thread at once (one per CPU), so the count is
+ * atomic; rcu_barrier() orders every increment before main's read. */
 static int freed;
 static void item_free(struct rcu_head *rh)
 {
 	free(caa_container_of(rh, struct item, rh));
-	freed++;
+	uatomic_inc(&freed);
 }
 
 int main(void)
@@ -59,7 +62,7 @@ int main(void)
 	}
 	rcu_read_unlock();
 	rcu_barrier();
-	int ok = found && freed == 1000 && cds_lfht_destroy(ht, NULL) == 0;
+	int ok = found && uatomic_read(&freed) == 1000 && cds_lfht_destroy(ht, NULL) == 0;
 	rcu_unregister_thread();
 #ifdef CONSUMER_QSBR
 	ok = ok && &rcu_flavor == &urcu_qsbr_flavor;
