@@ -30,7 +30,20 @@
 #define URCU_ARCH_S390 1
 #endif
 
-#define CAA_CACHE_LINE_SIZE GRACE_CACHE_LINE
+/*
+ * The padding unit programs size their per-thread data with. liburcu's per-architecture values,
+ * not grace's GRACE_CACHE_LINE (64): a program lays out arrays of per-thread structs with it, and
+ * at 64 on x86 two threads' entries of a malloc()ed array (16-byte aligned) share a line
+ * (liburcu's test_perthreadlock read at half speed). 128 on x86 also keeps neighbours out of
+ * the 128-byte pairs that the adjacent-line prefetcher fetches together.
+ */
+#if defined(__x86_64__) || defined(__i386__) || defined(__s390__)
+#define CAA_CACHE_LINE_SIZE 128
+#elif defined(__powerpc__) || defined(__sparc__)
+#define CAA_CACHE_LINE_SIZE 256
+#else
+#define CAA_CACHE_LINE_SIZE 64
+#endif
 
 /* Full fence: every access before it is ordered before every access after it. */
 #define cmm_smp_mb() grace_smp_mb()
