@@ -23,7 +23,9 @@
  *    loser). Then walk the node's bucket: every walker that meets a flagged node unlinks it,
  *    with CAS prev->next from the node to its successor. The remover's walk passes the node's
  *    place, so when del returns the node is off the list: a reader that starts after that cannot
- *    reach it, and the caller's call_rcu frees it after every earlier reader is done.
+ *    reach it, and the caller's call_rcu frees it after every earlier reader is done. The
+ *    walker whose CAS unlinked the node (there is exactly one) then sets UNLINKED (bit 1) in its
+ *    frozen link, so the remover's walk stops there, not at the end of a run of duplicates.
  *  - replace (add_replace, replace): CAS old->next from its successor s to (new | REMOVED), with
  *    new->next = s. In one step old is removed and new takes its place: a reader that loads
  *    old->next before the CAS sees old live and s after it, one that loads it after sees old
@@ -145,17 +147,26 @@ struct pos {
 	unsigned int chain;               /* live regular nodes walked */
 };
 
+/* Whether a removed node is off the list, as its unlinking walker marked it (acquire: pairs with
+ * that walker's release store of UNLINKED, after its unlinking CAS). */
+static inline bool unlinked(const struct cds_lfht_node *n)
+{
+	return ((uintptr_t)grace_load_acquire(&n->next) & GRACE_URCU__LFHT_UNLINKED) != 0;
+}
+
 /*
  * Walk from the bucket of `key` at the current size to the first node whose key is larger,
  * unlinking every removed node met on the way. With match, note the first live node of key
- * `key` it accepts. With target (a removed node), stop once this walk has unlinked it (else the
- * walk goes on to the end: another walker unlinked it). Caller inside a read-side section (the
+ * `key` it accepts. With target (a removed node), stop once target is off the list: this walk
+ * unlinked it, or another walker did and marked it UNLINKED. Caller inside a read-side section (the
  * nodes walked stay valid).
  */
 static void walk_from(struct cds_lfht_node *bucket, unsigned long key, cds_lfht_match_fct match,
 		      const void *mkey, struct pos *p, const struct cds_lfht_node *target)
 {
 restart:
+	if (target && unlinked(target))
+		return;
 	p->prev = bucket;
 	/* Acquire on the links: the node's fields were published by the CAS that linked it. */
 	p->cur = clr(grace_load_acquire(&bucket->next));
@@ -171,12 +182,26 @@ restart:
 				goto restart;
 			if (p->cur == target)
 				return;
+			/*
+			 * Tell cur's remover, which may be walking to it, that it is off the list. This
+			 * walk's CAS was the one unlink of cur (a CAS from a node that is off the list,
+			 * or flagged, fails), and cur's link is frozen (flagged): a plain store. Release:
+			 * orders the unlink CAS before it (pairs with the acquire loads of target->next
+			 * above and below).
+			 */
+			grace_store_release(&p->cur->next,
+					    (struct cds_lfht_node *)((uintptr_t)next |
+								     GRACE_URCU__LFHT_UNLINKED));
 			p->cur = clr(next);
 			continue;
 		}
 		k = p->cur->reverse_hash;
 		if (k > key)
 			break;
+		/* In the key's run, where a remover looks for its node among duplicates: if another
+		 * walker unlinked it, stop here, not at the end of the run. */
+		if (target && k == key && unlinked(target))
+			return;
 		if (k & 1ul) {
 			p->chain++;
 			if (k == key && match && !p->found && match(p->cur, mkey))

@@ -392,6 +392,70 @@ TEST(concurrent_qsbr_auto_resize)
 }
 
 /*
+ * A del returns only when its node is off the list, even when another walker unlinked it: the
+ * removers of a run of duplicates unlink one another's nodes. Threads delete the first duplicate
+ * of one key and add another, and after each successful del walk the raw list from the bucket
+ * (removed nodes included, white-box): the node must not be on it.
+ */
+struct dups {
+	struct cds_lfht *ht;
+	unsigned long errors, dels;
+};
+
+static void *dups_thread(void *arg)
+{
+	struct dups *d = (struct dups *)arg;
+	unsigned long key = 7;
+
+	urcu_memb_register_thread();
+	for (int i = 0; i < 3000; i++) {
+		urcu_memb_read_lock();
+		struct item *it = lookup(d->ht, key);
+		if (it && cds_lfht_del(d->ht, &it->node) == 0) {
+			struct cds_lfht_node *n = grace_urcu__lfht_clear(
+				rcu_dereference(d->ht->tbl[0]->next));
+			for (; n; n = grace_urcu__lfht_clear(rcu_dereference(n->next)))
+				if (n == &it->node)
+					uatomic_inc(&d->errors);
+			uatomic_inc(&d->dels);
+			urcu_memb_call_rcu(&it->rh, item_free);
+		}
+		cds_lfht_add(d->ht, mix(key), &item_new(key, 0)->node);
+		urcu_memb_read_unlock();
+	}
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+TEST(del_returns_with_its_node_unlinked_among_duplicates)
+{
+	static struct dups d;
+	pthread_t t[3];
+	struct cds_lfht_iter iter;
+	struct item *pos;
+
+	d.ht = cds_lfht_new_flavor(1, 1, 1, 0, &urcu_memb_flavor, NULL); /* one bucket */
+	REQUIRE(d.ht);
+	for (int i = 0; i < 1000; i++)
+		cds_lfht_add(d.ht, mix(7), &item_new(7, 0)->node);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, dups_thread, &d);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	CHECK_MSG(d.errors == 0, "%lu of %lu deleted nodes still on the list after del returned",
+		  d.errors, d.dels);
+	CHECK(d.dels > 0);
+	urcu_memb_read_lock();
+	cds_lfht_for_each_entry(d.ht, &iter, pos, node) {
+		CHECK(cds_lfht_del(d.ht, &pos->node) == 0);
+		urcu_memb_call_rcu(&pos->rh, item_free);
+	}
+	urcu_memb_read_unlock();
+	CHECK(cds_lfht_destroy(d.ht, NULL) == 0);
+	urcu_memb_barrier();
+}
+
+/*
  * Growth waits for no grace period: a QSBR thread that stays online (this one) holds every grace
  * period back, and the table must still grow to its count as it fills. A resize that needed a
  * grace period per step would stay at its first size.

@@ -104,8 +104,10 @@ GRACE_API int grace_urcu_lfht_replace(struct cds_lfht *ht, struct cds_lfht_iter 
 GRACE_API int grace_urcu_lfht_del(struct cds_lfht *ht, struct cds_lfht_node *node);
 GRACE_API void grace_urcu_lfht_resize(struct cds_lfht *ht, unsigned long new_size);
 
-/* The flags in a node's `next`: REMOVED (bit 0) marks the node itself removed. */
+/* The flags in a node's `next`: REMOVED (bit 0) marks the node itself removed; UNLINKED (bit 1),
+ * set after REMOVED, says it is off the list (lfht.c). */
 #define GRACE_URCU__LFHT_REMOVED 1ul
+#define GRACE_URCU__LFHT_UNLINKED 2ul
 #define GRACE_URCU__LFHT_FLAGS 3ul
 
 GRACE_INLINE struct cds_lfht_node *grace_urcu__lfht_clear(struct cds_lfht_node *p)
