@@ -79,7 +79,7 @@ for c in "${configs[@]}"; do
   if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
   # tsan: the fault tests that fork a multi-threaded process and start threads in the child,
   # which TSan does not support ("dup thread with used id"); the other configs run them.
-  if [ "$c" = tsan ]; then exclude='^(fault_regress_fork|fault_regress_bounds|fault_fork|fault_exit)$'; fi
+  if [ "$c" = tsan ]; then exclude='^(fault_regress_fork|fault_regress_bounds|fault_fork|fault_exit|compat_lfht_fork)$'; fi
   if [ "$c" = tsan ]; then env_extra=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 die_after_fork=0 suppressions=$PWD/tests/tsan.supp"); fi
   if ! env "${env_extra[@]}" ctest --test-dir "$dir" -L "$label" -E "$exclude" -j"$jobs" --output-on-failure --timeout 600; then
     fail=1

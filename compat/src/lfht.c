@@ -94,6 +94,7 @@ struct lfht {
 	int rs_gp_done; /* set by the callback (release), read by the step (acquire) */
 	unsigned long rs_target, rs_cursor, rs_from;
 	struct rcu_head rs_head;
+	struct lfht *fk_prev, *fk_next; /* on the list of tables fork() locks (fk_lock) */
 	struct lfht_slot slots[LFHT_SLOTS] __attribute__((aligned(64)));
 };
 
@@ -448,10 +449,12 @@ static void rs_help(struct lfht *h)
 }
 
 /*
- * Take rs_lock and wait for it (explicit resize, destroy). A fork child whose parent had another
- * thread inside a resize step inherits the lock held by a thread it does not have: waiting would
- * hang for good, and the step's state may be half done. Report it instead (updaters only
- * try-lock: in that child the table works but never resizes).
+ * Take rs_lock and wait for it (explicit resize, destroy). The fork handlers (below) make sure
+ * that no child inherits it held; a child made without them (a raw clone system call, or after
+ * pthread_atfork() failed) whose parent had another thread inside a resize step inherits the lock
+ * held by a thread it does not have: waiting would hang for good, and the step's state may be
+ * half done. Report it instead (updaters only try-lock: in that child the table works but never
+ * resizes).
  */
 static void rs_lock_wait(struct lfht *h, const char *call)
 {
@@ -540,6 +543,77 @@ static bool pow2(unsigned long x)
 	return x && !(x & (x - 1));
 }
 
+/*
+ * fork(). The resize state is changed only under a table's rs_lock, by one bounded step that
+ * never waits for a grace period. The prepare handler takes every table's rs_lock (after fk_lock,
+ * which guards the list of tables: lock order fk_lock, then rs_lock; nothing takes them the
+ * other way round), so no step is half done when the process is copied; the parent and the child
+ * release them. The child then resizes and destroys its copy like any table: a shrink that was
+ * waiting for a grace period goes on when its callback runs (libgrace runs the parent's queued
+ * callbacks in the child). Registered at the first cds_lfht_new(), so after libgrace's own
+ * handlers: these prepare handlers run first (POSIX: in reverse order of registration), while
+ * libgrace still runs. A step in progress elsewhere holds its rs_lock only for its bounded work.
+ */
+static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lfht *fk_tables;
+static pthread_once_t fk_once = PTHREAD_ONCE_INIT;
+
+static void fk_prepare(void)
+{
+	pthread_mutex_lock(&fk_lock);
+	for (struct lfht *h = fk_tables; h; h = h->fk_next)
+		pthread_mutex_lock(&h->rs_lock);
+}
+
+static void fk_parent(void)
+{
+	for (struct lfht *h = fk_tables; h; h = h->fk_next)
+		pthread_mutex_unlock(&h->rs_lock);
+	pthread_mutex_unlock(&fk_lock);
+}
+
+static void fk_child(void)
+{
+	/* This thread took every lock in fk_prepare(): it releases them in the child. */
+	for (struct lfht *h = fk_tables; h; h = h->fk_next)
+		pthread_mutex_unlock(&h->rs_lock);
+	pthread_mutex_unlock(&fk_lock);
+}
+
+static void fk_register(void)
+{
+	/* Without the handlers (out of memory) a fork child may inherit a resize step in progress:
+	 * rs_lock_wait() reports that in the child, when it resizes or destroys the table. */
+	if (pthread_atfork(fk_prepare, fk_parent, fk_child) != 0)
+		grace_urcu__warn("cds_lfht_new", "pthread_atfork() failed (out of memory): a fork "
+						 "child may be unable to resize a table");
+}
+
+static void fk_add(struct lfht *h)
+{
+	pthread_once(&fk_once, fk_register);
+	pthread_mutex_lock(&fk_lock);
+	h->fk_prev = NULL;
+	h->fk_next = fk_tables;
+	if (fk_tables)
+		fk_tables->fk_prev = h;
+	fk_tables = h;
+	pthread_mutex_unlock(&fk_lock);
+}
+
+/* Called without rs_lock held (lock order). */
+static void fk_del(struct lfht *h)
+{
+	pthread_mutex_lock(&fk_lock);
+	if (h->fk_prev)
+		h->fk_prev->fk_next = h->fk_next;
+	else
+		fk_tables = h->fk_next;
+	if (h->fk_next)
+		h->fk_next->fk_prev = h->fk_prev;
+	pthread_mutex_unlock(&fk_lock);
+}
+
 struct cds_lfht *grace_urcu_lfht_new(unsigned long init_size, unsigned long min_nr_alloc_buckets,
 				     unsigned long max_nr_buckets, int flags,
 				     const struct rcu_flavor_struct *flavor, pthread_attr_t *attr)
@@ -580,6 +654,7 @@ struct cds_lfht *grace_urcu_lfht_new(unsigned long init_size, unsigned long min_
 	rs_step(h, ULONG_MAX);
 	if (h->pub.size != init_size)
 		goto nomem;
+	fk_add(h);
 	return &h->pub;
 nomem:
 	for (unsigned int o = 0; o < GRACE_URCU__LFHT_ORDERS; o++)
@@ -648,6 +723,7 @@ int grace_urcu_lfht_destroy(struct cds_lfht *ht, pthread_attr_t **attr)
 	} else {
 		rs_unlock(h);
 	}
+	fk_del(h);
 	for (unsigned int o = 0; o < GRACE_URCU__LFHT_ORDERS; o++)
 		free(h->pub.tbl[o]);
 	pthread_mutex_destroy(&h->rs_lock);
