@@ -74,7 +74,13 @@ for c in "${configs[@]}"; do
   #  - the tests that dlopen() libgrace: under qemu-user, glibc refuses its initial-exec TLS
   #    ("cannot allocate memory in static TLS block"), GLIBC_TUNABLES or not; unverified on
   #    aarch64 hardware.
-  if [ "$c" = aarch64 ]; then exclude='^(abi_exports|consumer_install|compat_consumer_install|install_docs|public_headers|model_memb|torture_broken.*|unit_churn|ipc_kernel|cxx_rcu_domain_instructions|(tsan|helgrind|drd)_.*|fault_regress_dlclose.*|fault_dlopen.*)$'; fi
+  if [ "$c" = aarch64 ]; then exclude='^(abi_exports|consumer_install|compat_consumer_install|install_docs|public_headers|model_memb|torture_broken.*|unit_churn|ipc_kernel|cxx_rcu_domain_instructions|(tsan|helgrind|drd)_.*|fault_regress_dlclose.*|fault_dlopen.*|compat_lfht_dlclose)$'; fi
+  # asan: the fork tests whose parent has threads allocating at the moment of the fork. GCC 12's
+  # ASan allocator takes no lock around fork(): a child can inherit one of its size-class locks
+  # held by a parent thread and hang in its first malloc() (gdb: every child thread blocked in
+  # SizeClassAllocator64::GetFromAllocator; 5 runs in about 90 under load). glibc's own malloc is
+  # fork-safe, so the other configurations run them.
+  if [ "$c" = asan ]; then exclude='^(fault_fork|compat_lfht_fork)$'; fi
   env_extra=()
   if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
   # tsan: the fault tests that fork a multi-threaded process and start threads in the child,

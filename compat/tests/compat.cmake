@@ -6,6 +6,13 @@ grace_test(NAME compat_lfht SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht.c
 # fork() while another thread resizes: the child resizes and destroys its copy (lfht.c, "fork()").
 grace_test(NAME compat_lfht_fork SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_fork.c
            LIBS grace_urcu TIMEOUT 120)
+# dlopen() libgrace-urcu, create a table (its fork handlers), dlclose(), fork: nothing dangles.
+# The loader does not link grace-urcu.
+add_executable(compat_lfht_dlclose ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_dlclose.c)
+target_compile_options(compat_lfht_dlclose PRIVATE ${GRACE_WARN})
+target_link_libraries(compat_lfht_dlclose PRIVATE ${CMAKE_DL_LIBS})
+add_test(NAME compat_lfht_dlclose COMMAND compat_lfht_dlclose $<TARGET_FILE:grace_urcu>)
+set_tests_properties(compat_lfht_dlclose PROPERTIES TIMEOUT 120 LABELS quick)
 # Misuse diagnostics (issue 16, item 5): each misuse in a child process.
 grace_test(NAME compat_misuse SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_misuse.c
            LIBS grace_urcu TIMEOUT 180)
