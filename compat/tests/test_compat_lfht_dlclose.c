@@ -56,7 +56,8 @@ int main(int argc, char **argv)
 		if (pid == 0)
 			_exit(0);
 		int status;
-		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
 			return fail("the fork child failed");
 	}
 	printf("compat_lfht_dlclose: 3 rounds, the library unloaded in %d\n", unloaded);
