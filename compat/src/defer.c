@@ -1,61 +1,601 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * defer_rcu() on grace's callback engine.
+ * defer_rcu(): per-thread queues of deferrals, run by a callback of the flavor's domain.
  *
- * liburcu queues deferrals per thread and has a thread of its own run them after a grace
- * period; when a thread's queue is full, defer_rcu() waits for a grace period and runs them
- * itself. Here each deferral is one callback of the flavor (a 32-byte record, call_rcu), so the
- * engine's per-CPU queues, batching and bound on pending work apply. Everything goes through
- * defer_enqueue(): when the engine's batched free (issue 13) lands, only that function moves.
+ * Shape. Each thread has one queue per grace domain (the default flavors share grace_rcu; QSBR
+ * has its own): a chain of 4 KiB blocks of (fct, p) entries, numbered by position. The owner
+ * appends with plain stores and one release store, no lock and no atomic read-modify-write, so
+ * a defer_rcu() costs a few stores, where one call_rcu() per deferral cost a malloc, a callback
+ * and a free. A *consumer* runs a queue's entries, one consumer at a time (`busy`), in order,
+ * with no lock held while it calls them (a deferred function may take any lock, and defer
+ * again). The consumers are
+ *   - the queue's *pass*, a callback of the domain (q->rh): it runs the entries up to the
+ *     position recorded when it was posted, records the queue's current end and posts itself
+ *     again; when nothing new has arrived it disarms. One grace period serves every deferral
+ *     the thread made since the last pass, and the engine's pacing paces the passes;
+ *   - rcu_defer_barrier[_thread]() and rcu_defer_unregister_thread(): one synchronize, then they
+ *     run what is left up to the position they recorded (or wait for the consumer at work).
+ * When DQ_CAP entries are pending (a stalled reader) the owner waits for a grace period, as
+ * liburcu's full queue does, and then for the pass to run them (dq_backlog(): bounded, since the
+ * owner may hold a lock that a deferred function takes), so memory stays bounded.
+ *
+ * Correctness argument.
+ * (1) An entry runs only after a grace period that began after it was appended. Every consumer
+ *     runs only entries below a position it read with acquire loads (dq_end(), barrier A) of
+ *     the counts the owner published with release stores after writing the entry; the caller
+ *     unpublished p before defer_rcu(). Between reading that position and running the entries,
+ *     the consumer either posted q->rh (the engine invokes it after a grace period that started
+ *     after the post) or called synchronize. So the unpublication happens before that grace
+ *     period starts, and every reader that could still hold p has finished.
+ * (2) Each entry runs once, in order: `busy` (under q->lock) admits one consumer; it records
+ *     the entry as claimed before calling it and done after, so a fork child whose parent had
+ *     another thread inside a call skips that entry (leaked in the child), never runs it twice.
+ * (3) No entry is stranded. The owner publishes the entry, then reads `armed`; a pass that
+ *     found nothing new clears `armed`, then re-reads the queue's end. Barrier B (the owner's
+ *     compiler barrier against the pass's membarrier, or two full fences in the fallback) makes
+ *     it impossible for both to read the old value: either the owner sees 0 and arms, or the pass
+ *     sees the entry and posts again. Arming is an exchange, so one party posts. The barriers
+ *     do not depend on this: they run the entries themselves.
+ * (4) Blocks. The owner writes a block only until it links the next one (release store of
+ *     `next`, paired with the consumers' acquire loads, barrier C). The busy consumer moves
+ *     `head` under q->lock and frees the old block after, once every entry of it has run and its
+ *     `next` is set, so never the block the owner fills; dq_end() walks from head under q->lock.
+ * (5) Queues outlive their owners. At thread exit (a key destructor) or unregistration the queue
+ *     becomes an orphan. It is freed when it is an orphan, empty, not armed, not busy and not
+ *     pinned by a barrier, by whoever makes the last of those true, under all_lock (the list of
+ *     queues) and q->lock; the barriers pin the queues they recorded.
  */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <grace/diag.h>
 
 #include "compat.h"
 
-struct deferred {
-	struct rcu_head rh;
+#define DQ_DOMS 2         /* 0: grace_rcu (memb, mb, signal, bp); 1: grace_qsbr */
+#define DQ_BLOCK 255      /* entries per block: 16 + 255 * 16 = 4096 bytes */
+#define DQ_CAP (64 * 255) /* pending entries past which the owner runs its own (256 KiB) */
+
+struct dq_ent {
 	void (*fct)(void *p);
 	void *p;
 };
 
+struct dq_block {
+	struct dq_block *next; /* set once by the owner, release (barrier C) */
+	unsigned int n;        /* entries published, owner's release store (barrier A) */
+	unsigned int pad;
+	uint64_t base; /* position of e[0]; written before the block is linked */
+	struct dq_ent e[DQ_BLOCK];
+};
+
+struct dq {
+	/* The owner's: */
+	struct dq_block *fill; /* block being filled */
+	uint64_t end;          /* positions appended so far */
+	uint64_t gave_up;      /* done when dq_backlog() last gave up waiting */
+	unsigned int armed;    /* 1 while rh is posted or its pass runs (exchange, point 3) */
+	int dom;
+	/* Under lock (held briefly, never across a call or a wait): */
+	pthread_mutex_t lock;
+	bool busy;              /* a consumer is running entries (point 2) */
+	bool orphan;            /* the owner is gone */
+	pthread_t busy_tid;     /* that consumer (fork child) */
+	unsigned int pins;      /* barriers that recorded this queue (point 5) */
+	struct dq_block *head;  /* block holding position done */
+	uint64_t snap;          /* the posted pass runs up to here */
+	struct dq *prev, *next; /* every queue (all_lock) */
+	/* The busy consumer's: */
+	uint64_t claimed; /* entries whose call has started */
+	uint64_t done;    /* entries whose call returned; release, read by owner and barriers */
+	struct rcu_head rh;
+};
+
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dq *all_queues;
+static pthread_once_t dq_once = PTHREAD_ONCE_INIT;
+static pthread_key_t dq_key[DQ_DOMS];
+static bool dq_keys_ok;
+static bool dq_fence; /* libgrace runs its fence fallback: so do we (barrier B) */
+
+static __thread struct dq *my_q[DQ_DOMS];
+static __thread unsigned int in_run; /* running deferred functions (nested calls) */
+
 /* rcu_defer_register_thread() count per flavor (liburcu requires it before defer_rcu()). */
 static __thread unsigned int defer_registered[GRACE_URCU_NR_FLAVORS];
 
-static void deferred_run(struct rcu_head *rh)
+static int dom_of(int flavor)
 {
-	struct deferred *d = grace_container_of(rh, struct deferred, rh);
-	void (*fct)(void *p) = d->fct;
-	void *p = d->p;
-
-	free(d);
-	fct(p);
+	return grace_urcu__is_qsbr(flavor) ? 1 : 0;
 }
 
-static void flavor_synchronize(int flavor)
+static void dom_synchronize(int dom)
 {
-	if (grace_urcu__is_qsbr(flavor))
+	if (dom)
 		grace_qsbr_synchronize();
 	else
 		grace_rcu_synchronize();
 }
 
-/* The one place deferrals reach the engine. */
-static void defer_enqueue(int flavor, void (*fct)(void *p), void *p)
+/* Barrier B, the pass's side: pairs with owner_fence(). */
+static void heavy_fence(void)
 {
-	struct deferred *d = (struct deferred *)malloc(sizeof(*d));
+	if (!dq_fence) {
+		if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+			return;
+		/* libgrace registered the process at start-up; this cannot fail. */
+		grace_urcu__misuse("defer_rcu", "membarrier(PRIVATE_EXPEDITED) failed: %s",
+				   strerror(errno));
+	}
+	grace_smp_mb();
+}
 
-	if (!d) {
-		/* Out of memory: liburcu's full-queue path, wait for a grace period and run it. */
-		flavor_synchronize(flavor);
+/* Barrier B, the owner's side: store of the count, then load of armed. */
+static inline void owner_fence(void)
+{
+	if (dq_fence)
+		grace_smp_mb();
+	else
+		grace_barrier(); /* the pass's membarrier supplies the CPU order */
+}
+
+/* The position after the last published entry. q->lock held (head cannot be freed). */
+static uint64_t dq_end(struct dq *q)
+{
+	struct dq_block *b = q->head, *nx;
+
+	/* Acquire (barrier C): pairs with the owner's release store of next. */
+	while ((nx = grace_load_acquire(&b->next)) != NULL)
+		b = nx;
+	/* Acquire (barrier A): pairs with the owner's release store of n; the entries below it,
+	 * and the caller's unpublication of p, are visible from here on. */
+	return b->base + grace_load_acquire(&b->n);
+}
+
+/*
+ * Run the entries below upto (point 1: a grace period began after upto was read), unless
+ * another consumer is at work (false). Called and returns with q->lock held; drops it while
+ * the functions run.
+ */
+static bool dq_consume(struct dq *q, uint64_t upto)
+{
+	struct dq_block *b;
+	uint64_t pos;
+
+	if (q->busy)
+		return false;
+	q->busy = true;
+	q->busy_tid = pthread_self();
+	b = q->head;
+	pos = q->done;
+	pthread_mutex_unlock(&q->lock);
+	in_run++;
+	while (pos < upto) {
+		uint64_t idx = pos - b->base;
+
+		if (idx == DQ_BLOCK) {
+			/* Run to its end; upto > pos, so the owner linked the next (acquire,
+			 * barrier C). Point 4: head moves under the lock, then the block goes. */
+			struct dq_block *nx = grace_load_acquire(&b->next);
+
+			pthread_mutex_lock(&q->lock);
+			q->head = nx;
+			pthread_mutex_unlock(&q->lock);
+			free(b);
+			b = nx;
+			continue;
+		}
+		struct dq_ent e = b->e[idx];
+
+		grace_store_relaxed(&q->claimed, pos + 1); /* point 2 */
+		e.fct(e.p);
+		pos++;
+		/* Release: the call's effects before done; pairs with the acquire loads of the
+		 * owner's cap check and of the barriers. */
+		grace_store_release(&q->done, pos);
+	}
+	in_run--;
+	pthread_mutex_lock(&q->lock);
+	/* A block run to its end goes as soon as the owner has moved on. */
+	struct dq_block *nx;
+	if (pos - b->base == DQ_BLOCK && (nx = grace_load_acquire(&b->next)) != NULL) {
+		q->head = nx;
+		free(b);
+	}
+	q->busy = false;
+	return true;
+}
+
+static void dq_pass(struct rcu_head *rh);
+
+static void dq_post(struct dq *q)
+{
+	if (q->dom)
+		grace_qsbr_call(&q->rh, dq_pass);
+	else
+		grace_rcu_call(&q->rh, dq_pass);
+}
+
+static void dq_destroy(struct dq *q)
+{
+	for (struct dq_block *b = q->head, *nx; b; b = nx) {
+		nx = b->next;
+		free(b);
+	}
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+/* Point 5: unlink q if nothing refers to it any more. all_lock and q->lock held; true: the
+ * caller destroys it after dropping both. */
+static bool dq_unlink_if_unused(struct dq *q)
+{
+	if (!q->orphan || grace_load_relaxed(&q->armed) || q->busy || q->pins ||
+	    q->done != dq_end(q))
+		return false;
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		all_queues = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	return true;
+}
+
+static void dq_pass(struct rcu_head *rh)
+{
+	struct dq *q = grace_container_of(rh, struct dq, rh);
+	uint64_t end;
+
+	pthread_mutex_lock(&q->lock);
+	if (!dq_consume(q, q->snap)) {
+		/* Another consumer is at work: look again after the next grace period. */
+		dq_post(q);
+		pthread_mutex_unlock(&q->lock);
+		return;
+	}
+	end = dq_end(q);
+	if (end > q->done) {
+		/* More arrived since the post: they wait for the next grace period. */
+		q->snap = end;
+		dq_post(q);
+		pthread_mutex_unlock(&q->lock);
+		return;
+	}
+	if (q->orphan) {
+		/* Nobody appends any more: disarm and free the queue unless a barrier holds it
+		 * (the last one to unpin it frees it). Lock order: all_lock, then q->lock. Only a
+		 * try: fork's prepare holds all_lock while libgrace waits for this callback to end,
+		 * so a pass must not wait for it; it looks again after the next grace period. */
+		pthread_mutex_unlock(&q->lock);
+		if (pthread_mutex_trylock(&all_lock) != 0) {
+			pthread_mutex_lock(&q->lock);
+			dq_post(q);
+			pthread_mutex_unlock(&q->lock);
+			return;
+		}
+		pthread_mutex_lock(&q->lock);
+		grace_store_relaxed(&q->armed, 0u);
+		bool gone = dq_unlink_if_unused(q);
+		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_unlock(&all_lock);
+		if (gone)
+			dq_destroy(q);
+		return;
+	}
+	grace_store_relaxed(&q->armed, 0u);
+	heavy_fence(); /* barrier B: the store of armed, then the load of the end */
+	end = dq_end(q);
+	if (end > q->done && grace_xchg(&q->armed, 1u, __ATOMIC_ACQ_REL) == 0) {
+		q->snap = end;
+		dq_post(q);
+	}
+	/* Past the unlock q may be posted again, and freed by that pass: no more access. */
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* The owner arms its idle queue: the pass will run everything appended so far. */
+static void dq_arm(struct dq *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->snap = q->end;
+	dq_post(q);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/*
+ * The owner at DQ_CAP (a stalled reader, or passes that cannot keep up). As liburcu's full
+ * queue, it waits for a grace period, which bounds the queue while a reader stalls; then, unlike
+ * liburcu, it lets the pass run the backlog rather than running it itself: the owner may hold a
+ * lock that a deferred function takes. That second wait is bounded: if no entry has run for
+ * DQ_STUCK_MS, the owner goes on (told once), and waits again only once one has.
+ */
+#define DQ_STUCK_MS 100
+static void dq_backlog(struct dq *q)
+{
+	uint64_t upto = q->end, last = grace_load_acquire(&q->done), d;
+	unsigned int slept_us = 0, nap = 20;
+	static int told;
+
+	if (last == q->gave_up)
+		return;
+	/* An online QSBR thread would hold up the grace period the pass waits for. */
+	bool offline = q->dom && grace_qsbr_thread_is_online();
+	if (offline)
+		grace_qsbr_thread_offline();
+	dom_synchronize(q->dom);
+	/* Acquire: pairs with the consumer's release store of done. */
+	while ((d = grace_load_acquire(&q->done)) < upto) {
+		if (d != last) {
+			last = d;
+			slept_us = 0;
+		} else if (slept_us >= DQ_STUCK_MS * 1000) {
+			q->gave_up = d;
+			if (offline)
+				grace_qsbr_thread_online();
+			if (!grace_xchg(&told, 1, __ATOMIC_RELAXED))
+				grace_urcu__warn("defer_rcu",
+						 "no deferred function has run for %d ms (one may "
+						 "wait for a lock this thread holds): the queue "
+						 "grows past its bound of %d entries",
+						 DQ_STUCK_MS, DQ_CAP);
+			return;
+		}
+		usleep(nap);
+		slept_us += nap;
+		nap = nap < 1000 ? 2 * nap : 1000;
+	}
+	if (offline)
+		grace_qsbr_thread_online();
+}
+
+/*
+ * Wait until every entry of q (`only`), or of every queue of dom, appended before the call has
+ * run: record the positions (pinning the queues), one synchronize, then run what is left, or
+ * wait for the consumer at work.
+ */
+static void defer_wait(int dom, struct dq *only)
+{
+	struct want {
+		struct dq *q;
+		uint64_t upto;
+	} *w = NULL, one;
+	size_t nw = 0, cap = 0;
+
+	pthread_mutex_lock(&all_lock);
+	for (struct dq *q = all_queues; q; q = q->next) {
+		if (q->dom != dom || (only && q != only))
+			continue;
+		if (only) {
+			w = &one;
+		} else if (nw == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			struct want *nwp = (struct want *)realloc(w, nc * sizeof(*w));
+
+			if (!nwp) {
+				/* Out of memory: wait for what we have, then start again. */
+				pthread_mutex_unlock(&all_lock);
+				grace_urcu__warn("rcu_defer_barrier", "out of memory; retrying");
+				usleep(1000);
+				for (size_t i = 0; i < nw; i++) {
+					pthread_mutex_lock(&w[i].q->lock);
+					w[i].q->pins--;
+					pthread_mutex_unlock(&w[i].q->lock);
+				}
+				free(w);
+				defer_wait(dom, only);
+				return;
+			}
+			w = nwp;
+			cap = nc;
+		}
+		pthread_mutex_lock(&q->lock);
+		q->pins++;
+		w[nw].q = q;
+		w[nw].upto = dq_end(q);
+		pthread_mutex_unlock(&q->lock);
+		nw++;
+	}
+	pthread_mutex_unlock(&all_lock);
+	if (!nw)
+		return;
+
+	dom_synchronize(dom);
+	for (size_t i = 0; i < nw; i++) {
+		struct dq *q = w[i].q;
+
+		pthread_mutex_lock(&q->lock);
+		/* Acquire: pairs with the consumer's release store of done. */
+		while (grace_load_acquire(&q->done) < w[i].upto && !dq_consume(q, w[i].upto)) {
+			/* Another consumer is running these entries: let it. */
+			pthread_mutex_unlock(&q->lock);
+			usleep(50);
+			pthread_mutex_lock(&q->lock);
+		}
+		pthread_mutex_unlock(&q->lock);
+	}
+	/* Unpin; the last user of an orphan frees it (point 5). */
+	pthread_mutex_lock(&all_lock);
+	for (size_t i = 0; i < nw; i++) {
+		struct dq *q = w[i].q;
+
+		pthread_mutex_lock(&q->lock);
+		q->pins--;
+		bool gone = dq_unlink_if_unused(q);
+		pthread_mutex_unlock(&q->lock);
+		if (gone)
+			dq_destroy(q);
+	}
+	pthread_mutex_unlock(&all_lock);
+	if (w != &one)
+		free(w);
+}
+
+/* The owner leaves (unregistration or thread exit). Point 5. */
+static void dq_orphan(struct dq *q)
+{
+	bool gone;
+
+	pthread_mutex_lock(&all_lock);
+	pthread_mutex_lock(&q->lock);
+	q->orphan = true;
+	if (grace_load_relaxed(&q->armed) == 0 && q->done < q->end) {
+		/* Pending, unarmed: hand them to a pass, which frees the queue after them. */
+		grace_store_relaxed(&q->armed, 1u);
+		q->snap = q->end;
+		dq_post(q);
+	}
+	gone = dq_unlink_if_unused(q);
+	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_unlock(&all_lock);
+	if (gone)
+		dq_destroy(q);
+}
+
+static void dq_key_gone(void *v)
+{
+	struct dq *q = (struct dq *)v;
+
+	for (int d = 0; d < DQ_DOMS; d++)
+		if (my_q[d] == q)
+			my_q[d] = NULL;
+	dq_orphan(q);
+}
+
+static void dq_prepare(void)
+{
+	pthread_mutex_lock(&all_lock);
+}
+
+static void dq_parent(void)
+{
+	pthread_mutex_unlock(&all_lock);
+}
+
+/*
+ * The child. libgrace paused its workers between two callbacks before the fork, so no pass is
+ * half-run. A queue's lock is only ever held for a few stores, never by a thread that forks:
+ * re-initialise it. A consumer of another thread that was inside a call is gone: the entry it
+ * claimed is skipped (point 2). The queues of threads that do not exist here become orphans;
+ * their entries run at the child's next barrier, or by their pass if it was posted.
+ */
+static void dq_child(void)
+{
+	pthread_t self = pthread_self();
+
+	for (struct dq *q = all_queues; q; q = q->next) {
+		pthread_mutex_init(&q->lock, NULL);
+		if (q->busy && !pthread_equal(q->busy_tid, self)) {
+			q->busy = false;
+			q->done = q->claimed;
+		}
+		if (q != my_q[0] && q != my_q[1])
+			q->orphan = true;
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+static void dq_init(void)
+{
+	dq_fence = strcmp(grace_membarrier_mode(), "membarrier") != 0;
+	dq_keys_ok = pthread_key_create(&dq_key[0], dq_key_gone) == 0 &&
+		     pthread_key_create(&dq_key[1], dq_key_gone) == 0;
+	if (!dq_keys_ok)
+		grace_urcu__warn("rcu_defer_register_thread",
+				 "pthread_key_create() failed: deferrals of threads that exit "
+				 "without rcu_defer_unregister_thread() run only at a barrier");
+	if (pthread_atfork(dq_prepare, dq_parent, dq_child) != 0)
+		grace_urcu__warn(
+			"rcu_defer_register_thread",
+			"pthread_atfork() failed (out of memory): a fork child may inherit "
+			"the list of defer queues locked");
+}
+
+static struct dq *dq_create(int dom)
+{
+	struct dq *q;
+	struct dq_block *b;
+
+	pthread_once(&dq_once, dq_init);
+	q = (struct dq *)calloc(1, sizeof(*q));
+	b = (struct dq_block *)calloc(1, sizeof(*b));
+	if (!q || !b) {
+		free(q);
+		free(b);
+		return NULL;
+	}
+	pthread_mutex_init(&q->lock, NULL);
+	q->dom = dom;
+	q->gave_up = UINT64_MAX;
+	q->fill = q->head = b;
+	pthread_mutex_lock(&all_lock);
+	q->next = all_queues;
+	if (all_queues)
+		all_queues->prev = q;
+	all_queues = q;
+	pthread_mutex_unlock(&all_lock);
+	if (dq_keys_ok)
+		pthread_setspecific(dq_key[dom], q);
+	my_q[dom] = q;
+	return q;
+}
+
+/* Append (fct, p): the fast path. */
+static void dq_append(int dom, void (*fct)(void *p), void *p)
+{
+	struct dq *q = my_q[dom];
+
+	if (GRACE_UNLIKELY(!q) && !(q = dq_create(dom))) {
+		/* Out of memory: liburcu's full-queue path for this one deferral. */
+		dom_synchronize(dom);
 		fct(p);
 		return;
 	}
-	d->fct = fct;
-	d->p = p;
-	if (grace_urcu__is_qsbr(flavor))
-		grace_qsbr_call(&d->rh, deferred_run);
-	else
-		grace_rcu_call(&d->rh, deferred_run);
+	/* Bounded backlog. Acquire: pairs with the consumer's release store of done. Not from a
+	 * deferred function (it may be this queue's consumer): its queue grows, the passes run it. */
+	if (GRACE_UNLIKELY(q->end - grace_load_acquire(&q->done) >= DQ_CAP) && !in_run)
+		dq_backlog(q);
+
+	struct dq_block *b = q->fill;
+	unsigned int n = (unsigned int)(q->end - b->base);
+
+	if (GRACE_UNLIKELY(n == DQ_BLOCK)) {
+		struct dq_block *nb = (struct dq_block *)malloc(sizeof(*nb));
+
+		if (!nb) {
+			/* Out of memory: everything queued before, then this one (from a deferred
+			 * function, which may be this queue's consumer: a grace period, then it). */
+			if (!in_run)
+				defer_wait(dom, q);
+			else
+				dom_synchronize(dom);
+			fct(p);
+			return;
+		}
+		nb->next = NULL;
+		nb->n = 0;
+		nb->base = q->end;
+		/* Release (barrier C): nb's fields before its link; pairs with the consumers'
+		 * acquire loads of next. */
+		grace_store_release(&b->next, nb);
+		q->fill = b = nb;
+		n = 0;
+	}
+	b->e[n].fct = fct;
+	b->e[n].p = p;
+	/* Release (barrier A): the entry, and the caller's unpublication of p before the call,
+	 * before the count; pairs with the acquire in dq_end(). */
+	grace_store_release(&b->n, n + 1);
+	q->end++;
+	owner_fence(); /* barrier B: the count above, then armed below */
+	if (grace_load_relaxed(&q->armed) == 0 && grace_xchg(&q->armed, 1u, __ATOMIC_ACQ_REL) == 0)
+		dq_arm(q);
 }
 
 /* Inside a read-side section of the flavor (QSBR: inside rcu_read_lock(), known when the caller
@@ -81,38 +621,69 @@ void grace_urcu_defer_rcu(int flavor, void (*fct)(void *p), void *p)
 				   "called inside rcu_read_lock(): defer_rcu() may wait "
 				   "for a grace period");
 #endif
-	defer_enqueue(flavor, fct, p);
+	dq_append(dom_of(flavor), fct, p);
 }
 
 int grace_urcu_defer_register_thread(int flavor)
 {
 	if (flavor < 0 || flavor >= GRACE_URCU_NR_FLAVORS)
 		return -EINVAL;
+	if (!my_q[dom_of(flavor)] && !dq_create(dom_of(flavor)))
+		return -ENOMEM;
 	defer_registered[flavor]++;
 	return 0;
 }
 
+static void barrier_checks(const char *call, int flavor)
+{
+	if (in_section(flavor))
+		grace_urcu__misuse(call, "called inside rcu_read_lock(): it waits for "
+					 "a grace period (deadlock)");
+	if (in_run)
+		grace_urcu__misuse(call, "called from a deferred function: it would wait for "
+					 "itself (deadlock)");
+}
+
 void grace_urcu_defer_unregister_thread(int flavor)
 {
+	int dom;
+	unsigned int left = 0;
+
 	if (flavor < 0 || flavor >= GRACE_URCU_NR_FLAVORS)
 		return;
 	if (defer_registered[flavor] == 0)
 		grace_urcu__misuse("rcu_defer_unregister_thread",
 				   "thread not registered with rcu_defer_register_thread()");
 	defer_registered[flavor]--;
+	dom = dom_of(flavor);
+	for (int f = 0; f < GRACE_URCU_NR_FLAVORS; f++)
+		if (dom_of(f) == dom)
+			left += defer_registered[f];
+	struct dq *q = my_q[dom];
+	if (left || !q)
+		return;
+	barrier_checks("rcu_defer_unregister_thread", flavor);
+	/* liburcu runs the thread's deferrals here; so do we, then the queue goes. */
+	defer_wait(dom, q);
+	my_q[dom] = NULL;
+	if (dq_keys_ok)
+		pthread_setspecific(dq_key[dom], NULL);
+	dq_orphan(q);
 }
 
 void grace_urcu_defer_barrier(int flavor)
 {
 	if (flavor < 0 || flavor >= GRACE_URCU_NR_FLAVORS)
 		return;
-	if (in_section(flavor))
-		grace_urcu__misuse("rcu_defer_barrier",
-				   "called inside rcu_read_lock(): it waits for "
-				   "a grace period (deadlock)");
-	/* Every deferral queued before is a callback queued before: the barrier covers them. */
-	if (grace_urcu__is_qsbr(flavor))
-		grace_qsbr_barrier();
-	else
-		grace_rcu_barrier();
+	barrier_checks("rcu_defer_barrier", flavor);
+	defer_wait(dom_of(flavor), NULL);
+}
+
+void grace_urcu_defer_barrier_thread(int flavor)
+{
+	if (flavor < 0 || flavor >= GRACE_URCU_NR_FLAVORS)
+		return;
+	barrier_checks("rcu_defer_barrier_thread", flavor);
+	if (my_q[dom_of(flavor)])
+		defer_wait(dom_of(flavor), my_q[dom_of(flavor)]);
 }

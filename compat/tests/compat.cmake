@@ -18,3 +18,6 @@ grace_test(NAME compat_misuse SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_misu
            LIBS grace_urcu TIMEOUT 180)
 grace_test(NAME compat_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_api.c CXX
            LIBS grace_urcu TIMEOUT 120)
+# defer_rcu(): per-thread queues run by callbacks; barriers, exits, a stalled reader, fork.
+grace_test(NAME compat_defer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer.c
+           LIBS grace_urcu TIMEOUT 180)

@@ -301,7 +301,7 @@ GRACE_INLINE void GRACE_URCU__F(defer_barrier)(void)
 }
 GRACE_INLINE void GRACE_URCU__F(defer_barrier_thread)(void)
 {
-	grace_urcu_defer_barrier(GRACE_URCU_FLAVOR_ID);
+	grace_urcu_defer_barrier_thread(GRACE_URCU_FLAVOR_ID);
 }
 GRACE_INLINE void GRACE_URCU__F(defer_exit)(void) {}
 
