@@ -58,9 +58,10 @@
 
 #include "compat.h"
 
-#define DQ_DOMS 2         /* 0: grace_rcu (memb, mb, signal, bp); 1: grace_qsbr */
-#define DQ_BLOCK 255      /* entries per block: 16 + 255 * 16 = 4096 bytes */
-#define DQ_CAP (64 * 255) /* pending entries past which the owner runs its own (256 KiB) */
+#define DQ_DOMS 2              /* 0: grace_rcu (memb, mb, signal, bp); 1: grace_qsbr */
+#define DQ_BLOCK 255           /* entries per block: 16 + 255 * 16 = 4096 bytes */
+#define DQ_CAP (64 * 255)      /* pending entries past which the owner waits (256 KiB) */
+#define DQ_HURRY (DQ_CAP / 16) /* a pass that leaves more asks for a grace period at once */
 
 struct dq_ent {
 	void (*fct)(void *p);
@@ -214,12 +215,19 @@ static bool dq_consume(struct dq *q, uint64_t upto)
 
 static void dq_pass(struct rcu_head *rh);
 
-static void dq_post(struct dq *q)
+/* Post the pass; `hurry`: a flood, whose grace period should not wait for the adaptive
+ * policy's pacing (the owner would reach DQ_CAP first and wait). */
+static void dq_post_as(struct dq *q, bool hurry)
 {
 	if (q->dom)
-		grace_qsbr_call(&q->rh, dq_pass);
+		(hurry ? grace_qsbr_call_hurry : grace_qsbr_call)(&q->rh, dq_pass);
 	else
-		grace_rcu_call(&q->rh, dq_pass);
+		(hurry ? grace_rcu_call_hurry : grace_rcu_call)(&q->rh, dq_pass);
+}
+
+static void dq_post(struct dq *q)
+{
+	dq_post_as(q, false);
 }
 
 static void dq_destroy(struct dq *q)
@@ -262,9 +270,10 @@ static void dq_pass(struct rcu_head *rh)
 	}
 	end = dq_end(q);
 	if (end > q->done) {
-		/* More arrived since the post: they wait for the next grace period. */
+		/* More arrived since the post: they wait for the next grace period, at once if
+		 * they are many (the owner would reach DQ_CAP before a paced one). */
 		q->snap = end;
-		dq_post(q);
+		dq_post_as(q, end - q->done > DQ_HURRY);
 		pthread_mutex_unlock(&q->lock);
 		return;
 	}
