@@ -44,8 +44,13 @@
  *     becomes an orphan. It is freed when it is an orphan, empty, not armed, not busy and not
  *     pinned by a barrier, by whoever makes the last of those true, under all_lock (the list of
  *     queues) and q->lock; the barriers pin the queues they recorded.
+ * (6) An owner waiting for its backlog is woken. It stores `waiting`, then (full fence) loads
+ *     `done`; a consumer stores `done`, then (full fence) loads `waiting` and, if set, bumps the
+ *     futex word `wake` (barrier D). One of the two sees the other's store. The fences cost once
+ *     per run of the consumer and once per wait of the owner, never per entry.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -81,6 +86,8 @@ struct dq {
 	struct dq_block *fill; /* block being filled */
 	uint64_t end;          /* positions appended so far */
 	uint64_t gave_up;      /* done when dq_backlog() last gave up waiting */
+	unsigned int waiting;  /* the owner waits in dq_backlog() (barrier D) */
+	unsigned int wake;     /* futex word: the consumer bumps it to wake the owner */
 	unsigned int armed;    /* 1 while rh is posted or its pass runs (exchange, point 3) */
 	int dom;
 	/* Under lock (held briefly, never across a call or a wait): */
@@ -202,6 +209,13 @@ static bool dq_consume(struct dq *q, uint64_t upto)
 		grace_store_release(&q->done, pos);
 	}
 	in_run--;
+	/* Barrier D: the store of done, then the load of waiting (pairs with dq_backlog()). */
+	grace_smp_mb();
+	if (grace_load_relaxed(&q->waiting)) {
+		/* Release: pairs with the owner's acquire load of wake. */
+		grace_fetch_add(&q->wake, 1u, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &q->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
 	pthread_mutex_lock(&q->lock);
 	/* A block run to its end goes as soon as the owner has moved on. */
 	struct dq_block *nx;
@@ -329,7 +343,7 @@ static void dq_arm(struct dq *q)
 static void dq_backlog(struct dq *q)
 {
 	uint64_t upto = q->end, last = grace_load_acquire(&q->done), d;
-	unsigned int slept_us = 0, nap = 20;
+	unsigned int waited_ms = 0;
 	static int told;
 
 	if (last == q->gave_up)
@@ -339,27 +353,37 @@ static void dq_backlog(struct dq *q)
 	if (offline)
 		grace_qsbr_thread_offline();
 	dom_synchronize(q->dom);
-	/* Acquire: pairs with the consumer's release store of done. */
-	while ((d = grace_load_acquire(&q->done)) < upto) {
+	for (;;) {
+		unsigned int seq = grace_load_acquire(&q->wake);
+
+		grace_store_relaxed(&q->waiting, 1u);
+		/* Barrier D: the store of waiting, then the load of done; pairs with the full
+		 * fence in dq_consume() between its store of done and its load of waiting, so
+		 * either this load sees the progress or the consumer sees waiting and wakes us.
+		 * Acquire: the entries' effects before done. */
+		grace_smp_mb();
+		d = grace_load_acquire(&q->done);
+		if (d >= upto)
+			break;
 		if (d != last) {
 			last = d;
-			slept_us = 0;
-		} else if (slept_us >= DQ_STUCK_MS * 1000) {
+			waited_ms = 0;
+		} else if (waited_ms >= DQ_STUCK_MS) {
 			q->gave_up = d;
-			if (offline)
-				grace_qsbr_thread_online();
 			if (!grace_xchg(&told, 1, __ATOMIC_RELAXED))
 				grace_urcu__warn("defer_rcu",
 						 "no deferred function has run for %d ms (one may "
 						 "wait for a lock this thread holds): the queue "
 						 "grows past its bound of %d entries",
 						 DQ_STUCK_MS, DQ_CAP);
-			return;
+			break;
 		}
-		usleep(nap);
-		slept_us += nap;
-		nap = nap < 1000 ? 2 * nap : 1000;
+		/* Woken by the consumer at the end of a run, or after 1 ms to count time. */
+		struct timespec ts = { 0, 1000000 };
+		syscall(SYS_futex, &q->wake, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+		waited_ms++;
 	}
+	grace_store_relaxed(&q->waiting, 0u);
 	if (offline)
 		grace_qsbr_thread_online();
 }
