@@ -9,6 +9,8 @@
  *   qsbr         QSBR (qsbr.h), adaptive policy; qsbr-batch: batch policy
  *   srcu         srcu (srcu.h) with three independent domains (one DEFINE_SRCU, two
  *                init_srcu_struct), readers nesting sections of random domains; adaptive
+ *   urcu-defer, urcu-qsbr-defer  the default flavor and QSBR with the headless retire path
+ *                going through grace-urcu's defer_rcu() (built with grace-urcu)
  * Every writer chooses among the retire paths each flavor has: synchronize, expedited, call,
  * call_hurry, cond_synchronize, the polled API, and free_rcu() with and without an rcu_head
  * (free, headless) on heap elements.
@@ -144,12 +146,13 @@ static void g_updater_stop(unsigned int idx)
 		F(0)->unregister_thread();
 }
 
-#define GENERIC_OPS                                                                            \
+#define GENERIC_OPS_BASE                                                                       \
 	.reader_start = g_reader_start, .reader_stop = g_reader_stop, .read_lock = g_lock,     \
 	.read_unlock = g_unlock, .read_ongoing = g_ongoing, .sync = g_sync, .exp_sync = g_exp, \
 	.call = g_call, .call_hurry = g_call_hurry, .barrier = g_bar, .get_state = g_gs,       \
 	.start_poll = g_sp, .poll_state = g_ps, .cond_sync = g_cs, .cb_stats = g_stats,        \
-	.free = g_free, .free_headless = g_free_hl, .free_barrier = g_free_bar
+	.free = g_free
+#define GENERIC_OPS GENERIC_OPS_BASE, .free_headless = g_free_hl, .free_barrier = g_free_bar
 
 /* Use the table t for every domain; policy as given (period 0: poll), tight limits or not. */
 static int use(const struct grace_flavor_ops *t, enum grace_gp_policy pol, bool tight)
@@ -281,6 +284,69 @@ static const struct torture_ops qsbr_batch_ops = {
 	.mode = rcu_batch_mode,
 };
 
+#ifdef GRACE_TORTURE_URCU
+/*
+ * ---- grace-urcu's defer_rcu() (compat/src/defer.c) as the headless retire path ----
+ * The heap elements retired "headless" go to defer_rcu(free, p) of the matching liburcu flavor
+ * (urcu-memb on the default flavor's domain, urcu-qsbr on QSBR's): per-thread queues run by
+ * one callback per queue. Writers register for it at their first call and never unregister, so
+ * every run also exercises the queues of threads that exit registered. free_barrier waits for
+ * free_rcu()'s and defer_rcu()'s. flavors_urcu.c holds the calls (liburcu's names).
+ */
+void torture_urcu_defer(int qsbr, void *p);
+void torture_urcu_defer_barrier(int qsbr);
+
+static void u_defer(unsigned int d, void *p)
+{
+	(void)d;
+	torture_urcu_defer(0, p);
+}
+static void u_defer_bar(unsigned int d)
+{
+	g_free_bar(d);
+	torture_urcu_defer_barrier(0);
+}
+static void uq_defer(unsigned int d, void *p)
+{
+	(void)d;
+	torture_urcu_defer(1, p);
+}
+static void uq_defer_bar(unsigned int d)
+{
+	g_free_bar(d);
+	torture_urcu_defer_barrier(1);
+}
+
+static const struct torture_ops urcu_defer_ops = {
+	.name = "urcu-defer",
+	.desc = "default flavor; headless retires through grace-urcu's defer_rcu() (urcu-memb)",
+	.ndomains = 1,
+	GENERIC_OPS_BASE,
+	.free_headless = u_defer,
+	.free_barrier = u_defer_bar,
+	.init = rcu_adaptive_init,
+	.cleanup = restore,
+	.mode = rcu_mode,
+};
+static const struct torture_ops urcu_qsbr_defer_ops = {
+	.name = "urcu-qsbr-defer",
+	.desc = "QSBR; headless retires through grace-urcu's defer_rcu() (urcu-qsbr)",
+	.ndomains = 1,
+	.qsbr = true,
+	GENERIC_OPS_BASE,
+	.free_headless = uq_defer,
+	.free_barrier = uq_defer_bar,
+	.quiescent = g_qs,
+	.offline = g_off,
+	.online = g_on,
+	.updater_start = g_updater_start,
+	.updater_stop = g_updater_stop,
+	.cleanup = restore,
+	.init = qsbr_adaptive_init,
+	.mode = rcu_mode,
+};
+#endif
+
 /* ---- srcu: three independent domains ---- */
 
 #define SRCU_DOMAINS 3
@@ -330,6 +396,16 @@ static const struct torture_ops srcu_ops = {
 };
 
 const struct torture_ops *const torture_flavors[] = {
-	&rcu_ops,  &rcu_poll_ops,   &rcu_batch_ops, &rcu_limits_ops,
-	&qsbr_ops, &qsbr_batch_ops, &srcu_ops,      NULL,
+	&rcu_ops,
+	&rcu_poll_ops,
+	&rcu_batch_ops,
+	&rcu_limits_ops,
+	&qsbr_ops,
+	&qsbr_batch_ops,
+	&srcu_ops,
+#ifdef GRACE_TORTURE_URCU
+	&urcu_defer_ops,
+	&urcu_qsbr_defer_ops,
+#endif
+	NULL,
 };

@@ -7,6 +7,13 @@ add_executable(torture ${CMAKE_CURRENT_LIST_DIR}/torture.c ${CMAKE_CURRENT_LIST_
                ${CMAKE_CURRENT_LIST_DIR}/broken.c)
 target_compile_options(torture PRIVATE ${GRACE_WARN})
 target_link_libraries(torture PRIVATE grace Threads::Threads)
+# grace-urcu's defer_rcu() as a retire path (flavors urcu-defer, urcu-qsbr-defer). compat/ is
+# added after tests/, so the target is named here and resolved at generation.
+if(GRACE_URCU)
+  target_sources(torture PRIVATE ${CMAKE_CURRENT_LIST_DIR}/flavors_urcu.c)
+  target_link_libraries(torture PRIVATE grace_urcu)
+  target_compile_definitions(torture PRIVATE GRACE_TORTURE_URCU)
+endif()
 
 set(GRACE_TORTURE_QUICK --duration 3 --readers 3 --writers 1 --fake-writers 2 --stall 60)
 set(GRACE_TORTURE_LONG --duration 3600 --stall 300)
@@ -30,6 +37,14 @@ set(GRACE_TORTURE_RUNS
     "rcu_free_worker|rcu|GRACE_FREE_WORKER=1|--paths free,headless"
     "qsbr_free|qsbr||--paths free,headless"
     "srcu_free|srcu||--paths free,headless")
+# grace-urcu's defer_rcu(): every heap element through it (headless), and mixed with every path.
+if(GRACE_URCU)
+  list(APPEND GRACE_TORTURE_RUNS
+       "urcu_defer|urcu-defer||--paths headless"
+       "urcu_defer_mixed|urcu-defer|"
+       "urcu_defer_fallback|urcu-defer|GRACE_NO_MEMBARRIER=1|--paths headless"
+       "urcu_qsbr_defer|urcu-qsbr-defer||--paths headless")
+endif()
 foreach(run ${GRACE_TORTURE_RUNS})
   string(REPLACE "|" ";" run "${run}")
   list(GET run 0 name)
