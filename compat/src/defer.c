@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include <grace/diag.h>
+#include <grace/list.h>
 
 #include "compat.h"
 
@@ -90,15 +91,19 @@ struct dq {
 	unsigned int wake;     /* futex word: the consumer bumps it to wake the owner */
 	unsigned int armed;    /* 1 while rh is posted or its pass runs (exchange, point 3) */
 	int dom;
+	/* The owner stores end at every call; the consumers take the lock and store done. 64
+	 * bytes apart, on different cache lines whatever the 16-byte alignment of calloc() (an
+	 * aligned member would make every struct dq, and the list head seen as one, need it). */
+	char pad_[64];
 	/* Under lock (held briefly, never across a call or a wait): */
 	pthread_mutex_t lock;
-	bool busy;              /* a consumer is running entries (point 2) */
-	bool orphan;            /* the owner is gone */
-	pthread_t busy_tid;     /* that consumer (fork child) */
-	unsigned int pins;      /* barriers that recorded this queue (point 5) */
-	struct dq_block *head;  /* block holding position done */
-	uint64_t snap;          /* the posted pass runs up to here */
-	struct dq *prev, *next; /* every queue (all_lock) */
+	bool busy;                  /* a consumer is running entries (point 2) */
+	bool orphan;                /* the owner is gone */
+	pthread_t busy_tid;         /* that consumer (fork child) */
+	unsigned int pins;          /* barriers that recorded this queue (point 5) */
+	struct dq_block *head;      /* block holding position done */
+	uint64_t snap;              /* the posted pass runs up to here */
+	struct grace_list_head all; /* on all_queues (all_lock) */
 	/* The busy consumer's: */
 	uint64_t claimed; /* entries whose call has started */
 	uint64_t done;    /* entries whose call returned; release, read by owner and barriers */
@@ -106,7 +111,7 @@ struct dq {
 };
 
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct dq *all_queues;
+static GRACE_LIST_HEAD(all_queues);
 static pthread_once_t dq_once = PTHREAD_ONCE_INIT;
 static pthread_key_t dq_key[DQ_DOMS];
 static bool dq_keys_ok;
@@ -261,12 +266,7 @@ static bool dq_unlink_if_unused(struct dq *q)
 	if (!q->orphan || grace_load_relaxed(&q->armed) || q->busy || q->pins ||
 	    q->done != dq_end(q))
 		return false;
-	if (q->prev)
-		q->prev->next = q->next;
-	else
-		all_queues = q->next;
-	if (q->next)
-		q->next->prev = q->prev;
+	grace_list_del(&q->all);
 	return true;
 }
 
@@ -402,7 +402,11 @@ static void defer_wait(int dom, struct dq *only)
 	size_t nw = 0, cap = 0;
 
 	pthread_mutex_lock(&all_lock);
-	for (struct dq *q = all_queues; q; q = q->next) {
+	struct dq *it;
+
+	grace_list_for_each_entry(it, &all_queues, all) {
+		struct dq *q = it;
+
 		if (q->dom != dom || (only && q != only))
 			continue;
 		if (only) {
@@ -522,7 +526,9 @@ static void dq_child(void)
 {
 	pthread_t self = pthread_self();
 
-	for (struct dq *q = all_queues; q; q = q->next) {
+	struct dq *q;
+
+	grace_list_for_each_entry(q, &all_queues, all) {
 		pthread_mutex_init(&q->lock, NULL);
 		if (q->busy && !pthread_equal(q->busy_tid, self)) {
 			q->busy = false;
@@ -568,10 +574,7 @@ static struct dq *dq_create(int dom)
 	q->gave_up = UINT64_MAX;
 	q->fill = q->head = b;
 	pthread_mutex_lock(&all_lock);
-	q->next = all_queues;
-	if (all_queues)
-		all_queues->prev = q;
-	all_queues = q;
+	grace_list_add(&q->all, &all_queues);
 	pthread_mutex_unlock(&all_lock);
 	if (dq_keys_ok)
 		pthread_setspecific(dq_key[dom], q);
@@ -590,15 +593,16 @@ static void dq_append(int dom, void (*fct)(void *p), void *p)
 		fct(p);
 		return;
 	}
-	/* Bounded backlog. Acquire: pairs with the consumer's release store of done. Not from a
-	 * deferred function (it may be this queue's consumer): its queue grows, the passes run it. */
-	if (GRACE_UNLIKELY(q->end - grace_load_acquire(&q->done) >= DQ_CAP) && !in_run)
-		dq_backlog(q);
-
 	struct dq_block *b = q->fill;
 	unsigned int n = (unsigned int)(q->end - b->base);
 
 	if (GRACE_UNLIKELY(n == DQ_BLOCK)) {
+		/* Bounded backlog, checked once per block (DQ_CAP is a whole number of blocks), so
+		 * the owner does not read the consumer's line at every call. Acquire: pairs with
+		 * the consumer's release store of done. Not from a deferred function (it may be
+		 * this queue's consumer): its queue grows, the passes run it. */
+		if (q->end - grace_load_acquire(&q->done) >= DQ_CAP && !in_run)
+			dq_backlog(q);
 		struct dq_block *nb = (struct dq_block *)malloc(sizeof(*nb));
 
 		if (!nb) {

@@ -10,7 +10,7 @@ grace_test(NAME compat_lfht_fork SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_l
 # The loader does not link grace-urcu.
 add_executable(compat_lfht_dlclose ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_dlclose.c)
 target_compile_options(compat_lfht_dlclose PRIVATE ${GRACE_WARN})
-target_link_libraries(compat_lfht_dlclose PRIVATE ${CMAKE_DL_LIBS})
+target_link_libraries(compat_lfht_dlclose PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 add_test(NAME compat_lfht_dlclose COMMAND compat_lfht_dlclose $<TARGET_FILE:grace_urcu>)
 set_tests_properties(compat_lfht_dlclose PROPERTIES TIMEOUT 120 LABELS quick)
 # Misuse diagnostics (issue 16, item 5): each misuse in a child process.
