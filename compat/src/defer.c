@@ -206,7 +206,8 @@ static bool dq_consume(struct dq *q, uint64_t upto)
 		}
 		struct dq_ent e = b->e[idx];
 
-		grace_store_relaxed(&q->claimed, pos + 1); /* point 2 */
+		/* Point 2; relaxed: read only by a fork child, single-threaded. */
+		grace_store_relaxed(&q->claimed, pos + 1);
 		e.fct(e.p);
 		pos++;
 		/* Release: the call's effects before done; pairs with the acquire loads of the
@@ -263,6 +264,8 @@ static void dq_destroy(struct dq *q)
  * caller destroys it after dropping both. */
 static bool dq_unlink_if_unused(struct dq *q)
 {
+	/* Relaxed: for an orphan, armed changes only under q->lock (the pass's disarm, dq_orphan()'s
+	 * arm), which the caller holds. */
 	if (!q->orphan || grace_load_relaxed(&q->armed) || q->busy || q->pins ||
 	    q->done != dq_end(q))
 		return false;
@@ -304,6 +307,7 @@ static void dq_pass(struct rcu_head *rh)
 			return;
 		}
 		pthread_mutex_lock(&q->lock);
+		/* Relaxed: no owner is left to exchange it; its readers hold q->lock. */
 		grace_store_relaxed(&q->armed, 0u);
 		bool gone = dq_unlink_if_unused(q);
 		pthread_mutex_unlock(&q->lock);
@@ -315,6 +319,8 @@ static void dq_pass(struct rcu_head *rh)
 	grace_store_relaxed(&q->armed, 0u);
 	heavy_fence(); /* barrier B: the store of armed, then the load of the end */
 	end = dq_end(q);
+	/* Exchange: the owner may arm at the same time, one of the two posts (point 3); what the
+	 * post reads is ordered by q->lock, held here and taken by the owner's dq_arm(). */
 	if (end > q->done && grace_xchg(&q->armed, 1u, __ATOMIC_ACQ_REL) == 0) {
 		q->snap = end;
 		dq_post(q);
@@ -370,6 +376,7 @@ static void dq_backlog(struct dq *q)
 			waited_ms = 0;
 		} else if (waited_ms >= DQ_STUCK_MS) {
 			q->gave_up = d;
+			/* Relaxed: a one-time flag that orders nothing. */
 			if (!grace_xchg(&told, 1, __ATOMIC_RELAXED))
 				grace_urcu__warn("defer_rcu",
 						 "no deferred function has run for %d ms (one may "
@@ -383,6 +390,7 @@ static void dq_backlog(struct dq *q)
 		syscall(SYS_futex, &q->wake, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
 		waited_ms++;
 	}
+	/* Relaxed: a consumer that still sees 1 only makes one needless wake-up. */
 	grace_store_relaxed(&q->waiting, 0u);
 	if (offline)
 		grace_qsbr_thread_online();
@@ -482,6 +490,8 @@ static void dq_orphan(struct dq *q)
 	pthread_mutex_lock(&all_lock);
 	pthread_mutex_lock(&q->lock);
 	q->orphan = true;
+	/* Relaxed: the owner (this thread) is the only one that arms an unarmed queue besides its
+	 * pass, which disarms and re-arms under q->lock, held here. */
 	if (grace_load_relaxed(&q->armed) == 0 && q->done < q->end) {
 		/* Pending, unarmed: hand them to a pass, which frees the queue after them. */
 		grace_store_relaxed(&q->armed, 1u);
@@ -631,6 +641,8 @@ static void dq_append(int dom, void (*fct)(void *p), void *p)
 	grace_store_release(&b->n, n + 1);
 	q->end++;
 	owner_fence(); /* barrier B: the count above, then armed below */
+	/* Exchange against the pass's re-arm (point 3); dq_arm() takes q->lock, which orders the
+	 * post against the pass. */
 	if (grace_load_relaxed(&q->armed) == 0 && grace_xchg(&q->armed, 1u, __ATOMIC_ACQ_REL) == 0)
 		dq_arm(q);
 }
