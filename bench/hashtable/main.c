@@ -224,10 +224,12 @@ static void wd_fire(int sig)
 	HB_DESIGNS_SRCU(X)  \
 	HB_DESIGNS_URCU(X)  \
 	HB_DESIGNS_CHECK(X)
+/* broken-rcu: check mode's self-test. free-later: the unsafe floor (d_floor.c, floor.sh), left
+ * out of check mode, which would catch it. Both hidden: run by name only. */
 #if HB_CHECK
 #define HB_DESIGNS_CHECK(X) X(broken)
 #else
-#define HB_DESIGNS_CHECK(X)
+#define HB_DESIGNS_CHECK(X) X(free_later)
 #endif
 #ifdef HB_HAVE_URCU
 #define HB_DESIGNS_URCU(X) X(urcu) X(urcu_lgpl)

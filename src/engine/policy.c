@@ -25,10 +25,18 @@ void grace__policy_init(struct grace__policy *p)
 		p->kind = GRACE_POLICY_POLL;
 	else if ((e && !strcmp(e, "batch")) || grace__env_ll("GRACE_POLICY_BATCH", 0))
 		p->kind = GRACE_POLICY_BATCH;
-	p->period_us = p->kind == GRACE_POLICY_BATCH
-			       ? (uint32_t)grace__env_ll("GRACE_BATCH_PERIOD_US",
-							 GRACE__POLICY_DEFAULT_PERIOD_US)
-			       : 0;
+	/* BATCH: the period; ADAPTIVE: the cap of the pacing (0: GRACE__POLICY_DEFAULT_PACE_CAP_US),
+	 * as grace__policy_set() takes them. Out-of-range values fall back to the defaults. */
+	if (p->kind == GRACE_POLICY_BATCH) {
+		long long v = grace__env_ll("GRACE_BATCH_PERIOD_US",
+					    GRACE__POLICY_DEFAULT_PERIOD_US);
+		p->period_us = v >= 1 && v <= GRACE__POLICY_MAX_PERIOD_US
+				       ? (uint32_t)v
+				       : GRACE__POLICY_DEFAULT_PERIOD_US;
+	} else {
+		long long v = grace__env_ll("GRACE_PACE_CAP_US", 0);
+		p->period_us = v >= 0 && v <= GRACE__POLICY_MAX_PERIOD_US ? (uint32_t)v : 0u;
+	}
 	p->min_gap_us = (uint32_t)grace__env_ll("GRACE_POLL_MIN_GAP_US",
 						GRACE__POLICY_DEFAULT_MIN_GAP_US);
 	p->pace_ns = GRACE__POLICY_PACE_MIN_NS;

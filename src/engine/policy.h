@@ -70,7 +70,8 @@ struct grace__policy_decision {
 };
 
 /* Defaults, overridden by the environment: GRACE_POLICY=poll|batch|adaptive (or the older
- * GRACE_POLICY_BATCH=1), GRACE_BATCH_PERIOD_US, GRACE_POLL_MIN_GAP_US. */
+ * GRACE_POLICY_BATCH=1), GRACE_BATCH_PERIOD_US, GRACE_PACE_CAP_US (ADAPTIVE's cap),
+ * GRACE_POLL_MIN_GAP_US. */
 void grace__policy_init(struct grace__policy *p);
 /* For grace_rcu_set_policy() and its twins: 0, or -EINVAL for an unknown policy or a period
  * outside 1..GRACE__POLICY_MAX_PERIOD_US (BATCH; ADAPTIVE also takes 0: the default cap). */
