@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <grace/list.h>
 
 #include "compat.h"
 
@@ -94,7 +95,7 @@ struct lfht {
 	int rs_gp_done; /* set by the callback (release), read by the step (acquire) */
 	unsigned long rs_target, rs_cursor, rs_from;
 	struct rcu_head rs_head;
-	struct lfht *fk_prev, *fk_next; /* on the list of tables fork() locks (fk_lock) */
+	struct grace_list_head fk; /* on fk_tables, the tables fork() locks (fk_lock) */
 	struct lfht_slot slots[LFHT_SLOTS] __attribute__((aligned(64)));
 };
 
@@ -555,28 +556,33 @@ static bool pow2(unsigned long x)
  * libgrace still runs. A step in progress elsewhere holds its rs_lock only for its bounded work.
  */
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct lfht *fk_tables;
+static GRACE_LIST_HEAD(fk_tables);
 static pthread_once_t fk_once = PTHREAD_ONCE_INIT;
+
+/* The table of a list entry. The walks go over the plain links and convert only real entries:
+ * the typed iterator would form a struct lfht (64-byte aligned) around the list head itself. */
+static inline struct lfht *fk_table(struct grace_list_head *e)
+{
+	return grace_list_entry(e, struct lfht, fk);
+}
 
 static void fk_prepare(void)
 {
+	struct grace_list_head *e;
+
 	pthread_mutex_lock(&fk_lock);
-	for (struct lfht *h = fk_tables; h; h = h->fk_next)
-		pthread_mutex_lock(&h->rs_lock);
+	grace_list_for_each(e, &fk_tables)
+		pthread_mutex_lock(&fk_table(e)->rs_lock);
 }
 
-static void fk_parent(void)
+/* After fork(), in the parent and in the child alike: the thread that took every lock in
+ * fk_prepare() releases them. */
+static void fk_release(void)
 {
-	for (struct lfht *h = fk_tables; h; h = h->fk_next)
-		pthread_mutex_unlock(&h->rs_lock);
-	pthread_mutex_unlock(&fk_lock);
-}
+	struct grace_list_head *e;
 
-static void fk_child(void)
-{
-	/* This thread took every lock in fk_prepare(): it releases them in the child. */
-	for (struct lfht *h = fk_tables; h; h = h->fk_next)
-		pthread_mutex_unlock(&h->rs_lock);
+	grace_list_for_each(e, &fk_tables)
+		pthread_mutex_unlock(&fk_table(e)->rs_lock);
 	pthread_mutex_unlock(&fk_lock);
 }
 
@@ -584,7 +590,7 @@ static void fk_register(void)
 {
 	/* Without the handlers (out of memory) a fork child may inherit a resize step in progress:
 	 * rs_lock_wait() reports that in the child, when it resizes or destroys the table. */
-	if (pthread_atfork(fk_prepare, fk_parent, fk_child) != 0)
+	if (pthread_atfork(fk_prepare, fk_release, fk_release) != 0)
 		grace_urcu__warn("cds_lfht_new", "pthread_atfork() failed (out of memory): a fork "
 						 "child may be unable to resize a table");
 }
@@ -593,11 +599,7 @@ static void fk_add(struct lfht *h)
 {
 	pthread_once(&fk_once, fk_register);
 	pthread_mutex_lock(&fk_lock);
-	h->fk_prev = NULL;
-	h->fk_next = fk_tables;
-	if (fk_tables)
-		fk_tables->fk_prev = h;
-	fk_tables = h;
+	grace_list_add(&h->fk, &fk_tables);
 	pthread_mutex_unlock(&fk_lock);
 }
 
@@ -605,12 +607,7 @@ static void fk_add(struct lfht *h)
 static void fk_del(struct lfht *h)
 {
 	pthread_mutex_lock(&fk_lock);
-	if (h->fk_prev)
-		h->fk_prev->fk_next = h->fk_next;
-	else
-		fk_tables = h->fk_next;
-	if (h->fk_next)
-		h->fk_next->fk_prev = h->fk_prev;
+	grace_list_del(&h->fk);
 	pthread_mutex_unlock(&fk_lock);
 }
 
