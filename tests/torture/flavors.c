@@ -6,6 +6,8 @@
  *   rcu-batch    the same with GRACE_POLICY_BATCH (rcu-ltimer: one grace period per period)
  *   rcu-limits   poll policy with tiny callback limits: the engine expedites, makes queuing
  *                threads help and blocks them at the hard bound all the time
+ *   rcu-pace-min adaptive policy capped at its shortest pacing (50 us): naps and grace periods
+ *                back to back at the highest rate the policy allows
  *   qsbr         QSBR (qsbr.h), adaptive policy; qsbr-batch: batch policy
  *   srcu         srcu (srcu.h) with three independent domains (one DEFINE_SRCU, two
  *                init_srcu_struct), readers nesting sections of random domains; adaptive
@@ -29,6 +31,7 @@
 #include "torture.h"
 
 #define BATCH_PERIOD_US 10000 /* the engine's default: one 100 Hz tick, as rcu-ltimer */
+#define PACE_MIN_CAP_US 50    /* the adaptive policy's least pace (GRACE__POLICY_PACE_MIN_NS) */
 #define TIGHT_SOFT 32
 #define TIGHT_HARD 256
 #define DEFAULT_SOFT 10000 /* include/grace/engine.h */
@@ -192,6 +195,12 @@ static int rcu_limits_init(void)
 {
 	return use(&grace_flavor_rcu, GRACE_POLICY_POLL, true);
 }
+static int rcu_pace_min_init(void)
+{
+	int e = use(&grace_flavor_rcu, GRACE_POLICY_ADAPTIVE, false);
+
+	return e ? e : fo[0].set_policy(fo[0].ctx, GRACE_POLICY_ADAPTIVE, PACE_MIN_CAP_US);
+}
 static const char *rcu_mode(void)
 {
 	return grace_membarrier_mode();
@@ -207,6 +216,13 @@ static const char *rcu_limits_mode(void)
 	snprintf(mode_buf, sizeof(mode_buf),
 		 "%s, poll policy, callback limits soft %u hard %u per CPU",
 		 grace_membarrier_mode(), TIGHT_SOFT, TIGHT_HARD);
+	return mode_buf;
+}
+
+static const char *rcu_pace_min_mode(void)
+{
+	snprintf(mode_buf, sizeof(mode_buf), "%s, adaptive policy capped at %u us",
+		 grace_membarrier_mode(), PACE_MIN_CAP_US);
 	return mode_buf;
 }
 
@@ -251,6 +267,15 @@ static const struct torture_ops rcu_limits_ops = {
 	.init = rcu_limits_init,
 	.cleanup = restore,
 	.mode = rcu_limits_mode,
+};
+static const struct torture_ops rcu_pace_min_ops = {
+	.name = "rcu-pace-min",
+	.desc = "default flavor (rcu.h), adaptive policy at its shortest pacing (50 us)",
+	.ndomains = 1,
+	GENERIC_OPS,
+	.init = rcu_pace_min_init,
+	.cleanup = restore,
+	.mode = rcu_pace_min_mode,
 };
 
 /* ---- QSBR ---- */
@@ -400,6 +425,7 @@ const struct torture_ops *const torture_flavors[] = {
 	&rcu_poll_ops,
 	&rcu_batch_ops,
 	&rcu_limits_ops,
+	&rcu_pace_min_ops,
 	&qsbr_ops,
 	&qsbr_batch_ops,
 	&srcu_ops,

@@ -20,12 +20,15 @@ set(GRACE_TORTURE_LONG --duration 3600 --stall 300)
 # name | flavor | environment (chosen at start-up: fence fallback, srcu without rseq) | extra
 # arguments. The *_free runs use only the free_rcu retire paths (free, headless: every element
 # a heap element) and flood free_rcu, in each domain; rcu_free_worker frees on the engine's
-# worker (GRACE_FREE_WORKER=1). The other runs choose among every path, free_rcu included.
+# worker (GRACE_FREE_WORKER=1). rcu_pace_min runs the adaptive policy (the default) capped at
+# its shortest pacing, 50 us: its naps and grace periods back to back at the highest rate it
+# allows. The other runs choose among every path, free_rcu included.
 set(GRACE_TORTURE_RUNS
     "rcu|rcu|"
     "rcu_poll|rcu-poll|"
     "rcu_batch|rcu-batch|"
     "rcu_limits|rcu-limits|"
+    "rcu_pace_min|rcu-pace-min|"
     "rcu_fallback|rcu|GRACE_NO_MEMBARRIER=1"
     "qsbr|qsbr|"
     "qsbr_batch|qsbr-batch|"
