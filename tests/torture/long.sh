@@ -19,24 +19,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-# name | flavor | environment | extra arguments  (the same table as tests/torture/torture.cmake)
-all_runs=(
-	"rcu|rcu|"
-	"rcu_poll|rcu-poll|"
-	"rcu_batch|rcu-batch|"
-	"rcu_limits|rcu-limits|"
-	"rcu_fallback|rcu|GRACE_NO_MEMBARRIER=1"
-	"qsbr|qsbr|"
-	"qsbr_batch|qsbr-batch|"
-	"qsbr_fallback|qsbr|GRACE_NO_MEMBARRIER=1"
-	"srcu|srcu|"
-	"srcu_atomic|srcu|GRACE_NO_RSEQ=1"
-	"srcu_fallback|srcu|GRACE_NO_MEMBARRIER=1"
-	"rcu_free|rcu||--paths free,headless"
-	"rcu_free_worker|rcu|GRACE_FREE_WORKER=1|--paths free,headless"
-	"qsbr_free|qsbr||--paths free,headless"
-	"srcu_free|srcu||--paths free,headless"
-)
+# name | flavor | environment | extra arguments: tests/torture/runs.list (shared with
+# tests/torture/torture.cmake), "#" comments left out
+all_runs=()
+while IFS= read -r line; do
+	case $line in [a-z]*) all_runs+=("$line") ;; esac
+done <tests/torture/runs.list
 duration=3600 jobs=1 nicelvl=10 build= out= only=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -64,9 +52,17 @@ bin=$root/$build/tests/torture/torture
 out=${out:-$build/torture-long-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 
+# Runs whose flavor this binary was built without (urcu-*: GRACE_URCU off) are left out.
+built=" $("$bin" --list | awk '{ printf "%s ", $1 }')"
 runs=()
 for r in "${all_runs[@]}"; do
 	name=${r%%|*}
+	flavor=${r#*|}
+	flavor=${flavor%%|*}
+	if [[ "$built" != *" $flavor "* ]]; then
+		echo "long.sh: $name left out: this torture binary has no flavor $flavor" >&2
+		continue
+	fi
 	if [ -z "$only" ] || [[ " $only " == *" $name "* ]]; then
 		runs+=("$r")
 	fi
@@ -112,7 +108,7 @@ field() { sed -n "s/^torture: [a-z0-9-]*: $1/\\1/p" "$2" | head -n 1; }
 	echo "| run | flavor, mode | s | reader sections/s | grace periods/s | updates/s | age histogram | errors | verdict |"
 	echo "|---|---|---|---|---|---|---|---|---|"
 	for r in "${runs[@]}"; do
-		IFS='|' read -r name flavor env <<<"$r"
+		IFS='|' read -r name flavor env extra <<<"$r"
 		log=$out/$name.log
 		rc=$(cat "$out/$name.rc" 2>/dev/null || echo "?")
 		mode=$(sed -n 's/^torture: [a-z0-9-]*: mode \([^;]*\);.*/\1/p' "$log" | head -n 1)
@@ -125,7 +121,7 @@ field() { sed -n "s/^torture: [a-z0-9-]*: $1/\\1/p" "$2" | head -n 1; }
 			awk '{ n = 0; for (i = 2; i <= NF; i += 2) n += $i; print n }')
 		verdict=$(sed -n 's/^torture: [a-z0-9-]*: \(SUCCESS\|FAILURE\)$/\1/p' "$log" | head -n 1)
 		[ "$rc" = 0 ] && [ "$verdict" = SUCCESS ] || { fail=1; verdict="${verdict:-no verdict} (exit $rc)"; }
-		echo "| $name | $flavor, ${mode:-?}${env:+, $env} | ${secs:-?} | ${rs:-?} | ${gp:-?} | ${up:-?} | ${hist:-?} | ${errs:-?} | $verdict |"
+		echo "| $name | $flavor, ${mode:-?}${env:+, $env}${extra:+, $extra} | ${secs:-?} | ${rs:-?} | ${gp:-?} | ${up:-?} | ${hist:-?} | ${errs:-?} | $verdict |"
 	done
 	first=$(field "first error after \\([0-9.]*\\) s" "$out/broken.log")
 	bverdict=$(sed -n 's/^torture: broken: \(SUCCESS\|FAILURE\)$/\1/p' "$out/broken.log" | head -n 1)

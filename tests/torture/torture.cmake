@@ -17,36 +17,11 @@ endif()
 
 set(GRACE_TORTURE_QUICK --duration 3 --readers 3 --writers 1 --fake-writers 2 --stall 60)
 set(GRACE_TORTURE_LONG --duration 3600 --stall 300)
-# name | flavor | environment (chosen at start-up: fence fallback, srcu without rseq) | extra
-# arguments. The *_free runs use only the free_rcu retire paths (free, headless: every element
-# a heap element) and flood free_rcu, in each domain; rcu_free_worker frees on the engine's
-# worker (GRACE_FREE_WORKER=1). rcu_pace_min runs the adaptive policy (the default) capped at
-# its shortest pacing, 50 us: its naps and grace periods back to back at the highest rate it
-# allows. The other runs choose among every path, free_rcu included.
-set(GRACE_TORTURE_RUNS
-    "rcu|rcu|"
-    "rcu_poll|rcu-poll|"
-    "rcu_batch|rcu-batch|"
-    "rcu_limits|rcu-limits|"
-    "rcu_pace_min|rcu-pace-min|"
-    "rcu_fallback|rcu|GRACE_NO_MEMBARRIER=1"
-    "qsbr|qsbr|"
-    "qsbr_batch|qsbr-batch|"
-    "qsbr_fallback|qsbr|GRACE_NO_MEMBARRIER=1"
-    "srcu|srcu|"
-    "srcu_atomic|srcu|GRACE_NO_RSEQ=1"
-    "srcu_fallback|srcu|GRACE_NO_MEMBARRIER=1"
-    "rcu_free|rcu||--paths free,headless"
-    "rcu_free_worker|rcu|GRACE_FREE_WORKER=1|--paths free,headless"
-    "qsbr_free|qsbr||--paths free,headless"
-    "srcu_free|srcu||--paths free,headless")
-# grace-urcu's defer_rcu(): every heap element through it (headless), and mixed with every path.
-if(GRACE_URCU)
-  list(APPEND GRACE_TORTURE_RUNS
-       "urcu_defer|urcu-defer||--paths headless"
-       "urcu_defer_mixed|urcu-defer|"
-       "urcu_defer_fallback|urcu-defer|GRACE_NO_MEMBARRIER=1|--paths headless"
-       "urcu_qsbr_defer|urcu-qsbr-defer||--paths headless")
+# The runs: tests/torture/runs.list (shared with long.sh), one line each, "#" comments.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/runs.list)
+file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/runs.list GRACE_TORTURE_RUNS REGEX "^[a-z]")
+if(NOT GRACE_URCU)
+  list(FILTER GRACE_TORTURE_RUNS EXCLUDE REGEX "^[^|]*[|]urcu-")
 endif()
 foreach(run ${GRACE_TORTURE_RUNS})
   string(REPLACE "|" ";" run "${run}")
