@@ -7,6 +7,7 @@
 #include <string.h>
 #include <grace/arch/atomic.h>
 
+#include "core/diag.h"
 #include "core/gp.h"
 #include "core/sys.h"
 
@@ -16,8 +17,31 @@ static uint64_t pace_cap_ns(const struct grace__policy *p)
 	return (uint64_t)(cap ? cap : GRACE__POLICY_DEFAULT_PACE_CAP_US) * 1000;
 }
 
+/* A period from the environment, in microseconds: def when unset; a value that is not a whole
+ * number in [lo, GRACE__POLICY_MAX_PERIOD_US] also gives def, with a warning naming the
+ * variable, once per variable (every domain reads it; *warned is that variable's flag). */
+static uint32_t env_period_us(const char *name, uint32_t def, uint32_t lo, uint32_t *warned)
+{
+	const char *s = getenv(name);
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!errno && !*end && v >= lo && v <= GRACE__POLICY_MAX_PERIOD_US)
+		return (uint32_t)v;
+	/* Relaxed exchange: only "warn once" hangs on it, nothing is published through it. */
+	if (!grace_xchg(warned, 1u, __ATOMIC_RELAXED))
+		grace__warn("%s=%s is not a whole number of microseconds from %u to %u: using %u",
+			    name, s, lo, GRACE__POLICY_MAX_PERIOD_US, def);
+	return def;
+}
+
 void grace__policy_init(struct grace__policy *p)
 {
+	static uint32_t warned_batch, warned_cap;
 	const char *e = getenv("GRACE_POLICY");
 
 	p->kind = GRACE_POLICY_ADAPTIVE;
@@ -26,17 +50,12 @@ void grace__policy_init(struct grace__policy *p)
 	else if ((e && !strcmp(e, "batch")) || grace__env_ll("GRACE_POLICY_BATCH", 0))
 		p->kind = GRACE_POLICY_BATCH;
 	/* BATCH: the period; ADAPTIVE: the cap of the pacing (0: GRACE__POLICY_DEFAULT_PACE_CAP_US),
-	 * as grace__policy_set() takes them. Out-of-range values fall back to the defaults. */
-	if (p->kind == GRACE_POLICY_BATCH) {
-		long long v = grace__env_ll("GRACE_BATCH_PERIOD_US",
-					    GRACE__POLICY_DEFAULT_PERIOD_US);
-		p->period_us = v >= 1 && v <= GRACE__POLICY_MAX_PERIOD_US
-				       ? (uint32_t)v
-				       : GRACE__POLICY_DEFAULT_PERIOD_US;
-	} else {
-		long long v = grace__env_ll("GRACE_PACE_CAP_US", 0);
-		p->period_us = v >= 0 && v <= GRACE__POLICY_MAX_PERIOD_US ? (uint32_t)v : 0u;
-	}
+	 * in the ranges grace__policy_set() takes them. */
+	if (p->kind == GRACE_POLICY_BATCH)
+		p->period_us = env_period_us("GRACE_BATCH_PERIOD_US",
+					     GRACE__POLICY_DEFAULT_PERIOD_US, 1, &warned_batch);
+	else
+		p->period_us = env_period_us("GRACE_PACE_CAP_US", 0, 0, &warned_cap);
 	p->min_gap_us = (uint32_t)grace__env_ll("GRACE_POLL_MIN_GAP_US",
 						GRACE__POLICY_DEFAULT_MIN_GAP_US);
 	p->pace_ns = GRACE__POLICY_PACE_MIN_NS;
