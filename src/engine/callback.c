@@ -474,9 +474,9 @@ static void invoke(struct worker *w)
 			} else if (grace__free_is_offset(l->func)) {
 				/* free_rcu() on the engine path (engine/free.h): no function, the
 				 * head's offset in the object to free(). */
+				w->inv_done = ++n;     /* as below: a fork child counts it as run */
 				grace__ann_consume(l); /* race detectors: see grace__cbdom_call() */
 				grace__free_head(l);
-				n++;
 			} else {
 				w->inv_done = ++n;
 				grace__ann_consume(l); /* race detectors: see grace__cbdom_call() */

@@ -30,14 +30,22 @@
  *    not keep its objects.
  *  - a thread that exits hands its blocks to the engine; at process exit every cache is
  *    emptied the same way, and the engine's exit drain (registered before our exit handler, so
- *    it runs after it) frees them: nothing leaks.
+ *    it runs after it) frees them: nothing leaks. In a fork child the caches of the threads
+ *    that do not exist there are ghosts, emptied and freed by their monitors (atfork_child).
+ *  - nothing is in flight on a thread's stack across a wait or past the cache's release:
+ *    pointers taken out of a cache are freed before it is let go (or handed to the engine), so
+ *    free_rcu_barrier(), which takes every cache in turn, finds each object queued before it
+ *    either in a cache, on the engine, or freed.
  * Per-thread bound: past THREAD_HARD pointers held, a free_rcu() that may wait (not in a
  * read-side section, not in a callback, not srcu) waits for the oldest block's grace period, at
  * most the stall timeout (at least 1 s), then frees that block, as call_rcu() waits at its hard
- * limit. Blocks handed to the engine count against the engine's limits, one callback each; the
- * monitor can hand them over only once grace periods complete again, so while a reader stalls
- * a thread never has more than THREAD_HARD (+ one block) waiting, and after the stall the
- * blocks a monitor took (at most as many again) wait for one more grace period.
+ * limit. As there, a wait that gives up says so, and the thread's later calls queue without
+ * waiting until a grace period completes again: while grace periods complete a thread never has
+ * more than THREAD_HARD (+ one block) waiting; during a stall past the stall timeout, memory
+ * grows and the program has been told. Blocks handed to the engine count against the engine's
+ * limits, one callback each; the monitor can hand them over only once grace periods complete
+ * again, so after a stall the blocks a monitor took (at most a cache's worth) wait for one
+ * more grace period.
  *
  * Correctness (no pointer is freed before a grace period that began after its free_rcu call):
  *  (1) The caller removed the object from every reader's view before calling free_rcu(); the
@@ -321,6 +329,8 @@ struct fcache {
 	uint32_t dead;      /* the owner exited: the monitor frees the cache */
 	uint32_t waiting;   /* the owner waits in over_limit(): busy, not idle */
 	uint32_t mon_idle;  /* monitor runs in a row that found no call */
+	uint32_t ghost;     /* fork child: the owner does not exist here; the monitor retires it */
+	uint64_t stuck_seq; /* over_limit() gave up at this sequence (owner's; 0: never) */
 	struct rcu_head mon;
 	struct fcache *prev, *next; /* all_caches, under all_lock */
 };
@@ -599,17 +609,30 @@ static void dispose(struct grace__flavor *f, struct fblk *l, struct fblk **ready
 
 static void mon_cb(struct rcu_head *h);
 
+/* Take c off all_caches. all_lock held. */
+static void cache_unlink(struct fcache *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		all_caches = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+}
+
 /* The monitor (top of the file): runs in the engine's worker, after a grace period. */
 static void mon_cb(struct rcu_head *h)
 {
 	struct fcache *c = grace_container_of(h, struct fcache, mon);
-	struct fblk *ready = NULL;
-	bool requeue = false, destroy = false;
+	struct fblk *ready = NULL, *spare = NULL;
+	bool requeue = false, destroy = false, retire = false;
 
 	/* A first look without stealing (relaxed loads: a hint, checked again below). An owner
 	 * that made a call since the last look is active: most runs end here. */
 	uint64_t calls = grace_load_relaxed(&c->calls);
-	if (!grace_load_relaxed(&c->dead)) {
+	/* ghost: set in a fork child before any worker existed there (plain). */
+	if (!grace_load_relaxed(&c->dead) && !c->ghost) {
 		if (calls != c->mon_calls || grace_load_relaxed(&c->waiting)) {
 			c->mon_calls = calls;
 			c->mon_idle = 0;
@@ -631,6 +654,12 @@ static void mon_cb(struct rcu_head *h)
 		if (c->dead) {
 			c->mon_armed = 0; /* the owner exited: the cache is empty and unlinked */
 			destroy = true;
+		} else if (c->ghost) {
+			/* Its owner does not exist in this fork child: empty it, then unlink it. */
+			dispose(c->f, detach(c), &ready);
+			spare = c->spare;
+			c->spare = NULL;
+			retire = true;
 		} else if (c->calls != c->mon_calls || c->waiting) {
 			c->mon_calls = c->calls; /* the owner is active: look again */
 			c->mon_idle = 0;
@@ -646,9 +675,22 @@ static void mon_cb(struct rcu_head *h)
 		}
 		steal_release(c);
 	}
+	if (retire) {
+		/* Only a try: fork's prepare takes all_lock and then waits for the workers to leave
+		 * their callbacks, this one included. Unlinked under all_lock, the cache is out of
+		 * reach of every other stealer (they all hold all_lock), so it can go. */
+		if (grace__trylock(&all_lock)) {
+			cache_unlink(c);
+			grace__unlock(&all_lock);
+			destroy = true;
+		} else {
+			requeue = true; /* empty by now: the next run only unlinks it */
+		}
+	}
 	if (requeue)
 		grace__flavor_call(c->f, &c->mon, mon_cb);
 	blk_release_list(ready);
+	free(spare);
 	if (destroy)
 		free(c);
 }
@@ -656,8 +698,8 @@ static void mon_cb(struct rcu_head *h)
 static void ftls_destroy(void *arg);
 
 /* fork(): every lock of this file, taken in prepare and released in the parent and the child
- * (by the thread that took them). No owner is in a call in the child; the caches of the threads
- * that do not exist there are emptied by their monitors or at exit. */
+ * (by the thread that took them). No owner is in a call in the child (prepare waited for each
+ * to leave it); the caches of the threads that do not exist there are ghosts (atfork_child). */
 static void atfork_prepare(void)
 {
 	grace__lock(&all_lock);
@@ -679,6 +721,39 @@ static void atfork_release(void)
 	for (struct fcache *c = all_caches; c; c = c->next)
 		steal_release(c);
 	grace__unlock(&all_lock);
+}
+
+/*
+ * The child: every cache but the forking thread's own is a ghost, whose owner does not exist
+ * here. None waits in over_limit() (its waiter is gone: clear the flag, or the monitor would
+ * see an active owner for ever). A ghost with its monitor armed is retired by the monitor (the
+ * child's engine runs the queued monitor; if the fork came between the arming and the queuing,
+ * the ghost stays linked and the exit handler empties it). One not armed holds nothing (a cache
+ * holding pointers has its monitor armed): it goes now. Single-threaded here.
+ */
+static void atfork_child(void)
+{
+	struct fcache *gone = NULL;
+
+	for (struct fcache *c = all_caches, *nx; c; c = nx) {
+		nx = c->next;
+		grace_store_relaxed(&c->waiting, 0u);
+		if (c == ftls.c[0] || c == ftls.c[1])
+			continue;
+		c->ghost = 1;
+		if (!c->mon_armed && !c->held && !c->cur && !c->first) {
+			cache_unlink(c);
+			c->next = gone;
+			gone = c;
+		}
+	}
+	atfork_release();
+	while (gone) {
+		struct fcache *c = gone;
+		gone = c->next;
+		free(c->spare);
+		free(c);
+	}
 }
 
 /* Process exit: empty every cache (the engine's exit drain, which runs after this handler,
@@ -712,7 +787,7 @@ static void free_init(void)
 	g_worker_mode = grace__env_ll("GRACE_FREE_WORKER", 0) != 0;
 	if (pthread_key_create(&ftls_key, ftls_destroy) != 0)
 		return; /* no thread-exit hook: every free goes to the engine */
-	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+	pthread_atfork(atfork_prepare, atfork_release, atfork_child);
 	/*
 	 * Exit order: atexit handlers run last registered first, and the engine registers its exit
 	 * drain when it starts its first worker. Start one now (a grace period on this flavor is
@@ -775,16 +850,13 @@ static void cache_retire(struct fcache *c)
 	spare = c->spare;
 	c->spare = NULL;
 	grace_store_relaxed(&c->dead, 1u); /* the monitor's first look reads it unlocked */
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		all_caches = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	cache_unlink(c);
 	destroy = !c->mon_armed; /* else the monitor frees it when it next runs */
 	c_unlock(c);
-	grace__unlock(&all_lock);
+	/* Freed before all_lock is dropped: a free_rcu_barrier() that takes it after us no longer
+	 * finds this cache, so it must find these objects freed already. */
 	blk_release_list(ready);
+	grace__unlock(&all_lock);
 	free(spare);
 	if (destroy)
 		free(c);
@@ -803,14 +875,14 @@ static void ftls_destroy(void *arg)
 	}
 }
 
-/* Wait until cookie ck has completed, at most the stall timeout (at least 1 s): past it, say
- * so once and return. The engine's worker drives the grace period (the block's seal asked for
+/* Wait until cookie ck has completed (true), at most the stall timeout (at least 1 s): past it,
+ * say so once and return false. The engine's worker drives the grace period (the block's seal asked for
  * it). The sleep follows grace__gp_wait(): event read before the check, the sleeper counted
  * with a seq_cst increment and a full barrier before it checks seq, the store-buffering pair of
  * the driver's seq_end and its load of nsleepers in core/gp.c (either we see seq_end, or the
  * driver sees us counted, bumps event and wakes us); the 50 ms timeout bounds any wake-up lost
  * anyway. */
-static GRACE_COLD void wait_bounded(struct grace__flavor *f, uint64_t ck, const char *call)
+static GRACE_COLD bool wait_bounded(struct grace__flavor *f, uint64_t ck, const char *call)
 {
 	struct grace__gp *gp = f->gp;
 	uint64_t t0 = grace__now_ns(), cap = grace__stall_timeout_ns();
@@ -828,7 +900,8 @@ static GRACE_COLD void wait_bounded(struct grace__flavor *f, uint64_t ck, const 
 					"stalled, or blocked on a lock this thread holds; "
 					"continuing without waiting for it",
 					call, THREAD_HARD);
-			break;
+			f->hooks->leave_wait(f, tok);
+			return false;
 		}
 		uint32_t ev = grace_load_acquire(&gp->event);
 		grace_fetch_add(&gp->nsleepers, 1u, __ATOMIC_SEQ_CST);
@@ -838,6 +911,7 @@ static GRACE_COLD void wait_bounded(struct grace__flavor *f, uint64_t ck, const 
 		grace_fetch_sub(&gp->nsleepers, 1u, __ATOMIC_SEQ_CST);
 	}
 	f->hooks->leave_wait(f, tok);
+	return true;
 }
 
 /* More than THREAD_HARD pointers held: wait for the oldest block, then free it. */
@@ -852,6 +926,14 @@ static GRACE_COLD void over_limit(struct fcache *c, bool headless)
 
 	if (!f->call_may_wait || f->hooks->is_reader(f))
 		return; /* waiting could deadlock: as call_rcu, the overshoot is the caller's */
+	/* A wait gave up (and said so) and no grace period has completed since: as call_rcu() at
+	 * its hard limit, queue without waiting until one does (the program has been told). The
+	 * low bits of seq say whether one is under way; completions count from bit 2. */
+	if (c->stuck_seq) {
+		if (!gp_moved(f->gp, c->stuck_seq))
+			return;
+		c->stuck_seq = 0;
+	}
 	c_lock(c);
 	if (!c->first && c->cur)
 		seal(c);
@@ -865,13 +947,14 @@ static GRACE_COLD void over_limit(struct fcache *c, bool headless)
 	c_unlock(c);
 	if (!have)
 		return;
-	wait_bounded(f, ck, call);
+	if (!wait_bounded(f, ck, call))
+		c->stuck_seq = grace_load_relaxed(&f->gp->seq) | 1u; /* owner's field; never 0 */
 	c_lock(c);
 	grace_store_relaxed(&c->waiting, 0u);
 	n = pop_ready(c, (unsigned int)FBLK_N, out);
-	c_unlock(c);
 	for (unsigned int i = 0; i < n; i++)
-		release_obj(out[i]);
+		release_obj(out[i]); /* before the unlock, as in cache_put() */
+	c_unlock(c);
 }
 
 /*
@@ -953,9 +1036,11 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 		c->mon_calls = calls;
 		arm = true;
 	}
-	own_exit(c, fast);
+	/* The ready pointers are freed before the cache is let go: a barrier that takes it next
+	 * (free_rcu_barrier) must find them freed, not in flight on this thread. */
 	for (unsigned int i = 0; i < n; i++)
 		release_obj(out[i]);
+	own_exit(c, fast);
 	if (arm)
 		grace__flavor_call(c->f, &c->mon, mon_cb);
 	if (GRACE_UNLIKELY(held > THREAD_HARD))
@@ -1056,14 +1141,17 @@ void grace__free_ptr(struct grace__flavor *f, void *ptr)
 void grace__free_barrier(struct grace__flavor *f)
 {
 	const char *call = names_of(f)->barrier;
-	struct fblk *list = NULL, **tail = &list;
+	struct fblk *ready = NULL;
 
 	if (grace__in_callback())
 		grace__misuse_fatal(call, "called from a callback (would deadlock)");
 	int tok = f->hooks->enter_wait(f, call);
 	if (slot_of(f) >= 0) {
 		/* Every cache of f: take its blocks under its lock (a hand-off made before we took
-		 * the lock is queued on the engine already: the barrier below waits for it). */
+		 * the lock is queued on the engine already: the barrier below waits for it). Those
+		 * whose grace period has ended are freed here, the others handed to the engine,
+		 * which the barrier below waits for: nothing is held on this thread's stack across
+		 * a wait (a fork child, where this thread does not exist, would lose it). */
 		grace__lock(&all_lock);
 		for (struct fcache *c = all_caches; c; c = c->next)
 			if (c->f == f)
@@ -1073,17 +1161,13 @@ void grace__free_barrier(struct grace__flavor *f)
 			if (c->f != f)
 				continue;
 			steal_take(c);
-			*tail = detach(c);
-			while (*tail)
-				tail = &(*tail)->next;
+			dispose(f, detach(c), &ready);
 			steal_release(c);
 		}
+		/* Before all_lock is dropped: a barrier that takes it after us finds these caches
+		 * empty, so it must find their objects freed. */
+		blk_release_list(ready);
 		grace__unlock(&all_lock);
-		if (list) {
-			/* One grace period covers them all: every append happened before the snap. */
-			grace__gp_wait(f->gp, grace__gp_snap(f->gp), 0);
-			blk_release_list(list);
-		}
 	}
 	f->hooks->leave_wait(f, tok);
 	grace__flavor_barrier(f); /* the engine: hand-offs, engine-path objects, carriers */
