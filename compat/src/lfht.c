@@ -136,9 +136,17 @@ static unsigned int order_of(unsigned long size)
 	return (unsigned int)__builtin_ctzl(size); /* size = 2^order */
 }
 
+/* The smallest power of two at or above x; above the highest one an unsigned long holds (2^63
+ * on LP64), that one: defined for every x (callers clamp to the table's limits first). */
 static unsigned long roundup_pow2(unsigned long x)
 {
-	return x <= 1 ? 1 : 1ul << (ULONG_BITS - (unsigned int)__builtin_clzl(x - 1));
+	const unsigned long top = 1ul << (ULONG_BITS - 1);
+
+	if (x <= 1)
+		return 1;
+	if (x > top)
+		return top;
+	return 1ul << (ULONG_BITS - (unsigned int)__builtin_clzl(x - 1));
 }
 
 /* ---- the list ---- */
@@ -495,7 +503,7 @@ static void grow_check(struct lfht *h)
 	unsigned long size = grace_load_relaxed(&h->pub.size);
 
 	if (n > 0 && (unsigned long)n > size && size < h->max_size) {
-		unsigned long t = clamp_size(h, roundup_pow2((unsigned long)n));
+		unsigned long t = roundup_pow2(clamp_size(h, (unsigned long)n));
 
 		if (t > grace_load_relaxed(&h->rs_target))
 			grace_store_relaxed(&h->rs_target, t);
@@ -509,7 +517,7 @@ static void shrink_check(struct lfht *h)
 	unsigned long size = grace_load_relaxed(&h->pub.size);
 
 	if (n >= 0 && (unsigned long)n < size / 8 && size > h->min_size) {
-		unsigned long t = clamp_size(h, 2 * roundup_pow2(n ? (unsigned long)n : 1));
+		unsigned long t = clamp_size(h, 2 * roundup_pow2((unsigned long)n));
 
 		if (t < grace_load_relaxed(&h->rs_target))
 			grace_store_relaxed(&h->rs_target, t);
@@ -848,6 +856,8 @@ void grace_urcu_lfht_resize(struct cds_lfht *ht, unsigned long new_size)
 	struct lfht *h = impl(ht);
 
 	check_may_block(h, "cds_lfht_resize");
-	grace_store_relaxed(&h->rs_target, clamp_size(h, roundup_pow2(new_size ? new_size : 1)));
+	/* Clamp, then round: min and max are powers of two, so the result stays within them
+	 * (liburcu clamps to max_nr_buckets the same way; ULONG_MAX means as large as allowed). */
+	grace_store_relaxed(&h->rs_target, roundup_pow2(clamp_size(h, new_size)));
 	rs_finish(h, "cds_lfht_resize");
 }

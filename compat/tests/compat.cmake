@@ -21,3 +21,6 @@ grace_test(NAME compat_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_api.c C
 # defer_rcu(): per-thread queues run by callbacks; barriers, exits, a stalled reader, fork.
 grace_test(NAME compat_defer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer.c
            LIBS grace_urcu TIMEOUT 180)
+# cds_lfht_resize() above 2^63 clamps to max_nr_buckets.
+grace_test(NAME compat_lfht_resize_huge
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_resize_huge.c LIBS grace_urcu)
