@@ -778,6 +778,12 @@ static struct cds_lfht_node *do_add(struct lfht *h, unsigned long hash, cds_lfht
 		if (p.found && mode == ADD_UNIQUE)
 			return p.found;
 		if (p.found) {
+			/* A node cannot take its own place: remove_node() would link it to itself
+			 * and every later walk of its bucket would spin. liburcu asserts it. */
+			if (GRACE_UNLIKELY(p.found == node))
+				grace_urcu__misuse("cds_lfht_add_replace",
+						   "the node is already in the table (it would "
+						   "replace itself): pass a new node");
 			/* Replace: old removed and node in its place, in one CAS. */
 			if (!remove_node(p.found, node))
 				continue; /* removed meanwhile: walk again */
@@ -822,6 +828,9 @@ int grace_urcu_lfht_replace(struct cds_lfht *ht, struct cds_lfht_iter *old_iter,
 
 	if (!old)
 		return -ENOENT;
+	if (GRACE_UNLIKELY(old == new_node))
+		grace_urcu__misuse("cds_lfht_replace", "the new node is the node it replaces (it "
+						       "would link to itself): pass a new node");
 	if (old->reverse_hash != grace_urcu__lfht_key(hash) || !match(old, key))
 		return -EINVAL; /* the new node must have the old one's hash and key */
 	new_node->reverse_hash = old->reverse_hash;
