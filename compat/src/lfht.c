@@ -96,6 +96,7 @@ struct lfht {
 	unsigned long rs_target, rs_cursor, rs_from;
 	struct rcu_head rs_head;
 	struct grace_list_head fk; /* on fk_tables, the tables fork() locks (fk_lock) */
+	struct lfht *fk_inc_next;  /* on fk_incoming, before fk_tables */
 	struct lfht_slot slots[LFHT_SLOTS] __attribute__((aligned(64)));
 };
 
@@ -562,9 +563,22 @@ static bool pow2(unsigned long x)
  * callbacks in the child). Registered at the first cds_lfht_new(), so after libgrace's own
  * handlers: these prepare handlers run first (POSIX: in reverse order of registration), while
  * libgrace still runs. A step in progress elsewhere holds its rs_lock only for its bounded work.
+ *
+ * No grace worker waits for fk_lock: libgrace's prepare handler, which runs after fk_prepare(),
+ * waits for the workers to leave their callbacks, so a callback that blocked on fk_lock (a
+ * cds_lfht_new() from a call_rcu() callback) would hold every fork() for libgrace's whole pause
+ * and be copied half run. A new table is therefore pushed on `fk_incoming`, a lock-free stack
+ * (compare-and-swap, release), and every holder of fk_lock first moves the whole stack onto
+ * fk_tables (fk_take_incoming(): one exchange, acquire, paired with the push). Pushes only, one
+ * taker of the whole stack at a time: no ABA. A table is pushed once, by cds_lfht_new(), so it is
+ * on fk_tables when cds_lfht_destroy() unlinks it (under fk_lock, after a take). A table created
+ * by another thread after fk_prepare()'s take is not locked for that fork: its creator was not
+ * paused, like any thread caught by fork() (a grace worker is, between two callbacks); if it was
+ * inside a resize step of that new table, the child's rs_lock_wait() reports it.
  */
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
 static GRACE_LIST_HEAD(fk_tables);
+static struct lfht *fk_incoming; /* new tables, not yet on fk_tables */
 static pthread_once_t fk_once = PTHREAD_ONCE_INIT;
 
 /* The table of a list entry. The walks go over the plain links and convert only real entries:
@@ -574,17 +588,33 @@ static inline struct lfht *fk_table(struct grace_list_head *e)
 	return grace_list_entry(e, struct lfht, fk);
 }
 
+/* Move the incoming stack onto fk_tables. fk_lock held. */
+static void fk_take_incoming(void)
+{
+	/* Acquire: pairs with the release compare-and-swap of every push taken. */
+	struct lfht *h = grace_xchg(&fk_incoming, (struct lfht *)NULL, __ATOMIC_ACQUIRE);
+
+	while (h) {
+		struct lfht *nx = h->fk_inc_next;
+
+		grace_list_add(&h->fk, &fk_tables);
+		h = nx;
+	}
+}
+
 static void fk_prepare(void)
 {
 	struct grace_list_head *e;
 
 	pthread_mutex_lock(&fk_lock);
+	fk_take_incoming();
 	grace_list_for_each(e, &fk_tables)
 		pthread_mutex_lock(&fk_table(e)->rs_lock);
 }
 
 /* After fork(), in the parent and in the child alike: the thread that took every lock in
- * fk_prepare() releases them. */
+ * fk_prepare() releases them (the tables on fk_tables then; any pushed since stay on the stack,
+ * unlocked). */
 static void fk_release(void)
 {
 	struct grace_list_head *e;
@@ -603,18 +633,25 @@ static void fk_register(void)
 						 "child may be unable to resize a table");
 }
 
+/* No lock: the caller may be a grace worker (see above). */
 static void fk_add(struct lfht *h)
 {
 	pthread_once(&fk_once, fk_register);
-	pthread_mutex_lock(&fk_lock);
-	grace_list_add(&h->fk, &fk_tables);
-	pthread_mutex_unlock(&fk_lock);
+	/* Relaxed: a first guess; the compare-and-swap checks it. */
+	struct lfht *top = grace_load_relaxed(&fk_incoming);
+
+	do {
+		h->fk_inc_next = top;
+		/* Release: the table (its rs_lock) and its link before it is reachable from the
+		 * stack; pairs with the acquire exchange in fk_take_incoming(). */
+	} while (!grace_cmpxchg_mo(&fk_incoming, &top, h, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
 /* Called without rs_lock held (lock order). */
 static void fk_del(struct lfht *h)
 {
 	pthread_mutex_lock(&fk_lock);
+	fk_take_incoming(); /* h may still be on the stack */
 	grace_list_del(&h->fk);
 	pthread_mutex_unlock(&fk_lock);
 }

@@ -21,6 +21,10 @@ grace_test(NAME compat_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_api.c C
 # defer_rcu(): per-thread queues run by callbacks; barriers, exits, a stalled reader, fork.
 grace_test(NAME compat_defer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer.c
            LIBS grace_urcu TIMEOUT 180)
+# cds_lfht_new() from a call_rcu() callback while fork() is prepared (lfht.c, "fork()").
+grace_test(NAME compat_lfht_fork_new
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_fork_new.c LIBS grace_urcu
+           TIMEOUT 60)
 # cds_lfht_add_replace() / cds_lfht_replace() of a node by itself: misuse, abort.
 grace_test(NAME compat_lfht_replace_self
            SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_replace_self.c LIBS grace_urcu
