@@ -48,6 +48,31 @@
  *     `done`; a consumer stores `done`, then (full fence) loads `waiting` and, if set, bumps the
  *     futex word `wake` (barrier D). One of the two sees the other's store. The fences cost once
  *     per run of the consumer and once per wait of the owner, never per entry.
+ * (7) No grace worker waits for all_lock. fork()'s prepare handler holds all_lock while
+ *     libgrace's (which runs after it) waits for the workers to leave their callbacks, so a
+ *     deferred function or a callback that blocked on all_lock would hold every fork() for
+ *     libgrace's whole pause and leave its callback half run in the child. A new queue is
+ *     therefore not linked under all_lock: dq_create() pushes it on `dq_incoming`, a lock-free
+ *     stack (one compare-and-swap, release), and every holder of all_lock moves the whole stack
+ *     onto all_queues first (all_lock_take(): one exchange, acquire, paired with the push).
+ *     Pushes only, and one taker of the whole stack at a time: no ABA. A queue is pushed once,
+ *     by its creator, before its creator appends anything to it; so a barrier that must see
+ *     a deferral (made before the barrier was called) sees its queue, on the stack or already
+ *     moved, and a queue is on all_queues before anyone orphans or unlinks it (both under
+ *     all_lock). The pass only try-locks all_lock; the rest of the work of all_lock's holders
+ *     (barriers, exit, unregistration) is the application's threads'.
+ * (8) fork(). libgrace pauses its workers between two callbacks, but for FORK_PAUSE_NS at most
+ *     (src/engine/callback.c): a pass whose deferred function runs longer is still inside its
+ *     callback when the process is copied, and the child's engine counts that callback as run.
+ *     The queue records whether its pass is inside its callback holding rh (`in_pass`, under
+ *     q->lock, cleared before the pass hands rh back to the engine or disarms), and by which
+ *     thread. In the child a queue whose pass was inside its callback in another thread is
+ *     disarmed (no pass is posted for it), and a queue left unarmed with entries pending is
+ *     re-armed lazily (`dq_stranded`): by the child's next defer_rcu() that arms a queue, or its
+ *     next barrier. Not from the child handler itself: libgrace starts its workers in the child
+ *     only at the child's next call, not while the fork handlers still run (a pass posted here
+ *     would start one, which could run deferred functions before the application's own child
+ *     handlers have reset their locks).
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -104,6 +129,9 @@ struct dq {
 	struct dq_block *head;      /* block holding position done */
 	uint64_t snap;              /* the posted pass runs up to here */
 	struct grace_list_head all; /* on all_queues (all_lock) */
+	bool in_pass;               /* rh is the running pass's: neither posted nor idle (8) */
+	pthread_t pass_tid;         /* the thread running that pass (fork child) */
+	struct dq *inc_next;        /* on dq_incoming, before all_queues (point 7) */
 	/* The busy consumer's: */
 	uint64_t claimed; /* entries whose call has started */
 	uint64_t done;    /* entries whose call returned; release, read by owner and barriers */
@@ -112,6 +140,8 @@ struct dq {
 
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static GRACE_LIST_HEAD(all_queues);
+static struct dq *dq_incoming;   /* new queues, not yet on all_queues (point 7) */
+static unsigned int dq_stranded; /* a fork child: some queue may need a pass (point 8) */
 static pthread_once_t dq_once = PTHREAD_ONCE_INIT;
 static pthread_key_t dq_key[DQ_DOMS];
 static bool dq_keys_ok;
@@ -233,6 +263,49 @@ static bool dq_consume(struct dq *q, uint64_t upto)
 	return true;
 }
 
+/* Point 7: a new queue goes on the incoming stack, not on all_queues (no lock: its creator may
+ * be a grace worker in a deferred function or a callback). */
+static void dq_push_incoming(struct dq *q)
+{
+	/* Relaxed: a first guess; the compare-and-swap checks it. */
+	struct dq *top = grace_load_relaxed(&dq_incoming);
+
+	do {
+		q->inc_next = top;
+		/* Release: q's fields (lock, dom, first block) and its link before q is reachable
+		 * from the stack; pairs with the acquire exchange in dq_take_incoming(). */
+	} while (!grace_cmpxchg_mo(&dq_incoming, &top, q, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* Move the incoming stack onto all_queues. all_lock held (or the fork child, alone). */
+static void dq_take_incoming(void)
+{
+	/* Acquire: pairs with the release compare-and-swap of every push taken. */
+	struct dq *q = grace_xchg(&dq_incoming, (struct dq *)NULL, __ATOMIC_ACQUIRE);
+
+	while (q) {
+		struct dq *nx = q->inc_next;
+
+		grace_list_add(&q->all, &all_queues);
+		q = nx;
+	}
+}
+
+/* Take all_lock, as every holder must (point 7): all_queues then holds every queue. */
+static void all_lock_take(void)
+{
+	pthread_mutex_lock(&all_lock);
+	dq_take_incoming();
+}
+
+static bool all_lock_try(void)
+{
+	if (pthread_mutex_trylock(&all_lock) != 0)
+		return false;
+	dq_take_incoming();
+	return true;
+}
+
 static void dq_pass(struct rcu_head *rh);
 
 /* Post the pass; `hurry`: a flood, whose grace period should not wait for the adaptive
@@ -279,8 +352,13 @@ static void dq_pass(struct rcu_head *rh)
 	uint64_t end;
 
 	pthread_mutex_lock(&q->lock);
+	/* Point 8: until it posts rh again or disarms, this pass holds rh. Under q->lock, as every
+	 * store of in_pass; read by a fork child only. */
+	q->in_pass = true;
+	q->pass_tid = pthread_self();
 	if (!dq_consume(q, q->snap)) {
 		/* Another consumer is at work: look again after the next grace period. */
+		q->in_pass = false;
 		dq_post(q);
 		pthread_mutex_unlock(&q->lock);
 		return;
@@ -290,6 +368,7 @@ static void dq_pass(struct rcu_head *rh)
 		/* More arrived since the post: they wait for the next grace period, at once if
 		 * they are many (the owner would reach DQ_CAP before a paced one). */
 		q->snap = end;
+		q->in_pass = false;
 		dq_post_as(q, end - q->done > DQ_HURRY);
 		pthread_mutex_unlock(&q->lock);
 		return;
@@ -298,15 +377,18 @@ static void dq_pass(struct rcu_head *rh)
 		/* Nobody appends any more: disarm and free the queue unless a barrier holds it
 		 * (the last one to unpin it frees it). Lock order: all_lock, then q->lock. Only a
 		 * try: fork's prepare holds all_lock while libgrace waits for this callback to end,
-		 * so a pass must not wait for it; it looks again after the next grace period. */
+		 * so a pass must not wait for it (point 7); it looks again after the next grace
+		 * period. in_pass stays set while q->lock is dropped: rh is still this pass's. */
 		pthread_mutex_unlock(&q->lock);
-		if (pthread_mutex_trylock(&all_lock) != 0) {
+		if (!all_lock_try()) {
 			pthread_mutex_lock(&q->lock);
+			q->in_pass = false;
 			dq_post(q);
 			pthread_mutex_unlock(&q->lock);
 			return;
 		}
 		pthread_mutex_lock(&q->lock);
+		q->in_pass = false;
 		/* Relaxed: no owner is left to exchange it; its readers hold q->lock. */
 		grace_store_relaxed(&q->armed, 0u);
 		bool gone = dq_unlink_if_unused(q);
@@ -316,6 +398,7 @@ static void dq_pass(struct rcu_head *rh)
 			dq_destroy(q);
 		return;
 	}
+	q->in_pass = false;
 	grace_store_relaxed(&q->armed, 0u);
 	heavy_fence(); /* barrier B: the store of armed, then the load of the end */
 	end = dq_end(q);
@@ -327,6 +410,37 @@ static void dq_pass(struct rcu_head *rh)
 	}
 	/* Past the unlock q may be posted again, and freed by that pass: no more access. */
 	pthread_mutex_unlock(&q->lock);
+}
+
+/*
+ * Point 8, in a fork child: post a pass for every queue left unarmed with entries pending (its
+ * pass was lost with the thread running it, or its owner, a thread the child does not have,
+ * appended and had not armed yet). all_lock held.
+ */
+static void dq_adopt_stranded(void)
+{
+	struct dq *q;
+
+	/* Relaxed: set by the fork child before it had other threads (they start after it, and
+	 * pthread_create() orders it); cleared here, under all_lock. */
+	if (!grace_load_relaxed(&dq_stranded))
+		return;
+	grace_store_relaxed(&dq_stranded, 0u);
+	grace_list_for_each_entry(q, &all_queues, all) {
+		pthread_mutex_lock(&q->lock);
+		uint64_t end = dq_end(q);
+
+		/* Exchange: the owner may arm at the same time (point 3), one of the two posts;
+		 * q->lock, taken by the owner's dq_arm() too, orders the post. Relaxed load of
+		 * done: the busy consumer's, and a stale value only posts a pass that finds
+		 * nothing (it disarms). */
+		if (grace_load_relaxed(&q->done) < end && grace_load_relaxed(&q->armed) == 0 &&
+		    grace_xchg(&q->armed, 1u, __ATOMIC_ACQ_REL) == 0) {
+			q->snap = end;
+			dq_post(q);
+		}
+		pthread_mutex_unlock(&q->lock);
+	}
 }
 
 /* The owner arms its idle queue: the pass will run everything appended so far. */
@@ -409,7 +523,8 @@ static void defer_wait(int dom, struct dq *only)
 	} *w = NULL, one;
 	size_t nw = 0, cap = 0;
 
-	pthread_mutex_lock(&all_lock);
+	all_lock_take();
+	dq_adopt_stranded();
 	struct dq *it;
 
 	grace_list_for_each_entry(it, &all_queues, all) {
@@ -466,7 +581,7 @@ static void defer_wait(int dom, struct dq *only)
 		pthread_mutex_unlock(&q->lock);
 	}
 	/* Unpin; the last user of an orphan frees it (point 5). */
-	pthread_mutex_lock(&all_lock);
+	all_lock_take();
 	for (size_t i = 0; i < nw; i++) {
 		struct dq *q = w[i].q;
 
@@ -487,7 +602,7 @@ static void dq_orphan(struct dq *q)
 {
 	bool gone;
 
-	pthread_mutex_lock(&all_lock);
+	all_lock_take();
 	pthread_mutex_lock(&q->lock);
 	q->orphan = true;
 	/* Relaxed: the owner (this thread) is the only one that arms an unarmed queue besides its
@@ -526,11 +641,17 @@ static void dq_parent(void)
 }
 
 /*
- * The child. libgrace paused its workers between two callbacks before the fork, so no pass is
- * half-run. A queue's lock is only ever held for a few stores, never by a thread that forks:
- * re-initialise it. A consumer of another thread that was inside a call is gone: the entry it
- * claimed is skipped (point 2). The queues of threads that do not exist here become orphans;
- * their entries run at the child's next barrier, or by their pass if it was posted.
+ * The child (point 8). The forking thread holds all_lock (dq_prepare()); libgrace's child
+ * handler has run (registered first, at libgrace's start-up, so its child handler runs before
+ * this one). libgrace paused its workers between two callbacks for FORK_PAUSE_NS at most, so a
+ * pass may have been inside its callback in a thread the child does not have: libgrace counts
+ * that callback as run, so no pass is posted for its queue any more; disarm it. A queue's lock
+ * is only ever held for a few stores, never by a thread that forks: re-initialise it. A
+ * consumer of another thread that was inside a call is gone: the entry it claimed is skipped
+ * (point 2). The queues of threads that do not exist here become orphans. A queue left unarmed
+ * with entries pending gets a pass at the child's next defer_rcu() that arms a queue, or its
+ * next barrier (dq_adopt_stranded()); one whose pass was posted keeps it (libgrace runs the
+ * parent's queued callbacks in the child).
  */
 static void dq_child(void)
 {
@@ -538,14 +659,22 @@ static void dq_child(void)
 
 	struct dq *q;
 
+	dq_take_incoming(); /* queues created while the fork was prepared (point 7) */
 	grace_list_for_each_entry(q, &all_queues, all) {
 		pthread_mutex_init(&q->lock, NULL);
 		if (q->busy && !pthread_equal(q->busy_tid, self)) {
 			q->busy = false;
 			q->done = q->claimed;
 		}
+		if (q->in_pass && !pthread_equal(q->pass_tid, self)) {
+			q->in_pass = false;
+			/* Relaxed, as every access here: the child has one thread. */
+			grace_store_relaxed(&q->armed, 0u);
+		}
 		if (q != my_q[0] && q != my_q[1])
 			q->orphan = true;
+		if (grace_load_relaxed(&q->armed) == 0 && q->done < dq_end(q))
+			grace_store_relaxed(&dq_stranded, 1u);
 	}
 	pthread_mutex_unlock(&all_lock);
 }
@@ -583,9 +712,8 @@ static struct dq *dq_create(int dom)
 	q->dom = dom;
 	q->gave_up = UINT64_MAX;
 	q->fill = q->head = b;
-	pthread_mutex_lock(&all_lock);
-	grace_list_add(&q->all, &all_queues);
-	pthread_mutex_unlock(&all_lock);
+	/* Not under all_lock: the creator may be a grace worker (point 7). */
+	dq_push_incoming(q);
 	if (dq_keys_ok)
 		pthread_setspecific(dq_key[dom], q);
 	my_q[dom] = q;
@@ -643,8 +771,17 @@ static void dq_append(int dom, void (*fct)(void *p), void *p)
 	owner_fence(); /* barrier B: the count above, then armed below */
 	/* Exchange against the pass's re-arm (point 3); dq_arm() takes q->lock, which orders the
 	 * post against the pass. */
-	if (grace_load_relaxed(&q->armed) == 0 && grace_xchg(&q->armed, 1u, __ATOMIC_ACQ_REL) == 0)
+	if (grace_load_relaxed(&q->armed) == 0 &&
+	    grace_xchg(&q->armed, 1u, __ATOMIC_ACQ_REL) == 0) {
 		dq_arm(q);
+		/* A fork child's stranded queues (point 8): at an arm, not at every call. Only a
+		 * try (point 7): this may be a deferred function on a grace worker. Relaxed: see
+		 * dq_adopt_stranded(). */
+		if (GRACE_UNLIKELY(grace_load_relaxed(&dq_stranded)) && all_lock_try()) {
+			dq_adopt_stranded();
+			pthread_mutex_unlock(&all_lock);
+		}
+	}
 }
 
 /* Inside a read-side section of the flavor (QSBR: inside rcu_read_lock(), known when the caller

@@ -96,6 +96,7 @@ struct lfht {
 	unsigned long rs_target, rs_cursor, rs_from;
 	struct rcu_head rs_head;
 	struct grace_list_head fk; /* on fk_tables, the tables fork() locks (fk_lock) */
+	struct lfht *fk_inc_next;  /* on fk_incoming, before fk_tables */
 	struct lfht_slot slots[LFHT_SLOTS] __attribute__((aligned(64)));
 };
 
@@ -136,9 +137,17 @@ static unsigned int order_of(unsigned long size)
 	return (unsigned int)__builtin_ctzl(size); /* size = 2^order */
 }
 
+/* The smallest power of two at or above x; above the highest one an unsigned long holds (2^63
+ * on LP64), that one: defined for every x (callers clamp to the table's limits first). */
 static unsigned long roundup_pow2(unsigned long x)
 {
-	return x <= 1 ? 1 : 1ul << (ULONG_BITS - (unsigned int)__builtin_clzl(x - 1));
+	const unsigned long top = 1ul << (ULONG_BITS - 1);
+
+	if (x <= 1)
+		return 1;
+	if (x > top)
+		return top;
+	return 1ul << (ULONG_BITS - (unsigned int)__builtin_clzl(x - 1));
 }
 
 /* ---- the list ---- */
@@ -495,7 +504,7 @@ static void grow_check(struct lfht *h)
 	unsigned long size = grace_load_relaxed(&h->pub.size);
 
 	if (n > 0 && (unsigned long)n > size && size < h->max_size) {
-		unsigned long t = clamp_size(h, roundup_pow2((unsigned long)n));
+		unsigned long t = roundup_pow2(clamp_size(h, (unsigned long)n));
 
 		if (t > grace_load_relaxed(&h->rs_target))
 			grace_store_relaxed(&h->rs_target, t);
@@ -509,7 +518,7 @@ static void shrink_check(struct lfht *h)
 	unsigned long size = grace_load_relaxed(&h->pub.size);
 
 	if (n >= 0 && (unsigned long)n < size / 8 && size > h->min_size) {
-		unsigned long t = clamp_size(h, 2 * roundup_pow2(n ? (unsigned long)n : 1));
+		unsigned long t = clamp_size(h, 2 * roundup_pow2((unsigned long)n));
 
 		if (t < grace_load_relaxed(&h->rs_target))
 			grace_store_relaxed(&h->rs_target, t);
@@ -554,9 +563,22 @@ static bool pow2(unsigned long x)
  * callbacks in the child). Registered at the first cds_lfht_new(), so after libgrace's own
  * handlers: these prepare handlers run first (POSIX: in reverse order of registration), while
  * libgrace still runs. A step in progress elsewhere holds its rs_lock only for its bounded work.
+ *
+ * No grace worker waits for fk_lock: libgrace's prepare handler, which runs after fk_prepare(),
+ * waits for the workers to leave their callbacks, so a callback that blocked on fk_lock (a
+ * cds_lfht_new() from a call_rcu() callback) would hold every fork() for libgrace's whole pause
+ * and be copied half run. A new table is therefore pushed on `fk_incoming`, a lock-free stack
+ * (compare-and-swap, release), and every holder of fk_lock first moves the whole stack onto
+ * fk_tables (fk_take_incoming(): one exchange, acquire, paired with the push). Pushes only, one
+ * taker of the whole stack at a time: no ABA. A table is pushed once, by cds_lfht_new(), so it is
+ * on fk_tables when cds_lfht_destroy() unlinks it (under fk_lock, after a take). A table created
+ * by another thread after fk_prepare()'s take is not locked for that fork: its creator was not
+ * paused, like any thread caught by fork() (a grace worker is, between two callbacks); if it was
+ * inside a resize step of that new table, the child's rs_lock_wait() reports it.
  */
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
 static GRACE_LIST_HEAD(fk_tables);
+static struct lfht *fk_incoming; /* new tables, not yet on fk_tables */
 static pthread_once_t fk_once = PTHREAD_ONCE_INIT;
 
 /* The table of a list entry. The walks go over the plain links and convert only real entries:
@@ -566,17 +588,33 @@ static inline struct lfht *fk_table(struct grace_list_head *e)
 	return grace_list_entry(e, struct lfht, fk);
 }
 
+/* Move the incoming stack onto fk_tables. fk_lock held. */
+static void fk_take_incoming(void)
+{
+	/* Acquire: pairs with the release compare-and-swap of every push taken. */
+	struct lfht *h = grace_xchg(&fk_incoming, (struct lfht *)NULL, __ATOMIC_ACQUIRE);
+
+	while (h) {
+		struct lfht *nx = h->fk_inc_next;
+
+		grace_list_add(&h->fk, &fk_tables);
+		h = nx;
+	}
+}
+
 static void fk_prepare(void)
 {
 	struct grace_list_head *e;
 
 	pthread_mutex_lock(&fk_lock);
+	fk_take_incoming();
 	grace_list_for_each(e, &fk_tables)
 		pthread_mutex_lock(&fk_table(e)->rs_lock);
 }
 
 /* After fork(), in the parent and in the child alike: the thread that took every lock in
- * fk_prepare() releases them. */
+ * fk_prepare() releases them (the tables on fk_tables then; any pushed since stay on the stack,
+ * unlocked). */
 static void fk_release(void)
 {
 	struct grace_list_head *e;
@@ -595,18 +633,25 @@ static void fk_register(void)
 						 "child may be unable to resize a table");
 }
 
+/* No lock: the caller may be a grace worker (see above). */
 static void fk_add(struct lfht *h)
 {
 	pthread_once(&fk_once, fk_register);
-	pthread_mutex_lock(&fk_lock);
-	grace_list_add(&h->fk, &fk_tables);
-	pthread_mutex_unlock(&fk_lock);
+	/* Relaxed: a first guess; the compare-and-swap checks it. */
+	struct lfht *top = grace_load_relaxed(&fk_incoming);
+
+	do {
+		h->fk_inc_next = top;
+		/* Release: the table (its rs_lock) and its link before it is reachable from the
+		 * stack; pairs with the acquire exchange in fk_take_incoming(). */
+	} while (!grace_cmpxchg_mo(&fk_incoming, &top, h, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
 /* Called without rs_lock held (lock order). */
 static void fk_del(struct lfht *h)
 {
 	pthread_mutex_lock(&fk_lock);
+	fk_take_incoming(); /* h may still be on the stack */
 	grace_list_del(&h->fk);
 	pthread_mutex_unlock(&fk_lock);
 }
@@ -770,6 +815,12 @@ static struct cds_lfht_node *do_add(struct lfht *h, unsigned long hash, cds_lfht
 		if (p.found && mode == ADD_UNIQUE)
 			return p.found;
 		if (p.found) {
+			/* A node cannot take its own place: remove_node() would link it to itself
+			 * and every later walk of its bucket would spin. liburcu asserts it. */
+			if (GRACE_UNLIKELY(p.found == node))
+				grace_urcu__misuse("cds_lfht_add_replace",
+						   "the node is already in the table (it would "
+						   "replace itself): pass a new node");
 			/* Replace: old removed and node in its place, in one CAS. */
 			if (!remove_node(p.found, node))
 				continue; /* removed meanwhile: walk again */
@@ -814,6 +865,9 @@ int grace_urcu_lfht_replace(struct cds_lfht *ht, struct cds_lfht_iter *old_iter,
 
 	if (!old)
 		return -ENOENT;
+	if (GRACE_UNLIKELY(old == new_node))
+		grace_urcu__misuse("cds_lfht_replace", "the new node is the node it replaces (it "
+						       "would link to itself): pass a new node");
 	if (old->reverse_hash != grace_urcu__lfht_key(hash) || !match(old, key))
 		return -EINVAL; /* the new node must have the old one's hash and key */
 	new_node->reverse_hash = old->reverse_hash;
@@ -848,6 +902,8 @@ void grace_urcu_lfht_resize(struct cds_lfht *ht, unsigned long new_size)
 	struct lfht *h = impl(ht);
 
 	check_may_block(h, "cds_lfht_resize");
-	grace_store_relaxed(&h->rs_target, clamp_size(h, roundup_pow2(new_size ? new_size : 1)));
+	/* Clamp, then round: min and max are powers of two, so the result stays within them
+	 * (liburcu clamps to max_nr_buckets the same way; ULONG_MAX means as large as allowed). */
+	grace_store_relaxed(&h->rs_target, roundup_pow2(clamp_size(h, new_size)));
 	rs_finish(h, "cds_lfht_resize");
 }

@@ -21,3 +21,19 @@ grace_test(NAME compat_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_api.c C
 # defer_rcu(): per-thread queues run by callbacks; barriers, exits, a stalled reader, fork.
 grace_test(NAME compat_defer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer.c
            LIBS grace_urcu TIMEOUT 180)
+# fork() while a defer queue's pass is inside a deferred function: past libgrace's fork pause,
+# and while it creates the worker's queue (defer.c, points 7 and 8).
+grace_test(NAME compat_defer_fork_pass
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_fork_pass.c LIBS grace_urcu
+           TIMEOUT 60)
+# cds_lfht_new() from a call_rcu() callback while fork() is prepared (lfht.c, "fork()").
+grace_test(NAME compat_lfht_fork_new
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_fork_new.c LIBS grace_urcu
+           TIMEOUT 60)
+# cds_lfht_add_replace() / cds_lfht_replace() of a node by itself: misuse, abort.
+grace_test(NAME compat_lfht_replace_self
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_replace_self.c LIBS grace_urcu
+           TIMEOUT 60)
+# cds_lfht_resize() above 2^63 clamps to max_nr_buckets.
+grace_test(NAME compat_lfht_resize_huge
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_resize_huge.c LIBS grace_urcu)
