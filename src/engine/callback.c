@@ -184,6 +184,7 @@ struct grace__cbdom {
 	uint32_t urgent;    /* expedite the next grace period */
 	uint32_t hurry;     /* a call_*_hurry() callback waits: start the next one without pacing */
 	uint32_t stop;
+	uint32_t adopt; /* fork child: the first worker started starts those with inherited work */
 	struct grace__lock bar_lock; /* barrier refs and bar_list (fork takes it) */
 	struct barrier *bar_list;
 	uint64_t waits;
@@ -715,10 +716,18 @@ static void *worker_main(void *arg)
 static void at_exit_drain(void);
 static void at_exit_drain_register(void);
 
+static bool queue_has_work(struct cbq *q);
+
 static void start_worker(struct grace__cbdom *d, struct worker *w)
 {
+	bool adopt = false;
+
 	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
 	grace__lock(&d->start_lock);
+	if (d->adopt) {
+		d->adopt = 0; /* under start_lock: one thread adopts */
+		adopt = !d->stop;
+	}
 	if (!w->started && !d->stop) {
 		sigset_t all, old;
 		sigfillset(&all);
@@ -735,6 +744,17 @@ static void start_worker(struct grace__cbdom *d, struct worker *w)
 	}
 	grace__unlock(&d->start_lock);
 	pthread_once(&exit_once, at_exit_drain_register);
+	/*
+	 * A fork child's first start: a call, start_poll or barrier starts the worker of the CPU
+	 * it runs on, but the callbacks (and the half-invoked batches) the child inherited may sit
+	 * on other CPUs' queues, which nothing would ever start a worker for. Start those workers
+	 * too, once. (Not from the fork handler: threads are started at the child's first call,
+	 * after every fork handler, the application's included, has run.)
+	 */
+	if (adopt)
+		for (unsigned int i = 0; i < d->ncpu; i++)
+			if (!grace_load_acquire(&d->q[i].w->started) && queue_has_work(&d->q[i]))
+				start_worker(d, d->q[i].w);
 }
 
 struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int nworkers)
@@ -1338,7 +1358,8 @@ void grace__cb_atfork_child(void)
 	 * The locks taken in prepare belong to this thread: release them. stuck_lock was not
 	 * taken (a hard-limit check may have been under way in another thread): re-initialise
 	 * it. The child has no workers but, if a callback forked,
-	 * this thread's own: the others restart on the next call_*, start_poll or barrier, and
+	 * this thread's own: the others restart on the next call_*, start_poll or barrier (its
+	 * first start also starts every worker whose queues hold inherited work: `adopt`), and
 	 * first finish the batch their parent was invoking (worker_main()). Barriers whose callers
 	 * do not exist here lose those callers' references; their markers still run.
 	 */
@@ -1352,6 +1373,7 @@ void grace__cb_atfork_child(void)
 			d->w[i].sleeping = AWAKE;
 		}
 		d->progress_waiters = 0;
+		d->adopt = 1;
 		for (struct barrier *b = d->bar_list, *nx; b; b = nx) {
 			nx = b->next;
 			if (b->refs & BARRIER_CALLER) {

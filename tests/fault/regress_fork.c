@@ -7,6 +7,9 @@
  *  2. fork() while a worker is invoking a batch: the batch already taken for invocation must
  *     run in the child (docs/guide.md: the parent's queued callbacks run in the child), so that
  *     after srcu_barrier() nothing is pending and cleanup_srcu_struct() frees the domain.
+ * And one found later by an independent review:
+ *  3. the child runs the callbacks it inherited on other CPUs' queues after its first call,
+ *     without a barrier (it started only the worker of the CPU it called from).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -179,6 +182,97 @@ TEST(fork_while_worker_invokes)
 			  fault_how(&c, how, sizeof(how)), err);
 	}
 	cleanup_srcu_struct(&fork_srcu);
+}
+
+/* ---- 3: a child runs the callbacks it inherited on every CPU's queue ---- */
+
+#define OTHER_CBS 200
+static unsigned long other_ran;
+static struct cb_obj other_objs[OTHER_CBS];
+static int other_cpu = -1, other_state; /* 1: queued */
+
+static void other_cb(struct rcu_head *h)
+{
+	(void)h;
+	__atomic_fetch_add(&other_ran, 1, __ATOMIC_RELAXED);
+}
+
+/* Pinned to another CPU than the forking thread: its callbacks wait on that CPU's queue. */
+static void *other_cpu_main(void *arg)
+{
+	cpu_set_t one;
+
+	(void)arg;
+	CPU_ZERO(&one);
+	CPU_SET(other_cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		fprintf(stderr, "  sched_setaffinity(%d) failed\n", other_cpu);
+	for (int i = 0; i < OTHER_CBS; i++)
+		call_rcu(&other_objs[i].rh, other_cb);
+	__atomic_store_n(&other_state, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The child: one call on its own CPU (not a barrier), then the inherited callbacks must run. */
+static void child_other_cpu(void *arg)
+{
+	(void)arg;
+	(void)start_poll_synchronize_rcu();
+	for (int i = 0; i < 20000; i++) {
+		if (__atomic_load_n(&other_ran, __ATOMIC_RELAXED) == OTHER_CBS)
+			_exit(0);
+		fault_sleep_ms(1);
+	}
+	fprintf(stderr, "child: %lu of %d inherited callbacks of CPU %d run after 20 s\n",
+		__atomic_load_n(&other_ran, __ATOMIC_RELAXED), OTHER_CBS, other_cpu);
+	_exit(1);
+}
+
+/*
+ * A fork child starts the worker of the CPU it calls from; the callbacks it inherited on other
+ * CPUs' queues must run too, without a barrier (they waited for one, or for a call made on
+ * that CPU, for ever).
+ */
+TEST(fork_child_runs_other_cpus_callbacks)
+{
+	static char err[8192];
+	cpu_set_t all, one;
+	pthread_t r, t;
+	int self = -1;
+
+	REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &all))
+			continue;
+		if (self < 0)
+			self = c;
+		else if (other_cpu < 0)
+			other_cpu = c;
+	}
+	if (other_cpu < 0) {
+		printf("  one CPU only: nothing to check\n");
+		return;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(self, &one);
+	REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+	/* A reader holds the grace period, so the callbacks are still queued at the fork. */
+	__atomic_store_n(&reader_state, 0, __ATOMIC_RELAXED);
+	REQUIRE(pthread_create(&r, NULL, reader_main, NULL) == 0);
+	while (__atomic_load_n(&reader_state, __ATOMIC_ACQUIRE) != 1)
+		fault_sleep_ms(1);
+	REQUIRE(pthread_create(&t, NULL, other_cpu_main, NULL) == 0);
+	while (__atomic_load_n(&other_state, __ATOMIC_ACQUIRE) != 1)
+		fault_sleep_ms(1);
+	pthread_join(t, NULL);
+	struct fault_child c = fault_run(child_other_cpu, NULL, 60, err, sizeof(err));
+	__atomic_store_n(&reader_state, 2, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	sched_setaffinity(0, sizeof(all), &all);
+	rcu_barrier();
+	CHECK(__atomic_load_n(&other_ran, __ATOMIC_RELAXED) == OTHER_CBS);
+	char how[96];
+	CHECK_MSG(fault_exited(&c, 0), "child %s: %s", fault_how(&c, how, sizeof(how)), err);
 }
 
 GT_MAIN()
