@@ -1009,6 +1009,14 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	struct fblk *b;
 	bool fast = own_enter(c);
 
+	/* The slow path may take the lock after the exit handler emptied every cache: a pointer
+	 * appended then would stay behind. Relaxed load: the lock's acquire orders it after the
+	 * handler's release of the lock, which follows its store of g_exiting. (The fast path
+	 * needs no check: a handler that marks the cache waits for this call to end.) */
+	if (GRACE_UNLIKELY(!fast) && grace_load_relaxed(&g_exiting)) {
+		own_exit(c, fast);
+		return false;
+	}
 	b = c->cur;
 	if (GRACE_UNLIKELY(!b)) {
 		b = blk_new(c);
