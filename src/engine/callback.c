@@ -926,6 +926,15 @@ static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call
 	}
 }
 
+/* A per-CPU limit times the CPUs, saturated at INT64_MAX: a limit the backlog can never
+ * reach (SIZE_MAX, "no limit") must not wrap to a negative one that every backlog passes. */
+static int64_t limit_x_cpus(uint64_t per_cpu, unsigned int ncpu)
+{
+	if (per_cpu > (uint64_t)INT64_MAX / ncpu)
+		return INT64_MAX;
+	return (int64_t)(per_cpu * ncpu);
+}
+
 /*
  * Every CHECK_EVERY calls of a thread: past the soft limit, expedite the grace period and make
  * sure the worker is awake; past the hard limit, wait until the workers have brought the
@@ -939,8 +948,8 @@ static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call
 static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 {
 	const char *call = d->f->calls[GRACE__CALL_CALL];
-	int64_t soft = (int64_t)(grace_load_relaxed(&d->soft) * d->ncpu);
-	int64_t hard = (int64_t)(grace_load_relaxed(&d->hard) * d->ncpu);
+	int64_t soft = limit_x_cpus(grace_load_relaxed(&d->soft), d->ncpu);
+	int64_t hard = limit_x_cpus(grace_load_relaxed(&d->hard), d->ncpu);
 	int64_t b = domain_backlog(d);
 
 	if (b <= soft)
