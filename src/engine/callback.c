@@ -25,7 +25,9 @@
  *    barrier inherited by a fork child, can never be counted by another), push each started
  *    queue's marker on the queue's request stack (release CAS), and wake its worker; the worker
  *    takes the whole stack by exchange (acquire), harvests again and appends the markers (a
- *    chain of their own) behind everything harvested. Every callback whose call_* returned
+ *    chain of their own) behind everything harvested, and starts the grace periods up to the
+ *    markers' cookie without the policy's pacing (worker_hurry(); as call_*_hurry() does for
+ *    its queue). Every callback whose call_* returned
  *    before the barrier began was pushed before the request was seen, so its chain is ahead of
  *    the marker; the barrier returns when its own markers have all run. Barriers never wait
  *    for one another (each has its own markers), so the exit drain's timed barrier cannot be
@@ -135,6 +137,10 @@ struct cbq {
 	/* Barrier markers for this queue: a stack (pushed with a release CAS by barriers, linked
 	 * through h.next; taken whole by the worker's exchange). */
 	struct bmark *barrier_req GRACE_ALIGNED_CACHE;
+	/* A call_*_hurry() callback was pushed on this queue: its worker starts the grace period
+	 * it needs without pacing. Set by the caller after its push, taken by the worker's
+	 * exchange before it harvests (queue_collect()). */
+	uint32_t hurry;
 	/* Worker-private, under lock (fork takes it). */
 	struct grace__lock lock GRACE_ALIGNED_CACHE;
 	struct seg segs[NSEG];
@@ -151,6 +157,10 @@ struct worker {
 	uint32_t gps;         /* worker-private: grace periods waited for (cost sampling) */
 	uint64_t last_new;    /* worker-private: when a pass last found new callbacks */
 	uint64_t arrival_ns;  /* worker-private: running mean of the time between such passes */
+	/* worker-private: grace periods up to cookie hurry_gp are started without pacing (a
+	 * hurried callback or a barrier waits for them); over once that cookie completes. */
+	uint64_t hurry_gp;
+	bool hurrying;
 	unsigned int idx;
 	pthread_t th;
 	struct grace__cbdom *d;
@@ -182,7 +192,6 @@ struct grace__cbdom {
 	uint64_t gp_req;    /* highest cookie asked for by start_poll (atomic max) */
 	uint64_t gp_req_ns; /* when the oldest request not yet completed was made */
 	uint32_t urgent;    /* expedite the next grace period */
-	uint32_t hurry;     /* a call_*_hurry() callback waits: start the next one without pacing */
 	uint32_t stop;
 	uint32_t adopt; /* fork child: the first worker started starts those with inherited work */
 	struct grace__lock bar_lock; /* barrier refs and bar_list (fork takes it) */
@@ -500,12 +509,13 @@ static void invoke(struct worker *w)
 static bool worker_has_work(struct worker *w, bool only_urgent)
 {
 	struct grace__cbdom *d = w->d;
-	if (grace_load_relaxed(&d->stop) || grace_load_relaxed(&d->urgent) ||
-	    grace_load_relaxed(&d->hurry))
+	if (grace_load_relaxed(&d->stop) || grace_load_relaxed(&d->urgent))
 		return true;
 	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 		struct cbq *q = &d->q[i];
-		if (grace_load_relaxed(&q->barrier_req) != NULL)
+		/* Both are taken by the worker's next pass (queue_collect()): never a reason that
+		 * outlives the pass, so a worker never spins on them. */
+		if (grace_load_relaxed(&q->barrier_req) != NULL || grace_load_relaxed(&q->hurry))
 			return true;
 		if (!only_urgent &&
 		    (grace_load_relaxed(&q->list.head) || grace_load_relaxed(&q->list.ahead)))
@@ -560,6 +570,14 @@ static void pass_note(struct pass *ps, uint64_t cookie, uint64_t t_ns)
 	ps->waiting = true;
 }
 
+/* Start the grace periods up to cookie c without pacing (worker-private state). */
+static void worker_hurry(struct worker *w, uint64_t c)
+{
+	if (!w->hurrying || cookie_before(w->hurry_gp, c))
+		w->hurry_gp = c;
+	w->hurrying = true;
+}
+
 /* Harvest q, answer a barrier request, take out into ready[] the chains of the segments whose
  * grace period has completed, and note what the rest waits for. Returns how many chains are
  * ready. q->lock held. */
@@ -569,8 +587,16 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 	unsigned int nready = 0, k = 0;
 
 	grace__lock_assert_held(&q->lock);
+	/* Acquire, before the harvest: pairs with the seq_cst exchange of a hurrying caller,
+	 * which follows its push, so the hurried callback is harvested now (or was before). */
+	bool hurried = grace_load_relaxed(&q->hurry) &&
+		       grace_xchg(&q->hurry, 0u, __ATOMIC_ACQUIRE) != 0;
 	if (harvest(d, q, now))
 		ps->harvested = true;
+	/* The hurried callback waits in one of the segments, all of them at most the last one's
+	 * cookie (or it has already been taken to be invoked, and waits for nothing). */
+	if (hurried && q->nseg)
+		worker_hurry(q->w, q->segs[q->nseg - 1].cookie);
 	if (grace_load_relaxed(&q->barrier_req)) {
 		/* Acquire: the markers' fields and links (pairs with the release CAS in
 		 * barrier_push()). Taken by exchange: each marker is queued once, the stack as one
@@ -579,7 +605,12 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 					     __ATOMIC_ACQUIRE);
 		if (m) {
 			harvest(d, q, now);
-			enqueue_chain(q, &m->h, grace__gp_snap(d->gp), now);
+			uint64_t c = grace__gp_snap(d->gp);
+			enqueue_chain(q, &m->h, c, now);
+			/* A barrier (rcu_barrier(), the exit drain) flushes what is queued: every
+			 * policy's pacing is skipped for the grace periods it waits for, as Linux's
+			 * rcu_barrier() flushes lazy callbacks (a BATCH period may be 10 s). */
+			worker_hurry(q->w, c);
 		}
 	}
 	while (k < q->nseg && grace__gp_done(d->gp, q->segs[k].cookie)) {
@@ -633,7 +664,11 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	v.oldest_ns = ps->oldest;
 	v.last_gp_end = w->last_gp_end;
 	v.urgent = grace_load_relaxed(&d->urgent) != 0;
-	v.hurry = grace_load_relaxed(&d->hurry) != 0;
+	/* The hurry is over once its cookie has completed, whoever drove the grace period: it
+	 * never outlives what it was for (nor keeps the worker awake, see worker_has_work()). */
+	if (w->hurrying && grace__gp_done(d->gp, w->hurry_gp))
+		w->hurrying = false;
+	v.hurry = w->hurrying;
 	v.stopping = grace_load_relaxed(&d->stop) != 0;
 	dec = grace__policy_decide(&d->pol, &v);
 	if (dec.sleep_ns > 0) {
@@ -642,8 +677,6 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	}
 	if (v.urgent)
 		grace_store_relaxed(&d->urgent, 0u);
-	if (v.hurry)
-		grace_store_relaxed(&d->hurry, 0u);
 	/* Sample what one grace period costs this worker, once in GRACE__POLICY_SAMPLE_EVERY
 	 * (reading the thread's CPU clock is a system call): the adaptive pacing follows it. */
 	bool sample = ++w->gps % GRACE__POLICY_SAMPLE_EVERY == 0;
@@ -997,7 +1030,9 @@ static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 	d->f->hooks->leave_wait(d->f, tok);
 }
 
-void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
+/* call_*: queue head and wake its worker. Returns the queue it was pushed on. */
+static inline struct cbq *cbdom_push(struct grace__cbdom *d, struct rcu_head *head,
+				     rcu_callback_t func)
 {
 	if (GRACE_UNLIKELY(!head || !func))
 		grace__misuse_fatal(d->f->calls[GRACE__CALL_CALL], "NULL %s",
@@ -1016,7 +1051,7 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 		if (grace_load_relaxed(&d->stop)) {
 			/* After the exit-time shutdown there are no workers: the callback stays
 			 * queued; the process is exiting. */
-			return;
+			return q;
 		}
 		start_worker(d, w);
 	}
@@ -1030,17 +1065,30 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 		calls_since_check = 0;
 		check_backlog(d, w);
 	}
+	return q;
+}
+
+void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
+{
+	(void)cbdom_push(d, head, func);
 }
 
 void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
 {
-	grace__cbdom_call(d, head, func);
-	/* seq_cst exchange: the request before the load of sleeping (a full barrier; the worker
-	 * fences between storing sleeping and re-checking its reasons, worker_sleep()). The
-	 * worker of this CPU may be napping under the adaptive pacing: wake it. */
-	grace_xchg(&d->hurry, 1u, __ATOMIC_SEQ_CST);
+	/* The queue the callback was pushed on, not the CPU this thread runs on now: the thread
+	 * may have migrated since the push. */
+	struct cbq *q = cbdom_push(d, head, func);
+	struct worker *w = q->w;
+	/*
+	 * seq_cst exchange, after the push: its release half orders the push before the flag (a
+	 * worker whose acquire exchange in queue_collect() takes the flag harvests the callback);
+	 * with grace_smp_mb_after_rmw() it is a full barrier before the load of sleeping, the
+	 * store-buffering pair of the worker's store of sleeping, fence and re-check of the flag
+	 * (worker_sleep()): either the worker sees the flag or it is woken here. The worker may
+	 * be napping under the pacing (a timed sleep a push does not end).
+	 */
+	grace_xchg(&q->hurry, 1u, __ATOMIC_SEQ_CST);
 	grace_smp_mb_after_rmw();
-	struct worker *w = d->q[current_cpu(d)].w;
 	if (grace_load_relaxed(&w->sleeping) != AWAKE)
 		wake_worker(w);
 }

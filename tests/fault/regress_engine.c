@@ -6,6 +6,10 @@
  * how fast something happens:
  *  1. limits_saturate: grace_rcu_set_callback_limits(SIZE_MAX, SIZE_MAX) means no limit; the
  *     limit times the CPUs wrapped to a negative number and every 32nd call_rcu() waited.
+ *  2. barrier_hurries_batch: rcu_barrier() and the exit drain under GRACE_POLICY_BATCH with a
+ *     10 s period must not wait for the period: they ask for their grace periods at once.
+ *  4. hurry_then_idle: call_rcu_hurry() whose grace period another thread completes must not
+ *     leave the workers busy once idle.
  */
 #include <grace/grace.h>
 
@@ -72,6 +76,120 @@ static void limits_saturate(void *arg)
 TEST(limits_saturate)
 {
 	CHECK(run_case(limits_saturate, "limits SIZE_MAX", "hard limit") == 0);
+}
+
+/* ---- 2 ---- */
+/* Exit handler registered before the library's (so it runs after the drain): every one of
+ * `expect_ran` callbacks must have run, else status 5. */
+static unsigned long expect_ran;
+static void check_ran_at_exit(void)
+{
+	unsigned long n = __atomic_load_n(&ran, __ATOMIC_RELAXED);
+	if (n != expect_ran) {
+		fprintf(stderr, "  exit: %lu of %lu callbacks ran\n", n, expect_ran);
+		fflush(stderr);
+		_exit(5);
+	}
+}
+
+static void barrier_batch(void *arg)
+{
+	(void)arg;
+	atexit(check_ran_at_exit);
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	for (int i = 0; i < 100; i++)
+		call_rcu(head_new(), count_free);
+	/* The period is 10 s: a barrier that waited for it is caught here. */
+	fault_watch("rcu_barrier() under BATCH(10 s)", 5.0);
+	rcu_barrier();
+	fault_unwatch();
+	if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != 100)
+		exit(3);
+	/* And the exit drain (3 s, shorter than the period) must run these. */
+	for (int i = 0; i < 100; i++)
+		call_rcu(head_new(), count_free);
+	expect_ran = 200;
+	exit(7);
+}
+TEST(barrier_hurries_batch)
+{
+	CHECK(run_case(barrier_batch, "barrier and exit under BATCH(10 s)", "not run") == 0);
+}
+
+/* ---- 4 ---- */
+
+static int hurry_ran, syncer_stop;
+
+static void hurry_cb(struct rcu_head *h)
+{
+	__atomic_store_n(&hurry_ran, 1, __ATOMIC_RELEASE);
+	free(h);
+}
+
+static void *syncer(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&syncer_stop, __ATOMIC_ACQUIRE))
+		synchronize_rcu();
+	return NULL;
+}
+
+static uint64_t worker_cpu_ns(void)
+{
+	struct grace_cb_stats st;
+	grace_rcu_callback_stats(&st);
+	return st.worker_cpu_ns;
+}
+
+/*
+ * A worker that sleeps while the process is idle uses next to no CPU time; one that spins
+ * (the fault) uses a large share of a CPU: over 300 ms of idleness, 30 ms (10%) separates
+ * them by orders of magnitude whatever the load.
+ */
+static void hurry_then_idle(void *arg)
+{
+	(void)arg;
+	/* First, the hurry itself, where the pacing is longest (hurried callbacks and the grace
+	 * periods they need now live on the queue they were pushed on). */
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	fault_watch("call_rcu_hurry() under BATCH(10 s)", 5.0);
+	call_rcu_hurry(head_new(), hurry_cb);
+	while (!__atomic_load_n(&hurry_ran, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	fault_unwatch();
+	if (grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) != 0)
+		exit(2);
+	double t0 = fault_now();
+	for (int it = 0; it < 60 && fault_now() - t0 < 3.0; it++) {
+		pthread_t t;
+		__atomic_store_n(&syncer_stop, 0, __ATOMIC_RELAXED);
+		pthread_create(&t, NULL, syncer, NULL);
+		__atomic_store_n(&hurry_ran, 0, __ATOMIC_RELAXED);
+		call_rcu_hurry(head_new(), hurry_cb);
+		while (!__atomic_load_n(&hurry_ran, __ATOMIC_ACQUIRE))
+			fault_sleep_ms(1);
+		__atomic_store_n(&syncer_stop, 1, __ATOMIC_RELEASE);
+		pthread_join(t, NULL);
+		fault_sleep_ms(5);
+		if (it % 20 != 19)
+			continue; /* measure now and then: the fault, once there, stays */
+		uint64_t a = worker_cpu_ns();
+		fault_sleep_ms(300);
+		uint64_t b = worker_cpu_ns();
+		if (b - a > 30000000ull) {
+			fprintf(stderr,
+				"  iteration %d: workers used %.1f ms of CPU in 300 ms idle\n", it,
+				(double)(b - a) / 1e6);
+			exit(3);
+		}
+	}
+	exit(7);
+}
+TEST(hurry_then_idle)
+{
+	CHECK(run_case(hurry_then_idle, "call_rcu_hurry then idle", NULL) == 0);
 }
 
 int main(int argc, char **argv)
