@@ -757,8 +757,9 @@ static void start_worker(struct grace__cbdom *d, struct worker *w)
 
 	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
 	grace__lock(&d->start_lock);
-	if (d->adopt) {
-		d->adopt = 0; /* under start_lock: one thread adopts */
+	/* Relaxed atomics: grace__cbdom_poll_missed() reads adopt without the lock. */
+	if (grace_load_relaxed(&d->adopt)) {
+		grace_store_relaxed(&d->adopt, 0u); /* under start_lock: one thread adopts */
 		adopt = !d->stop;
 	}
 	if (!w->started && !d->stop) {
@@ -1111,6 +1112,24 @@ void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
 		wake_worker(w);
 }
 
+void grace__cbdom_poll_missed(struct grace__cbdom *d, uint64_t cookie)
+{
+	/*
+	 * start_poll promises that the grace period will run. In a fork child no worker runs
+	 * until the first call_*, start_poll or barrier (grace__cb_atfork_child()): a child that
+	 * only polls a cookie its parent requested would wait for ever. adopt is set from the
+	 * fork until that first start, so this costs one relaxed load elsewhere; then start the
+	 * worker of this CPU (any worker serves the domain's requests, worker_pass()), which also
+	 * adopts the queues holding inherited work. A cookie nobody requested (get_state) starts
+	 * nothing, as in the parent.
+	 */
+	if (GRACE_LIKELY(!grace_load_relaxed(&d->adopt)))
+		return;
+	if (cookie_before(grace_load_relaxed(&d->gp_req), cookie) || grace__gp_done(d->gp, cookie))
+		return;
+	start_worker(d, d->q[current_cpu(d)].w);
+}
+
 /* A new barrier with one marker per queue, linked on the domain, referenced by its caller
  * and (for now) by every marker. */
 static struct barrier *barrier_new(struct grace__cbdom *d, const char *call)
@@ -1430,7 +1449,7 @@ void grace__cb_atfork_child(void)
 			d->w[i].sleeping = AWAKE;
 		}
 		d->progress_waiters = 0;
-		d->adopt = 1;
+		grace_store_relaxed(&d->adopt, 1u);
 		for (struct barrier *b = d->bar_list, *nx; b; b = nx) {
 			nx = b->next;
 			if (b->refs & BARRIER_CALLER) {

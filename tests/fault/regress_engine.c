@@ -10,6 +10,8 @@
  *     10 s period must not wait for the period: they ask for their grace periods at once.
  *  4. hurry_then_idle: call_rcu_hurry() whose grace period another thread completes must not
  *     leave the workers busy once idle.
+ *  5. poll_in_fork_child: a start_poll cookie inherited by a fork child that only polls must
+ *     complete there.
  */
 #include <grace/grace.h>
 
@@ -91,6 +93,7 @@ static void check_ran_at_exit(void)
 		_exit(5);
 	}
 }
+
 
 static void barrier_batch(void *arg)
 {
@@ -179,9 +182,8 @@ static void hurry_then_idle(void *arg)
 		fault_sleep_ms(300);
 		uint64_t b = worker_cpu_ns();
 		if (b - a > 30000000ull) {
-			fprintf(stderr,
-				"  iteration %d: workers used %.1f ms of CPU in 300 ms idle\n", it,
-				(double)(b - a) / 1e6);
+			fprintf(stderr, "  iteration %d: workers used %.1f ms of CPU in 300 ms idle\n",
+				it, (double)(b - a) / 1e6);
 			exit(3);
 		}
 	}
@@ -190,6 +192,54 @@ static void hurry_then_idle(void *arg)
 TEST(hurry_then_idle)
 {
 	CHECK(run_case(hurry_then_idle, "call_rcu_hurry then idle", NULL) == 0);
+}
+
+/* ---- 5 ---- */
+
+static int reader_in, reader_release;
+
+static void *reader_main(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	__atomic_store_n(&reader_in, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&reader_release, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	rcu_read_unlock();
+	return NULL;
+}
+
+static void poll_in_fork_child(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	pthread_create(&t, NULL, reader_main, NULL);
+	while (!__atomic_load_n(&reader_in, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	unsigned long c = start_poll_synchronize_rcu();
+	fault_sleep_ms(10); /* a worker drives the grace period the reader holds */
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		/* Nothing but polls: the request inherited must be served (5 s of polling; a
+		 * grace period of the child takes microseconds). */
+		for (double t0 = fault_now(); fault_now() - t0 < 5.0;) {
+			if (poll_state_synchronize_rcu(c))
+				_exit(0);
+			fault_sleep_ms(1);
+		}
+		fprintf(stderr, "  fork child: start_poll cookie still not complete\n");
+		_exit(1);
+	}
+	int st = 0;
+	waitpid(p, &st, 0);
+	__atomic_store_n(&reader_release, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 7 : 3);
+}
+TEST(poll_in_fork_child)
+{
+	CHECK(run_case(poll_in_fork_child, "poll a start_poll cookie in a fork child", NULL) == 0);
 }
 
 int main(int argc, char **argv)
