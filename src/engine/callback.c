@@ -194,6 +194,10 @@ struct grace__cbdom {
 	uint32_t urgent;    /* expedite the next grace period */
 	uint32_t stop;
 	uint32_t adopt; /* fork child: the first worker started starts those with inherited work */
+	/* Exit drain (under all_lock): the last round that took this domain, and whether the drain
+	 * stopped its workers (a fork child of a process in its exit handler restarts them). */
+	uint32_t exit_round;
+	bool exit_stopped;
 	struct grace__lock bar_lock; /* barrier refs and bar_list (fork takes it) */
 	struct barrier *bar_list;
 	uint64_t waits;
@@ -215,6 +219,15 @@ static __thread uint32_t calls_since_check GRACE_TLS_IE;
 #define CHECK_EVERY 32u /* call_* looks at the backlog every CHECK_EVERY calls of a thread */
 static struct grace__lock all_lock = GRACE__LOCK_INIT;
 static struct grace__cbdom *all_domains;
+/* Exit drain, under all_lock: it is running (in this process: a fork child clears it; also
+ * read without the lock, relaxed, by fork_pause_workers()), its rounds so far, and the domains
+ * destroyed while it ran, kept (not freed) because the drain may be using them without the
+ * lock (at_exit_drain()). */
+static uint32_t exit_running;
+/* This thread's fork() paused the workers (prepare to parent handler). */
+static __thread bool fork_paused GRACE_TLS_IE;
+static uint32_t exit_rounds;
+static struct grace__cbdom *exit_kept;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -424,12 +437,23 @@ static GRACE_COLD void worker_pause(void)
 	}
 }
 
-/* fork() prepare: wait until no worker is inside a callback (see above). */
-static void fork_pause_workers(void)
+/*
+ * fork() prepare: wait until no worker is inside a callback (see above). Returns false, having
+ * paused nothing, while the exit handler drains the queues: a thread that forks in a loop
+ * keeps the workers paused (a paused worker wakes when one fork is over only to find the next
+ * one's pause), so the drain, which has a deadline, would run nothing and lose the callbacks.
+ * A child forked then inherits a worker perhaps inside a callback, which counts as run in the
+ * child, exactly as a callback still running after FORK_PAUSE_NS does at any fork; the child of
+ * a process inside exit() gets no stronger promise than that.
+ */
+static bool fork_pause_workers(void)
 {
 	/* A callback that forks: its worker (this thread) counts itself. */
 	uint32_t self = invoking ? 1u : 0u;
 	uint64_t t0 = grace__now_ns();
+
+	if (grace_load_relaxed(&exit_running))
+		return false;
 
 	grace_fetch_add(&engine.attn, ATTN_PAUSE, __ATOMIC_SEQ_CST);
 	for (;;) {
@@ -438,6 +462,7 @@ static void fork_pause_workers(void)
 			break;
 		grace__futex_wait(&engine.busy, b, 1000000);
 	}
+	return true;
 }
 
 /* The chains in w->inv[0..n) are ready: they are now w's batch (q->lock held). */
@@ -876,6 +901,14 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 			*pp = d->next_all;
 			break;
 		}
+	}
+	if (grace_load_relaxed(&exit_running)) {
+		/* The exit drain may hold d without the lock: keep it (reachable, so no leak is
+		 * reported); the process is ending. */
+		d->next_all = exit_kept;
+		exit_kept = d;
+		grace__unlock(&all_lock);
+		return 0;
 	}
 	grace__unlock(&all_lock);
 	/* Barriers whose markers will never run (a fork child's, inherited and never taken or
@@ -1325,6 +1358,7 @@ static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
 {
 	grace__lock(&d->start_lock);
 	grace_store_relaxed(&d->stop, 1u);
+	d->exit_stopped = true; /* under start_lock, which a fork holds: see the child handler */
 	grace__unlock(&d->start_lock);
 	for (unsigned int i = 0; i < d->nworkers; i++) {
 		struct worker *w = &d->w[i];
@@ -1351,6 +1385,30 @@ static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
 	}
 }
 
+/* The next domain that round `round` has not taken yet, taken (NULL: none left). Domains
+ * created meanwhile (at the head of the list) are found too. */
+static struct grace__cbdom *exit_next(uint32_t round)
+{
+	struct grace__cbdom *d;
+
+	grace__lock(&all_lock);
+	for (d = all_domains; d; d = d->next_all)
+		if ((int32_t)(d->exit_round - round) < 0)
+			break;
+	if (d)
+		d->exit_round = round;
+	grace__unlock(&all_lock);
+	return d;
+}
+
+static uint32_t exit_new_round(void)
+{
+	grace__lock(&all_lock);
+	uint32_t r = ++exit_rounds;
+	grace__unlock(&all_lock);
+	return r;
+}
+
 /*
  * At exit, run what is still queued (so nothing leaks) and join the workers, within
  * GRACE_EXIT_TIMEOUT_MS for all domains together (and at least a few milliseconds to join
@@ -1360,25 +1418,51 @@ static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
  * callbacks) is not drained; neither is what a stuck reader holds once the time is up: those
  * callbacks are left, with a warning, still reachable from the queues. Workers that do not
  * stop in time are left running, and never run anything again.
+ *
+ * The drain holds no lock while it waits. all_lock in particular: a fork() in another thread
+ * first pauses the workers and then takes all_lock (grace__cb_atfork_prepare()), and a callback
+ * that makes the first use of a domain takes it to link the new domain
+ * (grace__cbdom_create()); a drain waiting with it held waited for those workers, which waited
+ * for it, until the time was up. So all_lock is taken only to pick the next domain (exit_next():
+ * each round takes every domain once, those created during the drain included), a domain is
+ * never freed while the drain runs (grace__cbdom_destroy() keeps it on exit_kept), and a fork
+ * goes through between two callbacks as at any other time. Rounds repeat while the last one
+ * found callbacks to run: a callback of one domain may queue on a domain drained before it.
  */
 static void at_exit_drain(void)
 {
 	uint64_t t0 = grace__now_ns(), limit = exit_timeout_ns();
+	struct grace__cbdom *d;
+	bool timed_out = false;
 	char nm[64];
 
 	grace__lock(&all_lock);
-	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
-		const char *why = exit_cannot_drain(d);
-		while (!why && grace__cbdom_pending(d)) {
-			uint64_t el = grace__now_ns() - t0;
-			if (el >= limit) {
-				why = "a reader still holds the grace period they wait for, or a "
-				      "callback blocks (GRACE_EXIT_TIMEOUT_MS passed)";
-				break;
+	grace_store_relaxed(&exit_running, 1u);
+	grace__unlock(&all_lock);
+	for (bool more = true; more && !timed_out;) {
+		uint32_t round = exit_new_round();
+		more = false;
+		while ((d = exit_next(round)) != NULL) {
+			if (exit_cannot_drain(d))
+				continue;
+			while (grace__cbdom_pending(d)) {
+				uint64_t el = grace__now_ns() - t0;
+				if (el >= limit) {
+					timed_out = true;
+					break;
+				}
+				more = true;
+				(void)barrier_timed(d, limit - el, "exit");
 			}
-			(void)barrier_timed(d, limit - el, "exit");
 		}
+	}
+	uint32_t round = exit_new_round();
+	while ((d = exit_next(round)) != NULL) {
+		const char *why = exit_cannot_drain(d);
 		uint64_t left = grace__cbdom_pending(d);
+		if (!why && timed_out)
+			why = "a reader still holds the grace period they wait for, or a callback "
+			      "blocks (GRACE_EXIT_TIMEOUT_MS passed)";
 		if (left)
 			grace__warn("exit: %llu callback%s of %s not run: %s",
 				    (unsigned long long)left, left == 1 ? "" : "s",
@@ -1389,11 +1473,11 @@ static void at_exit_drain(void)
 	 * driving a grace period that cannot end before it does: no more than that moment. */
 	uint64_t soon = grace__now_ns() + 20000000ull;
 	uint64_t deadline = t0 + limit > soon ? t0 + limit : soon;
-	for (struct grace__cbdom *d = all_domains; d; d = d->next_all)
+	round = exit_new_round();
+	while ((d = exit_next(round)) != NULL)
 		exit_stop_workers(d, exit_cannot_drain(d) ? soon : deadline);
 	/* Release: pairs with the workers' loads of attn before each callback. */
 	grace_fetch_or(&engine.attn, ATTN_EXIT, __ATOMIC_RELEASE);
-	grace__unlock(&all_lock);
 }
 
 static void at_exit_drain_register(void)
@@ -1404,7 +1488,7 @@ static void at_exit_drain_register(void)
 void grace__cb_atfork_prepare(void)
 {
 	/* First, with no lock held: a callback the workers are running may need one. */
-	fork_pause_workers();
+	fork_paused = fork_pause_workers();
 	grace__lock(&all_lock);
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		grace__lock(&d->start_lock);
@@ -1423,6 +1507,8 @@ void grace__cb_atfork_parent(void)
 		grace__unlock(&d->start_lock);
 	}
 	grace__unlock(&all_lock);
+	if (!fork_paused)
+		return;
 	/* Release: pairs with the paused workers' loads of attn. */
 	grace_fetch_sub(&engine.attn, ATTN_PAUSE, __ATOMIC_RELEASE);
 	grace__futex_wake(&engine.attn, INT_MAX);
@@ -1450,6 +1536,12 @@ void grace__cb_atfork_child(void)
 		}
 		d->progress_waiters = 0;
 		grace_store_relaxed(&d->adopt, 1u);
+		/* Forked while the parent's exit handler ran: the thread exiting is not here, and
+		 * the child's workers must start as anywhere else. */
+		if (d->exit_stopped) {
+			d->exit_stopped = false;
+			d->stop = 0;
+		}
 		for (struct barrier *b = d->bar_list, *nx; b; b = nx) {
 			nx = b->next;
 			if (b->refs & BARRIER_CALLER) {
@@ -1462,6 +1554,7 @@ void grace__cb_atfork_child(void)
 		grace__unlock(&d->start_lock);
 		grace__lock_reinit(&d->stuck_lock);
 	}
+	grace_store_relaxed(&exit_running, 0u);
 	engine.attn = 0;
 	engine.busy = invoking ? 1u : 0u;
 	grace__unlock(&all_lock);

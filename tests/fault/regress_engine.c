@@ -8,10 +8,15 @@
  *     limit times the CPUs wrapped to a negative number and every 32nd call_rcu() waited.
  *  2. barrier_hurries_batch: rcu_barrier() and the exit drain under GRACE_POLICY_BATCH with a
  *     10 s period must not wait for the period: they ask for their grace periods at once.
+ *  3. exit_while_forking: exit() while another thread forks in a loop: the exit drain held
+ *     the engine's list lock, a fork's prepare paused the workers and then waited for that
+ *     lock, so the drain timed out and the callbacks were lost.
  *  4. hurry_then_idle: call_rcu_hurry() whose grace period another thread completes must not
  *     leave the workers busy once idle.
  *  5. poll_in_fork_child: a start_poll cookie inherited by a fork child that only polls must
  *     complete there.
+ *  6. exit_creates_domain: a callback run by the exit drain that makes the first use of
+ *     another domain (call_srcu on a DEFINE_SRCU domain) must not block the drain.
  */
 #include <grace/grace.h>
 
@@ -118,6 +123,50 @@ static void barrier_batch(void *arg)
 TEST(barrier_hurries_batch)
 {
 	CHECK(run_case(barrier_batch, "barrier and exit under BATCH(10 s)", "not run") == 0);
+}
+
+/* ---- 3 ---- */
+
+#define FORK_N 20000
+/* About 20 us each: the drain lasts long enough for forks to land in it. */
+static void spin_cb(struct rcu_head *h)
+{
+	double t0 = fault_now();
+	while (fault_now() - t0 < 20e-6) {
+	}
+	count_free(h);
+}
+
+static void *forker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pid_t p = fork();
+		if (p == 0)
+			_exit(0);
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+	return NULL;
+}
+
+static void exit_while_forking(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	atexit(check_ran_at_exit);
+	call_rcu(head_new(), count_free); /* start a worker (and the library's exit handler) */
+	rcu_barrier();
+	pthread_create(&t, NULL, forker, NULL);
+	fault_sleep_ms(20);
+	for (int i = 0; i < FORK_N; i++)
+		call_rcu(head_new(), spin_cb);
+	expect_ran = FORK_N + 1;
+	exit(7);
+}
+TEST(exit_while_forking)
+{
+	CHECK(run_case(exit_while_forking, "exit while another thread forks", "not run") == 0);
 }
 
 /* ---- 4 ---- */
@@ -240,6 +289,47 @@ static void poll_in_fork_child(void *arg)
 TEST(poll_in_fork_child)
 {
 	CHECK(run_case(poll_in_fork_child, "poll a start_poll cookie in a fork child", NULL) == 0);
+}
+
+/* ---- 6 ---- */
+
+#define HOPS_N 1000
+struct hops {
+	struct rcu_head rh;
+	int hops;
+};
+DEFINE_SRCU(exit_srcu);
+
+static void stage2(struct rcu_head *h)
+{
+	count_free(h);
+}
+
+static void stage1(struct rcu_head *h)
+{
+	call_srcu(&exit_srcu, h, stage2); /* the domain's first call_srcu() */
+}
+
+static void stage0(struct rcu_head *h)
+{
+	struct hops *o = grace_container_of(h, struct hops, rh);
+	/* A few hops first, so the first call_srcu() happens inside the exit drain. */
+	call_rcu(h, ++o->hops < 4 ? stage0 : stage1);
+}
+
+static void exit_creates_domain(void *arg)
+{
+	(void)arg;
+	atexit(check_ran_at_exit);
+	for (int i = 0; i < HOPS_N; i++)
+		call_rcu(&((struct hops *)calloc(1, sizeof(struct hops)))->rh, stage0);
+	expect_ran = HOPS_N;
+	exit(7);
+}
+TEST(exit_creates_domain)
+{
+	CHECK(run_case(exit_creates_domain, "a callback of the exit drain creates a domain",
+		       "not run") == 0);
 }
 
 int main(int argc, char **argv)
