@@ -66,8 +66,13 @@ unsigned long grace__flavor_start_poll(struct grace__flavor *f)
 
 bool grace__flavor_poll_state(struct grace__flavor *f, unsigned long cookie)
 {
-	if (!grace__gp_done(f->gp, cookie))
+	if (!grace__gp_done(f->gp, cookie)) {
+		/* Off the fast path: a requested grace period must have a worker (fork child). */
+		struct grace__cbdom *d = grace__flavor_cb_peek(f);
+		if (d)
+			grace__cbdom_poll_missed(d, cookie);
 		return false;
+	}
 	/* Full fence on success (see the top of this file). */
 	grace_smp_mb();
 	return true;

@@ -25,7 +25,9 @@
  *    barrier inherited by a fork child, can never be counted by another), push each started
  *    queue's marker on the queue's request stack (release CAS), and wake its worker; the worker
  *    takes the whole stack by exchange (acquire), harvests again and appends the markers (a
- *    chain of their own) behind everything harvested. Every callback whose call_* returned
+ *    chain of their own) behind everything harvested, and starts the grace periods up to the
+ *    markers' cookie without the policy's pacing (worker_hurry(); as call_*_hurry() does for
+ *    its queue). Every callback whose call_* returned
  *    before the barrier began was pushed before the request was seen, so its chain is ahead of
  *    the marker; the barrier returns when its own markers have all run. Barriers never wait
  *    for one another (each has its own markers), so the exit drain's timed barrier cannot be
@@ -135,6 +137,10 @@ struct cbq {
 	/* Barrier markers for this queue: a stack (pushed with a release CAS by barriers, linked
 	 * through h.next; taken whole by the worker's exchange). */
 	struct bmark *barrier_req GRACE_ALIGNED_CACHE;
+	/* A call_*_hurry() callback was pushed on this queue: its worker starts the grace period
+	 * it needs without pacing. Set by the caller after its push, taken by the worker's
+	 * exchange before it harvests (queue_collect()). */
+	uint32_t hurry;
 	/* Worker-private, under lock (fork takes it). */
 	struct grace__lock lock GRACE_ALIGNED_CACHE;
 	struct seg segs[NSEG];
@@ -151,6 +157,10 @@ struct worker {
 	uint32_t gps;         /* worker-private: grace periods waited for (cost sampling) */
 	uint64_t last_new;    /* worker-private: when a pass last found new callbacks */
 	uint64_t arrival_ns;  /* worker-private: running mean of the time between such passes */
+	/* worker-private: grace periods up to cookie hurry_gp are started without pacing (a
+	 * hurried callback or a barrier waits for them); over once that cookie completes. */
+	uint64_t hurry_gp;
+	bool hurrying;
 	unsigned int idx;
 	pthread_t th;
 	struct grace__cbdom *d;
@@ -182,9 +192,12 @@ struct grace__cbdom {
 	uint64_t gp_req;    /* highest cookie asked for by start_poll (atomic max) */
 	uint64_t gp_req_ns; /* when the oldest request not yet completed was made */
 	uint32_t urgent;    /* expedite the next grace period */
-	uint32_t hurry;     /* a call_*_hurry() callback waits: start the next one without pacing */
 	uint32_t stop;
 	uint32_t adopt; /* fork child: the first worker started starts those with inherited work */
+	/* Exit drain (under all_lock): the last round that took this domain, and whether the drain
+	 * stopped its workers (a fork child of a process in its exit handler restarts them). */
+	uint32_t exit_round;
+	bool exit_stopped;
 	struct grace__lock bar_lock; /* barrier refs and bar_list (fork takes it) */
 	struct barrier *bar_list;
 	uint64_t waits;
@@ -206,6 +219,15 @@ static __thread uint32_t calls_since_check GRACE_TLS_IE;
 #define CHECK_EVERY 32u /* call_* looks at the backlog every CHECK_EVERY calls of a thread */
 static struct grace__lock all_lock = GRACE__LOCK_INIT;
 static struct grace__cbdom *all_domains;
+/* Exit drain, under all_lock: it is running (in this process: a fork child clears it; also
+ * read without the lock, relaxed, by fork_pause_workers()), its rounds so far, and the domains
+ * destroyed while it ran, kept (not freed) because the drain may be using them without the
+ * lock (at_exit_drain()). */
+static uint32_t exit_running;
+/* This thread's fork() paused the workers (prepare to parent handler). */
+static __thread bool fork_paused GRACE_TLS_IE;
+static uint32_t exit_rounds;
+static struct grace__cbdom *exit_kept;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -415,12 +437,23 @@ static GRACE_COLD void worker_pause(void)
 	}
 }
 
-/* fork() prepare: wait until no worker is inside a callback (see above). */
-static void fork_pause_workers(void)
+/*
+ * fork() prepare: wait until no worker is inside a callback (see above). Returns false, having
+ * paused nothing, while the exit handler drains the queues: a thread that forks in a loop
+ * keeps the workers paused (a paused worker wakes when one fork is over only to find the next
+ * one's pause), so the drain, which has a deadline, would run nothing and lose the callbacks.
+ * A child forked then inherits a worker perhaps inside a callback, which counts as run in the
+ * child, exactly as a callback still running after FORK_PAUSE_NS does at any fork; the child of
+ * a process inside exit() gets no stronger promise than that.
+ */
+static bool fork_pause_workers(void)
 {
 	/* A callback that forks: its worker (this thread) counts itself. */
 	uint32_t self = invoking ? 1u : 0u;
 	uint64_t t0 = grace__now_ns();
+
+	if (grace_load_relaxed(&exit_running))
+		return false;
 
 	grace_fetch_add(&engine.attn, ATTN_PAUSE, __ATOMIC_SEQ_CST);
 	for (;;) {
@@ -429,6 +462,7 @@ static void fork_pause_workers(void)
 			break;
 		grace__futex_wait(&engine.busy, b, 1000000);
 	}
+	return true;
 }
 
 /* The chains in w->inv[0..n) are ready: they are now w's batch (q->lock held). */
@@ -500,12 +534,13 @@ static void invoke(struct worker *w)
 static bool worker_has_work(struct worker *w, bool only_urgent)
 {
 	struct grace__cbdom *d = w->d;
-	if (grace_load_relaxed(&d->stop) || grace_load_relaxed(&d->urgent) ||
-	    grace_load_relaxed(&d->hurry))
+	if (grace_load_relaxed(&d->stop) || grace_load_relaxed(&d->urgent))
 		return true;
 	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 		struct cbq *q = &d->q[i];
-		if (grace_load_relaxed(&q->barrier_req) != NULL)
+		/* Both are taken by the worker's next pass (queue_collect()): never a reason that
+		 * outlives the pass, so a worker never spins on them. */
+		if (grace_load_relaxed(&q->barrier_req) != NULL || grace_load_relaxed(&q->hurry))
 			return true;
 		if (!only_urgent &&
 		    (grace_load_relaxed(&q->list.head) || grace_load_relaxed(&q->list.ahead)))
@@ -560,6 +595,14 @@ static void pass_note(struct pass *ps, uint64_t cookie, uint64_t t_ns)
 	ps->waiting = true;
 }
 
+/* Start the grace periods up to cookie c without pacing (worker-private state). */
+static void worker_hurry(struct worker *w, uint64_t c)
+{
+	if (!w->hurrying || cookie_before(w->hurry_gp, c))
+		w->hurry_gp = c;
+	w->hurrying = true;
+}
+
 /* Harvest q, answer a barrier request, take out into ready[] the chains of the segments whose
  * grace period has completed, and note what the rest waits for. Returns how many chains are
  * ready. q->lock held. */
@@ -569,8 +612,16 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 	unsigned int nready = 0, k = 0;
 
 	grace__lock_assert_held(&q->lock);
+	/* Acquire, before the harvest: pairs with the seq_cst exchange of a hurrying caller,
+	 * which follows its push, so the hurried callback is harvested now (or was before). */
+	bool hurried = grace_load_relaxed(&q->hurry) &&
+		       grace_xchg(&q->hurry, 0u, __ATOMIC_ACQUIRE) != 0;
 	if (harvest(d, q, now))
 		ps->harvested = true;
+	/* The hurried callback waits in one of the segments, all of them at most the last one's
+	 * cookie (or it has already been taken to be invoked, and waits for nothing). */
+	if (hurried && q->nseg)
+		worker_hurry(q->w, q->segs[q->nseg - 1].cookie);
 	if (grace_load_relaxed(&q->barrier_req)) {
 		/* Acquire: the markers' fields and links (pairs with the release CAS in
 		 * barrier_push()). Taken by exchange: each marker is queued once, the stack as one
@@ -579,7 +630,12 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 					     __ATOMIC_ACQUIRE);
 		if (m) {
 			harvest(d, q, now);
-			enqueue_chain(q, &m->h, grace__gp_snap(d->gp), now);
+			uint64_t c = grace__gp_snap(d->gp);
+			enqueue_chain(q, &m->h, c, now);
+			/* A barrier (rcu_barrier(), the exit drain) flushes what is queued: every
+			 * policy's pacing is skipped for the grace periods it waits for, as Linux's
+			 * rcu_barrier() flushes lazy callbacks (a BATCH period may be 10 s). */
+			worker_hurry(q->w, c);
 		}
 	}
 	while (k < q->nseg && grace__gp_done(d->gp, q->segs[k].cookie)) {
@@ -633,7 +689,11 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	v.oldest_ns = ps->oldest;
 	v.last_gp_end = w->last_gp_end;
 	v.urgent = grace_load_relaxed(&d->urgent) != 0;
-	v.hurry = grace_load_relaxed(&d->hurry) != 0;
+	/* The hurry is over once its cookie has completed, whoever drove the grace period: it
+	 * never outlives what it was for (nor keeps the worker awake, see worker_has_work()). */
+	if (w->hurrying && grace__gp_done(d->gp, w->hurry_gp))
+		w->hurrying = false;
+	v.hurry = w->hurrying;
 	v.stopping = grace_load_relaxed(&d->stop) != 0;
 	dec = grace__policy_decide(&d->pol, &v);
 	if (dec.sleep_ns > 0) {
@@ -642,8 +702,6 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	}
 	if (v.urgent)
 		grace_store_relaxed(&d->urgent, 0u);
-	if (v.hurry)
-		grace_store_relaxed(&d->hurry, 0u);
 	/* Sample what one grace period costs this worker, once in GRACE__POLICY_SAMPLE_EVERY
 	 * (reading the thread's CPU clock is a system call): the adaptive pacing follows it. */
 	bool sample = ++w->gps % GRACE__POLICY_SAMPLE_EVERY == 0;
@@ -724,8 +782,9 @@ static void start_worker(struct grace__cbdom *d, struct worker *w)
 
 	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
 	grace__lock(&d->start_lock);
-	if (d->adopt) {
-		d->adopt = 0; /* under start_lock: one thread adopts */
+	/* Relaxed atomics: grace__cbdom_poll_missed() reads adopt without the lock. */
+	if (grace_load_relaxed(&d->adopt)) {
+		grace_store_relaxed(&d->adopt, 0u); /* under start_lock: one thread adopts */
 		adopt = !d->stop;
 	}
 	if (!w->started && !d->stop) {
@@ -843,6 +902,14 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 			break;
 		}
 	}
+	if (grace_load_relaxed(&exit_running)) {
+		/* The exit drain may hold d without the lock: keep it (reachable, so no leak is
+		 * reported); the process is ending. */
+		d->next_all = exit_kept;
+		exit_kept = d;
+		grace__unlock(&all_lock);
+		return 0;
+	}
 	grace__unlock(&all_lock);
 	/* Barriers whose markers will never run (a fork child's, inherited and never taken or
 	 * never invoked: nothing waits for them), freed with the queues they sit in. */
@@ -926,6 +993,15 @@ static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call
 	}
 }
 
+/* A per-CPU limit times the CPUs, saturated at INT64_MAX: a limit the backlog can never
+ * reach (SIZE_MAX, "no limit") must not wrap to a negative one that every backlog passes. */
+static int64_t limit_x_cpus(uint64_t per_cpu, unsigned int ncpu)
+{
+	if (per_cpu > (uint64_t)INT64_MAX / ncpu)
+		return INT64_MAX;
+	return (int64_t)(per_cpu * ncpu);
+}
+
 /*
  * Every CHECK_EVERY calls of a thread: past the soft limit, expedite the grace period and make
  * sure the worker is awake; past the hard limit, wait until the workers have brought the
@@ -939,8 +1015,8 @@ static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call
 static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 {
 	const char *call = d->f->calls[GRACE__CALL_CALL];
-	int64_t soft = (int64_t)(grace_load_relaxed(&d->soft) * d->ncpu);
-	int64_t hard = (int64_t)(grace_load_relaxed(&d->hard) * d->ncpu);
+	int64_t soft = limit_x_cpus(grace_load_relaxed(&d->soft), d->ncpu);
+	int64_t hard = limit_x_cpus(grace_load_relaxed(&d->hard), d->ncpu);
 	int64_t b = domain_backlog(d);
 
 	if (b <= soft)
@@ -988,7 +1064,9 @@ static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 	d->f->hooks->leave_wait(d->f, tok);
 }
 
-void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
+/* call_*: queue head and wake its worker. Returns the queue it was pushed on. */
+static inline struct cbq *cbdom_push(struct grace__cbdom *d, struct rcu_head *head,
+				     rcu_callback_t func)
 {
 	if (GRACE_UNLIKELY(!head || !func))
 		grace__misuse_fatal(d->f->calls[GRACE__CALL_CALL], "NULL %s",
@@ -1007,7 +1085,7 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 		if (grace_load_relaxed(&d->stop)) {
 			/* After the exit-time shutdown there are no workers: the callback stays
 			 * queued; the process is exiting. */
-			return;
+			return q;
 		}
 		start_worker(d, w);
 	}
@@ -1021,17 +1099,30 @@ void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callba
 		calls_since_check = 0;
 		check_backlog(d, w);
 	}
+	return q;
+}
+
+void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
+{
+	(void)cbdom_push(d, head, func);
 }
 
 void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func)
 {
-	grace__cbdom_call(d, head, func);
-	/* seq_cst exchange: the request before the load of sleeping (a full barrier; the worker
-	 * fences between storing sleeping and re-checking its reasons, worker_sleep()). The
-	 * worker of this CPU may be napping under the adaptive pacing: wake it. */
-	grace_xchg(&d->hurry, 1u, __ATOMIC_SEQ_CST);
+	/* The queue the callback was pushed on, not the CPU this thread runs on now: the thread
+	 * may have migrated since the push. */
+	struct cbq *q = cbdom_push(d, head, func);
+	struct worker *w = q->w;
+	/*
+	 * seq_cst exchange, after the push: its release half orders the push before the flag (a
+	 * worker whose acquire exchange in queue_collect() takes the flag harvests the callback);
+	 * with grace_smp_mb_after_rmw() it is a full barrier before the load of sleeping, the
+	 * store-buffering pair of the worker's store of sleeping, fence and re-check of the flag
+	 * (worker_sleep()): either the worker sees the flag or it is woken here. The worker may
+	 * be napping under the pacing (a timed sleep a push does not end).
+	 */
+	grace_xchg(&q->hurry, 1u, __ATOMIC_SEQ_CST);
 	grace_smp_mb_after_rmw();
-	struct worker *w = d->q[current_cpu(d)].w;
 	if (grace_load_relaxed(&w->sleeping) != AWAKE)
 		wake_worker(w);
 }
@@ -1052,6 +1143,24 @@ void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
 		start_worker(d, w);
 	if (grace_load_seq_cst(&w->sleeping) == IDLE_SLEEP)
 		wake_worker(w);
+}
+
+void grace__cbdom_poll_missed(struct grace__cbdom *d, uint64_t cookie)
+{
+	/*
+	 * start_poll promises that the grace period will run. In a fork child no worker runs
+	 * until the first call_*, start_poll or barrier (grace__cb_atfork_child()): a child that
+	 * only polls a cookie its parent requested would wait for ever. adopt is set from the
+	 * fork until that first start, so this costs one relaxed load elsewhere; then start the
+	 * worker of this CPU (any worker serves the domain's requests, worker_pass()), which also
+	 * adopts the queues holding inherited work. A cookie nobody requested (get_state) starts
+	 * nothing, as in the parent.
+	 */
+	if (GRACE_LIKELY(!grace_load_relaxed(&d->adopt)))
+		return;
+	if (cookie_before(grace_load_relaxed(&d->gp_req), cookie) || grace__gp_done(d->gp, cookie))
+		return;
+	start_worker(d, d->q[current_cpu(d)].w);
 }
 
 /* A new barrier with one marker per queue, linked on the domain, referenced by its caller
@@ -1249,6 +1358,7 @@ static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
 {
 	grace__lock(&d->start_lock);
 	grace_store_relaxed(&d->stop, 1u);
+	d->exit_stopped = true; /* under start_lock, which a fork holds: see the child handler */
 	grace__unlock(&d->start_lock);
 	for (unsigned int i = 0; i < d->nworkers; i++) {
 		struct worker *w = &d->w[i];
@@ -1275,6 +1385,30 @@ static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
 	}
 }
 
+/* The next domain that round `round` has not taken yet, taken (NULL: none left). Domains
+ * created meanwhile (at the head of the list) are found too. */
+static struct grace__cbdom *exit_next(uint32_t round)
+{
+	struct grace__cbdom *d;
+
+	grace__lock(&all_lock);
+	for (d = all_domains; d; d = d->next_all)
+		if ((int32_t)(d->exit_round - round) < 0)
+			break;
+	if (d)
+		d->exit_round = round;
+	grace__unlock(&all_lock);
+	return d;
+}
+
+static uint32_t exit_new_round(void)
+{
+	grace__lock(&all_lock);
+	uint32_t r = ++exit_rounds;
+	grace__unlock(&all_lock);
+	return r;
+}
+
 /*
  * At exit, run what is still queued (so nothing leaks) and join the workers, within
  * GRACE_EXIT_TIMEOUT_MS for all domains together (and at least a few milliseconds to join
@@ -1284,25 +1418,51 @@ static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
  * callbacks) is not drained; neither is what a stuck reader holds once the time is up: those
  * callbacks are left, with a warning, still reachable from the queues. Workers that do not
  * stop in time are left running, and never run anything again.
+ *
+ * The drain holds no lock while it waits. all_lock in particular: a fork() in another thread
+ * first pauses the workers and then takes all_lock (grace__cb_atfork_prepare()), and a callback
+ * that makes the first use of a domain takes it to link the new domain
+ * (grace__cbdom_create()); a drain waiting with it held waited for those workers, which waited
+ * for it, until the time was up. So all_lock is taken only to pick the next domain (exit_next():
+ * each round takes every domain once, those created during the drain included), a domain is
+ * never freed while the drain runs (grace__cbdom_destroy() keeps it on exit_kept), and a fork
+ * goes through between two callbacks as at any other time. Rounds repeat while the last one
+ * found callbacks to run: a callback of one domain may queue on a domain drained before it.
  */
 static void at_exit_drain(void)
 {
 	uint64_t t0 = grace__now_ns(), limit = exit_timeout_ns();
+	struct grace__cbdom *d;
+	bool timed_out = false;
 	char nm[64];
 
 	grace__lock(&all_lock);
-	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
-		const char *why = exit_cannot_drain(d);
-		while (!why && grace__cbdom_pending(d)) {
-			uint64_t el = grace__now_ns() - t0;
-			if (el >= limit) {
-				why = "a reader still holds the grace period they wait for, or a "
-				      "callback blocks (GRACE_EXIT_TIMEOUT_MS passed)";
-				break;
+	grace_store_relaxed(&exit_running, 1u);
+	grace__unlock(&all_lock);
+	for (bool more = true; more && !timed_out;) {
+		uint32_t round = exit_new_round();
+		more = false;
+		while ((d = exit_next(round)) != NULL) {
+			if (exit_cannot_drain(d))
+				continue;
+			while (grace__cbdom_pending(d)) {
+				uint64_t el = grace__now_ns() - t0;
+				if (el >= limit) {
+					timed_out = true;
+					break;
+				}
+				more = true;
+				(void)barrier_timed(d, limit - el, "exit");
 			}
-			(void)barrier_timed(d, limit - el, "exit");
 		}
+	}
+	uint32_t round = exit_new_round();
+	while ((d = exit_next(round)) != NULL) {
+		const char *why = exit_cannot_drain(d);
 		uint64_t left = grace__cbdom_pending(d);
+		if (!why && timed_out)
+			why = "a reader still holds the grace period they wait for, or a callback "
+			      "blocks (GRACE_EXIT_TIMEOUT_MS passed)";
 		if (left)
 			grace__warn("exit: %llu callback%s of %s not run: %s",
 				    (unsigned long long)left, left == 1 ? "" : "s",
@@ -1313,11 +1473,11 @@ static void at_exit_drain(void)
 	 * driving a grace period that cannot end before it does: no more than that moment. */
 	uint64_t soon = grace__now_ns() + 20000000ull;
 	uint64_t deadline = t0 + limit > soon ? t0 + limit : soon;
-	for (struct grace__cbdom *d = all_domains; d; d = d->next_all)
+	round = exit_new_round();
+	while ((d = exit_next(round)) != NULL)
 		exit_stop_workers(d, exit_cannot_drain(d) ? soon : deadline);
 	/* Release: pairs with the workers' loads of attn before each callback. */
 	grace_fetch_or(&engine.attn, ATTN_EXIT, __ATOMIC_RELEASE);
-	grace__unlock(&all_lock);
 }
 
 static void at_exit_drain_register(void)
@@ -1328,7 +1488,7 @@ static void at_exit_drain_register(void)
 void grace__cb_atfork_prepare(void)
 {
 	/* First, with no lock held: a callback the workers are running may need one. */
-	fork_pause_workers();
+	fork_paused = fork_pause_workers();
 	grace__lock(&all_lock);
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		grace__lock(&d->start_lock);
@@ -1347,6 +1507,8 @@ void grace__cb_atfork_parent(void)
 		grace__unlock(&d->start_lock);
 	}
 	grace__unlock(&all_lock);
+	if (!fork_paused)
+		return;
 	/* Release: pairs with the paused workers' loads of attn. */
 	grace_fetch_sub(&engine.attn, ATTN_PAUSE, __ATOMIC_RELEASE);
 	grace__futex_wake(&engine.attn, INT_MAX);
@@ -1373,7 +1535,13 @@ void grace__cb_atfork_child(void)
 			d->w[i].sleeping = AWAKE;
 		}
 		d->progress_waiters = 0;
-		d->adopt = 1;
+		grace_store_relaxed(&d->adopt, 1u);
+		/* Forked while the parent's exit handler ran: the thread exiting is not here, and
+		 * the child's workers must start as anywhere else. */
+		if (d->exit_stopped) {
+			d->exit_stopped = false;
+			d->stop = 0;
+		}
 		for (struct barrier *b = d->bar_list, *nx; b; b = nx) {
 			nx = b->next;
 			if (b->refs & BARRIER_CALLER) {
@@ -1386,6 +1554,7 @@ void grace__cb_atfork_child(void)
 		grace__unlock(&d->start_lock);
 		grace__lock_reinit(&d->stuck_lock);
 	}
+	grace_store_relaxed(&exit_running, 0u);
 	engine.attn = 0;
 	engine.busy = invoking ? 1u : 0u;
 	grace__unlock(&all_lock);

@@ -34,6 +34,9 @@ int grace__cbdom_destroy(struct grace__cbdom *d);
 void grace__cbdom_barrier(struct grace__cbdom *d, const char *call);
 /* Make sure a grace period completing `cookie` will run, without waiting for it. */
 void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie);
+/* poll_state found `cookie` not complete: make sure a requested grace period has a worker to
+ * run it (a fork child that only polls). Cheap when there is nothing to do. */
+void grace__cbdom_poll_missed(struct grace__cbdom *d, uint64_t cookie);
 /* Callbacks queued and not yet invoked. */
 uint64_t grace__cbdom_pending(struct grace__cbdom *d);
 int grace__cbdom_set_policy(struct grace__cbdom *d, enum grace_gp_policy p, unsigned int period_us);

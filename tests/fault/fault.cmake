@@ -26,3 +26,8 @@ add_test(NAME fault_regress_dlclose_static
          COMMAND fault_regress_dlclose $<TARGET_FILE:fault_plugin_static>)
 set_tests_properties(fault_regress_dlclose fault_regress_dlclose_static PROPERTIES
                      TIMEOUT 120 LABELS quick)
+
+# The callback engine's faults found by an independent review (wave 2): limits that overflow,
+# barriers and the exit drain under BATCH, exit racing fork or creating a domain, a hurry flag
+# left set, start_poll in a fork child (regress_engine.c has one case each).
+grace_test(NAME fault_regress_engine SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_engine.c TIMEOUT 300)

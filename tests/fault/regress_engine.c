@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Regressions of the callback engine's faults found by an independent review (wave 2). Each
+ * case runs in a child process (a fresh engine) with a hang limit many times what it needs;
+ * the checks are on behaviour (counts, a warning's absence, a call that returns), never on
+ * how fast something happens:
+ *  1. limits_saturate: grace_rcu_set_callback_limits(SIZE_MAX, SIZE_MAX) means no limit; the
+ *     limit times the CPUs wrapped to a negative number and every 32nd call_rcu() waited.
+ *  2. barrier_hurries_batch: rcu_barrier() and the exit drain under GRACE_POLICY_BATCH with a
+ *     10 s period must not wait for the period: they ask for their grace periods at once.
+ *  3. exit_while_forking: exit() while another thread forks in a loop: the exit drain held
+ *     the engine's list lock, a fork's prepare paused the workers and then waited for that
+ *     lock, so the drain timed out and the callbacks were lost.
+ *  4. hurry_then_idle: call_rcu_hurry() whose grace period another thread completes must not
+ *     leave the workers busy once idle.
+ *  5. poll_in_fork_child: a start_poll cookie inherited by a fork child that only polls must
+ *     complete there.
+ *  6. exit_creates_domain: a callback run by the exit drain that makes the first use of
+ *     another domain (call_srcu on a DEFINE_SRCU domain) must not block the drain.
+ */
+#include <grace/grace.h>
+
+#include "fault.h"
+#include "gtest_lite.h"
+
+#define HANG_S 60
+#define EXIT_TIMEOUT_MS "3000"
+
+static unsigned long ran;
+
+static void count_free(struct rcu_head *h)
+{
+	__atomic_fetch_add(&ran, 1, __ATOMIC_RELAXED);
+	free(h);
+}
+
+static struct rcu_head *head_new(void)
+{
+	return (struct rcu_head *)calloc(1, sizeof(struct rcu_head));
+}
+
+/* Run fn in a child; it must exit with status 7 and print nothing containing `bad`. */
+static int run_case(void (*fn)(void *), const char *what, const char *bad)
+{
+	static char err[16384];
+	char how[96];
+	struct fault_child c = fault_run(fn, NULL, HANG_S, err, sizeof(err));
+	int fails = 0;
+
+	printf("  %s: child %s\n", what, fault_how(&c, how, sizeof(how)));
+	if (err[0])
+		printf("  stderr: %.600s\n", err);
+	if (!fault_exited(&c, 7)) {
+		fprintf(stderr, "  %s: expected exit status 7, child %s\n", what, how);
+		fails++;
+	}
+	if (bad && strstr(err, bad)) {
+		fprintf(stderr, "  %s: unexpected message containing \"%s\"\n", what, bad);
+		fails++;
+	}
+	return fails;
+}
+
+/* ---- 1 ---- */
+
+static void limits_saturate(void *arg)
+{
+	struct grace_cb_stats st;
+	(void)arg;
+	if (grace_rcu_set_callback_limits(SIZE_MAX, SIZE_MAX) != 0)
+		exit(2);
+	for (int i = 0; i < 256; i++)
+		call_rcu(head_new(), count_free);
+	grace_rcu_callback_stats(&st);
+	if (st.waits != 0) {
+		fprintf(stderr, "  %llu waits at a hard limit of SIZE_MAX\n",
+			(unsigned long long)st.waits);
+		exit(3);
+	}
+	rcu_barrier();
+	exit(__atomic_load_n(&ran, __ATOMIC_RELAXED) == 256 ? 7 : 4);
+}
+TEST(limits_saturate)
+{
+	CHECK(run_case(limits_saturate, "limits SIZE_MAX", "hard limit") == 0);
+}
+
+/* ---- 2 ---- */
+/* Exit handler registered before the library's (so it runs after the drain): every one of
+ * `expect_ran` callbacks must have run, else status 5. */
+static unsigned long expect_ran;
+static void check_ran_at_exit(void)
+{
+	unsigned long n = __atomic_load_n(&ran, __ATOMIC_RELAXED);
+	if (n != expect_ran) {
+		fprintf(stderr, "  exit: %lu of %lu callbacks ran\n", n, expect_ran);
+		fflush(stderr);
+		_exit(5);
+	}
+}
+
+static void barrier_batch(void *arg)
+{
+	(void)arg;
+	atexit(check_ran_at_exit);
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	for (int i = 0; i < 100; i++)
+		call_rcu(head_new(), count_free);
+	/* The period is 10 s: a barrier that waited for it is caught here. */
+	fault_watch("rcu_barrier() under BATCH(10 s)", 5.0);
+	rcu_barrier();
+	fault_unwatch();
+	if (__atomic_load_n(&ran, __ATOMIC_RELAXED) != 100)
+		exit(3);
+	/* And the exit drain (3 s, shorter than the period) must run these. */
+	for (int i = 0; i < 100; i++)
+		call_rcu(head_new(), count_free);
+	expect_ran = 200;
+	exit(7);
+}
+TEST(barrier_hurries_batch)
+{
+	CHECK(run_case(barrier_batch, "barrier and exit under BATCH(10 s)", "not run") == 0);
+}
+
+/* ---- 3 ---- */
+
+/* Under TSan every fork stops the world for long: fewer callbacks and a longer bound. */
+#if defined(__SANITIZE_THREAD__)
+#define FORK_N 2000
+#define FORK_EXIT_TIMEOUT_MS "30000"
+#else
+#define FORK_N 20000
+#define FORK_EXIT_TIMEOUT_MS EXIT_TIMEOUT_MS
+#endif
+/* About 20 us each: the drain lasts long enough for forks to land in it. */
+static void spin_cb(struct rcu_head *h)
+{
+	double t0 = fault_now();
+	while (fault_now() - t0 < 20e-6) {
+	}
+	count_free(h);
+}
+
+static void *forker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pid_t p = fork();
+		if (p == 0)
+			_exit(0);
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+	return NULL;
+}
+
+static void exit_while_forking(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	setenv("GRACE_EXIT_TIMEOUT_MS", FORK_EXIT_TIMEOUT_MS, 1); /* read at exit */
+	atexit(check_ran_at_exit);
+	call_rcu(head_new(), count_free); /* start a worker (and the library's exit handler) */
+	rcu_barrier();
+	pthread_create(&t, NULL, forker, NULL);
+	fault_sleep_ms(20);
+	for (int i = 0; i < FORK_N; i++)
+		call_rcu(head_new(), spin_cb);
+	expect_ran = FORK_N + 1;
+	exit(7);
+}
+TEST(exit_while_forking)
+{
+	CHECK(run_case(exit_while_forking, "exit while another thread forks", "not run") == 0);
+}
+
+/* ---- 4 ---- */
+
+static int hurry_ran, syncer_stop;
+
+static void hurry_cb(struct rcu_head *h)
+{
+	__atomic_store_n(&hurry_ran, 1, __ATOMIC_RELEASE);
+	free(h);
+}
+
+static void *syncer(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&syncer_stop, __ATOMIC_ACQUIRE))
+		synchronize_rcu();
+	return NULL;
+}
+
+static uint64_t worker_cpu_ns(void)
+{
+	struct grace_cb_stats st;
+	grace_rcu_callback_stats(&st);
+	return st.worker_cpu_ns;
+}
+
+/*
+ * A worker that sleeps while the process is idle uses next to no CPU time; one that spins
+ * (the fault) uses a large share of a CPU: over 300 ms of idleness, 30 ms (10%) separates
+ * them by orders of magnitude whatever the load.
+ */
+static void hurry_then_idle(void *arg)
+{
+	(void)arg;
+	/* First, the hurry itself, where the pacing is longest (hurried callbacks and the grace
+	 * periods they need now live on the queue they were pushed on). */
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	fault_watch("call_rcu_hurry() under BATCH(10 s)", 5.0);
+	call_rcu_hurry(head_new(), hurry_cb);
+	while (!__atomic_load_n(&hurry_ran, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	fault_unwatch();
+	if (grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) != 0)
+		exit(2);
+	double t0 = fault_now();
+	for (int it = 0; it < 60 && fault_now() - t0 < 3.0; it++) {
+		pthread_t t;
+		__atomic_store_n(&syncer_stop, 0, __ATOMIC_RELAXED);
+		pthread_create(&t, NULL, syncer, NULL);
+		__atomic_store_n(&hurry_ran, 0, __ATOMIC_RELAXED);
+		call_rcu_hurry(head_new(), hurry_cb);
+		while (!__atomic_load_n(&hurry_ran, __ATOMIC_ACQUIRE))
+			fault_sleep_ms(1);
+		__atomic_store_n(&syncer_stop, 1, __ATOMIC_RELEASE);
+		pthread_join(t, NULL);
+		fault_sleep_ms(5);
+		if (it % 20 != 19)
+			continue; /* measure now and then: the fault, once there, stays */
+		uint64_t a = worker_cpu_ns();
+		fault_sleep_ms(300);
+		uint64_t b = worker_cpu_ns();
+		if (b - a > 30000000ull) {
+			fprintf(stderr,
+				"  iteration %d: workers used %.1f ms of CPU in 300 ms idle\n", it,
+				(double)(b - a) / 1e6);
+			exit(3);
+		}
+	}
+	exit(7);
+}
+TEST(hurry_then_idle)
+{
+	CHECK(run_case(hurry_then_idle, "call_rcu_hurry then idle", NULL) == 0);
+}
+
+/* ---- 5 ---- */
+
+static int reader_in, reader_release;
+
+static void *reader_main(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	__atomic_store_n(&reader_in, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&reader_release, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	rcu_read_unlock();
+	return NULL;
+}
+
+static void poll_in_fork_child(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	pthread_create(&t, NULL, reader_main, NULL);
+	while (!__atomic_load_n(&reader_in, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	unsigned long c = start_poll_synchronize_rcu();
+	fault_sleep_ms(10); /* a worker drives the grace period the reader holds */
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		/* Nothing but polls: the request inherited must be served (5 s of polling; a
+		 * grace period of the child takes microseconds). */
+		for (double t0 = fault_now(); fault_now() - t0 < 5.0;) {
+			if (poll_state_synchronize_rcu(c))
+				_exit(0);
+			fault_sleep_ms(1);
+		}
+		fprintf(stderr, "  fork child: start_poll cookie still not complete\n");
+		_exit(1);
+	}
+	int st = 0;
+	waitpid(p, &st, 0);
+	__atomic_store_n(&reader_release, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 7 : 3);
+}
+TEST(poll_in_fork_child)
+{
+	CHECK(run_case(poll_in_fork_child, "poll a start_poll cookie in a fork child", NULL) == 0);
+}
+
+/* ---- 6 ---- */
+
+#define HOPS_N 1000
+struct hops {
+	struct rcu_head rh;
+	int hops;
+};
+DEFINE_SRCU(exit_srcu);
+
+static void stage2(struct rcu_head *h)
+{
+	count_free(h);
+}
+
+static void stage1(struct rcu_head *h)
+{
+	call_srcu(&exit_srcu, h, stage2); /* the domain's first call_srcu() */
+}
+
+static void stage0(struct rcu_head *h)
+{
+	struct hops *o = grace_container_of(h, struct hops, rh);
+	/* A few hops first, so the first call_srcu() happens inside the exit drain. */
+	call_rcu(h, ++o->hops < 4 ? stage0 : stage1);
+}
+
+static void exit_creates_domain(void *arg)
+{
+	(void)arg;
+	atexit(check_ran_at_exit);
+	for (int i = 0; i < HOPS_N; i++)
+		call_rcu(&((struct hops *)calloc(1, sizeof(struct hops)))->rh, stage0);
+	expect_ran = HOPS_N;
+	exit(7);
+}
+TEST(exit_creates_domain)
+{
+	CHECK(run_case(exit_creates_domain, "a callback of the exit drain creates a domain",
+		       "not run") == 0);
+}
+
+int main(int argc, char **argv)
+{
+	setenv("GRACE_EXIT_TIMEOUT_MS", EXIT_TIMEOUT_MS, 1);
+	return gt_main(argc, argv);
+}
