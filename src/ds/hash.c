@@ -573,9 +573,10 @@ struct grace_hash *grace_hash_create(const struct grace_hash_params *p)
 		errno = EINVAL;
 		return NULL;
 	}
-	nlocks = (unsigned int)roundup_pow2(p->nlocks ? p->nlocks : DEFAULT_LOCKS_CAP);
-	if (nlocks > min)
-		nlocks = (unsigned int)min;
+	/* Rounded in size_t (a request above 2^31 rounds to 2^32, which unsigned int cannot
+	 * hold), then clamped to min_buckets (at most 2^30 here), as documented. */
+	size_t nl = roundup_pow2(p->nlocks ? p->nlocks : DEFAULT_LOCKS_CAP);
+	nlocks = (unsigned int)(nl > min ? min : nl);
 
 	ht = (struct grace_hash *)aligned_alloc(GRACE_CACHE_LINE, sizeof(*ht));
 	u = (struct grace__hash_upd *)aligned_alloc(GRACE_CACHE_LINE,
