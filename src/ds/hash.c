@@ -690,12 +690,35 @@ static bool replace_in_view(struct view *v, struct grace_hash_node *old,
 }
 
 /*
+ * @node is about to be inserted into the chain of the view: report it if it is already there (a
+ * second add without a deletion would link it to itself, and every later walk of the chain would
+ * loop). Every build checks the chain head (one compare: the add of a node just added); debug
+ * builds walk the whole chain, as an add_unique does. A node in the table under another key
+ * (another chain) is not found.
+ */
+static void check_not_in_chain(const struct view *v, const struct grace_hash_node *node,
+			       const char *call)
+{
+	const struct grace_hash_node *n = *v->head[0];
+
+#if GRACE__LIB_DEBUG
+	for (; n && n != node; n = n->next[v->idx[0]])
+		;
+#endif
+	if (GRACE_UNLIKELY(n == node)) /* node is not NULL (callers check) */
+		grace__misuse_fatal(call, "the node is already in the table (added twice with no "
+					  "deletion between): adding it again would link it to "
+					  "itself and later walks of its chain would never end");
+}
+
+/*
  * Insert @node with key @key under its stripe lock. Returns NULL if @node was inserted as a new
  * object; otherwise the node of the same key found in the table: left in place (ADD_UNIQUE),
- * or replaced by @node and retired (ADD_REPLACE). The arguments are valid (callers check).
+ * or replaced by @node and retired (ADD_REPLACE). The arguments are valid (callers check);
+ * @call names the caller's function in misuse reports.
  */
 static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_node *node,
-				      const void *key, enum add_mode mode)
+				      const void *key, enum add_mode mode, const char *call)
 {
 	struct grace__hash_upd *u = ht->upd;
 	uint64_t h = ht->hash(key, ht->arg);
@@ -712,6 +735,11 @@ static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_n
 		pthread_mutex_unlock(&st->lock);
 		return old;
 	}
+	if (GRACE_UNLIKELY(old == node))
+		/* add_replace of a node in the table: it would retire (free) a node that stays
+		 * linked. The walk found it: checked in every build. */
+		grace__misuse_fatal(call, "the node is already in the table under this key: "
+					  "replacing it by itself would free a node still linked");
 	if (old) {
 		/* Replace: each reader sees old or node, never neither, and no updater (all hold
 		 * this lock) sees both. */
@@ -720,6 +748,8 @@ static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_n
 		retire(u, old); /* outside the lock: call_rcu may wait at its hard limit */
 		return old;
 	}
+	if (mode == ADD_DUP)
+		check_not_in_chain(&v, node, call);
 	view_insert(&v, node);
 	count_change(u, st, 1);
 	pthread_mutex_unlock(&st->lock);
@@ -732,7 +762,7 @@ int grace_hash_add(struct grace_hash *ht, struct grace_hash_node *node, const vo
 {
 	if (!ht || !node || !key)
 		return -EINVAL;
-	do_add(ht, node, key, ADD_DUP);
+	do_add(ht, node, key, ADD_DUP, "grace_hash_add");
 	return 0;
 }
 
@@ -740,7 +770,7 @@ int grace_hash_add_unique(struct grace_hash *ht, struct grace_hash_node *node, c
 {
 	if (!ht || !node || !key)
 		return -EINVAL;
-	return do_add(ht, node, key, ADD_UNIQUE) ? -EEXIST : 0;
+	return do_add(ht, node, key, ADD_UNIQUE, "grace_hash_add_unique") ? -EEXIST : 0;
 }
 
 struct grace_hash_node *grace_hash_add_or_get(struct grace_hash *ht, struct grace_hash_node *node,
@@ -752,7 +782,7 @@ struct grace_hash_node *grace_hash_add_or_get(struct grace_hash *ht, struct grac
 		errno = EINVAL;
 		return NULL;
 	}
-	old = do_add(ht, node, key, ADD_UNIQUE);
+	old = do_add(ht, node, key, ADD_UNIQUE, "grace_hash_add_or_get");
 	return old ? old : node;
 }
 
@@ -763,7 +793,7 @@ struct grace_hash_node *grace_hash_add_replace(struct grace_hash *ht, struct gra
 		errno = EINVAL;
 		return NULL;
 	}
-	return do_add(ht, node, key, ADD_REPLACE);
+	return do_add(ht, node, key, ADD_REPLACE, "grace_hash_add_replace");
 }
 
 /* Remove n (hash h) under its stripe lock; if key is given, n is looked up by key instead. */
