@@ -80,12 +80,12 @@ for c in "${configs[@]}"; do
   # held by a parent thread and hang in its first malloc() (gdb: every child thread blocked in
   # SizeClassAllocator64::GetFromAllocator; 5 runs in about 90 under load). glibc's own malloc is
   # fork-safe, so the other configurations run them.
-  if [ "$c" = asan ]; then exclude='^(fault_fork|compat_lfht_fork)$'; fi
+  if [ "$c" = asan ]; then exclude='^(fault_fork|compat_lfht_fork|api_hash_fork(_cxx)?)$'; fi
   env_extra=()
   if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
   # tsan: the fault tests that fork a multi-threaded process and start threads in the child,
   # which TSan does not support ("dup thread with used id"); the other configs run them.
-  if [ "$c" = tsan ]; then exclude='^(fault_regress_fork|fault_regress_bounds|fault_fork|fault_exit|compat_lfht_fork)$'; fi
+  if [ "$c" = tsan ]; then exclude='^(fault_regress_fork|fault_regress_bounds|fault_fork|fault_exit|compat_lfht_fork|api_hash_fork(_cxx)?)$'; fi
   if [ "$c" = tsan ]; then env_extra=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 die_after_fork=0 suppressions=$PWD/tests/tsan.supp"); fi
   if ! env "${env_extra[@]}" ctest --test-dir "$dir" -L "$label" -E "$exclude" -j"$jobs" --output-on-failure --timeout 600; then
     fail=1

@@ -74,11 +74,13 @@ typedef bool (*grace_hash_match_fn)(const struct grace_hash_node *node, const vo
  *                at grace_hash_destroy(). NULL: the table never frees nodes; retire them
  *                yourself after grace_hash_del() returns.
  * @ops:          update-side flavor operations (NULL: &grace_flavor_rcu).
- * @init_buckets: initial size (0: 64). Sizes are powers of two (rounded up).
+ * @init_buckets: initial size (0: 64). Sizes are powers of two (rounded up); a size above 2^30
+ *                (the largest table) is EINVAL.
  * @min_buckets:  never shrink below (0: min(init_buckets, 64)).
  * @max_buckets:  never grow beyond (0: 2^30).
- * @nlocks:       lock stripes (0: min(min_buckets, 256)); rounded to a power of two, at most
- *                min_buckets (each chain must stay under one lock at every size).
+ * @nlocks:       lock stripes (0: min(min_buckets, 256)); rounded up to a power of two, then
+ *                clamped to min_buckets, whatever its value (each chain must stay under one
+ *                lock at every size).
  * @flags:        GRACE_HASH_* flags.
  */
 struct grace_hash_params {
@@ -121,8 +123,12 @@ struct grace_hash {
 /**
  * grace_hash_create() - a new empty table. Returns NULL with errno set: EINVAL (params NULL,
  * hash or match NULL, ops without call, synchronize or barrier, min > init or init > max after
- * rounding), ENOMEM.
+ * rounding, a size above 2^30), ENOMEM.
  * Context: may block (allocates).
+ * fork(): the library's fork handlers take every table's locks, so a child inherits no update
+ *   or resize step half done; a resize whose resizer was another thread is dropped (not yet
+ *   published) or finished (its old array freed after a grace period) in the child, which can
+ *   use, resize and destroy the table. See docs/ds.md.
  */
 GRACE_API struct grace_hash *grace_hash_create(const struct grace_hash_params *params);
 
@@ -141,7 +147,9 @@ GRACE_API void grace_hash_destroy(struct grace_hash *ht);
 /**
  * grace_hash_add() - insert @node with key @key (duplicates allowed: see add_unique).
  * @node is published with a store-release: initialise the object before the call.
- * Returns 0, or -EINVAL (ht, node or key NULL).
+ * Returns 0, or -EINVAL (ht, node or key NULL). @node must not be in the table: adding it
+ * again would link it to itself (reported naming grace_hash_add, then abort: every build when
+ * it is its chain's head, anywhere in the chain with GRACE_DEBUG).
  * Thread-safety: any thread. Context: takes the bucket's lock; never waits for a grace period,
  *   so it may be called inside a read-side section. Cost: hash + lock + two stores + unlock.
  */

@@ -3,8 +3,10 @@
  * Library start-up and the fork handlers, in one fixed order for every module.
  *
  * fork(): prepare takes, in order, the callback engine's locks (all domains, then each
- * domain's start and queue locks), then the QSBR and default-flavor registry locks; parent
- * releases them in reverse order; child resets them and keeps only the forking thread's state.
+ * domain's start and queue locks), then the hash tables' locks (after the engine has paused its
+ * workers, so a resize step running as a callback never waits for them: src/ds/hash.c, "Fork"),
+ * then the QSBR and default-flavor registry locks; parent releases them in reverse order; child
+ * resets them and keeps only the forking thread's state.
  * srcu domains install their own handlers (flavor/srcu.c).
  */
 #include "core/init.h"
@@ -19,6 +21,7 @@
 #include "core/flavor.h"
 #include "core/sys.h"
 #include "core/wait.h"
+#include "ds/fork.h"
 #include "engine/callback.h"
 #include "flavor/memb.h"
 #include "flavor/qsbr.h"
@@ -28,6 +31,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void atfork_prepare(void)
 {
 	grace__cb_atfork_prepare();
+	grace__hash_atfork_prepare();
 	grace__flavor_atfork_prepare(&grace__qsbr_flavor);
 	grace__flavor_atfork_prepare(&grace__memb_flavor);
 }
@@ -36,6 +40,7 @@ static void atfork_parent(void)
 {
 	grace__flavor_atfork_parent(&grace__memb_flavor);
 	grace__flavor_atfork_parent(&grace__qsbr_flavor);
+	grace__hash_atfork_parent();
 	grace__cb_atfork_parent();
 }
 
@@ -43,6 +48,7 @@ static void atfork_child(void)
 {
 	grace__flavor_atfork_child(&grace__memb_flavor);
 	grace__flavor_atfork_child(&grace__qsbr_flavor);
+	grace__hash_atfork_child();
 	grace__cb_atfork_child();
 }
 

@@ -54,6 +54,32 @@
  * resizer takes stripes in index order. Resizing in the background runs as flavor callbacks (a
  * build-and-publish step, then a step after the grace period that frees the old array): a
  * callback never waits for a grace period, it only takes the stripe locks.
+ *
+ * Fork. Every live table is on a list (fk_tables, under fk_lock). The fork handlers are called
+ * by the library's own (core/init.c), after the callback engine has paused its workers between
+ * two callbacks and before the flavors' registry locks are taken: prepare takes fk_lock, then
+ * each table's rs_lock and its stripe locks in index order (the order lock_all() and the
+ * builder use; nothing takes rs_lock while holding a stripe lock). Every holder of these locks
+ * finishes in bounded time without waiting for a grace period, a flavor call or another table:
+ * the engine's locks are held by then, so no update path calls the flavor under a table lock
+ * (match() must not either). Taken after the pause, they are never awaited by a running resize
+ * callback (had they been taken first, the pause would wait for that callback, then give up and
+ * count it as run in the child). So the copy has no update, build step or publication half
+ * done, and the child's handler reads each table's resize state exactly:
+ *  - RS_THREAD: the resizer is a thread (grace_hash_resize(), an update resizing inline, a
+ *    running callback) that the child lacks. An unpublished build is rolled back (the future
+ *    array is freed, the stripes unmarked: readers never saw it). A published resize whose old
+ *    array still waits for its grace period becomes RS_ORPHAN: its free step is handed to the
+ *    flavor by the child's next grace_hash_resize(), grace_hash_destroy() or automatic-resize
+ *    update (that call_* also restarts the child's callback workers).
+ *  - RS_QUEUED: the step is a queued callback, which the child's engine runs once its workers
+ *    restart (its next call_*, barrier or start_poll); or its queuing thread was between
+ *    rs_lock and the call_* at the fork, and it was never queued. `inherited` marks the doubt:
+ *    a waiter calls the flavor's barrier (which starts the workers and runs every queued
+ *    callback); if the step has not run by then, it was never queued, and the waiter queues it.
+ * grace_hash_create() takes fk_lock to link a table: only fork's prepare holds it otherwise, and
+ * only after the engine's pause, so a create from a callback can wait on it only while that
+ * callback already counts as run in the child (the pause gave up on it).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -64,6 +90,8 @@
 #include <grace/rcu.h>
 
 #include "core/diag.h"
+#include "core/sys.h"
+#include "ds/fork.h"
 #include "engine/callback.h"
 
 #define DEFAULT_INIT 64
@@ -79,6 +107,14 @@ struct stripe {
 } GRACE_ALIGNED_CACHE;
 
 enum rs_step { RS_START, RS_FREE };
+
+/* Who drives the resize in progress (`resizing` set); under rs_lock. See "Fork" above. */
+enum rs_who {
+	RS_NONE,   /* no resize */
+	RS_THREAD, /* a thread runs its steps now (a caller, an update, a callback) */
+	RS_QUEUED, /* its next step is queued as a flavor callback, or is being queued */
+	RS_ORPHAN, /* fork child: published by a thread it lacks; the free step is not queued */
+};
 
 struct grace__hash_upd {
 	const struct grace_flavor_ops *ops;
@@ -96,10 +132,17 @@ struct grace__hash_upd {
 	/* Resize driver, under rs_lock. */
 	pthread_mutex_t rs_lock;
 	bool resizing, dying;
+	bool inherited; /* fork child: `who` was RS_QUEUED at the fork (see "Fork") */
 	enum rs_step step;
-	struct grace_hash_table *rs_old; /* published over: freed after the next grace period */
+	enum rs_who who; /* written under rs_lock; maybe_resize() reads it relaxed */
+	/* Published over, freed after the next grace period. Set by the resizer with every stripe
+	 * locked, cleared under rs_lock: fork's prepare holds both. */
+	struct grace_hash_table *rs_old;
 	struct rcu_head rs_rcu;
 	struct grace_hash *ht;
+
+	/* On fk_tables (fk_lock). */
+	struct grace__hash_upd *fk_next, *fk_prev;
 
 	/*
 	 * Approximate node count for the automatic-resize thresholds, like Linux's percpu_counter:
@@ -274,8 +317,8 @@ static bool relink(struct view *v, struct grace_hash_node *n, struct grace_hash_
 
 /*
  * RESIZE: build an array of @nbuckets through the other link set and publish it (argument at
- * the top). Returns the replaced array, to free after a grace period, or NULL if the new one
- * cannot be allocated. Called by the one resizer (`resizing` set).
+ * the top). Returns the replaced array, also left in upd->rs_old to free after a grace period,
+ * or NULL if the new one cannot be allocated. Called by the one resizer (`resizing` set).
  */
 static struct grace_hash_table *resize_publish(struct grace_hash *ht, size_t nbuckets)
 {
@@ -315,6 +358,8 @@ static struct grace_hash_table *resize_publish(struct grace_hash *ht, size_t nbu
 	grace_store_relaxed(&u->future, (struct grace_hash_table *)NULL);
 	for (unsigned int s = 0; s < u->nlocks; s++)
 		u->stripes[s].built = false;
+	/* With every stripe locked: a fork copies either the build (future set) or this. */
+	u->rs_old = t;
 	unlock_all(u);
 	grace_fetch_add(nbuckets > t->mask + 1 ? &u->grows : &u->shrinks, 1, __ATOMIC_RELAXED);
 	grace_fetch_add(&u->relinked, moved, __ATOMIC_RELAXED);
@@ -409,10 +454,20 @@ static size_t wanted(struct grace_hash *ht, size_t size)
 static void resize_cb(struct rcu_head *head);
 static void rs_start(struct grace_hash *ht, bool dying);
 
-/* Queue the next background step: it runs after a grace period. No lock held. */
+/* Queue the next background step (u->step): it runs after a grace period. The caller set
+ * `who` to RS_QUEUED under rs_lock; no lock held now (call_rcu may wait at its hard limit). */
 static void rs_requeue(struct grace__hash_upd *u)
 {
 	u->ops->call(u->ops->ctx, &u->rs_rcu, resize_cb);
+}
+
+/* Hand the next step to the flavor: rs_lock held (released and taken again). */
+static void rs_queue_locked(struct grace__hash_upd *u)
+{
+	grace_store_relaxed(&u->who, RS_QUEUED);
+	pthread_mutex_unlock(&u->rs_lock);
+	rs_requeue(u);
+	pthread_mutex_lock(&u->rs_lock);
 }
 
 /*
@@ -429,9 +484,10 @@ static void rs_end(struct grace_hash *ht, bool background)
 
 	pthread_mutex_lock(&u->rs_lock);
 	if (background && !u->dying && wanted(ht, cur_size(ht)) != 0) {
-		u->step = RS_START;
+		u->step = RS_START; /* `who` stays RS_THREAD: this thread goes on */
 		again = true;
 	} else {
+		grace_store_relaxed(&u->who, RS_NONE);
 		grace_store_relaxed(&u->resizing, false);
 	}
 	pthread_mutex_unlock(&u->rs_lock);
@@ -439,20 +495,66 @@ static void rs_end(struct grace_hash *ht, bool background)
 		rs_start(ht, false); /* `resizing` is still set: the table stays alive */
 }
 
+/* A wait for a background resize longer than this is reported (once per call). */
+#define RESIZE_WAIT_WARN_NS (10ull * 1000000000ull)
+
 /*
  * Wait, rs_lock held, until no background resize runs. Its steps are flavor callbacks that run
  * after grace periods, so the wait must not hold grace periods back, as an online QSBR caller
  * sleeping on a condition variable would (a deadlock: the step waits for this thread's quiescent
  * state). The flavor's synchronize is the sleep instead: it puts an online QSBR caller offline
  * while it waits, and each round lets at least one grace period, so the next step, happen.
+ * In a fork child (see "Fork" at the top) synchronize alone does not run a step inherited
+ * queued: the child's callback workers start at its next call_*, barrier or start_poll. An
+ * orphaned step is queued here (the call_* starts them); an inherited one is waited for with
+ * the barrier, and queued here if the barrier shows it was never queued. A wait that lasts
+ * (a reader stuck in a section of the table's flavor) is reported, naming @call.
  */
-static void wait_background_resize(struct grace__hash_upd *u)
+static void wait_background_resize(struct grace__hash_upd *u, const char *call)
 {
+	uint64_t t0 = grace__now_ns();
+	bool warned = false;
+
 	while (u->resizing) {
+		if (u->who == RS_ORPHAN) {
+			rs_queue_locked(u);
+			continue;
+		}
+		if (u->inherited) {
+			pthread_mutex_unlock(&u->rs_lock);
+			u->ops->barrier(u->ops->ctx);
+			pthread_mutex_lock(&u->rs_lock);
+			/* Every callback queued before the barrier has run, and a step that ran
+			 * cleared `inherited` (resize_cb()). Still set: it was never queued. */
+			if (u->inherited) {
+				u->inherited = false;
+				rs_queue_locked(u);
+			}
+			continue;
+		}
 		pthread_mutex_unlock(&u->rs_lock);
 		u->ops->synchronize(u->ops->ctx);
+		if (!warned && grace__now_ns() - t0 >= RESIZE_WAIT_WARN_NS) {
+			warned = true;
+			grace__warn(
+				"%s: still waiting for a background resize of the table after "
+				"%llu s (a reader of the table's %s flavor stuck in a read-side "
+				"section holds its grace periods back)",
+				call, RESIZE_WAIT_WARN_NS / 1000000000ull,
+				u->ops->name ? u->ops->name : "");
+		}
 		pthread_mutex_lock(&u->rs_lock);
 	}
+}
+
+/* The fork child's orphaned resize (see "Fork"), met by an update of an automatically resizing
+ * table: hand its free step to the flavor, so the table resizes again. No lock held. */
+static GRACE_COLD void adopt_orphan(struct grace__hash_upd *u)
+{
+	pthread_mutex_lock(&u->rs_lock);
+	if (u->resizing && u->who == RS_ORPHAN)
+		rs_queue_locked(u);
+	pthread_mutex_unlock(&u->rs_lock);
 }
 
 /*
@@ -465,14 +567,14 @@ static void rs_start(struct grace_hash *ht, bool dying)
 	struct grace__hash_upd *u = ht->upd;
 	size_t target = dying ? 0 : wanted(ht, cur_size(ht));
 
-	if (target && target != cur_size(ht)) {
-		u->rs_old = resize_publish(ht, target);
-		if (u->rs_old) {
-			/* The old array, and its link set, are free after a grace period. */
-			u->step = RS_FREE;
-			rs_requeue(u);
-			return;
-		}
+	if (target && target != cur_size(ht) && resize_publish(ht, target)) {
+		/* The old array, and its link set, are free after a grace period. */
+		pthread_mutex_lock(&u->rs_lock);
+		u->step = RS_FREE;
+		grace_store_relaxed(&u->who, RS_QUEUED);
+		pthread_mutex_unlock(&u->rs_lock);
+		rs_requeue(u);
+		return;
 	}
 	/* Nothing to do, or no memory: stop (the next update past a limit retries). */
 	rs_end(ht, false);
@@ -488,18 +590,22 @@ static void rs_start(struct grace_hash *ht, bool dying)
 static void kick_resize(struct grace_hash *ht)
 {
 	struct grace__hash_upd *u = ht->upd;
+	bool inline_step;
 
 	pthread_mutex_lock(&u->rs_lock);
 	if (u->resizing || u->dying) {
 		pthread_mutex_unlock(&u->rs_lock);
 		return;
 	}
+	/* The size changes only under `resizing`, which is clear: stable here. */
+	inline_step = cur_size(ht) <= INLINE_RESIZE_MAX;
 	grace_store_relaxed(&u->resizing, true);
+	grace_store_relaxed(&u->who, inline_step ? RS_THREAD : RS_QUEUED);
 	u->step = RS_START;
 	pthread_mutex_unlock(&u->rs_lock);
 	/* Outside every lock: call_rcu may wait at its hard limit, and the build takes the
 	 * stripe locks. Neither waits for a grace period, so any updater may do this. */
-	if (cur_size(ht) <= INLINE_RESIZE_MAX)
+	if (inline_step)
 		rs_start(ht, false);
 	else
 		rs_requeue(u);
@@ -510,20 +616,27 @@ static void resize_cb(struct rcu_head *head)
 {
 	struct grace__hash_upd *u = grace_container_of(head, struct grace__hash_upd, rs_rcu);
 	struct grace_hash *ht = u->ht;
+	enum rs_step step;
 	bool dying;
 
 	pthread_mutex_lock(&u->rs_lock);
 	dying = u->dying;
+	step = u->step;
+	grace_store_relaxed(&u->who, RS_THREAD);
+	u->inherited = false; /* a fork child's inherited step ran (wait_background_resize()) */
+	if (step == RS_FREE) {
+		/* A grace period has passed since the publication: no reader uses the old array.
+		 * Freed and cleared under rs_lock, so a fork copies it either pending or gone. */
+		free(u->rs_old);
+		u->rs_old = NULL;
+	}
 	pthread_mutex_unlock(&u->rs_lock);
 
-	switch (u->step) {
+	switch (step) {
 	case RS_START:
 		rs_start(ht, dying);
 		return;
 	case RS_FREE:
-		/* A grace period has passed since the publication: no reader uses the old array. */
-		free(u->rs_old);
-		u->rs_old = NULL;
 		rs_end(ht, true);
 		return;
 	}
@@ -537,13 +650,94 @@ static void maybe_resize(struct grace_hash *ht, bool grew)
 	long a = grace_load_relaxed(&u->approx);
 	size_t size = cur_size(ht);
 
-	if (grace_load_relaxed(&u->resizing))
+	if (grace_load_relaxed(&u->resizing)) {
+		if (GRACE_UNLIKELY(grace_load_relaxed(&u->who) == RS_ORPHAN))
+			adopt_orphan(u);
 		return;
+	}
 	if (grew ? a <= (long)size || size >= u->max_buckets
 		 : a >= (long)(size / 8) || size <= u->min_buckets)
 		return;
 	if (wanted(ht, size) != 0)
 		kick_resize(ht);
+}
+
+/* ---- fork (argument: "Fork" at the top) ---- */
+
+static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct grace__hash_upd *fk_tables; /* every live table, under fk_lock */
+
+static void fk_add(struct grace__hash_upd *u)
+{
+	pthread_mutex_lock(&fk_lock);
+	u->fk_prev = NULL;
+	u->fk_next = fk_tables;
+	if (fk_tables)
+		fk_tables->fk_prev = u;
+	fk_tables = u;
+	pthread_mutex_unlock(&fk_lock);
+}
+
+/* No table lock held (lock order: fk_lock first). */
+static void fk_del(struct grace__hash_upd *u)
+{
+	pthread_mutex_lock(&fk_lock);
+	if (u->fk_prev)
+		u->fk_prev->fk_next = u->fk_next;
+	else
+		fk_tables = u->fk_next;
+	if (u->fk_next)
+		u->fk_next->fk_prev = u->fk_prev;
+	pthread_mutex_unlock(&fk_lock);
+}
+
+void grace__hash_atfork_prepare(void)
+{
+	pthread_mutex_lock(&fk_lock);
+	for (struct grace__hash_upd *u = fk_tables; u; u = u->fk_next) {
+		pthread_mutex_lock(&u->rs_lock);
+		lock_all(u);
+	}
+}
+
+void grace__hash_atfork_parent(void)
+{
+	for (struct grace__hash_upd *u = fk_tables; u; u = u->fk_next) {
+		unlock_all(u);
+		pthread_mutex_unlock(&u->rs_lock);
+	}
+	pthread_mutex_unlock(&fk_lock);
+}
+
+/* The child: one thread, which holds every lock prepare took. Make each table's resize state
+ * one the child can finish (see "Fork" at the top), then release the locks. */
+void grace__hash_atfork_child(void)
+{
+	for (struct grace__hash_upd *u = fk_tables; u; u = u->fk_next) {
+		/* Single-threaded here; relaxed stores where maybe_resize() reads relaxed. */
+		if (u->resizing && u->who == RS_THREAD) {
+			/* Its resizer does not exist here. An unpublished build is dropped: no
+			 * reader saw the future array, and link set 1 - idx is free again. */
+			if (u->future) {
+				free(u->future);
+				u->future = NULL;
+				for (unsigned int s = 0; s < u->nlocks; s++)
+					u->stripes[s].built = false;
+			}
+			if (u->rs_old) {
+				u->step = RS_FREE; /* published: free the old array after a GP */
+				grace_store_relaxed(&u->who, RS_ORPHAN);
+			} else {
+				grace_store_relaxed(&u->who, RS_NONE);
+				grace_store_relaxed(&u->resizing, false);
+			}
+		} else if (u->resizing && u->who == RS_QUEUED) {
+			u->inherited = true;
+		}
+		unlock_all(u);
+		pthread_mutex_unlock(&u->rs_lock);
+	}
+	pthread_mutex_unlock(&fk_lock);
 }
 
 /* ---- API ---- */
@@ -573,9 +767,10 @@ struct grace_hash *grace_hash_create(const struct grace_hash_params *p)
 		errno = EINVAL;
 		return NULL;
 	}
-	nlocks = (unsigned int)roundup_pow2(p->nlocks ? p->nlocks : DEFAULT_LOCKS_CAP);
-	if (nlocks > min)
-		nlocks = (unsigned int)min;
+	/* Rounded in size_t (a request above 2^31 rounds to 2^32, which unsigned int cannot
+	 * hold), then clamped to min_buckets (at most 2^30 here), as documented. */
+	size_t nl = roundup_pow2(p->nlocks ? p->nlocks : DEFAULT_LOCKS_CAP);
+	nlocks = (unsigned int)(nl > min ? min : nl);
 
 	ht = (struct grace_hash *)aligned_alloc(GRACE_CACHE_LINE, sizeof(*ht));
 	u = (struct grace__hash_upd *)aligned_alloc(GRACE_CACHE_LINE,
@@ -620,6 +815,7 @@ struct grace_hash *grace_hash_create(const struct grace_hash_params *p)
 	ht->upd = u;
 	/* No reader knows the table yet: the caller publishes ht (release) after create. */
 	RCU_INIT_POINTER(ht->tbl, t);
+	fk_add(u);
 	return ht;
 }
 
@@ -635,7 +831,7 @@ void grace_hash_destroy(struct grace_hash *ht)
 	check_may_block(u, "grace_hash_destroy");
 	pthread_mutex_lock(&u->rs_lock);
 	u->dying = true;
-	wait_background_resize(u);
+	wait_background_resize(u, "grace_hash_destroy");
 	pthread_mutex_unlock(&u->rs_lock);
 
 	t = cur_tbl(ht);
@@ -657,6 +853,7 @@ void grace_hash_destroy(struct grace_hash *ht)
 	u->ops->call(u->ops->ctx, &t->rcu, tbl_free_cb);
 	u->ops->barrier(u->ops->ctx);
 	free(u->rs_old); /* NULL: a background resize always ends with its free step */
+	fk_del(u);
 	for (unsigned int i = 0; i < u->nlocks; i++)
 		pthread_mutex_destroy(&u->stripes[i].lock);
 	pthread_mutex_destroy(&u->rs_lock);
@@ -689,12 +886,35 @@ static bool replace_in_view(struct view *v, struct grace_hash_node *old,
 }
 
 /*
+ * @node is about to be inserted into the chain of the view: report it if it is already there (a
+ * second add without a deletion would link it to itself, and every later walk of the chain would
+ * loop). Every build checks the chain head (one compare: the add of a node just added); debug
+ * builds walk the whole chain, as an add_unique does. A node in the table under another key
+ * (another chain) is not found.
+ */
+static void check_not_in_chain(const struct view *v, const struct grace_hash_node *node,
+			       const char *call)
+{
+	const struct grace_hash_node *n = *v->head[0];
+
+#if GRACE__LIB_DEBUG
+	for (; n && n != node; n = n->next[v->idx[0]])
+		;
+#endif
+	if (GRACE_UNLIKELY(n == node)) /* node is not NULL (callers check) */
+		grace__misuse_fatal(call, "the node is already in the table (added twice with no "
+					  "deletion between): adding it again would link it to "
+					  "itself and later walks of its chain would never end");
+}
+
+/*
  * Insert @node with key @key under its stripe lock. Returns NULL if @node was inserted as a new
  * object; otherwise the node of the same key found in the table: left in place (ADD_UNIQUE),
- * or replaced by @node and retired (ADD_REPLACE). The arguments are valid (callers check).
+ * or replaced by @node and retired (ADD_REPLACE). The arguments are valid (callers check);
+ * @call names the caller's function in misuse reports.
  */
 static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_node *node,
-				      const void *key, enum add_mode mode)
+				      const void *key, enum add_mode mode, const char *call)
 {
 	struct grace__hash_upd *u = ht->upd;
 	uint64_t h = ht->hash(key, ht->arg);
@@ -711,6 +931,11 @@ static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_n
 		pthread_mutex_unlock(&st->lock);
 		return old;
 	}
+	if (GRACE_UNLIKELY(old == node))
+		/* add_replace of a node in the table: it would retire (free) a node that stays
+		 * linked. The walk found it: checked in every build. */
+		grace__misuse_fatal(call, "the node is already in the table under this key: "
+					  "replacing it by itself would free a node still linked");
 	if (old) {
 		/* Replace: each reader sees old or node, never neither, and no updater (all hold
 		 * this lock) sees both. */
@@ -719,6 +944,8 @@ static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_n
 		retire(u, old); /* outside the lock: call_rcu may wait at its hard limit */
 		return old;
 	}
+	if (mode == ADD_DUP)
+		check_not_in_chain(&v, node, call);
 	view_insert(&v, node);
 	count_change(u, st, 1);
 	pthread_mutex_unlock(&st->lock);
@@ -731,7 +958,7 @@ int grace_hash_add(struct grace_hash *ht, struct grace_hash_node *node, const vo
 {
 	if (!ht || !node || !key)
 		return -EINVAL;
-	do_add(ht, node, key, ADD_DUP);
+	do_add(ht, node, key, ADD_DUP, "grace_hash_add");
 	return 0;
 }
 
@@ -739,7 +966,7 @@ int grace_hash_add_unique(struct grace_hash *ht, struct grace_hash_node *node, c
 {
 	if (!ht || !node || !key)
 		return -EINVAL;
-	return do_add(ht, node, key, ADD_UNIQUE) ? -EEXIST : 0;
+	return do_add(ht, node, key, ADD_UNIQUE, "grace_hash_add_unique") ? -EEXIST : 0;
 }
 
 struct grace_hash_node *grace_hash_add_or_get(struct grace_hash *ht, struct grace_hash_node *node,
@@ -751,7 +978,7 @@ struct grace_hash_node *grace_hash_add_or_get(struct grace_hash *ht, struct grac
 		errno = EINVAL;
 		return NULL;
 	}
-	old = do_add(ht, node, key, ADD_UNIQUE);
+	old = do_add(ht, node, key, ADD_UNIQUE, "grace_hash_add_or_get");
 	return old ? old : node;
 }
 
@@ -762,7 +989,7 @@ struct grace_hash_node *grace_hash_add_replace(struct grace_hash *ht, struct gra
 		errno = EINVAL;
 		return NULL;
 	}
-	return do_add(ht, node, key, ADD_REPLACE);
+	return do_add(ht, node, key, ADD_REPLACE, "grace_hash_add_replace");
 }
 
 /* Remove n (hash h) under its stripe lock; if key is given, n is looked up by key instead. */
@@ -890,22 +1117,25 @@ int grace_hash_resize(struct grace_hash *ht, size_t nbuckets)
 		target = u->max_buckets;
 
 	pthread_mutex_lock(&u->rs_lock);
-	wait_background_resize(u);
+	wait_background_resize(u, "grace_hash_resize");
 	if (u->dying) {
 		pthread_mutex_unlock(&u->rs_lock);
 		return -EINVAL;
 	}
 	grace_store_relaxed(&u->resizing, true);
+	grace_store_relaxed(&u->who, RS_THREAD);
 	pthread_mutex_unlock(&u->rs_lock);
 
 	if (cur_size(ht) != target) {
-		struct grace_hash_table *old = resize_publish(ht, target);
-
-		if (old) {
+		if (resize_publish(ht, target)) {
 			/* After this grace period no reader uses the old array or its link set:
-			 * free it, and the next resize may build through that link set. */
+			 * free it, and the next resize may build through that link set. Under
+			 * rs_lock, so a fork copies it either pending or gone. */
 			u->ops->synchronize(u->ops->ctx);
-			free(old);
+			pthread_mutex_lock(&u->rs_lock);
+			free(u->rs_old);
+			u->rs_old = NULL;
+			pthread_mutex_unlock(&u->rs_lock);
 		} else {
 			err = -ENOMEM;
 		}

@@ -13,3 +13,5 @@ grace_test(NAME api_hlist_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hlist.c TI
 grace_test(NAME api_hash SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash.c CXX TIMEOUT 180)
 grace_test(NAME api_hash_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash.c TIMEOUT 900
            ENV GRACE_DS_TEST_MS=30000 LABELS long)
+# grace_hash and fork(): children forked during resizes and updates (review of src/ds/hash.c).
+grace_test(NAME api_hash_fork SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_fork.c CXX TIMEOUT 180)

@@ -157,6 +157,55 @@ TEST(bad_input)
 	grace_hash_destroy(NULL);
 }
 
+/* Every value of every size parameter has a defined outcome (review of src/ds/hash.c: nlocks
+ * above 2^31 rounded to 2^32, truncated to 0 stripes, and create divided by zero). */
+static struct grace_hash *sized(size_t init, size_t min, size_t max, unsigned nlocks)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	p.init_buckets = init;
+	p.min_buckets = min;
+	p.max_buckets = max;
+	p.nlocks = nlocks;
+	errno = 0;
+	return grace_hash_create(&p);
+}
+
+TEST(size_params_every_value)
+{
+	const unsigned big_locks[] = { 0x80000000u, 0x80000001u, 0xffffffffu, 1u << 30 };
+	struct grace_hash_stats st;
+
+	/* nlocks: rounded up, then clamped to min_buckets, whatever its value. */
+	for (unsigned i = 0; i < sizeof(big_locks) / sizeof(big_locks[0]); i++) {
+		struct grace_hash *ht = sized(64, 0, 0, big_locks[i]);
+		REQUIRE(ht);
+		grace_hash_get_stats(ht, &st);
+		CHECK(st.nlocks == 64);
+		for (uint64_t k = 0; k < 512; k++)
+			CHECK(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+		CHECK(grace_hash_resize(ht, 1024) == 0 && grace_hash_buckets(ht) == 1024);
+		rcu_read_lock();
+		for (uint64_t k = 0; k < 512; k++)
+			CHECK(find(ht, k) != NULL);
+		rcu_read_unlock();
+		grace_hash_destroy(ht);
+	}
+	struct grace_hash *ht = sized(1024, 256, 4096, 3);
+	REQUIRE(ht);
+	grace_hash_get_stats(ht, &st);
+	CHECK(st.nlocks == 4);
+	/* A resize request of any size is clamped to [min_buckets, max_buckets]. */
+	CHECK(grace_hash_resize(ht, SIZE_MAX) == 0 && grace_hash_buckets(ht) == 4096);
+	CHECK(grace_hash_resize(ht, 1) == 0 && grace_hash_buckets(ht) == 256);
+	grace_hash_destroy(ht);
+	/* init, min, max above 2^30 (the largest table): EINVAL, whatever the value. */
+	CHECK(sized(SIZE_MAX, 0, 0, 0) == NULL && errno == EINVAL);
+	CHECK(sized(0, SIZE_MAX, 0, 0) == NULL && errno == EINVAL);
+	CHECK(sized(0, 0, SIZE_MAX, 0) == NULL && errno == EINVAL);
+	CHECK(sized(0, 0, ((size_t)1 << 30) + 1, 0) == NULL && errno == EINVAL);
+	CHECK(sized(((size_t)1 << 62) + 1, 0, 0, 0) == NULL && errno == EINVAL);
+}
+
 TEST(add_lookup_delete_replace)
 {
 	struct grace_hash_params p = params(hash_key, NULL);

@@ -6,7 +6,10 @@
  *  - grace_hash_del() and grace_hash_replace() outside a read-side section: debug builds report
  *    it (the node is read before the lock, a concurrent deletion could free it);
  *  - grace_hash_resize() (growing or shrinking) and grace_hash_destroy() inside a read-side
- *    section or from a callback would deadlock: reported in every build.
+ *    section or from a callback would deadlock: reported in every build;
+ *  - a node added twice (it would be linked to itself): reported in every build when it is its
+ *    chain's head, anywhere in the chain in debug builds; grace_hash_add_replace() of a node by
+ *    itself (it would free a linked node): every build.
  * Each misuse runs in a child process (tests/common/misuse_child.h).
  */
 #include <pthread.h>
@@ -182,6 +185,81 @@ TEST(qsbr_resize_inside_qsbr_read_lock)
 }
 
 /* The legal forms of the same calls go through without a word. */
+/*
+ * The same node added twice with no deletion between (review of src/ds/hash.c): the second add
+ * linked the node to itself, and a lookup of another key in its chain never returned. Every
+ * build catches the add of the node at its chain's head; debug builds the node anywhere in it.
+ */
+static uint64_t hash_const(const void *key, void *arg)
+{
+	(void)arg;
+	(void)key;
+	return 42; /* one chain: every key meets the twice-added node */
+}
+
+static struct grace_hash *one_chain(void)
+{
+	struct grace_hash_params p;
+	memset(&p, 0, sizeof(p));
+	p.hash = hash_const;
+	p.match = match_key;
+	struct grace_hash *ht = grace_hash_create(&p);
+	REQUIRE(ht);
+	return ht;
+}
+
+static struct obj twice_a = { 1, { { NULL, NULL }, 0, { NULL, NULL } } };
+static struct obj twice_b = { 2, { { NULL, NULL }, 0, { NULL, NULL } } };
+
+static void lookup_absent(struct grace_hash *ht)
+{
+	uint64_t k = 3; /* absent: the lookup walks the whole chain */
+	rcu_read_lock();
+	(void)grace_hash_lookup(ht, &k);
+	rcu_read_unlock();
+}
+
+static void add_twice_head(void)
+{
+	struct grace_hash *ht = one_chain();
+	REQUIRE(grace_hash_add(ht, &twice_b.hn, &twice_b.key) == 0);
+	REQUIRE(grace_hash_add(ht, &twice_a.hn, &twice_a.key) == 0);
+	grace_hash_add(ht, &twice_a.hn, &twice_a.key); /* a is the chain's head */
+	lookup_absent(ht);
+}
+TEST(add_same_node_twice_names_grace_hash_add)
+{
+	EXPECT_MISUSE_CHILD(add_twice_head, MC_FATAL, "grace_hash_add", "already in the table");
+}
+
+static void add_twice_inside(void)
+{
+	struct grace_hash *ht = one_chain();
+	REQUIRE(grace_hash_add(ht, &twice_a.hn, &twice_a.key) == 0);
+	REQUIRE(grace_hash_add(ht, &twice_b.hn, &twice_b.key) == 0);
+	grace_hash_add(ht, &twice_a.hn, &twice_a.key); /* a is behind b: a loop without the check */
+	lookup_absent(ht);
+}
+TEST(add_same_node_twice_inside_chain)
+{
+	EXPECT_MISUSE_CHILD(add_twice_inside, MC_DEBUG_HANG, "grace_hash_add",
+			    "already in the table");
+}
+
+static void add_replace_itself(void)
+{
+	struct grace_hash *ht = one_chain();
+	REQUIRE(grace_hash_add(ht, &twice_a.hn, &twice_a.key) == 0);
+	REQUIRE(grace_hash_add(ht, &twice_b.hn, &twice_b.key) == 0);
+	grace_hash_add_replace(ht, &twice_a.hn, &twice_a.key); /* would retire a, still linked */
+	lookup_absent(ht);
+}
+TEST(add_replace_of_itself_names_grace_hash_add_replace)
+{
+	EXPECT_MISUSE_CHILD(add_replace_itself, MC_FATAL, "grace_hash_add_replace",
+			    "already in the table");
+}
+
 static void legal_forms(void)
 {
 	struct grace_hash *ht = table(NULL, 64);
