@@ -22,28 +22,7 @@
 #include <grace/grace.h>
 #include <grace/hash.h>
 #include "gtest_lite.h"
-
-struct obj {
-	uint64_t key;
-	struct grace_hash_node hn;
-};
-
-static uint64_t hash_key(const void *key, void *arg)
-{
-	(void)arg;
-	return *(const uint64_t *)key * 0x9e3779b97f4a7c15ull;
-}
-
-static bool match_key(const struct grace_hash_node *n, const void *key, void *arg)
-{
-	(void)arg;
-	return container_of(n, struct obj, hn)->key == *(const uint64_t *)key;
-}
-
-static void obj_free(struct rcu_head *h)
-{
-	free(grace_hash_entry_of_rcu(h, struct obj, hn));
-}
+#include "hash_obj.h"
 
 static struct obj *obj_new(uint64_t k)
 {
