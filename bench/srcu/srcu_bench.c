@@ -98,19 +98,20 @@ static void loop_rcu_deref_v(uint64_t n)
  * which the grace period sums), so the result is a working srcu reader, not a mock. `cpu()`
  * only chooses the counter (any choice is correct with atomics).
  */
-#define ATOMIC_PAIR(cpu_expr)                                                                     \
-	do {                                                                                      \
-		struct grace__srcu_cpu *pc = __atomic_load_n(&dom.fast, __ATOMIC_RELAXED);        \
-		unsigned int nc = dom.ncpus;                                                      \
-		unsigned int k = __atomic_load_n(&dom.idx, __ATOMIC_RELAXED) & 1u;                \
-		unsigned int c = (unsigned int)(cpu_expr) % nc;                                   \
-		__atomic_fetch_add(&pc[c].alock[k], 1, __ATOMIC_RELAXED); /* lock xadd */         \
-		BENCH_CLOBBER();                                                                  \
-		c = (unsigned int)(cpu_expr) % nc;                                                \
-		__atomic_fetch_add(&pc[c].aunlock[k], 1, __ATOMIC_RELEASE);                       \
-		if (__builtin_expect(__atomic_load_n(&dom.waiting, __ATOMIC_RELAXED) & (1u << k), \
-				     0))                                                          \
-			grace__srcu_unlock_wake(&dom);                                            \
+#define ATOMIC_PAIR(cpu_expr)                                                                    \
+	do {                                                                                     \
+		struct grace__srcu_cpu *pc = __atomic_load_n(&dom.fast, __ATOMIC_RELAXED);       \
+		unsigned int nc = dom.ncpus;                                                     \
+		unsigned int k = __atomic_load_n(&dom.idx, __ATOMIC_RELAXED) & 1u;               \
+		unsigned int c = (unsigned int)(cpu_expr) % nc;                                  \
+		__atomic_fetch_add(&pc[c].alock[k], 1, __ATOMIC_RELAXED); /* lock xadd */        \
+		BENCH_CLOBBER();                                                                 \
+		c = (unsigned int)(cpu_expr) % nc;                                               \
+		struct grace__srcu_wake *w = GRACE__SRCU_WAKE(&dom); /* before the increment */  \
+		__atomic_fetch_add(&pc[c].aunlock[k], 1, __ATOMIC_RELEASE);                      \
+		if (__builtin_expect(__atomic_load_n(&w->waiting, __ATOMIC_RELAXED) & (1u << k), \
+				     0))                                                         \
+			grace__srcu_wake_slot(w);                                                \
 	} while (0)
 
 static BENCH_NOINLINE void loop_srcu_atomic(uint64_t n)

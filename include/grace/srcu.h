@@ -45,9 +45,25 @@ struct grace__srcu_cpu {
 struct grace__srcu_state; /* src/flavor/srcu.c */
 
 /*
+ * A domain's wake slot: bit i of `waiting` is set while the domain's updater sleeps until index
+ * i drains, and the updater's futex word lives next to it (src/flavor/srcu.c). Slots are library
+ * memory that is never freed: a domain gets one when its state is set up and gives it back at
+ * cleanup_srcu_struct(), for another domain to use. So srcu_read_unlock(), which loads the
+ * slot's address from the domain BEFORE its unlock increment (while its section still keeps the
+ * domain alive), touches only the slot after it: the increment may let synchronize_srcu()
+ * return, and the program may then clean up and free the domain.
+ */
+struct grace__srcu_wake {
+	uint32_t waiting;
+};
+
+/*
  * A domain. Treat as opaque. One cache line, read by every reader; written at set-up, once per
  * grace period (cur, idx) and while an updater sleeps (waiting). The inline read side loads
- * three words of it: cur (lock) or fast (unlock), rseq, and waiting (unlock).
+ * three words of it: cur (lock), or fast and pad_[0] (unlock), and rseq. pad_[0] holds the
+ * address of the domain's wake slot (struct grace__srcu_wake): the field keeps its 0.2.0 name
+ * and type (docs/abi.md). `waiting` is still set, for programs built against 0.2.0's header,
+ * whose inline srcu_read_unlock() reads it after its increment.
  */
 struct srcu_struct {
 	uint64_t *cur;                /* &fast[0].lock[idx & 1]: what srcu_read_lock increments;
@@ -55,12 +71,17 @@ struct srcu_struct {
 	struct grace__srcu_cpu *fast; /* per-CPU counters, when the inline fast path is on */
 	struct grace__rseq_ref rseq;  /* the rseq area's thread-pointer offset and the slot count */
 	uint32_t idx;                 /* bit 0: the index new readers use */
-	uint32_t waiting;             /* bit i: an updater sleeps until index i drains */
+	uint32_t waiting;             /* bit i: an updater sleeps until index i drains (for
+				       * 0.2.0's inline unlock; the library reads the slot's) */
 	struct grace__srcu_state *state;
 	uint32_t magic;
-	uint32_t ncpus; /* per-CPU slots in `fast` */
-	uint64_t pad_[2];
+	uint32_t ncpus;   /* per-CPU slots in `fast` */
+	uint64_t pad_[2]; /* [0]: the wake slot's address, set with `fast` (see above) */
 } GRACE_ALIGNED_CACHE;
+
+/* The domain's wake slot (pad_[0]); valid once `fast` or `state` is seen non-NULL. */
+#define GRACE__SRCU_WAKE(ssp) \
+	((struct grace__srcu_wake *)(uintptr_t)grace_load_relaxed(&(ssp)->pad_[0]))
 
 #define GRACE__SRCU_MAGIC_STATIC 0x53524353u /* DEFINE_SRCU: set up on first use */
 #define GRACE__SRCU_MAGIC_LIVE 0x5352434cu   /* init_srcu_struct() done */
@@ -81,7 +102,8 @@ struct srcu_struct {
 /* Out-of-line parts of the read side (exported only for the inline functions below). */
 GRACE_API int grace__srcu_read_lock_slow(struct srcu_struct *ssp);
 GRACE_API void grace__srcu_read_unlock_slow(struct srcu_struct *ssp, int idx);
-GRACE_API void grace__srcu_unlock_wake(struct srcu_struct *ssp);
+GRACE_API void grace__srcu_unlock_wake(struct srcu_struct *ssp); /* 0.2.0's inline unlock */
+GRACE_API void grace__srcu_wake_slot(struct grace__srcu_wake *w);
 /* Debug builds: the same, plus per-thread tracking of open sections (misuse checks). */
 GRACE_API int grace__srcu_read_lock_dbg(struct srcu_struct *ssp);
 GRACE_API void grace__srcu_read_unlock_dbg(struct srcu_struct *ssp, int idx);
@@ -174,22 +196,33 @@ GRACE_INLINE void grace_srcu_read_unlock(struct srcu_struct *ssp, int idx)
 #if GRACE__RSEQ_OPS
 	struct grace__srcu_cpu *pc = GRACE__SRCU_LOAD(&ssp->fast);
 
-	/*
-	 * Release increment of unlock[idx] on the current CPU: the section's accesses complete
-	 * before it (pairs with the updater's acquire loads of the unlock counters; on x86 every
-	 * store is a release).
-	 */
-	if (GRACE_LIKELY(pc != NULL && (unsigned int)idx < 2u) &&
-	    GRACE_LIKELY(grace__rseq_inc_line(&ssp->rseq, &pc->unlock[idx], 1) == 0)) {
+	if (GRACE_LIKELY(pc != NULL && (unsigned int)idx < 2u)) {
 		/*
-		 * Compiler barrier: the load of `waiting` stays after the increment. The CPU's
-		 * store->load order comes from the updater's membarrier between setting `waiting`
-		 * and re-reading the counters (barrier W in srcu.c).
+		 * The wake slot, loaded before the increment: after it the domain may be freed
+		 * (the increment can let synchronize_srcu() return). Ordered after the load of
+		 * `fast` (TSO, or acquire), which pairs with the release store of `fast` that
+		 * follows the slot's in srcu_publish(); ordered before the increment by its
+		 * release (stlr on aarch64; every store is a release on x86).
 		 */
-		grace_barrier();
-		if (GRACE_UNLIKELY(grace_load_relaxed(&ssp->waiting) & (1u << idx)))
-			grace__srcu_unlock_wake(ssp);
-		return;
+		struct grace__srcu_wake *w = GRACE__SRCU_WAKE(ssp);
+
+		/*
+		 * Release increment of unlock[idx] on the current CPU: the section's accesses
+		 * complete before it (pairs with the updater's acquire loads of the unlock
+		 * counters). Nothing of *ssp is touched after it.
+		 */
+		if (GRACE_LIKELY(grace__rseq_inc_line(&ssp->rseq, &pc->unlock[idx], 1) == 0)) {
+			/*
+			 * Compiler barrier: the load of the slot's `waiting` stays after the
+			 * increment. The CPU's store->load order comes from the updater's
+			 * membarrier between setting `waiting` and re-reading the counters
+			 * (barrier W in srcu.c).
+			 */
+			grace_barrier();
+			if (GRACE_UNLIKELY(grace_load_relaxed(&w->waiting) & (1u << idx)))
+				grace__srcu_wake_slot(w);
+			return;
+		}
 	}
 #endif
 	grace__srcu_read_unlock_slow(ssp, idx);

@@ -69,15 +69,42 @@
  * that never leaves its section blocks its own domain only (and is reported as a stall).
  *
  * Waiting (wait_idx). Re-check for a bounded spin (20 us, 200 us expedited: a short section on
- * another CPU ends within it), then sleep: set the domain's futex word to SLEEPING and bit k of
- * `waiting` (in the readers' read-mostly line), barrier W (heavy barrier), re-check, and sleep on
- * the futex. A reader's unlock increments, then (compiler barrier; smp_mb in fence mode) loads
- * `waiting`; if bit k is set it exchanges the futex word and wakes the driver. Store-buffering
- * again: either the reader's load follows W's barrier in its stream and sees the bit, or its
- * increment precedes it and the re-check after W counts it. Only readers of the index being
- * waited for wake the driver; readers of the other index never touch the futex. The futex wait
- * has a timeout only until the stall report is due (grace__stall_timeout_ns()); there is no
- * polling loop on the normal path.
+ * another CPU ends within it), then sleep: set the futex word of the domain's wake slot to
+ * SLEEPING and bit k of the slot's `waiting`, barrier W (heavy barrier), re-check, and sleep on
+ * the futex. A reader's unlock loads the slot's address from the domain, increments, then
+ * (compiler barrier; smp_mb in fence mode) loads the slot's `waiting`; if bit k is set it
+ * exchanges the futex word and wakes the driver. Store-buffering again: either the reader's load
+ * follows W's barrier in its stream and sees the bit, or its increment precedes it and the
+ * re-check after W counts it. Only readers of the index being waited for wake the driver;
+ * readers of the other index never touch the futex. The futex wait has a timeout only until the
+ * stall report is due (grace__stall_timeout_ns()); there is no polling loop on the normal path.
+ *
+ * Wake slots (the end of a domain). The unlock increment is the reader's last access that the
+ * grace period waits for: once the scans count it, synchronize_srcu() may return and the program
+ * may run cleanup_srcu_struct() and free the memory that holds the srcu_struct, while the reader
+ * has yet to load `waiting` and perhaps wake the driver. So nothing the reader touches after the
+ * increment may be the domain's or its state's: the flag and the futex word live in a wake slot
+ * (struct srcu_slot below), library memory that is never freed (a static table, then chunks
+ * that are never freed), taken when the domain's state is set up and put on a free list when
+ * cleanup_srcu_struct() frees the state. The reader loads the slot's address (pad_[0] inline,
+ * st->slot out of line) before its increment, while its open section keeps the domain alive;
+ * the increment is a release, so that load cannot follow it. Claims 1 and 2 do not involve the
+ * slot; only the wake-up does.
+ *  - A slot given to a new domain while a late reader of the old one has still to load its
+ *    `waiting`: the late reader may see a bit the new domain's driver set and wake it. Such a
+ *    wake is spurious, and harmless: grace__wait_for_readers() re-checks after every futex
+ *    wait and, when the index is not balanced, sets SLEEPING, arms, runs W, re-checks and
+ *    sleeps again (core/wait.c); a wake that lands between the re-check and FUTEX_WAIT makes
+ *    that wait return at once, to the same loop. Each late reader wakes at most once, so this
+ *    ends. It cannot lose a wake-up of the new domain: its own readers follow the protocol
+ *    above on the same slot.
+ *  - One waiter per wait queue (core/wait.h) holds: a slot belongs to one domain at a time, and
+ *    a domain has one grace-period driver.
+ *  - Programs built against 0.2.0's header inline the old unlock: it loads ssp->waiting after
+ *    the increment and calls grace__srcu_unlock_wake(ssp), which loads ssp->state. The driver
+ *    still sets and clears ssp->waiting for them, and grace__srcu_unlock_wake() does nothing
+ *    once the state is gone; their window (a load of freed memory if the program frees the
+ *    domain at once) stays until they are rebuilt.
  *
  * The polled API and call_srcu share the grace-period sequence (core/gp.h) with
  * synchronize_srcu; callbacks run on the callback engine (engine/callback.h), one worker thread
@@ -91,6 +118,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <grace/arch/atomic.h>
@@ -117,10 +145,33 @@ struct grace__srcu_state {
 	struct srcu_struct *ssp;
 	struct grace__srcu_cpu *cpus;
 	unsigned int ncpus;
-	struct grace__waitq wq GRACE_ALIGNED_CACHE; /* core/wait.h: futex word, spin budget */
+	struct srcu_slot *slot;                    /* the wake slot (never freed, see the top) */
 	uint64_t stall_cookie GRACE_ALIGNED_CACHE; /* grace period already reported (driver only) */
 	struct grace__srcu_state *next, *prev;     /* all domains, for fork */
 };
+
+/*
+ * A wake slot (see "Wake slots" at the top): the flag readers load after their unlock increment
+ * and the futex word they wake, in memory that is never freed. One cache line: readers load
+ * `pub.waiting` on every unlock; the driver writes the line only when it sleeps.
+ */
+struct srcu_slot {
+	struct grace__srcu_wake pub; /* first: the header's view (pub.waiting) */
+	struct grace__waitq wq;      /* core/wait.h: futex word, spin budget; one waiter */
+	struct srcu_slot *next_free; /* free list (under srcu_all_lock) */
+} GRACE_ALIGNED_CACHE;
+
+_Static_assert(offsetof(struct srcu_slot, pub) == 0, "readers see the slot as its pub part");
+
+#define SLOT_TABLE 64 /* slots for the first domains; then chunks of as many */
+struct srcu_slot_chunk {
+	struct srcu_slot slot[SLOT_TABLE];
+	struct srcu_slot_chunk *next; /* all chunks, for fork (kept: never freed) */
+};
+static struct srcu_slot srcu_slot_table[SLOT_TABLE];
+static unsigned int srcu_slot_used;         /* of the table, handed out in order */
+static struct srcu_slot_chunk *srcu_chunks; /* never freed: late readers may look at them */
+static struct srcu_slot *srcu_slot_free;
 
 static pthread_once_t srcu_once = PTHREAD_ONCE_INIT;
 static bool srcu_fast;  /* inline fast path usable: rseq ops + membarrier */
@@ -139,16 +190,77 @@ static void srcu_atfork_parent(void)
 	grace__unlock(&srcu_all_lock);
 }
 
+static void slot_reset(struct srcu_slot *sl)
+{
+	sl->pub.waiting = 0;
+	sl->wq.futex = GRACE__WAIT_AWAKE;
+}
+
 static void srcu_atfork_child(void)
 {
 	/* The driver of a grace period, if any, does not exist in the child: restart grace
-	 * periods from "not started" (core/gp.c) and forget that it slept. */
+	 * periods from "not started" (core/gp.c) and forget that it slept, in the wake slots
+	 * (library memory). Nothing here writes a srcu_struct: a domain on the list may be one
+	 * whose cleanup was refused and whose memory the program reused, or one freed without
+	 * cleanup_srcu_struct(). Its `waiting`, if set, only makes 0.2.0-built readers call
+	 * grace__srcu_unlock_wake() for nothing until the next grace period rewrites it. */
 	grace__lock_reinit(&srcu_all_lock);
-	for (struct grace__srcu_state *st = srcu_all; st; st = st->next) {
+	for (struct grace__srcu_state *st = srcu_all; st; st = st->next)
 		grace__flavor_atfork_child(&st->flv);
-		st->wq.futex = GRACE__WAIT_AWAKE;
-		st->ssp->waiting = 0;
+	for (unsigned int i = 0; i < srcu_slot_used; i++)
+		slot_reset(&srcu_slot_table[i]);
+	for (struct srcu_slot_chunk *c = srcu_chunks; c; c = c->next)
+		for (unsigned int i = 0; i < SLOT_TABLE; i++)
+			slot_reset(&c->slot[i]);
+}
+
+/* A wake slot for a new domain's state, or NULL (no memory). */
+static struct srcu_slot *slot_get(void)
+{
+	struct srcu_slot *sl = NULL;
+	struct srcu_slot_chunk *c;
+
+	grace__lock(&srcu_all_lock);
+	if (srcu_slot_free) {
+		sl = srcu_slot_free;
+		srcu_slot_free = sl->next_free;
+	} else if (srcu_slot_used < SLOT_TABLE) {
+		sl = &srcu_slot_table[srcu_slot_used++];
 	}
+	grace__unlock(&srcu_all_lock);
+	if (!sl) {
+		/* A chunk: allocated outside the lock fork holds, linked under it. */
+		if (posix_memalign((void **)&c, GRACE_CACHE_LINE, sizeof(*c)) != 0)
+			return NULL;
+		memset(c, 0, sizeof(*c));
+		grace__ann_ignore(c, sizeof(*c));
+		grace__lock(&srcu_all_lock);
+		c->next = srcu_chunks;
+		srcu_chunks = c;
+		for (unsigned int i = 1; i < SLOT_TABLE; i++) {
+			c->slot[i].next_free = srcu_slot_free;
+			srcu_slot_free = &c->slot[i];
+		}
+		grace__unlock(&srcu_all_lock);
+		sl = &c->slot[0];
+	}
+	/* Relaxed: a late reader of the slot's previous domain may still load `waiting` (0 since
+	 * that domain's last wait ended) or exchange the futex word (AWAKE: it leaves it alone);
+	 * this domain's driver and readers see the slot only through the release publication of
+	 * the state and of `fast`. */
+	grace_store_relaxed(&sl->pub.waiting, 0u);
+	grace_store_relaxed(&sl->wq.spin_ns, 0u);
+	return sl;
+}
+
+/* Give a slot back: its domain's state is being freed (no driver, no wait under way). Late
+ * readers of that domain may still look at it: it is never freed. */
+static void slot_put(struct srcu_slot *sl)
+{
+	grace__lock(&srcu_all_lock);
+	sl->next_free = srcu_slot_free;
+	srcu_slot_free = sl;
+	grace__unlock(&srcu_all_lock);
 }
 
 static void srcu_mode_init(void)
@@ -161,6 +273,7 @@ static void srcu_mode_init(void)
 	grace__ann_ignore(&srcu_fast, sizeof(srcu_fast));
 	grace__ann_ignore(&srcu_fence, sizeof(srcu_fence));
 	grace__ann_ignore(&srcu_rseq, sizeof(srcu_rseq));
+	grace__ann_ignore(srcu_slot_table, sizeof(srcu_slot_table)); /* shared atomics */
 	pthread_atfork(srcu_atfork_prepare, srcu_atfork_parent, srcu_atfork_child);
 }
 
@@ -235,8 +348,10 @@ static bool idx_done(void *ctx)
 static void idx_arm(void *ctx)
 {
 	struct idx_wait *w = (struct idx_wait *)ctx;
-	/* Release: the futex word's SLEEPING before the bit (core/wait.h). `waiting` lives in
-	 * the readers' read-mostly line; only readers of index k look at bit k. */
+	/* Release: the futex word's SLEEPING before the bit (core/wait.h; pairs with the acquire
+	 * fence of grace__wait_wake()). Only readers of index k look at bit k. The domain's own
+	 * `waiting` is for readers built against 0.2.0's header (see "Wake slots"). */
+	grace_store_release(&w->st->slot->pub.waiting, 1u << w->k);
 	grace_store_release(&w->st->ssp->waiting, 1u << w->k);
 }
 
@@ -250,6 +365,7 @@ static enum grace__recheck idx_recheck(void *ctx)
 static void idx_disarm(void *ctx)
 {
 	struct idx_wait *w = (struct idx_wait *)ctx;
+	grace_store_relaxed(&w->st->slot->pub.waiting, 0u);
 	grace_store_relaxed(&w->st->ssp->waiting, 0u);
 }
 
@@ -275,7 +391,7 @@ static void wait_idx(struct grace__srcu_state *st, unsigned int k, unsigned int 
 {
 	struct idx_wait w = { st, k };
 
-	grace__wait_for_readers(&idx_wait_ops, &w, &st->wq, flags & GRACE__GP_EXPEDITED);
+	grace__wait_for_readers(&idx_wait_ops, &w, &st->slot->wq, flags & GRACE__GP_EXPEDITED);
 }
 
 /* F: new readers use index idx & 1 from now on. Driver only. */
@@ -322,9 +438,16 @@ static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 	struct grace__srcu_cpu *cpus = NULL;
 	unsigned int n = grace__rseq_nr_cpus();
 
-	if (posix_memalign((void **)&st, GRACE_CACHE_LINE, sizeof(*st)) != 0)
+	struct srcu_slot *sl = slot_get();
+
+	if (!sl)
 		return NULL;
+	if (posix_memalign((void **)&st, GRACE_CACHE_LINE, sizeof(*st)) != 0) {
+		slot_put(sl);
+		return NULL;
+	}
 	if (posix_memalign((void **)&cpus, GRACE_CACHE_LINE, n * sizeof(*cpus)) != 0) {
+		slot_put(sl);
 		free(st);
 		return NULL;
 	}
@@ -347,12 +470,14 @@ static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 	st->ssp = ssp;
 	st->cpus = cpus;
 	st->ncpus = n;
+	st->slot = sl;
 	grace__ann_release(&st->gp); /* race detectors: set-up before use elsewhere (annotate.h) */
 	return st;
 }
 
 static void srcu_free(struct grace__srcu_state *st)
 {
+	slot_put(st->slot);
 	grace__lock_destroy(&st->flv.cb_lock);
 	free(st->cpus);
 	free(st);
@@ -387,6 +512,8 @@ static void srcu_publish(struct srcu_struct *ssp, struct grace__srcu_state *st)
 	intptr_t off = grace__rseq_tp_offset();
 
 	grace_store_relaxed(&ssp->ncpus, st->ncpus);
+	/* The wake slot for the inline unlock: published by the release store of `fast` below. */
+	grace_store_relaxed(&ssp->pad_[0], (uint64_t)(uintptr_t)&st->slot->pub);
 	/* `rseq` holds a 32-bit offset (a few kB in practice: the area lives in the thread control
 	 * block or the static TLS block); otherwise stay on the slow path. */
 	if (!srcu_fast || off != (intptr_t)(int32_t)off)
@@ -505,6 +632,7 @@ int grace__srcu_read_lock_slow(struct srcu_struct *ssp)
 void grace__srcu_read_unlock_slow(struct srcu_struct *ssp, int idx)
 {
 	struct grace__srcu_state *st;
+	struct srcu_slot *sl;
 	unsigned int k = (unsigned int)idx;
 
 	if (GRACE_UNLIKELY(k > 1u))
@@ -516,6 +644,10 @@ void grace__srcu_read_unlock_slow(struct srcu_struct *ssp, int idx)
 				    "srcu_struct %p has no open section "
 				    "(never locked, or cleaned up)",
 				    (void *)ssp);
+	/* The wake slot, before the increment: after it neither *ssp nor *st may be touched
+	 * (see "Wake slots" at the top). The increment is a release (or follows fence C), so
+	 * this load stays before it. */
+	sl = st->slot;
 	grace__ann_release(ssp); /* race detectors: the section ends here */
 	if (srcu_fence)
 		grace_smp_mb(); /* C: the section before the increment (pairs with the scans) */
@@ -530,15 +662,27 @@ void grace__srcu_read_unlock_slow(struct srcu_struct *ssp, int idx)
 		grace_smp_mb(); /* the increment before the load of `waiting` (pairs with W) */
 	else
 		grace_barrier();
-	if (grace_load_relaxed(&ssp->waiting) & (1u << k))
-		grace__srcu_unlock_wake(ssp);
+	if (grace_load_relaxed(&sl->pub.waiting) & (1u << k))
+		grace__wait_wake(&sl->wq.futex);
 }
 
+/* The inline unlock saw its bit in the slot's `waiting`. Touches only the slot. */
+void grace__srcu_wake_slot(struct grace__srcu_wake *w)
+{
+	grace__wait_wake(&((struct srcu_slot *)(void *)w)->wq.futex);
+}
+
+/*
+ * 0.2.0's inline unlock (programs built against that header) saw its bit in ssp->waiting after
+ * its increment. It still needs the domain: a cleaned-up domain (state NULL) has no waiter to
+ * wake. The load of a domain the program already freed is theirs (see "Wake slots").
+ */
 void grace__srcu_unlock_wake(struct srcu_struct *ssp)
 {
 	struct grace__srcu_state *st = grace_load_acquire(&ssp->state);
 
-	grace__wait_wake(&st->wq.futex);
+	if (st)
+		grace__wait_wake(&st->slot->wq.futex);
 }
 
 /* ---- debug builds: per-thread open sections ---- */
@@ -844,6 +988,7 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 	grace_store_relaxed(&ssp->rseq.off, 0);
 	grace_store_relaxed(&ssp->ncpus, 0u);
 	grace_store_relaxed(&ssp->waiting, 0u);
+	grace_store_relaxed(&ssp->pad_[0], (uint64_t)0);
 	grace_store_release(&ssp->state, (struct grace__srcu_state *)NULL);
 	if (ssp->magic != GRACE__SRCU_MAGIC_STATIC)
 		ssp->magic = GRACE__SRCU_MAGIC_DEAD;

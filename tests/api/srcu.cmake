@@ -23,3 +23,9 @@ grace_test(NAME api_srcu_ownrseq SOURCES ${_srcu_src} TIMEOUT 120
 # Longer poison stress (not in the test command).
 grace_test(NAME api_srcu_stress_long SOURCES ${_srcu_src} TIMEOUT 600 LABELS long
            ARGS poison_stress ENV SRCU_STRESS_MS=60000)
+# The end of a domain and fork() (an independent review's faults): the fast path, and the two
+# fallbacks, whose out-of-line unlock had the same window.
+set(_srcu_td ${CMAKE_CURRENT_LIST_DIR}/test_srcu_teardown.c)
+grace_test(NAME api_srcu_teardown SOURCES ${_srcu_td} TIMEOUT 60)
+grace_test(NAME api_srcu_teardown_norseq SOURCES ${_srcu_td} TIMEOUT 60 ENV GRACE_NO_RSEQ=1)
+grace_test(NAME api_srcu_teardown_fence SOURCES ${_srcu_td} TIMEOUT 60 ENV GRACE_NO_MEMBARRIER=1)
