@@ -34,8 +34,9 @@ GRACE_API void grace_set_stall_timeout_ms(unsigned int ms);
 GRACE_API unsigned int grace_get_stall_timeout_ms(void);
 /**
  * grace_set_stall_handler() - take stall reports instead of stderr (NULL restores stderr).
- * The handler runs in the thread that waits for the grace period; it must not wait for a grace
- * period of the same flavor itself.
+ * The handler runs in the thread that waits for the grace period, with thread cancellation
+ * disabled (restored after it: a pending cancel acts after the library's call returns); it must
+ * not wait for a grace period of the same flavor itself.
  */
 GRACE_API void grace_set_stall_handler(grace_stall_handler_t fn, void *arg);
 

@@ -9,10 +9,36 @@
 
 #include "core/sys.h"
 
+/*
+ * Reports are never cancellation points. stdio's write() is one, and the library reports from
+ * inside its own operations: a grace-period driver names a stalled reader with the grace period
+ * still marked "in progress" (core/gp.c), a caller of free_rcu_mightsleep() warns while its
+ * QSBR thread is offline for the wait. A thread cancelled there would unwind out of the library
+ * mid-operation and leave that state behind (every later synchronize_rcu() of the process
+ * sleeping for ever on a driver that no longer exists). Cancellation is disabled around each
+ * report, the stall handler included, and restored after it: a pending cancel then acts at the
+ * caller's next cancellation point, outside the library.
+ */
+static int cancel_off(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static void cancel_restore(int old)
+{
+	int ignored;
+
+	pthread_setcancelstate(old, &ignored);
+}
+
 static void vreport(const char *kind, const char *call, const char *fmt, va_list ap)
 {
 	char buf[512];
 	int n = 0;
+	int cs = cancel_off();
 
 	if (call)
 		n = snprintf(buf, sizeof(buf), "grace: %s: %s: ", kind, call);
@@ -24,6 +50,7 @@ static void vreport(const char *kind, const char *call, const char *fmt, va_list
 	/* One fputs of a prepared line: reports from several threads do not interleave. */
 	fprintf(stderr, "%s (thread %d)\n", buf, grace__gettid());
 	fflush(stderr);
+	cancel_restore(cs);
 }
 
 void grace__fatal(const char *call, const char *fmt, ...)
@@ -101,6 +128,7 @@ static void report_stall(const struct grace_stall_info *info)
 {
 	grace_stall_handler_t fn;
 	void *arg;
+	int cs = cancel_off(); /* see cancel_off(): the handler included */
 
 	pthread_mutex_lock(&stall_lock);
 	fn = stall_fn;
@@ -108,6 +136,7 @@ static void report_stall(const struct grace_stall_info *info)
 	pthread_mutex_unlock(&stall_lock);
 	if (fn) {
 		fn(info, arg);
+		cancel_restore(cs);
 		return;
 	}
 	if (info->domain)
@@ -122,6 +151,7 @@ static void report_stall(const struct grace_stall_info *info)
 			"%.3f s\n",
 			info->flavor, info->tid, info->gp_cookie, (double)info->duration_ns / 1e9);
 	fflush(stderr);
+	cancel_restore(cs);
 }
 
 void grace__report_stall(const char *flavor, int tid, uint64_t duration_ns, unsigned long cookie)

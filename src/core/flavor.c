@@ -40,11 +40,23 @@ struct grace__cbdom *grace__flavor_cb_create(struct grace__flavor *f, const char
 	return d;
 }
 
+/* A wait for f from the thread that drives f's grace period (a stall handler that waits for
+ * its own flavor, which include/grace/diag.h forbids) would sleep for ever on itself: say so. */
+static void check_not_driving(struct grace__flavor *f, const char *call)
+{
+	if (GRACE_UNLIKELY(grace__gp_driving(f->gp)))
+		grace__misuse_fatal(call,
+				    "called from a stall handler while this thread drives the %s "
+				    "grace period it would wait for (would deadlock)",
+				    f->name);
+}
+
 void grace__flavor_synchronize(struct grace__flavor *f, unsigned int gpflags)
 {
 	const char *call =
 		f->calls[gpflags & GRACE__GP_EXPEDITED ? GRACE__CALL_SYNC_EXP : GRACE__CALL_SYNC];
 	grace__init();
+	check_not_driving(f, call);
 	int tok = f->hooks->enter_wait(f, call);
 	grace__gp_synchronize(f->gp, gpflags);
 	f->hooks->leave_wait(f, tok);
@@ -64,9 +76,38 @@ unsigned long grace__flavor_start_poll(struct grace__flavor *f)
 	return c;
 }
 
+/*
+ * A cookie can name no grace period later than the second after the one under way: it was
+ * taken by grace__gp_snap() from a seq value no later than the current one, plus at most 7
+ * (two steps of 4, less the state bit), and seq never moves backwards (a fork child rolls an
+ * unfinished grace period back by the state bit only, core/gp.c). A cookie further ahead was
+ * not returned by this flavor or domain (another flavor's, another domain's, a srcu_struct's
+ * from before its cleanup, garbage): no wait for it would ever end (cond_synchronize would
+ * drive grace periods for ever) and polling it would never succeed. Off the fast paths only.
+ */
+static void check_cookie(struct grace__flavor *f, unsigned long cookie, enum grace__call call,
+			 bool fatal)
+{
+	int64_t ahead = (int64_t)((uint64_t)cookie - grace_load_relaxed(&f->gp->seq));
+
+	if (GRACE_LIKELY(ahead <= 2 * (int64_t)(GRACE__SEQ_STATE_MASK + 1)))
+		return;
+	if (fatal)
+		grace__misuse_fatal(f->calls[call],
+				    "cookie %lu was not returned by this %s flavor or domain: "
+				    "it is %lld grace periods ahead of the current one "
+				    "(would wait for ever)",
+				    cookie, f->name, (long long)(ahead >> 2));
+	grace__misuse(f->calls[call],
+		      "cookie %lu was not returned by this %s flavor or domain: it is %lld grace "
+		      "periods ahead of the current one (it would never complete)",
+		      cookie, f->name, (long long)(ahead >> 2));
+}
+
 bool grace__flavor_poll_state(struct grace__flavor *f, unsigned long cookie)
 {
 	if (!grace__gp_done(f->gp, cookie)) {
+		check_cookie(f, cookie, GRACE__CALL_POLL_STATE, false);
 		/* Off the fast path: a requested grace period must have a worker (fork child). */
 		struct grace__cbdom *d = grace__flavor_cb_peek(f);
 		if (d)
@@ -84,6 +125,8 @@ void grace__flavor_cond_synchronize(struct grace__flavor *f, unsigned long cooki
 		grace_smp_mb(); /* as poll_state: later accesses after the grace period */
 		return;
 	}
+	check_cookie(f, cookie, GRACE__CALL_COND_SYNC, true);
+	check_not_driving(f, f->calls[GRACE__CALL_COND_SYNC]);
 	int tok = f->hooks->enter_wait(f, f->calls[GRACE__CALL_COND_SYNC]);
 	grace__gp_wait(f->gp, cookie, 0);
 	f->hooks->leave_wait(f, tok);
@@ -94,6 +137,7 @@ void grace__flavor_barrier(struct grace__flavor *f)
 	const char *call = f->calls[GRACE__CALL_BARRIER];
 	struct grace__cbdom *d = grace__flavor_cb_peek(f);
 
+	check_not_driving(f, call); /* the callbacks wait for the grace period it drives */
 	if (d) {
 		grace__cbdom_barrier(d, call);
 		return;

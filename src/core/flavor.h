@@ -38,6 +38,7 @@ enum grace__call {
 	GRACE__CALL_CALL_HURRY, /* call_rcu_hurry */
 	GRACE__CALL_BARRIER,    /* rcu_barrier */
 	GRACE__CALL_COND_SYNC,  /* cond_synchronize_rcu */
+	GRACE__CALL_POLL_STATE, /* poll_state_synchronize_rcu */
 	GRACE__CALL_START_POLL, /* start_poll_synchronize_rcu */
 	GRACE__CALL_SET_POLICY, /* grace_rcu_set_policy */
 	GRACE__CALL_SET_LIMITS, /* grace_rcu_set_callback_limits */

@@ -55,10 +55,24 @@ static bool gp_start(struct grace__gp *gp, uint64_t *s)
 	return true;
 }
 
+/* The grace-period sequence the calling thread drives now (NULL: none). Owner-only. */
+static __thread const struct grace__gp *gp_driving GRACE_TLS_IE;
+
+bool grace__gp_driving(const struct grace__gp *gp)
+{
+	return gp_driving == gp;
+}
+
 /* The driver's grace period from seq_start to seq_end, and the wake-up of sleepers. */
 static void gp_run_and_end(struct grace__gp *gp, uint64_t s, unsigned int flags)
 {
+	/* A driver drives one sequence at a time; the stall handler it may call can drive
+	 * another flavor's (and restores this one's on its return). */
+	const struct grace__gp *outer = gp_driving;
+
+	gp_driving = gp;
 	gp->wait_readers(gp, flags);
+	gp_driving = outer;
 	/*
 	 * seq_end with a seq_cst exchange: its release half orders the flavor's observations of
 	 * quiescent readers before any waiter that sees the new seq (argument (2), pairs with the

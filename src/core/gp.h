@@ -71,6 +71,10 @@ static inline bool grace__gp_in_progress(struct grace__gp *gp)
 	return (grace_load_relaxed(&gp->seq) & GRACE__SEQ_STATE_MASK) != 0;
 }
 
+/* Is the calling thread driving a grace period of gp right now? Only a stall handler (the
+ * one piece of program code a driver runs, core/diag.c) can ask while it is: a wait for gp
+ * from there would wait for itself. */
+bool grace__gp_driving(const struct grace__gp *gp);
 /* Block until cookie s has completed, driving grace periods as needed. */
 void grace__gp_wait(struct grace__gp *gp, uint64_t s, unsigned int flags);
 /* Wait for a grace period that starts after the call (synchronize): the cookie of

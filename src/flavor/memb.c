@@ -70,10 +70,11 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
 static struct grace__gp memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
 static pthread_key_t memb_key;
 
-/* The at-rest value of a registered thread's ctr. */
-static inline uint64_t memb_rest(void)
+/* The at-rest value of a registered thread's ctr: SLOW in the fallback, and for an exiting
+ * thread, whose outermost unlock must reach grace__memb_unlock_slow() to unregister it. */
+static inline uint64_t memb_rest(const struct grace__reader *r)
 {
-	return grace__use_membarrier ? 0 : GRACE__R_SLOW;
+	return grace__use_membarrier && !(r->flags & GRACE__F_EXITING) ? 0 : GRACE__R_SLOW;
 }
 
 /* Is no thread registered but, at most, the caller outside any section? The caller runs a full
@@ -120,9 +121,24 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 
 static void memb_thread_exit(void *arg);
 
+/*
+ * Thread exit. memb_thread_exit() is a pthread key destructor: glibc runs the destructors in
+ * rounds, at most PTHREAD_DESTRUCTOR_ITERATIONS (4), another round only while some key still
+ * has a value. Another key's destructor that reads under RCU after ours ran registers the
+ * thread again; if that happened in the last round, the thread would leave the registry
+ * holding a pointer into its dead TLS (a later scan reads, and grace__registry_del() writes,
+ * memory that a new thread's TLS, or nothing, now occupies). So once the exit destructor has
+ * run (GRACE__F_EXITING), a section registers the thread for its own length only: its
+ * outermost unlock, which the SLOW bit sends to grace__memb_unlock_slow(), unregisters it
+ * again. An explicit rcu_register_thread() then does nothing (registration is optional). A
+ * section still open when the thread is gone is the misuse memb_thread_exit() reports in any
+ * round that sees it.
+ */
 static void memb_register(struct grace__reader *r, bool explicit_)
 {
 	grace__init();
+	if (explicit_ && (r->flags & GRACE__F_EXITING))
+		return; /* see above: the sections register themselves */
 	if (r->flags & GRACE__F_REGISTERED) {
 		if (explicit_) {
 			if (r->flags & GRACE__F_EXPLICIT) {
@@ -136,10 +152,11 @@ static void memb_register(struct grace__reader *r, bool explicit_)
 	r->tid = grace__gettid();
 	r->waiter = 0;
 	r->stall_seq = 0;
-	r->flags = GRACE__F_REGISTERED | (explicit_ ? GRACE__F_EXPLICIT : 0);
+	r->flags = GRACE__F_REGISTERED | (explicit_ ? GRACE__F_EXPLICIT : 0) |
+		   (r->flags & GRACE__F_EXITING);
 	grace__ann_ignore(r, sizeof(*r)); /* Valgrind: ctr and waiter are shared atomics */
 	/* At rest before it becomes visible to scans: not holding any grace period. */
-	grace_store_relaxed(&r->ctr, memb_rest());
+	grace_store_relaxed(&r->ctr, memb_rest(r));
 	grace__registry_add(&memb_registry, r);
 	/* Unregister at thread exit (pthread key destructors run while TLS is still valid). */
 	pthread_setspecific(memb_key, r);
@@ -148,7 +165,7 @@ static void memb_register(struct grace__reader *r, bool explicit_)
 static void memb_unregister(struct grace__reader *r)
 {
 	grace__registry_del(&memb_registry, r);
-	r->flags = 0;
+	r->flags &= GRACE__F_EXITING;
 	grace_store_relaxed(&r->ctr, GRACE__R_SLOW);
 	pthread_setspecific(memb_key, NULL);
 }
@@ -171,12 +188,13 @@ static void memb_thread_exit(void *arg)
 		 * fence before the waiter load (pairs with barrier W in core/registry.c). */
 		grace_smp_mb();
 		grace__ann_release(&r->ctr); /* race detectors: the section ends here */
-		grace_store_release(&r->ctr, memb_rest());
+		grace_store_release(&r->ctr, memb_rest(r));
 		grace_smp_mb();
 		if (grace_load_relaxed(&r->waiter))
 			grace__registry_wake(&memb_registry, r);
 	}
 	memb_unregister(r);
+	r->flags = GRACE__F_EXITING; /* see memb_register() */
 }
 
 void grace__memb_lock_slow(void)
@@ -188,14 +206,16 @@ void grace__memb_lock_slow(void)
 		memb_register(r, false); /* implicit registration on the first section */
 	c = grace_load_relaxed(&r->ctr);
 	if ((c & GRACE__R_NEST_MASK) == 0) {
-		if (grace__use_membarrier) {
+		if (grace__use_membarrier && !(c & GRACE__R_SLOW)) {
 			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v));
 			grace_barrier(); /* as in the inline fast path */
 		} else {
+			/* The fallback, or an exiting thread (SLOW kept: see memb_register()). */
 			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v) |
 							     GRACE__R_SLOW);
 			/* Fallback: full fence between the lock store and the section's loads. Pairs
-			 * with barrier A (smp_mb) in memb_wait_readers(). */
+			 * with barrier A (smp_mb in the fallback, membarrier otherwise: stronger) in
+			 * memb_wait_readers(). */
 			grace_smp_mb();
 		}
 		return;
@@ -235,6 +255,8 @@ void grace__memb_unlock_slow(void)
 	}
 	if (grace_load_relaxed(&r->waiter))
 		grace__memb_unlock_wake();
+	if (GRACE_UNLIKELY(r->flags & GRACE__F_EXITING))
+		memb_unregister(r); /* a section after the exit destructor (memb_register()) */
 }
 
 void grace__memb_unlock_wake(void)
@@ -318,6 +340,7 @@ static const char *const memb_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_CALL_HURRY] = "call_rcu_hurry",
 	[GRACE__CALL_BARRIER] = "rcu_barrier",
 	[GRACE__CALL_COND_SYNC] = "cond_synchronize_rcu",
+	[GRACE__CALL_POLL_STATE] = "poll_state_synchronize_rcu",
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_rcu",
 	[GRACE__CALL_SET_POLICY] = "grace_rcu_set_policy",
 	[GRACE__CALL_SET_LIMITS] = "grace_rcu_set_callback_limits",

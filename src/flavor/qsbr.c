@@ -29,8 +29,8 @@
  *  full fences around its store.)
  *
  * Online count (the idle fast path). `qsbr_online_count` counts online threads. Online stores
- * ctr, then increments the count with a seq_cst read-modify-write (the full barrier of the
- * previous paragraph); offline stores ctr = 0 with release, then decrements with release. A
+ * ctr, then increments the count with a seq_cst read-modify-write followed by
+ * grace_smp_mb_after_rmw() (the full barrier of the previous paragraph); offline stores ctr = 0 with release, then decrements with release. A
  * grace period that reads the count as 0 (acquire, after the full fence that follows seq_start)
  * skips the scan: no thread can hold it. A thread coming online concurrently either has its
  * increment seen (and its ctr, stored before it, is seen by the scan: the acquire load
@@ -118,10 +118,16 @@ void grace__qsbr_qs_slow(void)
 static void qsbr_online(struct grace__reader *r)
 {
 	grace_store_relaxed(&r->ctr, grace_load_acquire(&grace__qsbr_gp_ctr.v));
-	/* Full barrier (a seq_cst read-modify-write): the ctr store and the count before any
-	 * read of protected data; pairs with the fence between the removal and the reads of the
-	 * count and of ctr on the update side (core/gp.c, after seq_start). */
+	/* The count after the ctr store (the release half of the read-modify-write), then a full
+	 * barrier: the ctr store and the count before any read of protected data; pairs with the
+	 * fence between the removal and the reads of the count and of ctr on the update side
+	 * (core/gp.c, after seq_start). The seq_cst read-modify-write alone is not that barrier:
+	 * the thread's later reads are plain loads, which C11 does not order after it, nor does
+	 * arm64 without LSE (ldaxr/stlxr: a later load may be satisfied before the stlxr's store is
+	 * visible), so the store-buffering argument needs grace_smp_mb_after_rmw() (a dmb there,
+	 * nothing on x86, as after seq_start in core/gp.c). */
 	grace_fetch_add(&qsbr_online_count.v, 1, __ATOMIC_SEQ_CST);
+	grace_smp_mb_after_rmw();
 }
 
 static void qsbr_offline(struct grace__reader *r)
@@ -287,6 +293,7 @@ static const char *const qsbr_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_CALL_HURRY] = "call_qsbr_hurry",
 	[GRACE__CALL_BARRIER] = "qsbr_barrier",
 	[GRACE__CALL_COND_SYNC] = "cond_synchronize_qsbr",
+	[GRACE__CALL_POLL_STATE] = "poll_state_synchronize_qsbr",
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_qsbr",
 	[GRACE__CALL_SET_POLICY] = "grace_qsbr_set_policy",
 	[GRACE__CALL_SET_LIMITS] = "grace_qsbr_set_callback_limits",

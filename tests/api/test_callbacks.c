@@ -311,7 +311,14 @@ static void *staller(void *arg)
 	int *go = (int *)arg;
 	rcu_read_lock();
 	__atomic_store_n(go, 1, __ATOMIC_SEQ_CST);
-	gt_sleep_ms(400);
+	/* Hold the grace period until the stall is reported (4x the 100 ms timeout at least, 20 s
+	 * at most): a fixed 400 ms flaked under TSan at load 15, where the updater could start
+	 * its wait less than 100 ms before this section ended. */
+	for (int ms = 0; ms < 20000; ms += 10) {
+		if (ms >= 400 && __atomic_load_n(&stall_reports, __ATOMIC_SEQ_CST))
+			break;
+		gt_sleep_ms(10);
+	}
 	rcu_read_unlock();
 	return NULL;
 }

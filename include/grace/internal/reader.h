@@ -49,5 +49,8 @@ struct grace__shared_ctr {
 
 #define GRACE__F_REGISTERED 1u
 #define GRACE__F_EXPLICIT 2u /* registered by rcu_register_thread(), not implicitly */
+/* Default flavor: the thread's exit destructor has run; later sections (other pthread key
+ * destructors of the exiting thread) register only for their own length (flavor/memb.c). */
+#define GRACE__F_EXITING 4u
 
 #endif /* GRACE_INTERNAL_READER_H */
