@@ -871,11 +871,19 @@ uint64_t grace__cbdom_pending(struct grace__cbdom *d)
 	return b > 0 ? (uint64_t)b : 0;
 }
 
+/* Stop d's workers and join them (grace__cbdom_destroy()). Whoever sets `stop` first under
+ * start_lock, this or the exit drain (exit_stop_workers()), joins them, the other does not: a
+ * thread joined twice is undefined behaviour (a crash, or a join that waits for ever). If the
+ * exit drain got there first, the process is ending: the domain and its flavor are kept, not
+ * freed (grace__cbdom_destroy() returns 1), so workers still running use nothing freed. */
 static void stop_workers(struct grace__cbdom *d)
 {
 	grace__lock(&d->start_lock);
+	bool exit_joins = d->exit_stopped;
 	grace_store_relaxed(&d->stop, 1u);
 	grace__unlock(&d->start_lock);
+	if (exit_joins)
+		return;
 	for (unsigned int i = 0; i < d->nworkers; i++) {
 		struct worker *w = &d->w[i];
 		if (!grace_load_acquire(&w->started))
@@ -903,12 +911,13 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 		}
 	}
 	if (grace_load_relaxed(&exit_running)) {
-		/* The exit drain may hold d without the lock: keep it (reachable, so no leak is
-		 * reported); the process is ending. */
+		/* The exit drain may hold d without the lock, and use its flavor (d->f, d->gp), as
+		 * may workers it stopped and did not join: keep d (reachable, so no leak is
+		 * reported) and tell the caller to keep the flavor; the process is ending. */
 		d->next_all = exit_kept;
 		exit_kept = d;
 		grace__unlock(&all_lock);
-		return 0;
+		return 1;
 	}
 	grace__unlock(&all_lock);
 	/* Barriers whose markers will never run (a fork child's, inherited and never taken or
@@ -1247,19 +1256,40 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 		if (grace_load_acquire(&d->w[i].started))
 			wake_worker(&d->w[i]);
 	uint64_t t0 = grace__now_ns();
+	/* An untimed barrier (the program's *_barrier() call) that has waited the stall timeout
+	 * says so, once, and goes on waiting: a callback blocked on a lock the caller holds
+	 * would otherwise be a hang without a word. */
+	bool told = timeout_ns != 0;
 	for (;;) {
 		/* Acquire: pairs with the release increment in marker_fn(). */
 		uint32_t v = grace_load_acquire(&b->done);
 		if (v >= nq)
 			break;
 		int64_t to = -1;
+		uint64_t el = grace__now_ns() - t0;
 		if (timeout_ns) {
-			uint64_t el = grace__now_ns() - t0;
 			if (el >= timeout_ns) {
 				ok = false;
 				break;
 			}
 			to = (int64_t)(timeout_ns - el);
+		} else if (!told) {
+			uint64_t stall_ns = grace__stall_timeout_ns(); /* re-read: it may change */
+			if (stall_ns && el >= stall_ns) {
+				char nm[64];
+
+				grace__warn(
+					"%s: has waited %.3f s for the callbacks of %s queued before "
+					"it: a callback is blocked (perhaps on a lock this thread "
+					"holds), or a reader holds the grace period (see the stall "
+					"warnings); still waiting",
+					call, (double)el / 1e9, domain_name(d, nm, sizeof(nm)));
+				told = true;
+			} else if (stall_ns) {
+				to = (int64_t)(stall_ns - el);
+			} else {
+				to = 1000000000ll; /* reports off: look again when they may be on */
+			}
 		}
 		grace__futex_wait(&b->done, v, to);
 	}
@@ -1357,6 +1387,12 @@ static const char *exit_cannot_drain(struct grace__cbdom *d)
 static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
 {
 	grace__lock(&d->start_lock);
+	if (grace_load_relaxed(&d->stop)) {
+		/* grace__cbdom_destroy() in another thread is stopping and joining them (see
+		 * stop_workers()): joining them here too would join a thread twice. */
+		grace__unlock(&d->start_lock);
+		return;
+	}
 	grace_store_relaxed(&d->stop, 1u);
 	d->exit_stopped = true; /* under start_lock, which a fork holds: see the child handler */
 	grace__unlock(&d->start_lock);
@@ -1380,8 +1416,10 @@ static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
+		/* Release: a destroy in another thread (stop_workers(), whose acquire load of
+		 * started pairs with it) that sees 0 sees the worker's end through this join. */
 		if (pthread_timedjoin_np(w->th, NULL, &ts) == 0)
-			w->started = 0;
+			grace_store_release(&w->started, 0u);
 	}
 }
 

@@ -26,7 +26,9 @@ struct grace__cbdom;
 
 /* Create flavor f's domain. nworkers 0: one per CPU. Returns NULL on allocation failure. */
 struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int nworkers);
-/* Destroy: -EBUSY (and nothing freed) if callbacks are pending; stops and joins the workers. */
+/* Destroy: -EBUSY (and nothing freed) if callbacks are pending; stops and joins the workers.
+ * Returns 0, or 1 when the exit drain is running: then d is kept (the drain may be using it
+ * without a lock) and so must be its flavor (the caller must not free d->f or its gp). */
 int grace__cbdom_destroy(struct grace__cbdom *d);
 
 /* grace__cbdom_call() is declared in core/flavor.h (its inline call path uses it). */

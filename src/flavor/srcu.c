@@ -179,6 +179,9 @@ static bool srcu_fence; /* readers fence (no membarrier) */
 static bool srcu_rseq;  /* rseq critical sections usable in this process (else atomics only) */
 static struct grace__lock srcu_all_lock = GRACE__LOCK_INIT;
 static struct grace__srcu_state *srcu_all;
+/* States cleaned up while the callback engine's exit drain ran (grace__cbdom_destroy() returned
+ * 1): kept, linked through next, because the drain may still use them. Under srcu_all_lock. */
+static struct grace__srcu_state *srcu_exit_kept;
 
 static void srcu_atfork_prepare(void)
 {
@@ -822,6 +825,7 @@ static const char *const srcu_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_CALL_HURRY] = "call_srcu_hurry",
 	[GRACE__CALL_BARRIER] = "srcu_barrier",
 	[GRACE__CALL_COND_SYNC] = "cond_synchronize_srcu",
+	[GRACE__CALL_POLL_STATE] = "poll_state_synchronize_srcu",
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_srcu",
 	[GRACE__CALL_SET_POLICY] = "grace_srcu_set_policy",
 	[GRACE__CALL_SET_LIMITS] = "grace_srcu_set_callback_limits",
@@ -971,8 +975,10 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 			      (void *)ssp);
 		return;
 	}
+	int kept = 0;
 	if (cb) {
-		if (grace__cbdom_destroy(cb) != 0) {
+		kept = grace__cbdom_destroy(cb);
+		if (kept < 0) {
 			grace__misuse(call,
 				      "callbacks queued by call_srcu() on srcu_struct %p while "
 				      "it was being cleaned up: not freed",
@@ -992,5 +998,14 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 	grace_store_release(&ssp->state, (struct grace__srcu_state *)NULL);
 	if (ssp->magic != GRACE__SRCU_MAGIC_STATIC)
 		ssp->magic = GRACE__SRCU_MAGIC_DEAD;
+	if (kept) {
+		/* The exit drain is running and may use the state (its flavor and grace-period
+		 * sequence) without a lock: keep it, reachable, until the process ends. */
+		grace__lock(&srcu_all_lock);
+		st->next = srcu_exit_kept;
+		srcu_exit_kept = st;
+		grace__unlock(&srcu_all_lock);
+		return;
+	}
 	srcu_free(st);
 }
