@@ -9,9 +9,12 @@
  * __rseq_offset, and grace uses it (grace__rseq_delta = that address - &grace__rseq_own, the same
  * in every thread since both live in the static TLS block). Otherwise grace registers its own
  * area, grace__rseq_own, in each thread on the first per-CPU operation (cpu_id == -1 sends the
- * thread to grace__rseq_cpu_slow()). If the kernel refuses (no rseq: ENOSYS; another library
- * registered an area for the thread: EBUSY) the thread's own cpu_id becomes -2 and the thread
- * uses the fallbacks. GRACE_NO_RSEQ=1 makes every thread use them.
+ * thread to grace__rseq_cpu_slow()), and only then: start-up asks the kernel whether it has rseq
+ * without registering any thread (see rseq_probe()), so a thread that never makes a per-CPU
+ * operation stays free for the program or another library to register. If the kernel refuses a
+ * thread (another library registered an area for it: EINVAL, or EBUSY for the same area) the
+ * thread's own cpu_id becomes -2 and the thread uses the fallbacks; the other threads are not
+ * affected. GRACE_NO_RSEQ=1 makes every thread use them.
  *
  * Thread exit: a registration grace made is not undone. The kernel forgets it when the task
  * exits, and the area (static TLS) stays valid until then, so nothing can write to freed memory;
@@ -51,6 +54,8 @@ _Static_assert(offsetof(struct grace__rseq_list, mode) == 16, "the aarch64 asm r
 _Static_assert(offsetof(struct rcu_head, next) == 0, "the list asm links through offset 0");
 
 enum { MODE_NONE, MODE_GLIBC, MODE_OWN };
+
+#define RSEQ_UNREGISTER 1 /* RSEQ_FLAG_UNREGISTER of linux/rseq.h (kernel ABI) */
 
 /* List modes (mode word of struct grace__rseq_list). */
 #define LIST_DRAINING GRACE__RSEQ_LIST_ATOMIC
@@ -101,6 +106,31 @@ static int register_own(void)
 #endif
 }
 
+/*
+ * Does the kernel accept rseq(2), without registering the calling thread? An unregistration of
+ * grace's area, which no thread has registered yet: a kernel with rseq refuses it with EINVAL
+ * (the thread has no area, or another one), one without answers ENOSYS (as Valgrind and
+ * qemu-user do), a seccomp filter what it was told. Registering the probing thread instead (the
+ * thread that loads the library, usually the main thread) would take it from a program or
+ * library that registers its own area when glibc did not (tcmalloc, librseq), even if that
+ * thread never makes a per-CPU operation. Returns 0 (rseq usable) or -errno.
+ */
+static int rseq_probe(void)
+{
+#if GRACE__RSEQ_ARCH
+	int r = grace__sys_rseq(&grace__rseq_own, sizeof(grace__rseq_own), RSEQ_UNREGISTER,
+				GRACE__RSEQ_SIG);
+
+	if (r == -EINVAL)
+		return 0;
+	if (r == 0) /* cannot happen (nothing registered it): register it again, lazily */
+		grace_store_relaxed(&grace__rseq_own.cpu_id, GRACE__RSEQ_CPU_UNINIT);
+	return r;
+#else
+	return -ENOSYS;
+#endif
+}
+
 static void rseq_init(void)
 {
 	rseq_nr_cpus = read_possible_cpus();
@@ -118,18 +148,15 @@ static void rseq_init(void)
 		grace_store_relaxed(&grace__rseq_delta, (intptr_t)(area - own));
 		rseq_mode = MODE_GLIBC;
 	} else {
-		/* Probe with the calling thread: if the kernel accepts our area here it will in
-		 * other threads too (EBUSY there means another library registered that thread). */
-		int r = grace_load_relaxed(&grace__rseq_own.cpu_id) == GRACE__RSEQ_CPU_UNINIT
-				? register_own()
-				: -EBUSY;
+		/* Each thread registers on its first per-CPU operation (grace__rseq_cpu_slow());
+		 * one that another library registered already is refused and falls back alone. */
+		int r = rseq_probe();
 
 		if (r == 0) {
 			rseq_mode = MODE_OWN;
 		} else {
-			rseq_none_reason = r == -ENOSYS  ? "kernel without rseq"
-					   : r == -EBUSY ? "thread registered by another library"
-							 : "rseq registration refused";
+			rseq_none_reason = r == -ENOSYS ? "kernel without rseq"
+							: "rseq registration refused";
 			grace_store_relaxed(&grace__rseq_own.cpu_id, GRACE__RSEQ_CPU_FAILED);
 		}
 	}

@@ -17,6 +17,12 @@ grace_test(NAME unit_rseq_own SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rseq.c INTE
 grace_test(NAME unit_rseq_none SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rseq.c INTERNAL TIMEOUT 120
            ENV GRACE_NO_RSEQ=1 EXPECT_RSEQ=none)
 
+# A program that registers its own rseq area when glibc registered none (tcmalloc and librseq do):
+# loading libgrace must not have registered the thread first; that thread then falls back and
+# the others use grace's own area. Linked with libgrace.so, whose constructors run at load.
+grace_test(NAME unit_rseq_foreign SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rseq_foreign.c
+           TIMEOUT 120 ENV GLIBC_TUNABLES=glibc.pthread.rseq=0)
+
 # cppcheck analyses every file that includes internal/rseq.h, rseq paths included (the stand-ins
 # of internal/arch/rseq-cppcheck.h replace the asm it cannot parse).
 find_program(GRACE_CPPCHECK cppcheck)
