@@ -352,8 +352,9 @@ int grace_ipc_semop(struct grace_ipc_proc *p, int semid, const struct grace_ipc_
 
 /**
  * grace_ipc_semtimedop() - semtimedop(2): grace_ipc_semop() that sleeps at most *timeout
- * (relative; NULL: no limit). Return: as grace_ipc_semop(), plus -EAGAIN when the time runs
- * out and -EINVAL for a timeout with tv_sec < 0 or tv_nsec outside [0, 1e9).
+ * (relative; NULL, or a deadline beyond what time_t holds: no limit). Return: as
+ * grace_ipc_semop(), plus -EAGAIN when the time runs out and -EINVAL for a timeout with
+ * tv_sec < 0 or tv_nsec outside [0, 1e9).
  */
 int grace_ipc_semtimedop(struct grace_ipc_proc *p, int semid, const struct grace_ipc_sembuf *sops,
 			 size_t nsops, const struct timespec *timeout);

@@ -397,6 +397,25 @@ static int timespec_valid(const struct timespec *t)
 	return t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < 1000000000L;
 }
 
+#define TIME_T_MAX_ ((time_t)(((uintmax_t)1 << (sizeof(time_t) * 8 - 1)) - 1))
+
+/* The CLOCK_MONOTONIC deadline of a relative timeout (valid). Returns false when it lies beyond
+ * what time_t holds: no limit then, as Linux clamps such a timeout to its longest sleep. */
+static bool deadline_of(const struct timespec *timeout, struct timespec *d)
+{
+	clock_gettime(CLOCK_MONOTONIC, d);
+	/* now + timeout + 1 (a carry of the nanoseconds) must not pass TIME_T_MAX_. */
+	if (timeout->tv_sec > TIME_T_MAX_ - 1 - d->tv_sec)
+		return false;
+	d->tv_sec += timeout->tv_sec;
+	d->tv_nsec += timeout->tv_nsec;
+	if (d->tv_nsec >= 1000000000L) {
+		d->tv_sec++;
+		d->tv_nsec -= 1000000000L;
+	}
+	return true;
+}
+
 /*
  * The slow path of semop: queue, sleep (the core leaves the read-side section and holds a
  * reference meanwhile: rule (d)), then drop the reference (and retire the set if it was
@@ -469,13 +488,8 @@ int grace_ipc_semtimedop(struct grace_ipc_proc *p, int semid, const struct grace
 	if (timeout) {
 		if (!timespec_valid(timeout))
 			return -EINVAL;
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += timeout->tv_sec;
-		deadline.tv_nsec += timeout->tv_nsec;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
+		if (!deadline_of(timeout, &deadline))
+			timeout = NULL; /* beyond the clock's range: no limit */
 	}
 	/* Only IPC_NOWAIT and SEM_UNDO mean anything in sem_flg; Linux ignores other bits. */
 	for (i = 0; i < nsops; i++) {

@@ -6,6 +6,7 @@
  * Compiled as C and as C++ (the header must work in both).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <unistd.h>
@@ -469,6 +470,67 @@ TEST(blocked_multi_op_is_atomic)
 		pthread_join(s.th, NULL);
 		CHECK(s.result == 0);
 		CHECK(grace_ipc_getval(p, id, 0) == 0 && grace_ipc_getval(p, id, 1) == 0);
+	}
+}
+
+struct timed_sleeper {
+	struct grace_ipc_proc *p;
+	int id;
+	struct timespec ts;
+	int result;
+	pthread_t th;
+};
+
+static void *timed_sleeper_main(void *arg)
+{
+	struct timed_sleeper *s = (struct timed_sleeper *)arg;
+	struct grace_ipc_sembuf b = op(0, -1, 0);
+
+	__atomic_store_n(&s->result, grace_ipc_semtimedop(s->p, s->id, &b, 1, &s->ts),
+			 __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A valid timeout too long for the clock (tv_sec near LONG_MAX) means "no limit" on Linux (the
+ * kernel clamps it to the longest sleep it has): the call sleeps until the value allows it. The
+ * deadline used to be now + timeout, which overflowed (undefined; in practice a deadline in the
+ * past), so the call returned -EAGAIN at once.
+ */
+TEST(semtimedop_huge_timeout_sleeps)
+{
+	FOR_EACH_IMPL(p, NULL)
+	{
+		static const time_t secs[3] = { LONG_MAX, LONG_MAX - 1, LONG_MAX / 2 + 1 };
+
+		for (int k = 0; k < 3; k++) {
+			struct timed_sleeper s;
+			int id = grace_ipc_semget(p, GRACE_IPC_PRIVATE, 1, 0);
+			int slept = 0;
+
+			s.p = p;
+			s.id = id;
+			s.ts.tv_sec = secs[k];
+			s.ts.tv_nsec = 999999999L;
+			s.result = 12345;
+			REQUIRE(pthread_create(&s.th, NULL, timed_sleeper_main, &s) == 0);
+			/* Until it sleeps, or returns (the fault): no time limit decides. */
+			for (int i = 0; i < 60000; i++) {
+				if (grace_ipc_getncnt(p, id, 0) == 1) {
+					slept = 1;
+					break;
+				}
+				if (__atomic_load_n(&s.result, __ATOMIC_ACQUIRE) != 12345)
+					break;
+				gt_sleep_ms(1);
+			}
+			if (slept)
+				CHECK(op1(p, id, 0, 1, 0) == 0);
+			pthread_join(s.th, NULL);
+			CHECK_MSG(slept && s.result == 0, "tv_sec %lld: slept %d, result %d",
+				  (long long)secs[k], slept, s.result);
+			CHECK(grace_ipc_getval(p, id, 0) == 0);
+		}
 	}
 }
 
