@@ -231,6 +231,71 @@ TEST(rcu_operations)
 	CHECK(keys_rcu(&head, k, 8) == 4);
 }
 
+/*
+ * splice_init_rcu() with a reader standing on an entry of the source list: the splice must not
+ * return (nor relink the entries) before that reader's section ends, and the reader's walk
+ * must end at the source head it started from. Found by the mutation audit (docs/torture.md):
+ * a splice that skipped its grace period survived rcu_operations, which has no reader.
+ */
+struct splice_arg {
+	struct grace_list_head *src;
+	int inside, spliced, spliced_while_inside, walk_ok;
+};
+
+static void *splice_reader(void *arg)
+{
+	struct splice_arg *a = (struct splice_arg *)arg;
+	struct grace_list_head *p;
+	int n = 0;
+
+	rcu_read_lock();
+	p = rcu_dereference(a->src->next); /* the first entry */
+	__atomic_store_n(&a->inside, 1, __ATOMIC_RELEASE);
+	/* A window for a splice that does not wait (not a timing assertion: a correct splice
+	 * waits however long this takes). */
+	for (int i = 0; i < 300 && !__atomic_load_n(&a->spliced, __ATOMIC_ACQUIRE); i++)
+		gt_sleep_ms(1);
+	a->spliced_while_inside = __atomic_load_n(&a->spliced, __ATOMIC_ACQUIRE);
+	while (p != a->src && n < 100) {
+		p = rcu_dereference(p->next);
+		n++;
+	}
+	a->walk_ok = p == a->src;
+	rcu_read_unlock();
+	return NULL;
+}
+
+TEST(splice_init_rcu_waits_for_readers_of_the_source)
+{
+	struct item it[6];
+	struct grace_list_head src, dst;
+	struct splice_arg a;
+	pthread_t t;
+	int k[8];
+
+	fill(it, 6);
+	grace_list_init(&src);
+	grace_list_init(&dst);
+	for (int i = 0; i < 3; i++)
+		grace_list_add_tail_rcu(&it[i].node, &src);
+	for (int i = 3; i < 6; i++)
+		grace_list_add_tail_rcu(&it[i].node, &dst);
+	memset(&a, 0, sizeof(a));
+	a.src = &src;
+	REQUIRE(pthread_create(&t, NULL, splice_reader, &a) == 0);
+	while (!__atomic_load_n(&a.inside, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	grace_list_splice_init_rcu(&src, &dst, synchronize_rcu);
+	__atomic_store_n(&a.spliced, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK(!a.spliced_while_inside);
+	CHECK(a.walk_ok);
+	{
+		int want[] = { 0, 1, 2, 3, 4, 5 };
+		CHECK(keys_rcu(&dst, k, 8) == 6 && same(k, want, 6));
+	}
+}
+
 static void double_del_rcu(void *arg)
 {
 	(void)arg;

@@ -41,6 +41,8 @@
  * that a cookie taken inside a section does not complete before the section ends; a barrier
  * thread posts callbacks and checks rcu_barrier() returns only after all were invoked; a churn
  * thread starts short-lived threads that read and exit (implicit and explicit unregistration);
+ * lonely callers (--lonely) post one callback at a time with nothing else queued and fail the
+ * run if it is not invoked within --lonely-wait seconds (a worker that missed its wake-up);
  * a flood thread queues bursts of callbacks while the writers must keep making progress. A
  * watchdog reports FAILURE (never a silent hang) when no update-side operation completes for
  * --stall seconds, or when threads do not finish after the run ends.
@@ -136,8 +138,10 @@ struct config {
 	unsigned int long_delay; /* a reader sleeps inside a section once per this many sections */
 	bool fail_fast;
 	bool verbose;
-	int cookie_checks; /* readers check cookies taken inside sections */
-	const char *paths; /* comma-separated retire paths to use (NULL: all the flavor has) */
+	int cookie_checks;   /* readers check cookies taken inside sections */
+	unsigned int lonely; /* threads posting one callback at a time and waiting for it */
+	double lonely_wait;  /* a lonely callback not invoked in this many seconds: lost wake-up */
+	const char *paths;   /* comma-separated retire paths to use (NULL: all the flavor has) */
 };
 static struct config cfg = {
 	.flavor = "all",
@@ -153,6 +157,8 @@ static struct config cfg = {
 	.stall = 60,
 	.long_delay = 16384,
 	.cookie_checks = 1,
+	.lonely = 0,
+	.lonely_wait = 10,
 };
 
 struct rng {
@@ -259,6 +265,7 @@ static struct {
 	uint64_t flood_phases, flood_throttled, flood_updates, flood_ns;
 	uint64_t barrier_checks, barrier_cbs;
 	uint64_t churn_threads;
+	uint64_t lonely_cbs; /* lonely callbacks invoked in time */
 	uint64_t fake_ops[F_N];
 	uint64_t fake_poll_loops;
 	int live; /* threads still running */
@@ -269,6 +276,7 @@ static struct {
 	/* barrier threads' heads: static storage, so that an engine that never invokes them
 	 * cannot touch a dead stack frame */
 	struct barrier_head *bheads;
+	struct lonely_head *lheads;
 	uint64_t *binvoked;
 	struct writer *ws;
 	unsigned int nwriters;
@@ -970,6 +978,72 @@ static void flood_free_phase(struct rng *rng, unsigned int d, uint64_t t_end)
 	ADD(&R.flood_free_phases, 1);
 }
 
+/*
+ * Lonely callbacks (--lonely N): each of N threads posts one callback at a time (call or
+ * call_hurry) and waits for it with no barrier: a callback that is not invoked within
+ * --lonely-wait seconds was forgotten (a lost wake-up of the engine's worker). Barriers, polls
+ * and floods by other threads wake the workers and would hide it, so a run meant to catch it
+ * has no other caller: --writers 0 --fake-writers 0 --barrier-threads 0 --flood 0
+ * --cookie-checks 0 --lonely 1.
+ */
+struct lonely_head {
+	struct rcu_head rh;
+	uint32_t invoked; /* atomic */
+};
+static void lonely_cb(struct rcu_head *h)
+{
+	struct lonely_head *lh = grace_container_of(h, struct lonely_head, rh);
+
+	if (R.ops->read_ongoing && R.ops->read_ongoing())
+		terror(E_CB_CONTEXT, "lonely callback invoked inside a read-side section");
+	__atomic_store_n(&lh->invoked, 1u, __ATOMIC_RELEASE);
+}
+
+static void *lonely_thread(void *arg)
+{
+	struct thread_arg *ta = (struct thread_arg *)arg;
+	const struct torture_ops *ops = R.ops;
+	/* Static storage per thread (as the barrier heads): never a dead stack frame. */
+	struct lonely_head *lh = &R.lheads[ta->idx];
+	struct rng rng;
+
+	thread_begin(ta);
+	rng_init(&rng, cfg.seed, 7000 + ta->idx);
+	while (!stopping()) {
+		uint64_t x = rnd(&rng);
+		unsigned int d = ops->ndomains > 1 ? (unsigned int)(x % ops->ndomains) : 0;
+		bool hurry = ops->call_hurry && (x & 1);
+		uint64_t t0 = now_ns();
+
+		__atomic_store_n(&lh->invoked, 0u, __ATOMIC_RELAXED);
+		doing(hurry ? "call_rcu_hurry (lonely)" : "call_rcu (lonely)");
+		if (hurry)
+			ops->call_hurry(d, &lh->rh, lonely_cb);
+		else
+			ops->call(d, &lh->rh, lonely_cb);
+		doing("waiting for a lonely callback");
+		while (!__atomic_load_n(&lh->invoked, __ATOMIC_ACQUIRE)) {
+			if ((now_ns() - t0) / 1e9 > cfg.lonely_wait) {
+				terror(E_STALL,
+				       "%s callback of domain %u not invoked %.0f s after the call "
+				       "(no barrier asked for it): a lost wake-up",
+				       hurry ? "call_rcu_hurry" : "call_rcu", d, cfg.lonely_wait);
+				doing("barrier (lonely callback overdue)");
+				ops->barrier(d);
+				break;
+			}
+			sleep_us(200);
+		}
+		if (__atomic_load_n(&lh->invoked, __ATOMIC_ACQUIRE))
+			ADD(&R.lonely_cbs, 1);
+		ADD(&R.progress, 1);
+		doing("between lonely callbacks");
+		sleep_us(100 + (x >> 8) % 2000); /* long enough for the worker to go idle */
+	}
+	thread_done();
+	return NULL;
+}
+
 /* Bursts of callbacks: the engine must keep memory bounded and grace periods moving (the
  * watchdog fails the run if the writers stop making progress). */
 static void *flood_thread(void *arg)
@@ -1084,7 +1158,10 @@ static void print_report(const char *verdict, double secs)
 		printf(", offline sleeps %" PRIu64, R.rs.offline_sleeps);
 	else if (R.rs.reregisters)
 		printf(", re-registrations %" PRIu64, R.rs.reregisters);
-	printf(", churn threads %" PRIu64 "\n", LOAD(&R.churn_threads));
+	printf(", churn threads %" PRIu64, LOAD(&R.churn_threads));
+	if (cfg.lonely)
+		printf(", lonely callbacks %" PRIu64, LOAD(&R.lonely_cbs));
+	printf("\n");
 	uint64_t nwaits = 0;
 	for (int p = 0; p < P_N; p++)
 		if (p != P_CALL && p != P_HURRY && p != P_FREE && p != P_HEADLESS)
@@ -1223,6 +1300,7 @@ static int run_flavor(const struct torture_ops *ops)
 	unsigned int nfake = cfg.fake_writers, nchurn = cfg.churn;
 	unsigned int nbar = ops->call ? cfg.barrier_threads : 0;
 	bool flood = ops->call && cfg.flood;
+	unsigned int nlonely = ops->call ? cfg.lonely : 0;
 
 	memset(&R, 0, sizeof(R));
 	R.ops = ops;
@@ -1277,9 +1355,10 @@ static int run_flavor(const struct torture_ops *ops)
 	R.binvoked = (uint64_t *)calloc(nbar + 1, sizeof(uint64_t));
 	R.nwriters = nw;
 	R.ws = (struct writer *)calloc(nw + 1, sizeof(struct writer)); /* + the final drain */
-	R.ta = (struct thread_arg *)calloc(nr + nw + nfake + nchurn + nbar + 1,
+	R.lheads = (struct lonely_head *)calloc(nlonely + 1, sizeof(struct lonely_head));
+	R.ta = (struct thread_arg *)calloc(nr + nw + nfake + nchurn + nbar + nlonely + 1,
 					   sizeof(struct thread_arg));
-	if (!R.elems || !R.bheads || !R.binvoked || !R.ws || !R.ta) {
+	if (!R.elems || !R.bheads || !R.binvoked || !R.ws || !R.lheads || !R.ta) {
 		fprintf(stderr, "torture: out of memory\n");
 		exit(2);
 	}
@@ -1330,6 +1409,8 @@ static int run_flavor(const struct torture_ops *ops)
 		start_thread(&ta[k], "flood", 0, flood_thread, &ta[k]);
 		k++;
 	}
+	for (unsigned int i = 0; i < nlonely; i++, k++)
+		start_thread(&ta[k], "lonely caller", i, lonely_thread, &ta[k]);
 	R.nthreads = k;
 
 	/* Watchdog: the run ends at its duration, at the first error with --fail-fast, or as a
@@ -1345,7 +1426,8 @@ static int run_flavor(const struct torture_ops *ops)
 		if (p != last_p) {
 			last_p = p;
 			last_change = t;
-		} else if ((nw || nfake || nbar) && (t - last_change) / 1e9 > cfg.stall) {
+		} else if ((nw || nfake || nbar || nlonely) &&
+			   (t - last_change) / 1e9 > cfg.stall) {
 			terror(E_STALL, "no update-side operation completed for %.0f s", cfg.stall);
 			break;
 		}
@@ -1411,6 +1493,7 @@ static int run_flavor(const struct torture_ops *ops)
 		free(R.elems);
 		free(R.bheads);
 		free(R.binvoked);
+		free(R.lheads);
 	}
 	free(R.ws);
 	free(R.ta);
@@ -1437,6 +1520,9 @@ static void usage(FILE *f)
 		"  --paths LIST        retire paths, comma-separated subset of\n"
 		"                      sync,exp,call,cond,poll,hurry,free,headless\n"
 		"  --cookie-checks 0|1 readers check cookies taken inside sections (default 1)\n"
+		"  --lonely N          threads posting one callback at a time, with no barrier\n"
+		"                      (default 0)\n"
+		"  --lonely-wait SEC   a lonely callback not invoked in SEC is a failure (default 10)\n"
 		"  --list              list the flavors\n");
 }
 
@@ -1509,6 +1595,10 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--cookie-checks")) {
 			NUMARG(cookie_checks, (int)strtol(v, &end, 0));
+		} else if (!strcmp(a, "--lonely")) {
+			NUMARG(lonely, (unsigned int)strtoul(v, &end, 0));
+		} else if (!strcmp(a, "--lonely-wait")) {
+			NUMARG(lonely_wait, strtod(v, &end));
 		} else if (!strcmp(a, "--fail-fast")) {
 			cfg.fail_fast = true;
 		} else if (!strcmp(a, "--verbose")) {
