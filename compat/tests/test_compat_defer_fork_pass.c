@@ -24,6 +24,8 @@
 #include <urcu/urcu-memb.h>
 #include <urcu/uatomic.h>
 
+#include "fork_gate.h"
+
 #include "gtest_lite.h"
 
 static long child_ran;
@@ -94,25 +96,7 @@ TEST(fork_during_long_deferred_function_child_deferrals_run)
 
 /* ---- a deferred function that creates its queue while fork() is prepared ---- */
 
-static int in_test, go, started, returned, prepare_saw;
 static long redefer_ran;
-
-/* Registered before defer.c's handlers (they are at the first rcu_defer_register_thread()), so
- * its prepare runs after defer.c's and before libgrace's (registered at libgrace's start-up). */
-static void prepare(void)
-{
-	if (!uatomic_read(&in_test))
-		return;
-	uatomic_set(&go, 1);
-	for (int i = 0; i < 3000 && !uatomic_read(&returned); i++)
-		usleep(1000);
-	uatomic_set(&prepare_saw, uatomic_read(&returned));
-}
-
-__attribute__((constructor)) static void register_prepare(void)
-{
-	pthread_atfork(prepare, NULL, NULL);
-}
 
 static void creates_queue(void *arg)
 {

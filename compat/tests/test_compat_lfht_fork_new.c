@@ -18,6 +18,8 @@
 #include <urcu/rculfhash.h>
 #include <urcu/uatomic.h>
 
+#include "fork_gate.h"
+
 #include "gtest_lite.h"
 
 struct item {
@@ -30,25 +32,7 @@ static int match(struct cds_lfht_node *n, const void *k)
 	return caa_container_of(n, struct item, node)->key == *(const unsigned long *)k;
 }
 
-static int in_test, go, started, returned, prepare_saw;
 static struct cds_lfht *made;
-
-/* Registered before the tables' handlers (they are at the first cds_lfht_new()), so its
- * prepare runs after theirs and before libgrace's (registered at libgrace's start-up). */
-static void prepare(void)
-{
-	if (!uatomic_read(&in_test))
-		return;
-	uatomic_set(&go, 1);
-	for (int i = 0; i < 3000 && !uatomic_read(&returned); i++)
-		usleep(1000);
-	uatomic_set(&prepare_saw, uatomic_read(&returned));
-}
-
-__attribute__((constructor)) static void register_prepare(void)
-{
-	pthread_atfork(prepare, NULL, NULL);
-}
 
 static void make_table(struct rcu_head *rh)
 {

@@ -152,17 +152,23 @@ static void *pester(void *arg)
 	return NULL;
 }
 
-static void unlock_dead_child(void *arg)
+/* The child's handlers: `sig` runs `h`, SIGSEGV runs on_segv (with its siginfo). */
+static void catch_signals(int sig, void (*h)(int))
 {
-	(void)arg;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = h;
+	sigaction(sig, &sa, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_segv;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGSEGV, &sa, NULL);
+}
+
+static void unlock_dead_child(void *arg)
+{
+	(void)arg;
+	catch_signals(SIGUSR1, on_usr1);
 	pagesz = sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < 2; i++) {
 		pages[i] = mmap(NULL, (size_t)pagesz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
@@ -245,14 +251,7 @@ static void *x_reader2(void *arg)
 static void unlock_dead_exact_child(void *arg)
 {
 	(void)arg;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_trap;
-	sigaction(SIGTRAP, &sa, NULL);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSEGV, &sa, NULL);
+	catch_signals(SIGTRAP, on_trap);
 	if (strcmp(grace_srcu_mode(), "rseq+membarrier") != 0) {
 		fprintf(stderr, "  skipped: mode %s: the exact variant needs the fast path\n",
 			grace_srcu_mode());
@@ -338,14 +337,7 @@ static void *w_reader2(void *arg)
 static void wake_after_cleanup_child(void *arg)
 {
 	(void)arg;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_trap;
-	sigaction(SIGTRAP, &sa, NULL);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO;
-	sigaction(SIGSEGV, &sa, NULL);
+	catch_signals(SIGTRAP, on_trap);
 	pthread_t r, r2;
 	REQUIRE(pthread_create(&r2, NULL, w_reader2, NULL) == 0);
 	REQUIRE(pthread_create(&r, NULL, w_reader, NULL) == 0);

@@ -143,6 +143,34 @@ static inline bool fault_exited(const struct fault_child *c, int code)
 }
 
 /*
+ * Run fn in a child (fault_run(), limit hang_s) that must exit with status 7 and, if bad is not
+ * NULL, print nothing containing bad. Prints how the child ended and the start of its stderr.
+ * Returns the number of failed expectations (0: as expected).
+ */
+static inline int fault_expect_exit7(void (*fn)(void *), const char *what, double hang_s,
+				     const char *bad)
+{
+	static char err[16384];
+	char how[96];
+	struct fault_child c = fault_run(fn, NULL, hang_s, err, sizeof(err));
+	int fails = 0;
+
+	printf("  %s: child %s\n", what, fault_how(&c, how, sizeof(how)));
+	if (err[0])
+		printf("  stderr: %.600s\n", err);
+	if (!fault_exited(&c, 7)) {
+		fprintf(stderr, "  %s: expected exit status 7 within %.0f s, child %s\n", what,
+			hang_s, how);
+		fails++;
+	}
+	if (bad && strstr(err, bad)) {
+		fprintf(stderr, "  %s: unexpected message containing \"%s\"\n", what, bad);
+		fails++;
+	}
+	return fails;
+}
+
+/*
  * Watchdog: a thread that ends the process with a message if the calls it guards do not
  * return within limit_s. fault_watch() arms it (what: the call being guarded), fault_unwatch()
  * disarms it. One at a time per process.

@@ -34,19 +34,7 @@ static struct obj *obj_new(void)
 
 static int run_exit_child(void (*fn)(void *), const char *what)
 {
-	static char err[8192];
-	char how[96];
-	struct fault_child c = fault_run(fn, NULL, HANG_S, err, sizeof(err));
-
-	printf("  %s: child %s\n", what, fault_how(&c, how, sizeof(how)));
-	if (err[0])
-		printf("  stderr: %.400s\n", err);
-	if (!fault_exited(&c, 7)) {
-		fprintf(stderr, "  %s: expected exit status 7 within %d s, child %s\n", what,
-			HANG_S, how);
-		return 1;
-	}
-	return 0;
+	return fault_expect_exit7(fn, what, HANG_S, NULL);
 }
 
 static void exit_in_rcu_section(void *arg)
