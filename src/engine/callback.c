@@ -37,7 +37,8 @@
  *    invoked so far), never from its stack, so that fork() finds it: the child's worker goes
  *    on from the cursor (docs/guide.md: the parent's queued callbacks run in the child). fork
  *    pauses the workers between two callbacks first (fork_pause_workers()), so the cursor is
- *    exact; a callback still running after FORK_PAUSE_NS counts as run in the child.
+ *    exact; a callback still running when fork stops waiting (FORK_PAUSE_NS for a blocked
+ *    worker, FORK_PAUSE_RUN_NS for a preempted one) counts as run in the child, which says so.
  *  - Sleep/wake: the worker stores sleeping, executes membarrier (fence in the fallback), then
  *    re-checks its lists before sleeping on the futex; a pusher loads sleeping after its push
  *    (fence first in the fallback). Store-buffering argument in worker_sleep().
@@ -55,7 +56,9 @@
  */
 #include "engine/callback.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -66,6 +69,7 @@
 #include <sys/prctl.h>
 #include <sys/sysinfo.h>
 #include <time.h>
+#include <unistd.h>
 #include <grace/arch/atomic.h>
 
 #include <grace/internal/rseq.h>
@@ -85,8 +89,10 @@
 /* The most one call_srcu() waits at the hard limit: its caller may be inside a section of the
  * same domain, which the grace period it waits for would need (flavor.h, call_may_wait). */
 #define HARD_WAIT_SHORT_NS 100000000ull
-#define FORK_PAUSE_NS 100000000ull   /* how long fork() waits for workers to pause */
-#define EXIT_TIMEOUT_MS_DEFAULT 2000 /* GRACE_EXIT_TIMEOUT_MS: the exit handler's bound */
+#define FORK_PAUSE_NS 100000000ull      /* how long fork() waits for blocked workers to pause */
+#define FORK_PAUSE_RUN_NS 2000000000ull /* ... and for workers that are runnable (preempted) */
+#define WORKER_NAME_PREFIX "grace-"     /* the workers' thread names (fork_workers_runnable()) */
+#define EXIT_TIMEOUT_MS_DEFAULT 2000    /* GRACE_EXIT_TIMEOUT_MS: the exit handler's bound */
 
 enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2 };
 
@@ -226,6 +232,11 @@ static struct grace__cbdom *all_domains;
 static uint32_t exit_running;
 /* This thread's fork() paused the workers (prepare to parent handler). */
 static __thread bool fork_paused GRACE_TLS_IE;
+/* Workers still inside a callback when fork() stopped waiting (set by the forking thread under
+ * the atfork lock order, read by its child): those callbacks count as run in the child. */
+static __thread uint32_t fork_abandoned GRACE_TLS_IE;
+static __thread uint64_t fork_waited_ns GRACE_TLS_IE;
+uint32_t grace__cb_fork_abandoned_total; /* callbacks counted as run unfinished: tests read it */
 static uint32_t exit_rounds;
 static struct grace__cbdom *exit_kept;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -397,8 +408,9 @@ static void publish_invoked(struct grace__cbdom *d, struct cbq *q, uint64_t tota
  *                           it counts no worker but the forking thread itself
  * If the forker's load of busy misses a worker's increment, that worker's load of attn after
  * its increment sees ATTN_PAUSE, so it pauses before its first callback; otherwise the forker
- * waits for it (FORK_PAUSE_NS at most: a callback may block on a lock the forking thread
- * holds). A paused worker stored its cursor before its release decrement, which the forker's
+ * waits for it: FORK_PAUSE_NS at most while no worker is runnable (a callback may block on a
+ * lock the forking thread holds), FORK_PAUSE_RUN_NS while one is (preempted on a loaded
+ * machine: giving up on it would lose its callback in the child). A paused worker stored its cursor before its release decrement, which the forker's
  * load reads: the child, a copy taken after that load, sees the cursor exact.
  */
 static void worker_pause(void);
@@ -438,6 +450,44 @@ static GRACE_COLD void worker_pause(void)
 }
 
 /*
+ * Is a thread of this process other than the caller, named as a worker, runnable (state R in
+ * /proc: running or preempted, not blocked)? False when /proc cannot be read. Only fork's
+ * slow path calls it (a worker still inside a callback after FORK_PAUSE_NS).
+ */
+static bool fork_workers_runnable(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	int me = grace__gettid();
+	bool r = false;
+
+	if (!dir)
+		return false;
+	while (!r && (e = readdir(dir)) != NULL) {
+		char path[64], buf[128];
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == me)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.20s/stat", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "tid (comm) S ...": comm may hold ')' itself, the state follows the last one. */
+		char *o = strchr(buf, '('), *c = strrchr(buf, ')');
+		if (!o || !c || c < o || c[1] != ' ' ||
+		    strncmp(o + 1, WORKER_NAME_PREFIX, sizeof(WORKER_NAME_PREFIX) - 1) != 0)
+			continue;
+		r = c[2] == 'R';
+	}
+	closedir(dir);
+	return r;
+}
+
+/*
  * fork() prepare: wait until no worker is inside a callback (see above). Returns false, having
  * paused nothing, while the exit handler drains the queues: a thread that forks in a loop
  * keeps the workers paused (a paused worker wakes when one fork is over only to find the next
@@ -452,15 +502,25 @@ static bool fork_pause_workers(void)
 	uint32_t self = invoking ? 1u : 0u;
 	uint64_t t0 = grace__now_ns();
 
+	fork_abandoned = 0;
 	if (grace_load_relaxed(&exit_running))
 		return false;
 
 	grace_fetch_add(&engine.attn, ATTN_PAUSE, __ATOMIC_SEQ_CST);
 	for (;;) {
 		uint32_t b = grace_load_seq_cst(&engine.busy);
-		if (b <= self || grace__now_ns() - t0 >= FORK_PAUSE_NS)
+		if (b <= self)
 			break;
-		grace__futex_wait(&engine.busy, b, 1000000);
+		uint64_t el = grace__now_ns() - t0;
+		/* Past FORK_PAUSE_NS only for a worker that is runnable: one a loaded machine
+		 * preempted inside a callback (which would count as run in the child, and be lost
+		 * there) rather than one blocked, perhaps on a lock this thread holds. */
+		if (el >= FORK_PAUSE_RUN_NS || (el >= FORK_PAUSE_NS && !fork_workers_runnable())) {
+			fork_abandoned = b - self;
+			fork_waited_ns = el;
+			break;
+		}
+		grace__futex_wait(&engine.busy, b, el >= FORK_PAUSE_NS ? 10000000 : 1000000);
 	}
 	return true;
 }
@@ -725,7 +785,7 @@ static void worker_setup(struct worker *w)
 		(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
 	(void)grace__rseq_thread_ready(); /* register rseq now if glibc did not: local pops */
-	snprintf(nm, sizeof(nm), "grace-%.4s/%u", d->f->name, w->idx);
+	snprintf(nm, sizeof(nm), WORKER_NAME_PREFIX "%.4s/%u", d->f->name, w->idx);
 	/* Timed sleeps are tens of microseconds: do not let the default 50 us slack double them. */
 	prctl(PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
 	pthread_setname_np(pthread_self(), nm);
@@ -1593,6 +1653,17 @@ void grace__cb_atfork_child(void)
 		grace__lock_reinit(&d->stuck_lock);
 	}
 	grace_store_relaxed(&exit_running, 0u);
+	if (fork_abandoned) {
+		grace__cb_fork_abandoned_total += fork_abandoned;
+		grace__warn(
+			"fork: %u callback%s still running in the parent's workers after fork() "
+			"waited %llu ms for them (blocked or spinning, perhaps on a lock the "
+			"forking thread holds): in this child %s as run and will not run",
+			fork_abandoned, fork_abandoned == 1 ? " was" : "s were",
+			(unsigned long long)(fork_waited_ns / 1000000),
+			fork_abandoned == 1 ? "it counts" : "they count");
+		fork_abandoned = 0;
+	}
 	engine.attn = 0;
 	engine.busy = invoking ? 1u : 0u;
 	grace__unlock(&all_lock);

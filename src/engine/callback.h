@@ -52,5 +52,7 @@ bool grace__in_callback(void);
 void grace__cb_atfork_prepare(void);
 void grace__cb_atfork_parent(void);
 void grace__cb_atfork_child(void);
+/* Callbacks a fork child counted as run unfinished (fork_pause_workers() gave up): for tests. */
+extern uint32_t grace__cb_fork_abandoned_total;
 
 #endif

@@ -10,6 +10,12 @@
  * And one found later by an independent review:
  *  3. the child runs the callbacks it inherited on other CPUs' queues after its first call,
  *     without a barrier (it started only the worker of the CPU it called from).
+ * And one found by a CI run under load (unit_free_worker, fork_with_cached_objects):
+ *  4. fork() stopped waiting for a worker inside a callback after 100 ms even when the worker
+ *     was runnable (preempted), not blocked: the callback counted as run in the child, which
+ *     lost it without a word. Now fork waits up to 2 s for a runnable worker, and gives up on a
+ *     blocked one (perhaps on a lock the forking thread holds) after 100 ms, with a warning in
+ *     the child.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -273,6 +279,106 @@ TEST(fork_child_runs_other_cpus_callbacks)
 	CHECK(__atomic_load_n(&other_ran, __ATOMIC_RELAXED) == OTHER_CBS);
 	char how[96];
 	CHECK_MSG(fault_exited(&c, 0), "child %s: %s", fault_how(&c, how, sizeof(how)), err);
+}
+
+/* ---- 4: fork while a worker is inside a long callback ---- */
+
+static int long_state; /* 1: the callback started; 2: it finished */
+static pthread_mutex_t long_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cb_obj long_obj;
+
+/* Runnable for 400 ms: what a worker preempted on a loaded machine looks like to fork. */
+static void spinning_cb(struct rcu_head *h)
+{
+	(void)h;
+	__atomic_store_n(&long_state, 1, __ATOMIC_RELEASE);
+	double t0 = fault_now();
+	while (fault_now() - t0 < 0.4)
+		__asm__ __volatile__("" ::: "memory");
+	__atomic_store_n(&long_state, 2, __ATOMIC_RELEASE);
+}
+
+/* Blocked on a lock the forking thread holds: fork must not wait for it for ever. */
+static void blocked_cb(struct rcu_head *h)
+{
+	(void)h;
+	__atomic_store_n(&long_state, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&long_lock);
+	__atomic_store_n(&long_state, 2, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&long_lock);
+}
+
+static void child_after_spin(void *arg)
+{
+	(void)arg;
+	alarm(60);
+	int st = __atomic_load_n(&long_state, __ATOMIC_ACQUIRE);
+	if (st != 2) {
+		fprintf(stderr, "child: the parent's callback was counted as run unfinished\n");
+		_exit(1);
+	}
+	rcu_barrier();
+	_exit(0);
+}
+
+static void child_after_block(void *arg)
+{
+	(void)arg;
+	alarm(60);
+	/* The callback counts as run here (it never finishes: its worker does not exist); the
+	 * child's own barrier must not wait for it. */
+	rcu_barrier();
+	_exit(__atomic_load_n(&long_state, __ATOMIC_ACQUIRE) == 1 ? 0 : 1);
+}
+
+static void queue_long(void (*fn)(struct rcu_head *))
+{
+	__atomic_store_n(&long_state, 0, __ATOMIC_RELAXED);
+	call_rcu(&long_obj.rh, fn);
+	while (__atomic_load_n(&long_state, __ATOMIC_ACQUIRE) == 0)
+		fault_sleep_ms(1);
+}
+
+TEST(fork_waits_for_a_preempted_callback)
+{
+	static char err[8192];
+
+	queue_long(spinning_cb);
+	struct fault_child c = fault_run(child_after_spin, NULL, 60, err, sizeof(err));
+	rcu_barrier();
+	char how[96];
+	CHECK_MSG(fault_exited(&c, 0), "child %s: %s", fault_how(&c, how, sizeof(how)), err);
+	CHECK_MSG(!strstr(err, "fork:"), "child warned: %s", err);
+}
+
+TEST(fork_gives_up_on_a_blocked_callback)
+{
+	static char err[8192];
+
+	pthread_mutex_lock(&long_lock);
+	queue_long(blocked_cb);
+	fault_sleep_ms(20); /* inside pthread_mutex_lock() */
+	/* The child's warning comes from fork's child handler, before fault_run() redirects the
+	 * child's stderr: catch it in a file. */
+	char warn[512] = "";
+	FILE *tf = tmpfile();
+	REQUIRE(tf);
+	fflush(stderr);
+	int saved = dup(2);
+	REQUIRE(saved >= 0 && dup2(fileno(tf), 2) == 2);
+	struct fault_child c = fault_run(child_after_block, NULL, 60, err, sizeof(err));
+	REQUIRE(dup2(saved, 2) == 2);
+	close(saved);
+	rewind(tf);
+	size_t n = fread(warn, 1, sizeof(warn) - 1, tf);
+	warn[n] = '\0';
+	fclose(tf);
+	pthread_mutex_unlock(&long_lock);
+	rcu_barrier();
+	CHECK(__atomic_load_n(&long_state, __ATOMIC_ACQUIRE) == 2);
+	char how[96];
+	CHECK_MSG(fault_exited(&c, 0), "child %s: %s", fault_how(&c, how, sizeof(how)), err);
+	CHECK_MSG(strstr(warn, "fork: 1 callback was still running"), "no warning: '%s'", warn);
 }
 
 GT_MAIN()

@@ -23,6 +23,7 @@
 #include <grace/grace.h>
 #include <grace/srcu.h>
 
+#include "engine/callback.h" /* grace__cb_fork_abandoned_total */
 #include "engine/free.h"
 #include "gtest_lite.h"
 
@@ -670,8 +671,20 @@ TEST(fork_with_cached_objects)
 			free_rcu(obj_new((uint32_t)i), rh);
 		free_rcu_barrier();
 		/* GRACE_FREE_WORKER=1 too: the child resumes the batch a worker was invoking when
-		 * the parent forked, from the callback after the last one started. */
-		_exit(freed() - f0 == allocated() - a0 ? 0 : 1);
+		 * the parent forked, from the callback after the last one started. A callback fork
+		 * stopped waiting for (a worker blocked in it, or preempted past 2 s: the child
+		 * warned) counts as run here: with every free on the engine path that is one object
+		 * each; a monitor's pass frees many. */
+		uint64_t nf = freed() - f0, na = allocated() - a0;
+		uint64_t lost = grace__cb_fork_abandoned_total;
+		bool ok = nf == na || (nf < na && lost && (!worker_mode() || na - nf <= lost));
+		if (!ok)
+			fprintf(stderr,
+				"  child: %llu queued, %llu freed after the barrier (%llu "
+				"callbacks counted as run unfinished)\n",
+				(unsigned long long)na, (unsigned long long)nf,
+				(unsigned long long)lost);
+		_exit(ok ? 0 : 1);
 	}
 	REQUIRE(pid > 0);
 	int st = 0;
