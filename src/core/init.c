@@ -23,13 +23,27 @@
 #include "core/wait.h"
 #include "ds/fork.h"
 #include "engine/callback.h"
+#include "engine/free.h"
 #include "flavor/memb.h"
 #include "flavor/qsbr.h"
+#include "flavor/srcu.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/*
+ * fork(): one set of handlers for the whole library, in a fixed order. The engine pauses its
+ * workers between two callbacks first, with no lock of grace held: a callback may need any of
+ * them (free_rcu's debug set, srcu's domain list), and a worker blocked on one would be given
+ * up on and its callback counted as run unfinished in the child. Then the locks that threads
+ * inside a call may need before they leave it (free_rcu's caches wait for their owners to
+ * leave; srcu's list), then the engine's queues, the hash tables and the registries. Parent and
+ * child release in the reverse order.
+ */
 static void atfork_prepare(void)
 {
+	grace__cb_atfork_pause();
+	grace__free_atfork_prepare();
+	grace__srcu_atfork_prepare();
 	grace__cb_atfork_prepare();
 	grace__hash_atfork_prepare();
 	grace__flavor_atfork_prepare(&grace__qsbr_flavor);
@@ -41,7 +55,9 @@ static void atfork_parent(void)
 	grace__flavor_atfork_parent(&grace__memb_flavor);
 	grace__flavor_atfork_parent(&grace__qsbr_flavor);
 	grace__hash_atfork_parent();
-	grace__cb_atfork_parent();
+	grace__srcu_atfork_parent();
+	grace__free_atfork_parent();
+	grace__cb_atfork_parent(); /* and resumes the workers */
 }
 
 static void atfork_child(void)
@@ -50,6 +66,8 @@ static void atfork_child(void)
 	grace__flavor_atfork_child(&grace__qsbr_flavor);
 	grace__hash_atfork_child();
 	grace__cb_atfork_child();
+	grace__srcu_atfork_child();
+	grace__free_atfork_child();
 }
 
 /*

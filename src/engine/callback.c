@@ -1583,10 +1583,15 @@ static void at_exit_drain_register(void)
 	atexit(at_exit_drain);
 }
 
+void grace__cb_atfork_pause(void)
+{
+	/* First of every prepare handler of grace (core/init.c), with no lock held: a callback
+	 * the workers are running may need one. */
+	fork_paused = fork_pause_workers();
+}
+
 void grace__cb_atfork_prepare(void)
 {
-	/* First, with no lock held: a callback the workers are running may need one. */
-	fork_paused = fork_pause_workers();
 	grace__lock(&all_lock);
 	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
 		grace__lock(&d->start_lock);

@@ -49,6 +49,7 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st);
 bool grace__in_callback(void);
 
 /* fork(): every domain's locks, taken in prepare and released or reset after. */
+void grace__cb_atfork_pause(void); /* before any other prepare handler of grace */
 void grace__cb_atfork_prepare(void);
 void grace__cb_atfork_parent(void);
 void grace__cb_atfork_child(void);

@@ -31,7 +31,7 @@
  *  - a thread that exits hands its blocks to the engine; at process exit every cache is
  *    emptied the same way, and the engine's exit drain (registered before our exit handler, so
  *    it runs after it) frees them: nothing leaks. In a fork child the caches of the threads
- *    that do not exist there are ghosts, emptied and freed by their monitors (atfork_child).
+ *    that do not exist there are ghosts, emptied and freed by their monitors (grace__free_atfork_child()).
  *  - nothing is in flight on a thread's stack across a wait or past the cache's release:
  *    pointers taken out of a cache are freed before it is let go (or handed to the engine), so
  *    free_rcu_barrier(), which takes every cache in turn, finds each object queued before it
@@ -699,8 +699,11 @@ static void ftls_destroy(void *arg);
 
 /* fork(): every lock of this file, taken in prepare and released in the parent and the child
  * (by the thread that took them). No owner is in a call in the child (prepare waited for each
- * to leave it); the caches of the threads that do not exist there are ghosts (atfork_child). */
-static void atfork_prepare(void)
+ * to leave it); the caches of the threads that do not exist there are ghosts (the child
+ * handler). core/init.c calls these after the engine has paused its workers: a worker inside a
+ * callback that frees (dbg_lock in debug builds) or runs a monitor must not find these locks
+ * taken, or fork gives up on it and the child counts that callback as run unfinished. */
+void grace__free_atfork_prepare(void)
 {
 	grace__lock(&all_lock);
 	for (struct fcache *c = all_caches; c; c = c->next)
@@ -713,7 +716,7 @@ static void atfork_prepare(void)
 #endif
 }
 
-static void atfork_release(void)
+void grace__free_atfork_parent(void)
 {
 #if GRACE__LIB_DEBUG
 	grace__unlock(&dbg_lock);
@@ -731,7 +734,7 @@ static void atfork_release(void)
  * the ghost stays linked and the exit handler empties it). One not armed holds nothing (a cache
  * holding pointers has its monitor armed): it goes now. Single-threaded here.
  */
-static void atfork_child(void)
+void grace__free_atfork_child(void)
 {
 	struct fcache *gone = NULL;
 
@@ -747,7 +750,7 @@ static void atfork_child(void)
 			gone = c;
 		}
 	}
-	atfork_release();
+	grace__free_atfork_parent();
 	while (gone) {
 		struct fcache *c = gone;
 		gone = c->next;
@@ -787,7 +790,6 @@ static void free_init(void)
 	g_worker_mode = grace__env_ll("GRACE_FREE_WORKER", 0) != 0;
 	if (pthread_key_create(&ftls_key, ftls_destroy) != 0)
 		return; /* no thread-exit hook: every free goes to the engine */
-	pthread_atfork(atfork_prepare, atfork_release, atfork_child);
 	/*
 	 * Exit order: atexit handlers run last registered first, and the engine registers its exit
 	 * drain when it starts its first worker. Start one now (a grace period on this flavor is

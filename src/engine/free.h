@@ -44,6 +44,10 @@ void grace__free(struct grace__flavor *f, void *ptr, struct rcu_head *head);
 void grace__free_ptr(struct grace__flavor *f, void *ptr);
 /* free_rcu_barrier(): every pointer queued (by any thread) before the call has been freed. */
 void grace__free_barrier(struct grace__flavor *f);
+/* fork(): called by core/init.c's handlers, prepare after the engine paused its workers. */
+void grace__free_atfork_prepare(void);
+void grace__free_atfork_parent(void);
+void grace__free_atfork_child(void);
 
 /* Test hook (unit tests reach it through the static library): the function that frees an
  * object once its grace period has ended; free() unless a test replaces it before the first

@@ -125,6 +125,7 @@
 
 #include <grace/flavor.h>
 
+#include "flavor/srcu.h"
 #include "core/debug.h"
 #include "core/annotate.h"
 #include "core/diag.h"
@@ -183,12 +184,12 @@ static struct grace__srcu_state *srcu_all;
  * 1): kept, linked through next, because the drain may still use them. Under srcu_all_lock. */
 static struct grace__srcu_state *srcu_exit_kept;
 
-static void srcu_atfork_prepare(void)
+void grace__srcu_atfork_prepare(void)
 {
 	grace__lock(&srcu_all_lock);
 }
 
-static void srcu_atfork_parent(void)
+void grace__srcu_atfork_parent(void)
 {
 	grace__unlock(&srcu_all_lock);
 }
@@ -199,7 +200,7 @@ static void slot_reset(struct srcu_slot *sl)
 	sl->wq.futex = GRACE__WAIT_AWAKE;
 }
 
-static void srcu_atfork_child(void)
+void grace__srcu_atfork_child(void)
 {
 	/* The driver of a grace period, if any, does not exist in the child: restart grace
 	 * periods from "not started" (core/gp.c) and forget that it slept, in the wake slots
@@ -277,7 +278,6 @@ static void srcu_mode_init(void)
 	grace__ann_ignore(&srcu_fence, sizeof(srcu_fence));
 	grace__ann_ignore(&srcu_rseq, sizeof(srcu_rseq));
 	grace__ann_ignore(srcu_slot_table, sizeof(srcu_slot_table)); /* shared atomics */
-	pthread_atfork(srcu_atfork_prepare, srcu_atfork_parent, srcu_atfork_child);
 }
 
 static inline void srcu_init_once(void)

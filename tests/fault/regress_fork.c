@@ -331,6 +331,26 @@ static void child_after_block(void *arg)
 	_exit(__atomic_load_n(&long_state, __ATOMIC_ACQUIRE) == 1 ? 0 : 1);
 }
 
+/* fault_run(), with what the child printed from fork's child handler (before fault_run()
+ * redirects the child's stderr) caught in warn. */
+static struct fault_child run_catching_fork_warning(void (*fn)(void *), char *err, size_t errsz,
+						    char *warn, size_t warnsz)
+{
+	FILE *tf = tmpfile();
+	REQUIRE(tf);
+	fflush(stderr);
+	int saved = dup(2);
+	REQUIRE(saved >= 0 && dup2(fileno(tf), 2) == 2);
+	struct fault_child c = fault_run(fn, NULL, 60, err, errsz);
+	REQUIRE(dup2(saved, 2) == 2);
+	close(saved);
+	rewind(tf);
+	size_t n = fread(warn, 1, warnsz - 1, tf);
+	warn[n] = '\0';
+	fclose(tf);
+	return c;
+}
+
 static void queue_long(void (*fn)(struct rcu_head *))
 {
 	__atomic_store_n(&long_state, 0, __ATOMIC_RELAXED);
@@ -343,12 +363,15 @@ TEST(fork_waits_for_a_preempted_callback)
 {
 	static char err[8192];
 
+	char warn[512];
+
 	queue_long(spinning_cb);
-	struct fault_child c = fault_run(child_after_spin, NULL, 60, err, sizeof(err));
+	struct fault_child c = run_catching_fork_warning(child_after_spin, err, sizeof(err), warn,
+							 sizeof(warn));
 	rcu_barrier();
 	char how[96];
 	CHECK_MSG(fault_exited(&c, 0), "child %s: %s", fault_how(&c, how, sizeof(how)), err);
-	CHECK_MSG(!strstr(err, "fork:"), "child warned: %s", err);
+	CHECK_MSG(!strstr(warn, "fork:"), "child warned: %s", warn);
 }
 
 TEST(fork_gives_up_on_a_blocked_callback)
@@ -358,21 +381,9 @@ TEST(fork_gives_up_on_a_blocked_callback)
 	pthread_mutex_lock(&long_lock);
 	queue_long(blocked_cb);
 	fault_sleep_ms(20); /* inside pthread_mutex_lock() */
-	/* The child's warning comes from fork's child handler, before fault_run() redirects the
-	 * child's stderr: catch it in a file. */
-	char warn[512] = "";
-	FILE *tf = tmpfile();
-	REQUIRE(tf);
-	fflush(stderr);
-	int saved = dup(2);
-	REQUIRE(saved >= 0 && dup2(fileno(tf), 2) == 2);
-	struct fault_child c = fault_run(child_after_block, NULL, 60, err, sizeof(err));
-	REQUIRE(dup2(saved, 2) == 2);
-	close(saved);
-	rewind(tf);
-	size_t n = fread(warn, 1, sizeof(warn) - 1, tf);
-	warn[n] = '\0';
-	fclose(tf);
+	char warn[512];
+	struct fault_child c = run_catching_fork_warning(child_after_block, err, sizeof(err), warn,
+							 sizeof(warn));
 	pthread_mutex_unlock(&long_lock);
 	rcu_barrier();
 	CHECK(__atomic_load_n(&long_state, __ATOMIC_ACQUIRE) == 2);
