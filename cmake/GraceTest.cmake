@@ -40,9 +40,15 @@ function(grace_test)
     endif()
     add_test(NAME ${v} COMMAND ${v} ${T_ARGS})
     set_tests_properties(${v} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
-    if(T_ENV)
-      set_tests_properties(${v} PROPERTIES ENVIRONMENT "${T_ENV}")
+    # A process still running 10 s before its timeout prints every thread's backtrace
+    # (tests/common/gtest_lite.h, gt_hang_watch()).
+    math(EXPR dump_s "${T_TIMEOUT} - 10")
+    if(dump_s LESS 5)
+      set(dump_s 5)
     endif()
+    set(env ${T_ENV})
+    list(APPEND env "GT_HANG_DUMP_S=${dump_s}")
+    set_tests_properties(${v} PROPERTIES ENVIRONMENT "${env}")
   endforeach()
 endfunction()
 

@@ -10,12 +10,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,11 +130,75 @@ static inline int gt_run_child(void (*fn)(void *), void *arg, char *out, size_t 
 	return st;
 }
 
+/*
+ * Hang dump. grace_test() sets GT_HANG_DUMP_S 10 s short of the test's ctest TIMEOUT: if the
+ * process is still running then, a watchdog thread prints every thread's backtrace (gdb, which
+ * scripts/setup-debian.sh installs), so that a hang in CI leaves evidence instead of a bare
+ * timeout. It changes nothing else: the process goes on, and ctest's timeout still ends it.
+ * posix_spawn() (clone with CLONE_VFORK) runs no fork handlers, so a process hung on a lock
+ * that grace's atfork handlers take can still be dumped; PR_SET_PTRACER lets the spawned gdb
+ * attach to its parent where Yama's ptrace_scope is 1.
+ */
+#ifndef __USE_GNU /* <unistd.h> declares it under _GNU_SOURCE */
+extern char **environ;
+#endif
+static inline void *gt_hang_watch(void *arg)
+{
+	unsigned int s = (unsigned int)(uintptr_t)arg;
+	char pid[24];
+	char *av[] = { (char *)"timeout",
+		       (char *)"-s",
+		       (char *)"KILL",
+		       (char *)"60",
+		       (char *)"gdb",
+		       (char *)"-p",
+		       pid,
+		       (char *)"-batch",
+		       (char *)"-nx",
+		       (char *)"-ex",
+		       (char *)"set pagination off",
+		       (char *)"-ex",
+		       (char *)"thread apply all bt",
+		       NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t c;
+	int st;
+
+	gt_sleep_ms(s * 1000u);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	fprintf(stderr,
+		"gtest_lite: still running after %u s (GT_HANG_DUMP_S): backtraces follow\n", s);
+	fflush(stdout);
+	fflush(stderr);
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, 2, 1);
+	if (posix_spawnp(&c, "timeout", &fa, NULL, av, environ) != 0)
+		fprintf(stderr, "gtest_lite: cannot run gdb for the backtraces\n");
+	else if (waitpid(c, &st, 0) == c && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
+		fprintf(stderr, "gtest_lite: gdb failed (status %#x; is it installed?)\n", st);
+	posix_spawn_file_actions_destroy(&fa);
+	return NULL;
+}
+
+static inline void gt_hang_watch_start(void)
+{
+	const char *e = getenv("GT_HANG_DUMP_S");
+	long s = e ? strtol(e, NULL, 10) : 0;
+	pthread_t t;
+
+	if (s <= 0 || s > 86400)
+		return;
+	if (pthread_create(&t, NULL, gt_hang_watch, (void *)(uintptr_t)s) == 0)
+		pthread_detach(t);
+}
+
 static inline int gt_main(int argc, char **argv)
 {
 	int passed = 0, failed = 0;
 	const char *only = argc > 1 ? argv[1] : NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	gt_hang_watch_start();
 	for (int i = 0; i < gt_ntests; i++) {
 		if (only && strcmp(only, gt_tests[i].name) != 0)
 			continue;
