@@ -142,6 +142,7 @@ static inline int gt_run_child(void (*fn)(void *), void *arg, char *out, size_t 
 #ifndef __USE_GNU /* <unistd.h> declares it under _GNU_SOURCE */
 extern char **environ;
 #endif
+static int gt_hang_watch_running;
 static inline void *gt_hang_watch(void *arg)
 {
 	unsigned int s = (unsigned int)(uintptr_t)arg;
@@ -164,6 +165,7 @@ static inline void *gt_hang_watch(void *arg)
 	pid_t c;
 	int st;
 
+	__atomic_store_n(&gt_hang_watch_running, 1, __ATOMIC_RELEASE);
 	gt_sleep_ms(s * 1000u);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	fprintf(stderr,
@@ -189,8 +191,20 @@ static inline void gt_hang_watch_start(void)
 
 	if (s <= 0 || s > 86400)
 		return;
-	if (pthread_create(&t, NULL, gt_hang_watch, (void *)(uintptr_t)s) == 0)
+	/* Every signal blocked from its first instruction: the tests' process-directed signals
+	 * (timers, kill()) must reach the threads that expect them. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, gt_hang_watch, (void *)(uintptr_t)s) == 0) {
 		pthread_detach(t);
+		/* Wait until it runs: a thread still starting holds allocator locks for a moment
+		 * (ASan's allocator takes none around fork), and a test that forks at once would
+		 * give its child one of them held for ever. */
+		while (!__atomic_load_n(&gt_hang_watch_running, __ATOMIC_ACQUIRE))
+			gt_sleep_ms(1);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static inline int gt_main(int argc, char **argv)
