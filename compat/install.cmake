@@ -34,7 +34,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/grace-urcuConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/grace-urcuConfigVersion.cmake
         DESTINATION ${GRACE_URCU_INSTALL_CMAKEDIR} COMPONENT development)
 
-# pkg-config files, written at install time for the install prefix (as grace.pc is).
+# pkg-config files, written at install time for the install prefix into a directory of that
+# prefix's own, then installed by file(INSTALL) (as grace.pc is: src/install.cmake).
 set(GRACE_URCU_PC_CFLAGS "")
 if(GRACE_DEBUG)
   set(GRACE_URCU_PC_CFLAGS " -DGRACE_DEBUG=1")
@@ -54,12 +55,15 @@ install(CODE "
       set(GRACE_PC_\${_k} \"\\\${prefix}/\${_v}\")
     endif()
   endforeach()
+  string(MD5 _h \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}\")
+  if(IS_ABSOLUTE \"${CMAKE_INSTALL_LIBDIR}\")
+    set(_dest \"${CMAKE_INSTALL_LIBDIR}/grace-urcu/pkgconfig\")
+  else()
+    set(_dest \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/grace-urcu/pkgconfig\")
+  endif()
   foreach(GRACE_URCU_MODULE ${GRACE_URCU_MODULES})
-    configure_file(\"${CMAKE_CURRENT_SOURCE_DIR}/liburcu.pc.in\"
-                   \"${GRACE_URCU_PC_DIR}/\${GRACE_URCU_MODULE}.pc\" @ONLY)
+    set(_pc \"${GRACE_URCU_PC_DIR}/\${_h}/\${GRACE_URCU_MODULE}.pc\")
+    configure_file(\"${CMAKE_CURRENT_SOURCE_DIR}/liburcu.pc.in\" \"\${_pc}\" @ONLY)
+    file(INSTALL DESTINATION \"\${_dest}\" TYPE FILE FILES \"\${_pc}\")
   endforeach()
 " COMPONENT development)
-foreach(m ${GRACE_URCU_MODULES})
-  install(FILES ${GRACE_URCU_PC_DIR}/${m}.pc
-          DESTINATION ${CMAKE_INSTALL_LIBDIR}/grace-urcu/pkgconfig COMPONENT development)
-endforeach()

@@ -56,7 +56,10 @@ if(GRACE_DEBUG)
   set(GRACE_PC_CFLAGS " -DGRACE_DEBUG=1")
 endif()
 set(GRACE_PC_TEMPLATE ${PROJECT_SOURCE_DIR}/cmake/grace.pc.in)
-set(GRACE_PC_OUT ${PROJECT_BINARY_DIR}/pkgconfig/grace.pc)
+# Written at install time for the install prefix, into a build-tree directory of that prefix's
+# own (two installs of one build to different prefixes at once, as the consumer tests do, each
+# copy their own file), then installed from there by file(INSTALL), which applies DESTDIR and
+# records the file in install_manifest.txt as install(FILES) would.
 install(CODE "
   set(PROJECT_VERSION \"${PROJECT_VERSION}\")
   set(GRACE_PC_CFLAGS \"${GRACE_PC_CFLAGS}\")
@@ -71,9 +74,16 @@ install(CODE "
       set(GRACE_PC_\${_k} \"\\\${prefix}/\${_v}\")
     endif()
   endforeach()
-  configure_file(\"${GRACE_PC_TEMPLATE}\" \"${GRACE_PC_OUT}\" @ONLY)
+  string(MD5 _h \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}\")
+  set(_pc \"${PROJECT_BINARY_DIR}/pkgconfig/\${_h}/grace.pc\")
+  configure_file(\"${GRACE_PC_TEMPLATE}\" \"\${_pc}\" @ONLY)
+  if(IS_ABSOLUTE \"${CMAKE_INSTALL_LIBDIR}\")
+    set(_dest \"${CMAKE_INSTALL_LIBDIR}/pkgconfig\")
+  else()
+    set(_dest \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\")
+  endif()
+  file(INSTALL DESTINATION \"\${_dest}\" TYPE FILE FILES \"\${_pc}\")
 " COMPONENT development)
-install(FILES ${GRACE_PC_OUT} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT development)
 
 # Documentation: the repository's layout under <docdir>, so that every relative link of the
 # pages resolves in the installed copy as it does in the source tree (the test
