@@ -207,8 +207,10 @@ void grace__srcu_atfork_child(void)
 	 * (library memory). Nothing here writes a srcu_struct: a domain on the list may be one
 	 * whose cleanup was refused and whose memory the program reused, or one freed without
 	 * cleanup_srcu_struct(). Its `waiting`, if set, only makes 0.2.0-built readers call
-	 * grace__srcu_unlock_wake() for nothing until the next grace period rewrites it. */
-	grace__lock_reinit(&srcu_all_lock);
+	 * grace__srcu_unlock_wake() for nothing until the next grace period rewrites it.
+	 * srcu_all_lock: this thread took it in prepare (core/init.c calls both, always), so it
+	 * unlocks it, as in the parent. (Re-initialising a held mutex is undefined, and TSan then
+	 * took the child's next lock of it for a second lock by the same thread.) */
 	for (struct grace__srcu_state *st = srcu_all; st; st = st->next)
 		grace__flavor_atfork_child(&st->flv);
 	for (unsigned int i = 0; i < srcu_slot_used; i++)
@@ -216,6 +218,7 @@ void grace__srcu_atfork_child(void)
 	for (struct srcu_slot_chunk *c = srcu_chunks; c; c = c->next)
 		for (unsigned int i = 0; i < SLOT_TABLE; i++)
 			slot_reset(&c->slot[i]);
+	grace__unlock(&srcu_all_lock);
 }
 
 /* A wake slot for a new domain's state, or NULL (no memory). */
