@@ -293,7 +293,8 @@ def adaptive_section(d, sweep_raw, rates, hl):
         hp50 = gr.percentile(sweep_raw.get(("grace-adaptive-hurry", r)), 50)
         gps = d.med(b, "grace-adaptive", 1, "gp_per_s")
         eng = d.med(b, "grace-adaptive", 1, "engine_cpu_pct")
-        rat = gr.ratio(g, u) if g is not None and u is not None and u > 0 else None
+        # A figure at or below zero is within the noise of its baseline: no ratio, no verdict.
+        rat = gr.ratio(g, u) if g is not None and u is not None and u > 0 and g > 0 else None
         ok = None
         if rat is not None and rdiff is not None and p50 is not None:
             ok = rat <= 0.5 and rdiff <= 0.05 and p50 <= 1000
