@@ -392,4 +392,54 @@ TEST(fork_gives_up_on_a_blocked_callback)
 	CHECK_MSG(strstr(warn, "fork: 1 callback was still running"), "no warning: '%s'", warn);
 }
 
+/* ---- a callback that forks: its own worker counts itself, nothing is given up on ---- */
+
+static void plain_cb_static(struct rcu_head *h)
+{
+	(void)h;
+}
+
+static int cbfork_status = -1; /* the child's wait status, or -1 */
+static char cbfork_warn[512];
+
+static void forking_cb(struct rcu_head *h)
+{
+	(void)h;
+	FILE *tf = tmpfile();
+	REQUIRE(tf);
+	fflush(stderr);
+	int saved = dup(2);
+	REQUIRE(saved >= 0 && dup2(fileno(tf), 2) == 2);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* The child's only thread is this copy of the worker, inside its callback (where
+		 * a barrier is misuse): it may still queue and request grace periods. */
+		static struct cb_obj again;
+		call_rcu(&again.rh, plain_cb_static);
+		(void)start_poll_synchronize_rcu();
+		_exit(0);
+	}
+	REQUIRE(dup2(saved, 2) == 2);
+	close(saved);
+	int st = 0;
+	REQUIRE(pid > 0 && waitpid(pid, &st, 0) == pid);
+	rewind(tf);
+	size_t n = fread(cbfork_warn, 1, sizeof(cbfork_warn) - 1, tf);
+	cbfork_warn[n] = '\0';
+	fclose(tf);
+	__atomic_store_n(&cbfork_status, st, __ATOMIC_RELEASE);
+}
+
+TEST(fork_from_a_callback)
+{
+	static struct cb_obj o;
+
+	call_rcu(&o.rh, forking_cb);
+	rcu_barrier();
+	int st = __atomic_load_n(&cbfork_status, __ATOMIC_ACQUIRE);
+	CHECK_MSG(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x: %s", st,
+		  cbfork_warn);
+	CHECK_MSG(!strstr(cbfork_warn, "fork:"), "child warned: %s", cbfork_warn);
+}
+
 GT_MAIN()
