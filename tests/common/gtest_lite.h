@@ -165,6 +165,8 @@ static inline void *gt_hang_watch(void *arg)
 	pid_t c;
 	int st;
 
+	/* Release, paired with the creator's acquire load: nothing is published through it
+	 * but the fact that this thread's start is over. */
 	__atomic_store_n(&gt_hang_watch_running, 1, __ATOMIC_RELEASE);
 	gt_sleep_ms(s * 1000u);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());

@@ -427,6 +427,7 @@ static void forking_cb(struct rcu_head *h)
 	size_t n = fread(cbfork_warn, 1, sizeof(cbfork_warn) - 1, tf);
 	cbfork_warn[n] = '\0';
 	fclose(tf);
+	/* Release, paired with the test's acquire load (rcu_barrier() orders them as well). */
 	__atomic_store_n(&cbfork_status, st, __ATOMIC_RELEASE);
 }
 
