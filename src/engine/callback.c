@@ -94,7 +94,12 @@
 #define WORKER_NAME_PREFIX "grace-"     /* the workers' thread names (fork_workers_runnable()) */
 #define EXIT_TIMEOUT_MS_DEFAULT 2000    /* GRACE_EXIT_TIMEOUT_MS: the exit handler's bound */
 
-enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2 };
+/* A worker's sleep (worker_sleep()). IDLE_SLEEP: nothing waits, until a push wakes it.
+ * TIMED_SLEEP: a pacing nap or a policy's wait; hurries, barriers, urgent requests and stop end
+ * it. GAP_SLEEP: a hurry (or barrier) waits out the least gap between back-to-back grace
+ * periods (at most GRACE_POLL_MIN_GAP_US): only urgent requests and stop end it, so that a
+ * flood of hurried callbacks neither wakes the worker per call nor keeps it from sleeping. */
+enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2, GAP_SLEEP = 3 };
 
 /*
  * A segment: the callbacks that wait for one cookie, as the chains harvested for it, oldest
@@ -157,7 +162,7 @@ struct cbq {
 };
 
 struct worker {
-	uint32_t sleeping GRACE_ALIGNED_CACHE; /* futex: AWAKE, IDLE_SLEEP or TIMED_SLEEP */
+	uint32_t sleeping GRACE_ALIGNED_CACHE; /* futex: AWAKE or one of the sleeps above */
 	uint32_t started;
 	uint64_t last_gp_end; /* worker-private: when its last grace-period wait ended */
 	uint32_t gps;         /* worker-private: grace periods waited for (cost sampling) */
@@ -591,11 +596,16 @@ static void invoke(struct worker *w)
 	invoking = NULL;
 }
 
-static bool worker_has_work(struct worker *w, bool only_urgent)
+/* Is there a reason not to begin a sleep of this mode (see the enum of modes)? */
+static bool worker_has_work(struct worker *w, uint32_t mode)
 {
 	struct grace__cbdom *d = w->d;
+	const bool only_urgent = mode != IDLE_SLEEP;
+
 	if (grace_load_relaxed(&d->stop) || grace_load_relaxed(&d->urgent))
 		return true;
+	if (mode == GAP_SLEEP)
+		return false;
 	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 		struct cbq *q = &d->q[i];
 		/* Both are taken by the worker's next pass (queue_collect()): never a reason that
@@ -627,7 +637,7 @@ static void worker_sleep(struct worker *w, uint32_t mode, int64_t timeout_ns)
 		grace__heavy_barrier();
 	else
 		grace_smp_mb();
-	if (!worker_has_work(w, mode == TIMED_SLEEP))
+	if (!worker_has_work(w, mode))
 		grace__futex_wait(&w->sleeping, mode, timeout_ns);
 	grace_store_relaxed(&w->sleeping, (uint32_t)AWAKE);
 }
@@ -757,7 +767,8 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	v.stopping = grace_load_relaxed(&d->stop) != 0;
 	dec = grace__policy_decide(&d->pol, &v);
 	if (dec.sleep_ns > 0) {
-		worker_sleep(w, TIMED_SLEEP, dec.sleep_ns);
+		/* A hurry's sleep is only the gap between back-to-back grace periods. */
+		worker_sleep(w, v.hurry && !v.urgent ? GAP_SLEEP : TIMED_SLEEP, dec.sleep_ns);
 		return;
 	}
 	if (v.urgent)
@@ -1188,11 +1199,14 @@ void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_
 	 * with grace_smp_mb_after_rmw() it is a full barrier before the load of sleeping, the
 	 * store-buffering pair of the worker's store of sleeping, fence and re-check of the flag
 	 * (worker_sleep()): either the worker sees the flag or it is woken here. The worker may
-	 * be napping under the pacing (a timed sleep a push does not end).
+	 * be napping under the pacing (a timed sleep a push does not end). A worker in GAP_SLEEP
+	 * is not woken: it is hurrying already and its sleep ends within the least gap between
+	 * grace periods, after which its next pass takes the flag.
 	 */
 	grace_xchg(&q->hurry, 1u, __ATOMIC_SEQ_CST);
 	grace_smp_mb_after_rmw();
-	if (grace_load_relaxed(&w->sleeping) != AWAKE)
+	uint32_t sl = grace_load_relaxed(&w->sleeping);
+	if (sl != AWAKE && sl != GAP_SLEEP)
 		wake_worker(w);
 }
 

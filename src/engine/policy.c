@@ -94,8 +94,16 @@ struct grace__policy_decision grace__policy_decide(const struct grace__policy *p
 		d.gpflags = GRACE__GP_EXPEDITED;
 		return d;
 	}
-	if (v->stopping || v->hurry)
+	if (v->stopping)
 		return d;
+	if (v->hurry) {
+		/* No pacing and no batch period, but the back-to-back rule of POLL: a flood of
+		 * hurried callbacks (or of barriers) would otherwise run grace periods with no gap,
+		 * each for a handful of callbacks, and starve the callbacks of the CPU it spends. */
+		uint64_t gap = (uint64_t)grace_load_relaxed(&p->min_gap_us) * 1000;
+		start = gap && v->last_gp_end ? v->last_gp_end + gap : 0;
+		goto out;
+	}
 	switch (grace_load_relaxed(&p->kind)) {
 	case GRACE_POLICY_BATCH:
 		start = v->oldest_ns + (uint64_t)grace_load_relaxed(&p->period_us) * 1000;
@@ -114,6 +122,7 @@ struct grace__policy_decision grace__policy_decide(const struct grace__policy *p
 		break;
 	}
 	}
+out:
 	if (v->now < start)
 		d.sleep_ns = (int64_t)(start - v->now);
 	return d;

@@ -20,8 +20,17 @@
  *  7. exit_while_cleanup: exit() while another thread runs cleanup_srcu_struct() on domains
  *     whose workers run: the exit drain and the cleanup each joined the same worker (a
  *     second pthread_join() of a thread already joined: undefined, a crash or a hang).
+ *  8. hurry_flood_keeps_gap: a flood of call_rcu_hurry() from one CPU ran grace periods back
+ *     to back (36000/s on a 2-CPU VM) and woke the worker on every call. Hurried grace
+ *     periods keep the least gap after one that just ended (GRACE_POLL_MIN_GAP_US, 50 us), so
+ *     the one worker that serves the flood completes at most one per 50 us: a bound by design
+ *     that a slower or loaded machine only stays further below.
  */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
+
+#include <sched.h>
+#include <time.h>
 
 #include "fault.h"
 #include "gtest_lite.h"
@@ -375,6 +384,92 @@ TEST(exit_while_cleanup)
 	for (int i = 0; i < CLEANUP_TRIALS; i++)
 		CHECK(run_case(exit_while_cleanup,
 			       "exit while another thread cleans up srcu domains", NULL) == 0);
+}
+
+/* ---- 8 ---- */
+
+#define FLOOD_S 0.3
+#define FLOOD_GAP_US "1000" /* GRACE_POLL_MIN_GAP_US for the flood (default 50 us) */
+#define FLOOD_GAP_S 1e-3
+
+static int flood_stop;
+
+/* A reader that keeps a section open most of the time: grace periods must wait for it. */
+static void *flood_reader(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&flood_stop, __ATOMIC_ACQUIRE)) {
+		rcu_read_lock();
+		for (volatile int i = 0; i < 100; i++) {
+		}
+		rcu_read_unlock();
+	}
+	return NULL;
+}
+
+static void hurry_flood(void *arg)
+{
+	pthread_t rd;
+	struct grace_cb_stats st0, st1;
+	unsigned long n = 0;
+	cpu_set_t set;
+	(void)arg;
+	/* A gap longer than the default, so that the bound stands far from what the machine can
+	 * do without it (read when the domain is set up, at its first use below). */
+	setenv("GRACE_POLL_MIN_GAP_US", FLOOD_GAP_US, 1);
+	/* One CPU, so one queue and its one worker serve the flood (the bound is per worker). */
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		exit(2);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set)) {
+			CPU_ZERO(&set);
+			CPU_SET(c, &set);
+			break;
+		}
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		exit(2);
+	/* No soft limit: its urgent grace periods are not the hurry's. And BATCH with a 10 s
+	 * period: a callback harvested between its push and its caller's hurry flag would
+	 * otherwise wait only for the adaptive pacing (50 us to 1 ms), which is not this bound's;
+	 * under BATCH it waits for the next hurry, so every grace period here is a hurried one. */
+	if (grace_rcu_set_callback_limits(SIZE_MAX, SIZE_MAX) != 0 ||
+	    grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	call_rcu(head_new(), count_free); /* start the worker */
+	rcu_barrier();
+	/* The reader is not pinned: on a machine with more CPUs it runs beside the flood. */
+	if (pthread_create(&rd, NULL, flood_reader, NULL) != 0)
+		exit(2);
+	grace_rcu_callback_stats(&st0);
+	double t0 = fault_now(), t;
+	do {
+		for (int i = 0; i < 64; i++, n++)
+			call_rcu_hurry(head_new(), count_free);
+		struct timespec ts = { 0, 20000 }; /* about 10^6 calls/s at most: bounded memory */
+		nanosleep(&ts, NULL);
+		t = fault_now();
+	} while (t - t0 < FLOOD_S);
+	grace_rcu_callback_stats(&st1);
+	t = fault_now();
+	__atomic_store_n(&flood_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(rd, NULL);
+	uint64_t gps = st1.grace_periods - st0.grace_periods;
+	/* One per gap over the flood, plus the one under way at its start. */
+	uint64_t bound = (uint64_t)((t - t0) / FLOOD_GAP_S) + 2;
+	if (gps > bound) {
+		fprintf(stderr, "  %llu grace periods in %.3f s of hurried flood (%lu calls): more "
+				"than one per %.0f us (bound %llu)\n",
+			(unsigned long long)gps, t - t0, n, FLOOD_GAP_S * 1e6,
+			(unsigned long long)bound);
+		exit(3);
+	}
+	rcu_barrier();
+	exit(__atomic_load_n(&ran, __ATOMIC_RELAXED) == n + 1 ? 7 : 4);
+}
+TEST(hurry_flood_keeps_gap)
+{
+	CHECK(run_case(hurry_flood, "a flood of call_rcu_hurry()", NULL) == 0);
 }
 
 int main(int argc, char **argv)
