@@ -147,9 +147,14 @@ int64_t grace__policy_linger_ns(const struct grace__policy *p, uint64_t now, uin
 		return 0;
 	uint64_t pace = grace_load_relaxed(&p->pace_ns), last = grace_load_relaxed(&p->last_end);
 	/* Busy: a grace period ended within the last two paces and callbacks arrive at least
-	 * once per pace. A domain that goes quiet costs at most two naps before the worker
-	 * sleeps until woken. */
-	if (last && now - last < 2 * pace && arrival_ns && arrival_ns <= pace)
+	 * once per two paces. Two, not one: a napping worker finds callbacks at most once per
+	 * nap, so the gaps it measures are never shorter than pace (plus the grace period),
+	 * and a steady 1/pace callbacks per second would read as "not busy" and pay, per
+	 * callback, a heavy barrier, a wake-up call and two wake-ups instead of one timer
+	 * (measured on the 2-CPU VM at 1000 callbacks/s: 21-29 us of engine CPU per callback
+	 * with one pace, 14-15 us with two). A domain that goes quiet costs at most two naps
+	 * before the worker sleeps until woken. */
+	if (last && now - last < 2 * pace && arrival_ns && arrival_ns <= 2 * pace)
 		return (int64_t)pace;
 	return 0;
 }

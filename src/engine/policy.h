@@ -19,8 +19,8 @@
  *                         the engine drives cost at most 0.5% of one CPU per domain while pace
  *                         is below the cap, and there are at most 1/pace of them per second;
  *                         a callback waits at most pace (+ the grace period) for its grace
- *                         period to start. While callbacks keep arriving at least once per pace,
- *                         the worker naps for pace between grace periods (no barrier, no
+ *                         period to start. While callbacks keep arriving at least once per two
+ *                         paces, the worker naps for pace between grace periods (no barrier, no
  *                         wake-up call from the queuing threads) rather than sleeping until
  *                         woken.
  * Whatever the policy, an urgent request (a flood past the soft limit, an expedited wait) or
@@ -87,7 +87,7 @@ void grace__policy_gp_done(struct grace__policy *p, uint64_t now, uint64_t cost_
 /* Nothing waits: how long should the worker nap before looking again (0: sleep until woken)?
  * arrival_ns is the worker's running mean of the time between passes that found new callbacks.
  * ADAPTIVE naps for pace while grace periods have been running back to back and callbacks have
- * been arriving at least once per pace: then a nap (a timer, no barrier) is cheaper than a sleep
+ * been arriving at least once per two paces: then a nap (a timer, no barrier) is cheaper than a sleep
  * that each new callback ends with a wake-up call and that starts with a heavy barrier. */
 int64_t grace__policy_linger_ns(const struct grace__policy *p, uint64_t now, uint64_t arrival_ns);
 
