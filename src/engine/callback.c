@@ -415,8 +415,9 @@ static void publish_invoked(struct grace__cbdom *d, struct cbq *q, uint64_t tota
  * its increment sees ATTN_PAUSE, so it pauses before its first callback; otherwise the forker
  * waits for it: FORK_PAUSE_NS at most while no worker is runnable (a callback may block on a
  * lock the forking thread holds), FORK_PAUSE_RUN_NS while one is (preempted on a loaded
- * machine: giving up on it would lose its callback in the child). A paused worker stored its cursor before its release decrement, which the forker's
- * load reads: the child, a copy taken after that load, sees the cursor exact.
+ * machine: giving up on it would lose its callback in the child). A paused worker stored its
+ * cursor before its release decrement, which the forker's load reads: the child, a copy taken
+ * after that load, sees the cursor exact.
  */
 static void worker_pause(void);
 

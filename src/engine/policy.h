@@ -87,8 +87,8 @@ void grace__policy_gp_done(struct grace__policy *p, uint64_t now, uint64_t cost_
 /* Nothing waits: how long should the worker nap before looking again (0: sleep until woken)?
  * arrival_ns is the worker's running mean of the time between passes that found new callbacks.
  * ADAPTIVE naps for pace while grace periods have been running back to back and callbacks have
- * been arriving at least once per two paces: then a nap (a timer, no barrier) is cheaper than a sleep
- * that each new callback ends with a wake-up call and that starts with a heavy barrier. */
+ * been arriving at least once per two paces: then a nap (a timer, no barrier) is cheaper than a
+ * sleep that each new callback ends with a wake-up call and that starts with a heavy barrier. */
 int64_t grace__policy_linger_ns(const struct grace__policy *p, uint64_t now, uint64_t arrival_ns);
 
 #endif

@@ -458,8 +458,9 @@ static void hurry_flood(void *arg)
 	/* One per gap over the flood, plus the one under way at its start. */
 	uint64_t bound = (uint64_t)((t - t0) / FLOOD_GAP_S) + 2;
 	if (gps > bound) {
-		fprintf(stderr, "  %llu grace periods in %.3f s of hurried flood (%lu calls): more "
-				"than one per %.0f us (bound %llu)\n",
+		fprintf(stderr,
+			"  %llu grace periods in %.3f s of hurried flood (%lu calls): more "
+			"than one per %.0f us (bound %llu)\n",
 			(unsigned long long)gps, t - t0, n, FLOOD_GAP_S * 1e6,
 			(unsigned long long)bound);
 		exit(3);
