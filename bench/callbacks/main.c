@@ -23,6 +23,12 @@
  *       back-to-back sections; latency percentiles of sampled callbacks, achieved rate, CPU
  *       time of the engine per callback (process CPU minus the producer's, the reader's and
  *       the driver's), worker CPU and grace periods per callback (grace's own counters)
+ *   callbacks_bench floor   [--ms M]
+ *       what the machine charges for the two things every grace-period cycle of a sleeping
+ *       worker pays, with a second thread spinning on another CPU (the sweep's reader): the
+ *       CPU time of one timed futex wait that runs out after D us (the wake-up), for D = 50,
+ *       200, 1000, 2000 and 5000, and of one membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED).
+ *       No library is involved (bench "floor", design "machine")
  *   Every command: [--policy default|poll|batch] [--period-us U] [--run K] [--as NAME]
  *   [--no-pin] [--header]. Rows: bench,design,threads,run,metric,value,unit (sweep rows have
  *   bench "sweep@R").
@@ -32,6 +38,7 @@
  * CPUs than threads.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +79,8 @@ static void usage(void)
 		"                               [--raw FILE]\n"
 		"       callbacks_bench sweep   --design D --rate R [--ms M] [--readers 0|1]\n"
 		"                               [--raw FILE] [--hurry] [--no-calls]\n"
+		"       callbacks_bench floor   [--ms M]   (no design: the machine's wake-up and\n"
+		"                               membarrier costs)\n"
 		"       common: [--policy default|poll|batch|adaptive] [--period-us U] [--run K]\n"
 		"               [--as NAME] [--no-pin] [--header]\n");
 	exit(2);
@@ -584,6 +593,64 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	return 0;
 }
 
+/* ---- floor ---- */
+
+static int floor_stop;
+
+static void *floor_spinner(void *arg)
+{
+	(void)arg;
+	pin_to(1);
+	while (!grace_load_relaxed(&floor_stop))
+		grace_cpu_relax();
+	return NULL;
+}
+
+static int cmd_floor(int run, int argc, char **argv)
+{
+	static const unsigned int wake_us[] = { 50, 200, 1000, 2000, 5000 };
+	uint64_t ms = bench_arg_u64(argc, argv, "--ms", 300);
+	pthread_t sp;
+	int word = 0;
+	char metric[32];
+
+	pin_to(0);
+	if (pthread_create(&sp, NULL, floor_spinner, NULL) != 0) {
+		fprintf(stderr, "callbacks_bench floor: cannot create a thread\n");
+		return 1;
+	}
+	bench_sleep_ns(20 * 1000000ull); /* the spinner reaches its CPU */
+	for (size_t i = 0; i < sizeof(wake_us) / sizeof(wake_us[0]); i++) {
+		uint64_t n = ms * 1000 / wake_us[i];
+		if (n < 20)
+			n = 20;
+		uint64_t c0 = bench_thread_cpu_ns();
+		for (uint64_t k = 0; k < n; k++) {
+			struct timespec ts = { 0, (long)wake_us[i] * 1000 };
+			/* *word stays 0: every wait runs out (ETIMEDOUT) and the thread wakes. */
+			syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+		}
+		snprintf(metric, sizeof(metric), "wake_cpu_ns@%u", wake_us[i]);
+		bench_csv_row(stdout, "floor", "machine", 2, run, metric,
+			      (double)(bench_thread_cpu_ns() - c0) / (double)n, "ns");
+	}
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0) {
+		uint64_t n = 0, t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
+		while (bench_now_ns() - t0 < ms * 1000000ull / 4) {
+			syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0);
+			n++;
+		}
+		bench_csv_row(stdout, "floor", "machine", 2, run, "membarrier_cpu_ns",
+			      (double)(bench_thread_cpu_ns() - c0) / (double)n, "ns");
+	} else {
+		fprintf(stderr, "callbacks_bench floor: no membarrier(PRIVATE_EXPEDITED): %s\n",
+			strerror(errno));
+	}
+	grace_store_relaxed(&floor_stop, 1);
+	pthread_join(sp, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct cb_design *d = NULL;
@@ -600,6 +667,11 @@ int main(int argc, char **argv)
 			printf("%s\t%s\t%s\n", designs[i]->name, designs[i]->enqueue_symbol,
 			       designs[i]->label);
 		return 0;
+	}
+	if (strcmp(argv[1], "floor") == 0) {
+		if (bench_arg_flag(argc, argv, "--header"))
+			bench_csv_header(stdout);
+		return cmd_floor((int)bench_arg_u64(argc, argv, "--run", 0), argc, argv);
 	}
 	name = bench_arg_str(argc, argv, "--design");
 	if (!name)

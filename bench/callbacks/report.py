@@ -280,7 +280,7 @@ def adaptive_section(d, sweep_raw, rates, hl):
               "engine, 50 us to 1 ms: about 0.5% of one CPU below the cap, cost / 1 ms at it); *engine "
               "CPU %* is the workers' whole share of a CPU (grace periods, naps, invoking the "
               "callbacks). *hurry*: the same load through `call_rcu_hurry()`, which skips the "
-              "pacing.\n")
+              "pacing (keeping POLL's 50 us least gap between back-to-back grace periods).\n")
     rows = []
     for r in rates:
         b = "sweep@%d" % r
@@ -310,6 +310,7 @@ def adaptive_section(d, sweep_raw, rates, hl):
     md.append(gr.md_table(["offered", "extra CPU ns/cb, grace", "liburcu", "ratio",
                            "reader ns/section (vs no callbacks)", "p50", "p50, hurry",
                            "grace periods/s", "engine CPU %", "targets"], rows))
+    md.extend(floor_section(d, rates))
     md.append("One line per offered load against the seed papers and liburcu (OLS 2002: rcu-poll "
               "has the lowest latency, rcu-ltimer the lowest overhead; FREENIX 2003 Table 3: "
               "rcu-poll pays 8.6% more CPU than rcu-ltimer for it):\n")
@@ -328,6 +329,47 @@ def adaptive_section(d, sweep_raw, rates, hl):
                       gr.fmt(a_e), gr.fmt(l_e),
                       gr.compare_words(g_o, u_o, "lower", "liburcu", words=(
                           "less extra CPU per callback", "more extra CPU per callback"))))
+    return md
+
+
+FLOOR_CYCLES_PER_S = 500  # a grace period every 2 ms at least: p50 about 1 ms
+
+
+def floor_section(d, rates):
+    """What the CPU target leaves per grace-period cycle once the membarrier each cycle needs is
+    paid, for an engine that keeps p50 <= 1 ms: a lower bound from what this machine charges
+    for one membarrier (callbacks_bench floor), beside the target (0.5x liburcu)."""
+    mb = d.med("floor", "machine", 2, "membarrier_cpu_ns")
+    if mb is None:
+        return []
+    wk = [(u, d.med("floor", "machine", 2, "wake_cpu_ns@%d" % u)) for u in (50, 1000, 2000)]
+    md = [gr.heading(4, "What the CPU target leaves per grace period on this machine")]
+    md.append("To keep p50 <= 1 ms under a steady stream, a grace period must end at least every "
+              "2 ms (a callback waits on average half the time between two, plus the grace "
+              "period itself): %d grace periods per second at least, whatever the rate. Each "
+              "needs one membarrier, the heavy barrier that keeps readers free of fences: %s ns "
+              "of CPU here with the reader spinning on the other CPU (`callbacks_bench floor`, "
+              "median of the runs, no library involved). *Membarrier floor*: %d of them per "
+              "second, per callback; a lower bound for any engine with fence-free readers. "
+              "*Left per grace period*: the target's CPU per second, divided among %d grace "
+              "periods, minus the membarrier: what remains for the worker's wake-up, invoking "
+              "the callbacks and the calls themselves. For scale, one timed sleep and wake-up "
+              "of a thread alone on its CPU cost %s here (CPU time; the machine is a VM).\n"
+              % (FLOOR_CYCLES_PER_S, gr.fmt(mb), FLOOR_CYCLES_PER_S, FLOOR_CYCLES_PER_S,
+                 ", ".join("%s ns after %d us" % (gr.fmt(v), u) for u, v in wk
+                           if v is not None)))
+    rows = []
+    for r in rates:
+        fl = FLOOR_CYCLES_PER_S * mb / r
+        u = overhead(d, r, PEER, "urcu-nocalls")
+        g = overhead(d, r, "grace-adaptive", "grace-nocalls")
+        tgt = 0.5 * u if u is not None and u > 0 else None
+        left = None if tgt is None else tgt * r / FLOOR_CYCLES_PER_S - mb
+        rows.append([rate_label(r), gr.fmt(fl), gr.fmt(tgt), gr.fmt(g),
+                     "n/a" if tgt is None else gr.fmt(fl / tgt) + "x",
+                     "n/a" if left is None else gr.fmt(left) + " ns"])
+    md.append(gr.md_table(["offered", "membarrier floor ns/cb", "target ns/cb (0.5x liburcu)",
+                           "grace ns/cb", "floor / target", "left per grace period"], rows))
     return md
 
 

@@ -143,6 +143,9 @@ for run in $(seq 1 $lruns); do
         --run "$run" --raw "$raw/sweep.${base_names[$i]}.$r.txt" >>"$csv"
     done
   done
+  # The machine's own floor under a grace-period cycle (a wake-up, a membarrier), once a run
+  # between the sweeps, so that it sees the same machine.
+  "$bin" floor --run "$run" >>"$csv"
 done
 
 bench_csv_end "$csv"
