@@ -41,7 +41,7 @@ static uint32_t env_period_us(const char *name, uint32_t def, uint32_t lo, uint3
 
 void grace__policy_init(struct grace__policy *p)
 {
-	static uint32_t warned_batch, warned_cap;
+	static uint32_t warned_batch, warned_cap, warned_gap;
 	const char *e = getenv("GRACE_POLICY");
 
 	p->kind = GRACE_POLICY_ADAPTIVE;
@@ -56,8 +56,10 @@ void grace__policy_init(struct grace__policy *p)
 					     GRACE__POLICY_DEFAULT_PERIOD_US, 1, &warned_batch);
 	else
 		p->period_us = env_period_us("GRACE_PACE_CAP_US", 0, 0, &warned_cap);
-	p->min_gap_us = (uint32_t)grace__env_ll("GRACE_POLL_MIN_GAP_US",
-						GRACE__POLICY_DEFAULT_MIN_GAP_US);
+	/* Range-checked like the periods: the gap also spaces hurried grace periods and barriers
+	 * in every policy, and a negative value cast to 32 bits would make it 71 minutes. */
+	p->min_gap_us = env_period_us("GRACE_POLL_MIN_GAP_US", GRACE__POLICY_DEFAULT_MIN_GAP_US, 0,
+				      &warned_gap);
 	p->pace_ns = GRACE__POLICY_PACE_MIN_NS;
 	p->last_end = 0;
 }

@@ -25,6 +25,9 @@
  *     periods keep the least gap after one that just ended (GRACE_POLL_MIN_GAP_US, 50 us), so
  *     the one worker that serves the flood completes at most one per 50 us: a bound by design
  *     that a slower or loaded machine only stays further below.
+ *  9. bad_min_gap: GRACE_POLL_MIN_GAP_US was read with no check; -1 became a 71-minute gap,
+ *     which hurried callbacks and barriers now keep too. Out of range or not a number, it
+ *     gives the default with a warning naming it.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
@@ -471,6 +474,47 @@ static void hurry_flood(void *arg)
 TEST(hurry_flood_keeps_gap)
 {
 	CHECK(run_case(hurry_flood, "a flood of call_rcu_hurry()", NULL) == 0);
+}
+
+/* ---- 9 ---- */
+
+static const char *bad_gap;
+
+static void bad_min_gap(void *arg)
+{
+	(void)arg;
+	setenv("GRACE_POLL_MIN_GAP_US", bad_gap, 1); /* read at the domain's first use */
+	/* A grace period that has just ended, then a hurried callback and a barrier, which wait
+	 * for the gap after it. */
+	call_rcu(head_new(), count_free);
+	rcu_barrier();
+	__atomic_store_n(&hurry_ran, 0, __ATOMIC_RELAXED);
+	fault_watch("call_rcu_hurry() after a grace period, bad GRACE_POLL_MIN_GAP_US", 20.0);
+	call_rcu_hurry(head_new(), hurry_cb);
+	while (!__atomic_load_n(&hurry_ran, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	call_rcu(head_new(), count_free);
+	rcu_barrier();
+	fault_unwatch();
+	exit(7);
+}
+TEST(bad_min_gap)
+{
+	static const char *const vals[] = { "-1", "abc", "10000001", "50us" };
+	static char err[4096];
+	char how[96];
+
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		bad_gap = vals[i];
+		struct fault_child c = fault_run(bad_min_gap, NULL, HANG_S, err, sizeof(err));
+		printf("  GRACE_POLL_MIN_GAP_US=%s: child %s\n", vals[i],
+		       fault_how(&c, how, sizeof(how)));
+		CHECK_MSG(fault_exited(&c, 7), "GRACE_POLL_MIN_GAP_US=%s: child %s; stderr: %.300s",
+			  vals[i], how, err);
+		CHECK_MSG(strstr(err, "GRACE_POLL_MIN_GAP_US") != NULL,
+			  "GRACE_POLL_MIN_GAP_US=%s: no warning naming the variable; stderr: %.300s",
+			  vals[i], err);
+	}
 }
 
 int main(int argc, char **argv)
