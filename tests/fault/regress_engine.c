@@ -511,9 +511,10 @@ TEST(bad_min_gap)
 		       fault_how(&c, how, sizeof(how)));
 		CHECK_MSG(fault_exited(&c, 7), "GRACE_POLL_MIN_GAP_US=%s: child %s; stderr: %.300s",
 			  vals[i], how, err);
-		CHECK_MSG(strstr(err, "GRACE_POLL_MIN_GAP_US") != NULL,
-			  "GRACE_POLL_MIN_GAP_US=%s: no warning naming the variable; stderr: %.300s",
-			  vals[i], err);
+		CHECK_MSG(
+			strstr(err, "GRACE_POLL_MIN_GAP_US") != NULL,
+			"GRACE_POLL_MIN_GAP_US=%s: no warning naming the variable; stderr: %.300s",
+			vals[i], err);
 	}
 }
 
