@@ -15,6 +15,10 @@ import os
 import platform
 import re
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from liburcu_behind import behind_section  # noqa: E402
 
 ap = argparse.ArgumentParser()
 for a in ("build", "runs", "out", "urcu-version", "deb-version", "sys-version", "duration",
@@ -195,6 +199,7 @@ w("Operations per second as each program reports them (`nr_ops` of its SUMMARY l
 w("")
 w("| run | grace ops/s | liburcu ops/s | ratio | grace reads/s | liburcu reads/s | grace writes/s | liburcu writes/s |")
 w("|---|---|---|---|---|---|---|---|")
+behind_rows = []
 for run, r in runs.items():
     if r["kind"] != "tput":
         continue
@@ -209,6 +214,8 @@ for run, r in runs.items():
     w("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (
         run, fmt(g0), fmt(l0), ratio, fmt(med(gm, 1)), fmt(med(lm, 1)), fmt(med(gm, 2)),
         fmt(med(lm, 2))))
+    behind_rows.append((run, g0, l0, med(gm, 1), med(lm, 1), med(gm, 2), med(lm, 2)))
 w("")
+out.extend(behind_section(behind_rows))
 w("Logs of every build and run: `build/liburcu-tests/log/` (not committed).")
 open(args.out, "w").write("\n".join(out) + "\n")
