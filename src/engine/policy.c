@@ -96,12 +96,12 @@ struct grace__policy_decision grace__policy_decide(const struct grace__policy *p
 		d.gpflags = GRACE__GP_EXPEDITED;
 		return d;
 	}
-	if (v->stopping)
+	if (v->stopping || v->flush)
 		return d;
 	if (v->hurry) {
 		/* No pacing and no batch period, but the back-to-back rule of POLL: a flood of
-		 * hurried callbacks (or of barriers) would otherwise run grace periods with no gap,
-		 * each for a handful of callbacks, and starve the callbacks of the CPU it spends. */
+		 * hurried callbacks would otherwise run grace periods with no gap, each for a
+		 * handful of callbacks, and starve the callbacks of the CPU it spends. */
 		uint64_t gap = (uint64_t)grace_load_relaxed(&p->min_gap_us) * 1000;
 		start = gap && v->last_gp_end ? v->last_gp_end + gap : 0;
 		goto out;

@@ -24,10 +24,11 @@
  *                         wake-up call from the queuing threads) rather than sleeping until
  *                         woken.
  * Whatever the policy, an urgent request (a flood past the soft limit, an expedited wait) or
- * shutdown starts the grace period at once, expedited when urgent; a hurried callback
- * (call_rcu_hurry()) or a barrier (rcu_barrier(), the exit drain) starts it without pacing or
- * batch period, not expedited, keeping only POLL's least gap (min_gap_us) after a grace period
- * that has just ended: a flood of hurried callbacks runs grace periods as POLL does.
+ * shutdown starts the grace period at once, expedited when urgent; a barrier (rcu_barrier(),
+ * the exit drain) starts it at once, not expedited; a hurried callback (call_rcu_hurry())
+ * starts it without pacing or batch period, not expedited, keeping only POLL's least gap
+ * (min_gap_us) after a grace period that has just ended: a flood of hurried callbacks runs
+ * grace periods as POLL does.
  */
 #ifndef GRACE_SRC_POLICY_H
 #define GRACE_SRC_POLICY_H
@@ -62,8 +63,9 @@ struct grace__policy_view {
 	uint64_t oldest_ns;   /* when the oldest waiting callback (or request) was harvested */
 	uint64_t last_gp_end; /* when this worker's last grace-period wait ended (0: never) */
 	bool urgent;          /* expedite: soft limit passed, or someone waits on the engine */
-	bool hurry;           /* a call_rcu_hurry() callback or a barrier waits: no pacing,
-			       * only the least gap after a grace period that just ended */
+	bool hurry;           /* a call_rcu_hurry() callback waits: no pacing, only the
+			       * least gap after a grace period that just ended */
+	bool flush;           /* a barrier waits: at once */
 	bool stopping;        /* shutdown: never wait */
 };
 

@@ -28,6 +28,10 @@
  *  9. bad_min_gap: GRACE_POLL_MIN_GAP_US was read with no check; -1 became a 71-minute gap,
  *     which hurried callbacks and barriers now keep too. Out of range or not a number, it
  *     gives the default with a warning naming it.
+ * 10. barriers_ignore_gap: the least gap is for floods of hurried callbacks only; a barrier
+ *     that kept it made back-to-back rcu_barrier() calls wait it each (60 us against 7 us
+ *     with the default gap). With a 5 s gap, 20 barriers right after grace periods must
+ *     return long before 20 gaps could pass.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
@@ -516,6 +520,28 @@ TEST(bad_min_gap)
 			"GRACE_POLL_MIN_GAP_US=%s: no warning naming the variable; stderr: %.300s",
 			vals[i], err);
 	}
+}
+
+/* ---- 10 ---- */
+
+static void barriers_ignore_gap(void *arg)
+{
+	(void)arg;
+	setenv("GRACE_POLL_MIN_GAP_US", "5000000", 1); /* read at the domain's first use */
+	call_rcu(head_new(), count_free);
+	rcu_barrier();
+	fault_watch("back-to-back rcu_barrier() with a 5 s least gap", 30.0);
+	for (int i = 0; i < 20; i++) {
+		call_rcu(head_new(), count_free);
+		rcu_barrier();
+		rcu_barrier(); /* nothing queued: its markers alone */
+	}
+	fault_unwatch();
+	exit(__atomic_load_n(&ran, __ATOMIC_RELAXED) == 21 ? 7 : 4);
+}
+TEST(barriers_ignore_gap)
+{
+	CHECK(run_case(barriers_ignore_gap, "back-to-back barriers", NULL) == 0);
 }
 
 int main(int argc, char **argv)
