@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "compat.h"
@@ -49,6 +51,27 @@ static struct flavor_state *state(int flavor)
 	if (flavor < 0 || flavor >= GRACE_URCU_NR_FLAVORS)
 		grace_urcu__misuse("call_rcu_data", "unknown flavor %d", flavor);
 	return &fs[flavor];
+}
+
+static int handle_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (struct call_rcu_data *const *)a;
+	uintptr_t y = (uintptr_t) * (struct call_rcu_data *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Free the handles of v (n entries, a private copy, sorted here): each once, though a handle may
+ * be set for several CPUs, and never the default handle (static), which may be set for a CPU too:
+ * liburcu's call_rcu_data_free() ignores it, and its fork child frees each handle once.
+ */
+static void free_handles(struct flavor_state *s, struct call_rcu_data **v, long n)
+{
+	qsort(v, (size_t)n, sizeof(*v), handle_cmp);
+	for (long i = 0; i < n; i++)
+		if (v[i] != &s->deflt && (i == 0 || v[i] != v[i - 1]))
+			free(v[i]);
 }
 
 /* The per-CPU table, allocated once with the number of configured CPUs. Lock held. */
@@ -230,8 +253,7 @@ void grace_urcu_free_all_cpu_call_rcu_data(int flavor)
 		grace_qsbr_synchronize();
 	else
 		grace_rcu_synchronize();
-	for (long i = 0; i < s->ncpus; i++)
-		free(old[i]);
+	free_handles(s, old, s->ncpus);
 	free(old);
 }
 
@@ -266,10 +288,9 @@ void grace_urcu_call_rcu_after_fork_child(int flavor)
 	/* As liburcu: the child starts with no per-CPU and no per-thread handle (only the
 	 * default one); grace restarts its own workers in the child. */
 	if (t) {
-		for (long i = 0; i < s->ncpus; i++) {
-			free(t[i]);
-			t[i] = NULL;
-		}
+		/* The child is single-threaded: the table itself is the private copy. */
+		free_handles(s, t, s->ncpus);
+		memset(t, 0, (size_t)s->ncpus * sizeof(*t));
 	}
 	thread_crdp[flavor] = NULL;
 	pthread_mutex_unlock(&s->lock);

@@ -202,6 +202,66 @@ TEST(fork_with_call_rcu_hooks)
 	urcu_memb_unregister_rculfhash_atfork(&af);
 }
 
+/*
+ * The default handle set as a CPU's handle, and one handle set for two CPUs (both allowed by
+ * liburcu, whose call_rcu_data_free() ignores the default handle and whose fork child frees each
+ * handle once): free_all_cpu_call_rcu_data() and the fork child must not free the default handle
+ * (a static object) nor free a shared handle twice. Each case in a child process: the fault is
+ * an abort in free().
+ */
+static void free_all_with_default(void *arg)
+{
+	(void)arg;
+	if (urcu_memb_set_cpu_call_rcu_data(0, urcu_memb_get_default_call_rcu_data()) != 0)
+		_exit(2);
+	urcu_memb_free_all_cpu_call_rcu_data();
+	_exit(urcu_memb_get_cpu_call_rcu_data(0) == NULL &&
+			      urcu_memb_get_call_rcu_data() == urcu_memb_get_default_call_rcu_data()
+		      ? 0
+		      : 1);
+}
+
+/* arg NULL: the default handle on CPU 0; else one new handle on CPUs 0 and 1. */
+static void fork_child_with_handles(void *arg)
+{
+	struct call_rcu_data *c = arg ? urcu_memb_create_call_rcu_data(0, -1)
+				      : urcu_memb_get_default_call_rcu_data();
+
+	if (!c || urcu_memb_set_cpu_call_rcu_data(0, c) ||
+	    (arg && urcu_memb_set_cpu_call_rcu_data(1, c)))
+		_exit(2);
+	urcu_memb_call_rcu_before_fork();
+	pid_t pid = fork();
+	if (pid == 0) {
+		urcu_memb_call_rcu_after_fork_child();
+		_exit(urcu_memb_get_cpu_call_rcu_data(0) == NULL ? 0 : 1);
+	}
+	urcu_memb_call_rcu_after_fork_parent();
+	int st = 0;
+	waitpid(pid, &st, 0);
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 3);
+}
+
+TEST(call_rcu_data_default_and_shared_handles)
+{
+	static char out[4096];
+	int st;
+
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2) {
+		printf("  (skipped: fewer than 2 configured CPUs)\n");
+		return;
+	}
+	st = gt_run_child(free_all_with_default, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "free_all: status %#x, stderr: %s", st,
+		  out);
+	st = gt_run_child(fork_child_with_handles, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "fork child, default handle: status %#x, stderr: %s", st, out);
+	st = gt_run_child(fork_child_with_handles, (void *)1, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "fork child, shared handle: status %#x, stderr: %s", st, out);
+}
+
 struct ent {
 	int v;
 	struct cds_list_head l;
