@@ -677,6 +677,9 @@ struct cds_lfht *grace_urcu_lfht_new(unsigned long init_size, unsigned long min_
 	}
 	memset(h, 0, sizeof(*h));
 	max = max_nr_buckets && max_nr_buckets < cap ? max_nr_buckets : cap;
+	/* A minimum above the maximum raises the maximum (liburcu's rule), up to the cap. */
+	if (min_nr_alloc_buckets > max)
+		max = min_nr_alloc_buckets < cap ? min_nr_alloc_buckets : cap;
 	h->max_size = max;
 	h->min_size = min_nr_alloc_buckets < max ? min_nr_alloc_buckets : max;
 	h->flavor = flavor;

@@ -84,6 +84,13 @@ TEST(bad_input)
 	CHECK(back == &attr); /* the attribute given to new comes back (liburcu) */
 	pthread_attr_destroy(&attr);
 	free(it);
+	/* A minimum above the maximum raises the maximum, as in liburcu (it was lowered to the
+	 * maximum): the table grows to the minimum. */
+	ht = cds_lfht_new_flavor(1, 1024, 64, 0, &urcu_memb_flavor, NULL);
+	REQUIRE(ht);
+	cds_lfht_resize(ht, 1024);
+	CHECK_MSG(ht->size == 1024, "size %lu after resize(1024) with min 1024, max 64", ht->size);
+	CHECK(cds_lfht_destroy(ht, NULL) == 0);
 }
 
 TEST(contract_call_by_call)
