@@ -9,4 +9,19 @@
  * so that grace_debug_in_read_section() sees them. */
 extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
 
+/*
+ * Test hook, debug builds only: with GRACE_TEST_PAUSE=<site>:<microseconds> in the environment
+ * (read once), each pass through GRACE__TEST_PAUSE(<site>) sleeps that long. Tests use it to
+ * widen a race window that is a few instructions wide otherwise, so that a fault in it shows
+ * in milliseconds (docs/torture.md, mutation audit). Sites: "collect" (engine/callback.c,
+ * between a worker's harvest of a queue and its look at the queue's barrier requests).
+ * Release builds compile the sites to nothing.
+ */
+#ifdef GRACE_DEBUG
+void grace__test_pause(const char *site);
+#define GRACE__TEST_PAUSE(site) grace__test_pause(site)
+#else
+#define GRACE__TEST_PAUSE(site) ((void)0)
+#endif
+
 #endif

@@ -76,6 +76,7 @@
 #include <grace/internal/rseq.h>
 
 #include "core/annotate.h"
+#include "core/debug.h"
 #include "core/diag.h"
 #include "core/lock.h"
 #include "core/sys.h"
@@ -706,6 +707,7 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 	 * cookie (or it has already been taken to be invoked, and waits for nothing). */
 	if (hurried && q->nseg)
 		worker_hurry(q->w, q->segs[q->nseg - 1].cookie);
+	GRACE__TEST_PAUSE("collect"); /* a call and a barrier may land here: see below */
 	if (grace_load_relaxed(&q->barrier_req)) {
 		/* Acquire: the markers' fields and links (pairs with the release CAS in
 		 * barrier_push()). Taken by exchange: each marker is queued once, the stack as one
@@ -713,6 +715,10 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 		struct bmark *m = grace_xchg(&q->barrier_req, (struct bmark *)NULL,
 					     __ATOMIC_ACQUIRE);
 		if (m) {
+			/* Harvest again: a callback pushed after the harvest above by a thread
+			 * that then pushed this barrier must be ahead of the marker (the acquire
+			 * exchange made that push visible). Test: fault_regress_engine
+			 * barrier_after_harvest, which widens the window with the pause above. */
 			harvest(d, q, now);
 			uint64_t c = grace__gp_snap(d->gp);
 			enqueue_chain(q, &m->h, c, now);

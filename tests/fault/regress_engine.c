@@ -32,6 +32,12 @@
  *     that kept it made back-to-back rcu_barrier() calls wait it each (60 us against 7 us
  *     with the default gap). With a 5 s gap, 20 barriers right after grace periods must
  *     return long before 20 gaps could pass.
+ * 11. barrier_after_harvest: a worker harvests a queue, then takes its barrier requests; a
+ *     thread that calls call_rcu() and then rcu_barrier() in between must find its callback
+ *     run when the barrier returns (the worker harvests again before queuing the marker).
+ *     The window is a few instructions; debug builds widen it with GRACE_TEST_PAUSE (200 us
+ *     at that point of every pass). The mutation audit's "barrier marker queued without
+ *     harvesting" survived every test before this one. Release builds skip the case.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
@@ -542,6 +548,100 @@ static void barriers_ignore_gap(void *arg)
 TEST(barriers_ignore_gap)
 {
 	CHECK(run_case(barriers_ignore_gap, "back-to-back barriers", NULL) == 0);
+}
+
+/* ---- 11 ---- */
+
+#ifdef GRACE_DEBUG
+#define HARVEST_ROUNDS 300
+static int harvest_flag[HARVEST_ROUNDS];
+
+struct flagged {
+	struct rcu_head rh;
+	int i;
+};
+
+static void flag_cb(struct rcu_head *h)
+{
+	struct flagged *f = (struct flagged *)h;
+	/* Release: pairs with the acquire load after the barrier (the barrier orders it too). */
+	__atomic_store_n(&harvest_flag[f->i], 1, __ATOMIC_RELEASE);
+	free(f);
+}
+
+static int harvest_stop;
+
+/* Keeps callbacks waiting on the queue, so that its worker makes pass after pass (each with
+ * the pause) instead of sleeping until this thread's next call wakes it. */
+static void *harvest_feeder(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&harvest_stop, __ATOMIC_ACQUIRE)) {
+		call_rcu(head_new(), count_free);
+		struct timespec ts = { 0, 50000 };
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void barrier_after_harvest(void *arg)
+{
+	(void)arg;
+	int early = 0;
+	pthread_t feeder;
+	cpu_set_t set;
+
+	setenv("GRACE_TEST_PAUSE", "collect:200", 1); /* read at the first pass */
+	/* This thread and the feeder on one CPU: one queue, one worker. */
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		exit(2);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set)) {
+			CPU_ZERO(&set);
+			CPU_SET(c, &set);
+			break;
+		}
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		exit(2);
+	if (pthread_create(&feeder, NULL, harvest_feeder, NULL) != 0) /* inherits the CPU */
+		exit(2);
+	unsigned int seed = 12345;
+	for (int i = 0; i < HARVEST_ROUNDS; i++) {
+		/* At a random point of the worker's cycle of passes (its naps last up to 1 ms), not
+		 * right after the last barrier, whose wake-up starts the next pass itself. */
+		struct timespec gap = { 0, (long)(rand_r(&seed) % 1000) * 1000 };
+		nanosleep(&gap, NULL);
+		struct flagged *f = (struct flagged *)calloc(1, sizeof(*f));
+		if (!f)
+			exit(2);
+		f->i = i;
+		call_rcu(&f->rh, flag_cb);
+		rcu_barrier();
+		if (!__atomic_load_n(&harvest_flag[i], __ATOMIC_ACQUIRE))
+			early++;
+	}
+	__atomic_store_n(&harvest_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(feeder, NULL);
+	rcu_barrier();
+	if (early) {
+		fprintf(stderr,
+			"  rcu_barrier() returned before the callback queued just before it "
+			"ran, %d times of %d\n",
+			early, HARVEST_ROUNDS);
+		exit(3);
+	}
+	exit(7);
+}
+#endif
+TEST(barrier_after_harvest)
+{
+#ifdef GRACE_DEBUG
+	CHECK(run_case(barrier_after_harvest, "call_rcu() and rcu_barrier() during a harvest",
+		       NULL) == 0);
+#else
+	printf("  skipped: the window is widened only in debug builds (GRACE_TEST_PAUSE)\n");
+#endif
 }
 
 int main(int argc, char **argv)
