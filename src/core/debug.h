@@ -14,7 +14,9 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * (read once), each pass through GRACE__TEST_PAUSE(<site>) sleeps that long. Tests use it to
  * widen a race window that is a few instructions wide otherwise, so that a fault in it shows
  * in milliseconds (docs/torture.md, mutation audit). Sites: "collect" (engine/callback.c,
- * between a worker's harvest of a queue and its look at the queue's barrier requests).
+ * between a worker's harvest of a queue and its look at the queue's barrier requests),
+ * "srcu_lock" (flavor/srcu.c, a reader between loading the index and counting itself; debug
+ * builds take that path for every srcu_read_lock()).
  * Release builds compile the sites to nothing.
  */
 #ifdef GRACE_DEBUG

@@ -621,6 +621,9 @@ int grace__srcu_read_lock_slow(struct srcu_struct *ssp)
 	struct grace__srcu_state *st = srcu_get(ssp, "srcu_read_lock");
 	unsigned int idx = grace_load_relaxed(&ssp->idx) & 1u;
 
+	/* Debug builds: a test may stop the reader here, after it chose its index and before it
+	 * is counted, while grace periods pass (Claim 2's straggler that S1 catches). */
+	GRACE__TEST_PAUSE("srcu_lock");
 	if (!srcu_rseq ||
 	    grace__rseq_percpu_add(&st->cpus[0].lock[idx], sizeof(st->cpus[0]), st->ncpus, 1) < 0) {
 		/* No rseq in this thread: the atomic counter of the CPU it runs on (contract rule 1

@@ -38,6 +38,11 @@
  *     The window is a few instructions; debug builds widen it with GRACE_TEST_PAUSE (200 us
  *     at that point of every pass). The mutation audit's "barrier marker queued without
  *     harvesting" survived every test before this one. Release builds skip the case.
+ * 12. srcu_straggler: an srcu reader that chose its index before a grace period's flip and
+ *     counts itself after that grace period's scan of the index (a straggler: new for that
+ *     grace period) must be waited for by the next one, whose first wait (S1) is on that
+ *     index. Debug builds stop the reader there with GRACE_TEST_PAUSE; the mutation audit's
+ *     "S1 skipped" mutant survived the quick runs before. Release builds skip the case.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
@@ -641,6 +646,104 @@ TEST(barrier_after_harvest)
 		       NULL) == 0);
 #else
 	printf("  skipped: the window is widened only in debug builds (GRACE_TEST_PAUSE)\n");
+#endif
+}
+
+/* ---- 12 ---- */
+
+#ifdef GRACE_DEBUG
+#define STRAGGLER_MAGIC 0x5eed
+#define STRAGGLER_DEAD 0xdead
+
+static struct srcu_struct straggler_ss;
+static int *straggler_ptr;
+static int straggler_locking, straggler_in, straggler_seen;
+
+static void *straggler_reader(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&straggler_locking, 1, __ATOMIC_RELEASE);
+	int idx = srcu_read_lock(&straggler_ss); /* paused 200 ms after choosing its index */
+	int *p = rcu_dereference(straggler_ptr);
+	__atomic_store_n(&straggler_in, 1, __ATOMIC_RELEASE);
+	fault_sleep_ms(200); /* the updater's second grace period must wait for this */
+	/* Relaxed: the updater's poison store races with this load only if the grace period
+	 * did not wait, which is the fault this detects. */
+	__atomic_store_n(&straggler_seen, __atomic_load_n(p, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+	srcu_read_unlock(&straggler_ss, idx);
+	return NULL;
+}
+
+/* One try: 1 if grace period 2 waited for the straggler, 0 if it did not, -1 if the reader
+ * was counted before grace period 1 ended (a slow machine: no straggler, nothing shown). */
+static int straggler_try(void)
+{
+	pthread_t t;
+	int *a = (int *)malloc(sizeof(int)), *b = (int *)malloc(sizeof(int));
+	if (!a || !b)
+		exit(2);
+	*a = STRAGGLER_MAGIC;
+	*b = STRAGGLER_MAGIC;
+	__atomic_store_n(&straggler_locking, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&straggler_in, 0, __ATOMIC_RELAXED);
+	rcu_assign_pointer(straggler_ptr, a);
+	synchronize_srcu(&straggler_ss); /* nobody reads yet */
+	pthread_create(&t, NULL, straggler_reader, NULL);
+	while (!__atomic_load_n(&straggler_locking, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	fault_sleep_ms(50);
+	/* Grace period 1, while the reader has its index but is not counted: it must not (and
+	 * need not) wait for the reader, whose section will see whatever is published by then. */
+	synchronize_srcu(&straggler_ss);
+	bool straggler = !__atomic_load_n(&straggler_in, __ATOMIC_ACQUIRE);
+	while (!__atomic_load_n(&straggler_in, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	/* Grace period 2: the reader holds a, counted on the index grace period 1 flipped away
+	 * from; S1 of this grace period waits for it. */
+	rcu_assign_pointer(straggler_ptr, b);
+	synchronize_srcu(&straggler_ss);
+	__atomic_store_n(a, STRAGGLER_DEAD, __ATOMIC_RELAXED); /* "free" a */
+	pthread_join(t, NULL);
+	int seen = __atomic_load_n(&straggler_seen, __ATOMIC_ACQUIRE);
+	free(a);
+	rcu_assign_pointer(straggler_ptr, NULL);
+	synchronize_srcu(&straggler_ss);
+	free(b);
+	if (seen != STRAGGLER_MAGIC)
+		return 0;
+	return straggler ? 1 : -1;
+}
+
+static void srcu_straggler(void *arg)
+{
+	(void)arg;
+	setenv("GRACE_TEST_PAUSE", "srcu_lock:200000", 1); /* read at the first pass */
+	if (init_srcu_struct(&straggler_ss) != 0)
+		exit(2);
+	fault_watch("srcu straggler", 60.0);
+	int r = -1;
+	for (int k = 0; k < 5 && r < 0; k++)
+		r = straggler_try();
+	fault_unwatch();
+	if (r == 0) {
+		fprintf(stderr,
+			"  the reader saw its object freed: grace period 2 ended before its "
+			"section\n");
+		exit(3);
+	}
+	if (r < 0)
+		printf("  not shown: in 5 tries grace period 1 never ended within the reader's "
+		       "200 ms pause (a very slow machine)\n");
+	cleanup_srcu_struct(&straggler_ss);
+	exit(7);
+}
+#endif
+TEST(srcu_straggler)
+{
+#ifdef GRACE_DEBUG
+	CHECK(run_case(srcu_straggler, "an srcu reader counted after a flip", NULL) == 0);
+#else
+	printf("  skipped: the reader is stopped only in debug builds (GRACE_TEST_PAUSE)\n");
 #endif
 }
 
