@@ -398,6 +398,10 @@ static void dq_pass(struct rcu_head *rh)
 			dq_destroy(q);
 		return;
 	}
+	/* Debug builds: a test may hold the pass here, after it found nothing new and before it
+	 * disarms, while the owner appends (it sees armed set and does not post): the re-check
+	 * below must find that entry (test compat_defer_disarm). */
+	GRACE_URCU__TEST_PAUSE("defer_disarm");
 	q->in_pass = false;
 	grace_store_relaxed(&q->armed, 0u);
 	heavy_fence(); /* barrier B: the store of armed, then the load of the end */

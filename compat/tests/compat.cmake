@@ -21,6 +21,9 @@ grace_test(NAME compat_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_api.c C
 # defer_rcu(): per-thread queues run by callbacks; barriers, exits, a stalled reader, fork.
 grace_test(NAME compat_defer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer.c
            LIBS grace_urcu TIMEOUT 180)
+# An entry appended while its queue's pass disarms (debug builds widen the window).
+grace_test(NAME compat_defer_disarm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_disarm.c
+           LIBS grace_urcu TIMEOUT 60)
 # fork() while a defer queue's pass is inside a deferred function: past libgrace's fork pause,
 # and while it creates the worker's queue (defer.c, points 7 and 8).
 grace_test(NAME compat_defer_fork_pass

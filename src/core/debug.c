@@ -36,7 +36,7 @@ static void pause_init(void)
 	pause_us = us;
 }
 
-void grace__test_pause(const char *site)
+GRACE_API void grace__test_pause(const char *site)
 {
 	/* pthread_once orders pause_init's stores before these loads, in every thread. */
 	pthread_once(&pause_once, pause_init);

@@ -16,11 +16,12 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * in milliseconds (docs/torture.md, mutation audit). Sites: "collect" (engine/callback.c,
  * between a worker's harvest of a queue and its look at the queue's barrier requests),
  * "srcu_lock" (flavor/srcu.c, a reader between loading the index and counting itself; debug
- * builds take that path for every srcu_read_lock()).
+ * builds take that path for every srcu_read_lock()), "defer_disarm" (compat/src/defer.c, a
+ * pass that found nothing new, before it disarms its queue).
  * Release builds compile the sites to nothing.
  */
 #ifdef GRACE_DEBUG
-void grace__test_pause(const char *site);
+GRACE_API void grace__test_pause(const char *site); /* exported: grace-urcu has sites too */
 #define GRACE__TEST_PAUSE(site) grace__test_pause(site)
 #else
 #define GRACE__TEST_PAUSE(site) ((void)0)
