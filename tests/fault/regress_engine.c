@@ -406,6 +406,25 @@ TEST(exit_while_cleanup)
 
 /* ---- 8 ---- */
 
+/* Pin the calling thread (and the threads it creates later) to the first CPU it may use; exit
+ * status 2 if it cannot. */
+static void pin_to_first_cpu(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		exit(2);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set)) {
+			CPU_ZERO(&set);
+			CPU_SET(c, &set);
+			break;
+		}
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		exit(2);
+}
+
 #define FLOOD_S 0.3
 #define FLOOD_GAP_US "1000" /* GRACE_POLL_MIN_GAP_US for the flood (default 50 us) */
 #define FLOOD_GAP_S 1e-3
@@ -430,23 +449,12 @@ static void hurry_flood(void *arg)
 	pthread_t rd;
 	struct grace_cb_stats st0, st1;
 	unsigned long n = 0;
-	cpu_set_t set;
 	(void)arg;
 	/* A gap longer than the default, so that the bound stands far from what the machine can
 	 * do without it (read when the domain is set up, at its first use below). */
 	setenv("GRACE_POLL_MIN_GAP_US", FLOOD_GAP_US, 1);
 	/* One CPU, so one queue and its one worker serve the flood (the bound is per worker). */
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		exit(2);
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (CPU_ISSET(c, &set)) {
-			CPU_ZERO(&set);
-			CPU_SET(c, &set);
-			break;
-		}
-	}
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		exit(2);
+	pin_to_first_cpu();
 	/* No soft limit: its urgent grace periods are not the hurry's. And BATCH with a 10 s
 	 * period: a callback harvested between its push and its caller's hurry flag would
 	 * otherwise wait only for the adaptive pacing (50 us to 1 ms), which is not this bound's;
@@ -594,21 +602,10 @@ static void barrier_after_harvest(void *arg)
 	(void)arg;
 	int early = 0;
 	pthread_t feeder;
-	cpu_set_t set;
 
 	setenv("GRACE_TEST_PAUSE", "collect:200", 1); /* read at the first pass */
 	/* This thread and the feeder on one CPU: one queue, one worker. */
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		exit(2);
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (CPU_ISSET(c, &set)) {
-			CPU_ZERO(&set);
-			CPU_SET(c, &set);
-			break;
-		}
-	}
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		exit(2);
+	pin_to_first_cpu();
 	if (pthread_create(&feeder, NULL, harvest_feeder, NULL) != 0) /* inherits the CPU */
 		exit(2);
 	unsigned int seed = 12345;
