@@ -43,7 +43,8 @@
  * (5) Queues outlive their owners. At thread exit (a key destructor) or unregistration the queue
  *     becomes an orphan. It is freed when it is an orphan, empty, not armed, not busy and not
  *     pinned by a barrier, by whoever makes the last of those true, under all_lock (the list of
- *     queues) and q->lock; the barriers pin the queues they recorded.
+ *     queues) and q->lock; the barriers pin the queues they recorded (and list what they
+ *     pinned on dq_barriers, for a fork child: point 8).
  * (6) An owner waiting for its backlog is woken. It stores `waiting`, then (full fence) loads
  *     `done`; a consumer stores `done`, then (full fence) loads `waiting` and, if set, bumps the
  *     futex word `wake` (barrier D). One of the two sees the other's store. The fences cost once
@@ -146,6 +147,24 @@ static pthread_once_t dq_once = PTHREAD_ONCE_INIT;
 static pthread_key_t dq_key[DQ_DOMS];
 static bool dq_keys_ok;
 static bool dq_fence; /* libgrace runs its fence fallback: so do we (barrier B) */
+
+/* A barrier in flight (defer_wait()): the queues it pinned. On dq_barriers, under all_lock,
+ * from before its first pin until after its last unpin, so that a fork child can drop the pins
+ * of barriers whose threads it does not have (point 8). */
+struct dq_want {
+	struct dq *q;
+	uint64_t upto;
+};
+
+struct dq_bar {
+	struct grace_list_head link; /* on dq_barriers (all_lock) */
+	pthread_t tid;
+	struct dq_want *w; /* w[0..nw) pinned */
+	size_t nw;
+	bool heap; /* w is realloc()ed (not the barrier's one slot on its stack) */
+};
+
+static GRACE_LIST_HEAD(dq_barriers);
 
 static __thread struct dq *my_q[DQ_DOMS];
 static __thread unsigned int in_run; /* running deferred functions (nested calls) */
@@ -521,14 +540,13 @@ static void dq_backlog(struct dq *q)
  */
 static void defer_wait(int dom, struct dq *only)
 {
-	struct want {
-		struct dq *q;
-		uint64_t upto;
-	} *w = NULL, one;
+	struct dq_want *w = NULL, one;
 	size_t nw = 0, cap = 0;
+	struct dq_bar bar = { .tid = pthread_self(), .heap = only == NULL };
 
 	all_lock_take();
 	dq_adopt_stranded();
+	grace_list_add(&bar.link, &dq_barriers);
 	struct dq *it;
 
 	grace_list_for_each_entry(it, &all_queues, all) {
@@ -540,19 +558,20 @@ static void defer_wait(int dom, struct dq *only)
 			w = &one;
 		} else if (nw == cap) {
 			size_t nc = cap ? 2 * cap : 16;
-			struct want *nwp = (struct want *)realloc(w, nc * sizeof(*w));
+			struct dq_want *nwp = (struct dq_want *)realloc(w, nc * sizeof(*w));
 
 			if (!nwp) {
-				/* Out of memory: wait for what we have, then start again. */
-				pthread_mutex_unlock(&all_lock);
-				grace_urcu__warn("rcu_defer_barrier", "out of memory; retrying");
-				usleep(1000);
+				/* Out of memory: unpin what we have, then start again. */
 				for (size_t i = 0; i < nw; i++) {
 					pthread_mutex_lock(&w[i].q->lock);
 					w[i].q->pins--;
 					pthread_mutex_unlock(&w[i].q->lock);
 				}
+				grace_list_del(&bar.link);
+				pthread_mutex_unlock(&all_lock);
 				free(w);
+				grace_urcu__warn("rcu_defer_barrier", "out of memory; retrying");
+				usleep(1000);
 				defer_wait(dom, only);
 				return;
 			}
@@ -565,10 +584,15 @@ static void defer_wait(int dom, struct dq *only)
 		w[nw].upto = dq_end(q);
 		pthread_mutex_unlock(&q->lock);
 		nw++;
+		bar.w = w;
+		bar.nw = nw;
+	}
+	if (!nw) {
+		grace_list_del(&bar.link);
+		pthread_mutex_unlock(&all_lock);
+		return;
 	}
 	pthread_mutex_unlock(&all_lock);
-	if (!nw)
-		return;
 
 	dom_synchronize(dom);
 	for (size_t i = 0; i < nw; i++) {
@@ -596,6 +620,7 @@ static void defer_wait(int dom, struct dq *only)
 		if (gone)
 			dq_destroy(q);
 	}
+	grace_list_del(&bar.link);
 	pthread_mutex_unlock(&all_lock);
 	if (w != &one)
 		free(w);
@@ -652,10 +677,12 @@ static void dq_parent(void)
  * that callback as run, so no pass is posted for its queue any more; disarm it. A queue's lock
  * is only ever held for a few stores, never by a thread that forks: re-initialise it. A
  * consumer of another thread that was inside a call is gone: the entry it claimed is skipped
- * (point 2). The queues of threads that do not exist here become orphans. A queue left unarmed
- * with entries pending gets a pass at the child's next defer_rcu() that arms a queue, or its
- * next barrier (dq_adopt_stranded()); one whose pass was posted keeps it (libgrace runs the
- * parent's queued callbacks in the child).
+ * (point 2). The queues of threads that do not exist here become orphans; the pins of
+ * barriers that were running in those threads are dropped (struct dq_bar), and the orphans
+ * left unused are freed here. A queue left unarmed with entries pending gets a pass at the
+ * child's next defer_rcu() that arms a queue, or its next barrier (dq_adopt_stranded()); one
+ * whose pass was posted keeps it (libgrace runs the parent's queued callbacks in the child),
+ * and the pass frees it once it is an empty orphan.
  */
 static void dq_child(void)
 {
@@ -680,6 +707,28 @@ static void dq_child(void)
 		if (grace_load_relaxed(&q->armed) == 0 && q->done < dq_end(q))
 			grace_store_relaxed(&dq_stranded, 1u);
 	}
+	/* Barriers of threads the child does not have never unpin: drop their pins (the child's
+	 * copy of their memory is intact). A barrier of this thread (fork() from a deferred function
+	 * it runs) goes on in the child and unpins itself. */
+	struct dq_bar *bar, *nb;
+
+	grace_list_for_each_entry_safe(bar, nb, &dq_barriers, link) {
+		if (pthread_equal(bar->tid, self))
+			continue;
+		for (size_t i = 0; i < bar->nw; i++)
+			bar->w[i].q->pins--;
+		grace_list_del(&bar->link);
+		if (bar->heap)
+			free(bar->w);
+	}
+	/* Free what nothing refers to any more (point 5): the orphans made above that are empty,
+	 * not armed and no longer pinned. No later event would: their owners and barriers are
+	 * gone, and no pass of theirs is posted. */
+	struct dq *nq;
+
+	grace_list_for_each_entry_safe(q, nq, &all_queues, all)
+		if (dq_unlink_if_unused(q))
+			dq_destroy(q);
 	pthread_mutex_unlock(&all_lock);
 }
 

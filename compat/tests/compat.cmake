@@ -29,6 +29,11 @@ grace_test(NAME compat_defer_disarm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compa
 grace_test(NAME compat_defer_fork_pass
            SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_fork_pass.c LIBS grace_urcu
            TIMEOUT 60)
+# Defer queues in a fork child: the parent's other threads' queues, and those a barrier in
+# flight had pinned, are freed there (defer.c, points 5 and 8).
+grace_test(NAME compat_defer_fork_free
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_fork_free.c LIBS grace_urcu
+           TIMEOUT 60)
 # cds_lfht_new() from a call_rcu() callback while fork() is prepared (lfht.c, "fork()").
 grace_test(NAME compat_lfht_fork_new
            SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_fork_new.c LIBS grace_urcu
