@@ -15,34 +15,57 @@
 GRACE_API __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
 
 #ifdef GRACE_DEBUG
+#define PAUSE_SITES 4
 static pthread_once_t pause_once = PTHREAD_ONCE_INIT;
-static char pause_site[32];
-static long pause_us;
+static struct {
+	char site[32];
+	long us;
+} pauses[PAUSE_SITES];
 
+/* GRACE_TEST_PAUSE=<site>:<us>[,<site>:<us>...]: up to PAUSE_SITES sites. A malformed list is
+ * ignored as a whole, with a warning (a test that sets it wrong must not half-run). */
 static void pause_init(void)
 {
 	const char *e = getenv("GRACE_TEST_PAUSE");
-	const char *colon = e ? strchr(e, ':') : NULL;
-	char *end;
+	const char *p = e;
 
-	if (!colon || (size_t)(colon - e) >= sizeof(pause_site))
+	if (!e || !*e)
 		return;
-	long us = strtol(colon + 1, &end, 10);
-	if (*end || us <= 0 || us > 1000000) {
-		grace__warn("GRACE_TEST_PAUSE=%s: expected <site>:<1..1000000 microseconds>", e);
-		return;
+	for (int n = 0; *p; n++) {
+		const char *colon = strchr(p, ':');
+		char *end;
+
+		if (n == PAUSE_SITES || !colon || colon == p ||
+		    (size_t)(colon - p) >= sizeof(pauses[n].site) ||
+		    memchr(p, ',', (size_t)(colon - p)))
+			goto bad;
+		long us = strtol(colon + 1, &end, 10);
+		if ((*end && (*end != ',' || !end[1])) || end == colon + 1 || us <= 0 ||
+		    us > 1000000)
+			goto bad;
+		memcpy(pauses[n].site, p, (size_t)(colon - p));
+		pauses[n].us = us;
+		p = *end ? end + 1 : end;
 	}
-	memcpy(pause_site, e, (size_t)(colon - e));
-	pause_us = us;
+	return;
+bad:
+	memset(pauses, 0, sizeof(pauses));
+	grace__warn("GRACE_TEST_PAUSE=%s: expected <site>:<1..1000000 microseconds>, up to %d "
+		    "separated by commas",
+		    e, PAUSE_SITES);
 }
 
 GRACE_API void grace__test_pause(const char *site)
 {
 	/* pthread_once orders pause_init's stores before these loads, in every thread. */
 	pthread_once(&pause_once, pause_init);
-	if (pause_us && strcmp(site, pause_site) == 0) {
-		struct timespec ts = { pause_us / 1000000, (pause_us % 1000000) * 1000 };
-		nanosleep(&ts, NULL);
+	for (int i = 0; i < PAUSE_SITES && pauses[i].us; i++) {
+		if (strcmp(site, pauses[i].site) == 0) {
+			struct timespec ts = { pauses[i].us / 1000000,
+					       (pauses[i].us % 1000000) * 1000 };
+			nanosleep(&ts, NULL);
+			return;
+		}
 	}
 }
 #endif

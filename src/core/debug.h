@@ -10,14 +10,16 @@
 extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
 
 /*
- * Test hook, debug builds only: with GRACE_TEST_PAUSE=<site>:<microseconds> in the environment
- * (read once), each pass through GRACE__TEST_PAUSE(<site>) sleeps that long. Tests use it to
- * widen a race window that is a few instructions wide otherwise, so that a fault in it shows
- * in milliseconds (docs/torture.md, mutation audit). Sites: "collect" (engine/callback.c,
- * between a worker's harvest of a queue and its look at the queue's barrier requests),
- * "srcu_lock" (flavor/srcu.c, a reader between loading the index and counting itself; debug
- * builds take that path for every srcu_read_lock()), "defer_disarm" (compat/src/defer.c, a
- * pass that found nothing new, before it disarms its queue).
+ * Test hook, debug builds only: with GRACE_TEST_PAUSE=<site>:<microseconds>[,<site>:<us>...]
+ * in the environment (read once; up to 4 sites), each pass through GRACE__TEST_PAUSE(<site>)
+ * sleeps that long. Tests use it to widen a race window that is a few instructions wide
+ * otherwise, so that a fault in it shows in milliseconds (docs/torture.md, mutation audit).
+ * Sites: "collect" (engine/callback.c, between a worker's harvest of a queue and its look at
+ * the queue's barrier requests), "srcu_lock" (flavor/srcu.c, a reader between loading the
+ * index and counting itself; debug builds take that path for every srcu_read_lock()),
+ * "srcu_balance" (flavor/srcu.c, a balance check between its sum of unlocks and its sum of
+ * locks), "defer_disarm" (compat/src/defer.c, a pass that found nothing new, before it
+ * disarms its queue).
  * Release builds compile the sites to nothing.
  */
 #ifdef GRACE_DEBUG

@@ -324,6 +324,9 @@ static uint64_t sum_locks(const struct grace__srcu_state *st, unsigned int k)
 static bool idx_balanced(const struct grace__srcu_state *st, unsigned int k)
 {
 	uint64_t u = sum_unlocks(st, k);
+	/* Debug builds: a test may stop the check here, so that a reader locks and unlocks between
+	 * the two sums (what the order of the sums is for; fault_regress_engine srcu_balance). */
+	GRACE__TEST_PAUSE("srcu_balance");
 	return sum_locks(st, k) == u;
 }
 

@@ -48,6 +48,13 @@
  *     queues hurried callbacks and runs a barrier, a child that queues them and calls exit()
  *     (the exit drain must run them, gap or not), and the parent's own exit() with the flood's
  *     callbacks still pending (every one must have run, checked after the drain).
+ * 14. srcu_balance: a balance check reads the unlock counters before the lock counters. A
+ *     reader R1 holds a section; a reader R2 on the same index locks and unlocks while the
+ *     check is between its two sums. Read in the other order, R2's unlock would be counted and
+ *     not its lock, matching R1's lock with R2's unlock: the grace period would end under R1.
+ *     Debug builds stop R2 between choosing its index and counting itself and the check
+ *     between its sums (GRACE_TEST_PAUSE); the mutation audit's "locks summed first" mutant
+ *     survived every test before this one. Release builds skip the case.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
@@ -878,6 +885,109 @@ TEST(hurry_flood_fork_exit)
 {
 	CHECK(run_case(hurry_flood_fork_exit, "a hurried flood with forks and exits", "not run") ==
 	      0);
+}
+
+/* ---- 14 ---- */
+
+#ifdef GRACE_DEBUG
+static struct srcu_struct bal_ss;
+static int bal_held, bal_release, bal_r2_locking, bal_r2_done, bal_gp_done, bal_early;
+
+static void *bal_r1(void *arg)
+{
+	(void)arg;
+	int idx = srcu_read_lock(&bal_ss);
+	__atomic_store_n(&bal_held, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&bal_release, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	__atomic_store_n(&bal_held, 0, __ATOMIC_RELEASE);
+	srcu_read_unlock(&bal_ss, idx);
+	return NULL;
+}
+
+static void *bal_r2(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&bal_r2_locking, 1, __ATOMIC_RELEASE);
+	int idx = srcu_read_lock(&bal_ss); /* paused after choosing its index (R1's) */
+	srcu_read_unlock(&bal_ss, idx);
+	__atomic_store_n(&bal_r2_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *bal_updater(void *arg)
+{
+	(void)arg;
+	synchronize_srcu(&bal_ss); /* must wait for R1, which holds a section begun before */
+	/* Acquire: R1 stores 0 before its unlock, which the grace period waits for. */
+	__atomic_store_n(&bal_early, __atomic_load_n(&bal_held, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&bal_gp_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* One try: 1 if the grace period ended while R1 held its section. R2's 300 ms pause at its
+ * lock ends while the updater's checks of R1's index (100 ms each, back to back while they
+ * fail) are between their sums; the offset varies with the try. */
+static int balance_try(int k)
+{
+	pthread_t r1, r2, u;
+
+	__atomic_store_n(&bal_release, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&bal_r2_locking, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&bal_r2_done, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&bal_gp_done, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&bal_early, 0, __ATOMIC_RELAXED);
+	pthread_create(&r1, NULL, bal_r1, NULL);
+	while (!__atomic_load_n(&bal_held, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	pthread_create(&r2, NULL, bal_r2, NULL);
+	while (!__atomic_load_n(&bal_r2_locking, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	fault_sleep_ms(10 + 17 * k);
+	pthread_create(&u, NULL, bal_updater, NULL);
+	/* Let R2 lock and unlock (about 300 ms after it began) while the grace period waits for
+	 * R1, then a little more, then release R1. */
+	while (!__atomic_load_n(&bal_r2_done, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	fault_sleep_ms(400);
+	__atomic_store_n(&bal_release, 1, __ATOMIC_RELEASE);
+	pthread_join(r1, NULL);
+	pthread_join(r2, NULL);
+	pthread_join(u, NULL);
+	return __atomic_load_n(&bal_early, __ATOMIC_RELAXED);
+}
+
+static void srcu_balance(void *arg)
+{
+	(void)arg;
+	setenv("GRACE_TEST_PAUSE", "srcu_lock:300000,srcu_balance:100000", 1); /* read once */
+	if (init_srcu_struct(&bal_ss) != 0)
+		exit(2);
+	fault_watch("srcu balance check", 60.0);
+	for (int k = 0; k < 4; k++) {
+		if (balance_try(k)) {
+			fprintf(stderr,
+				"  try %d: the grace period ended while a reader that began before it "
+				"still held its section\n",
+				k);
+			exit(3);
+		}
+	}
+	fault_unwatch();
+	cleanup_srcu_struct(&bal_ss);
+	exit(7);
+}
+#endif
+TEST(srcu_balance)
+{
+#ifdef GRACE_DEBUG
+	CHECK(run_case(srcu_balance, "an srcu reader in and out between a check's sums", NULL) ==
+	      0);
+#else
+	printf("  skipped: the reader and the check are stopped only in debug builds "
+	       "(GRACE_TEST_PAUSE)\n");
+#endif
 }
 
 int main(int argc, char **argv)
