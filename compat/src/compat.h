@@ -15,7 +15,7 @@ void grace_urcu__warn(const char *call, const char *fmt, ...) __attribute__((for
 /* libgrace's test hook (src/core/debug.h): with GRACE_TEST_PAUSE=<site>:<us>, debug builds
  * sleep at the named site to widen a race window for a test; release builds compile it out. */
 #ifdef GRACE_DEBUG
-void grace__test_pause(const char *site);
+/* Declared by <grace/rcu.h> in debug builds. */
 #define GRACE_URCU__TEST_PAUSE(site) grace__test_pause(site)
 #else
 #define GRACE_URCU__TEST_PAUSE(site) ((void)0)

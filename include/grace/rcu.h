@@ -28,8 +28,31 @@ GRACE_API extern __thread struct grace__reader grace__memb_reader GRACE_TLS_IE;
 /* Reader-visible grace-period counter: (count << GRACE__R_SNAP_SHIFT) | 1. */
 GRACE_API extern struct grace__shared_ctr grace__memb_rctr;
 GRACE_API void grace__memb_lock_slow(void);
-GRACE_API void grace__memb_unlock_slow(void);
-GRACE_API void grace__memb_unlock_wake(void);
+GRACE_API void grace__memb_lock_flagged(void);
+GRACE_API void grace__memb_unlock_flagged(void);
+/* Test hook of debug builds (src/core/debug.h, GRACE_TEST_PAUSE site "rcu_lock"); exported in
+ * every build, unused by release builds of programs. */
+GRACE_API extern int grace__test_pause_on;
+GRACE_API void grace__test_pause(const char *site);
+
+/*
+ * Is any waiter bit set (GRACE__W_*: an updater waits for this thread, parked it, or the
+ * thread is in the fence fallback or exiting)? A relaxed load, compiled on x86-64 as one
+ * compare of the word in memory with zero (GCC does not fold an atomic load into the compare:
+ * that would be a load and a test); the word is 32-bit aligned, so the compare is one atomic
+ * load there too.
+ */
+GRACE_INLINE bool grace__memb_flagged(const struct grace__reader *r)
+{
+#if defined(__x86_64__) && !GRACE__TSAN_MODE
+	__asm__ goto("cmpl $0, %0\n\tjne %l1" : : "m"(r->waiter) : : flagged);
+	return false;
+flagged:
+	return true;
+#else
+	return grace_load_relaxed(&r->waiter) != 0;
+#endif
+}
 
 /**
  * grace_rcu_read_lock() / rcu_read_lock() - enter a read-side section.
@@ -48,20 +71,34 @@ GRACE_INLINE void grace_rcu_read_lock(void)
 
 	if (GRACE_LIKELY((c & GRACE__R_LOW) == 0)) {
 		/* Outermost section of a registered thread: publish the snapshot, nesting 1. */
-		grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v));
+		uint64_t snap = grace_load_relaxed(&grace__memb_rctr.v);
+#if GRACE__DEBUG
+		/* Tests stop here (GRACE_TEST_PAUSE=rcu_lock:US) as a preemption would. */
+		if (GRACE_UNLIKELY(grace_load_relaxed(&grace__test_pause_on)))
+			grace__test_pause("rcu_lock");
+#endif
+		grace_store_relaxed(&r->ctr, snap);
 		/*
-		 * Compiler barrier: the section's loads are not hoisted above the store. The CPU
-		 * order is supplied by the updater's membarrier (barrier A in src/flavor/memb.c),
-		 * which pairs with this point.
+		 * Compiler barrier: the section's loads, and the load of waiter, are not hoisted
+		 * above the store. The CPU order is supplied by the updater's membarrier (barrier A,
+		 * and for a parked thread the membarrier after its PARK bit was set: see
+		 * src/flavor/memb.c), which pairs with this point.
 		 */
 		grace_barrier();
-	} else if (GRACE_LIKELY(((c + 1) & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
-		/* Nested: the outer section already orders everything. Tested after the increment,
-		 * so the depth stays below GRACE__R_NEST_HIGH: the 32768th nested lock takes the
-		 * slow path, which reports it, in every mode (the fallback's locks all go there). */
+		/* After the store, never before it: a thread the updater stopped scanning (PARK)
+		 * must see that before its section reads anything (src/core/registry.c, Parking). */
+		if (GRACE_UNLIKELY(grace__memb_flagged(r)))
+			grace__memb_lock_flagged();
+	} else if (GRACE_LIKELY((((c & GRACE__R_LOW) + 1) & ~(GRACE__R_NEST_HIGH - 1)) == 0)) {
+		/* Nested: the outer section already orders everything. Tested on the low bits after
+		 * the increment, so the depth stays below GRACE__R_NEST_HIGH (the 32768th nested
+		 * lock takes the slow path, which reports it, in every mode; the fallback's locks
+		 * all go there) and the nesting bits an unlock without a lock leaves (0xffff) do
+		 * not carry into the snapshot. */
 		grace_store_relaxed(&r->ctr, c + 1);
 	} else {
-		grace__memb_lock_slow(); /* unregistered, fence fallback, or nesting overflow */
+		grace__memb_lock_slow(); /* unregistered, fallback, exiting, nesting overflow, or
+					  * an earlier unlock without a lock */
 	}
 }
 
@@ -69,38 +106,45 @@ GRACE_INLINE void grace_rcu_read_lock(void)
  * grace_rcu_read_unlock() / rcu_read_unlock() - leave a read-side section.
  *
  * The outermost unlock wakes an updater that sleeps waiting for this thread.
- * Unlock without a matching lock is reported (message naming the call) and aborts.
+ * Unlock without a matching lock is reported (message naming the call) and aborts: at the call
+ * in debug builds, in release builds at the thread's next rcu_read_lock() or the next grace
+ * period, whichever comes first.
  * Thread-safety: the thread that locked. Context: never blocks.
  */
 GRACE_INLINE void grace_rcu_read_unlock(void)
 {
 	struct grace__reader *r = &grace__memb_reader;
-	/* One subtraction serves both the test and the store. */
-	uint64_t c = grace_load_relaxed(&r->ctr) - 1;
 
-	if (GRACE_LIKELY((c & GRACE__R_LOW) == 0)) {
-		/*
-		 * Outermost unlock: store-release, so the section's accesses are complete before an
-		 * updater can see the thread quiescent. Pairs with the acquire load of ctr in the
-		 * updater's scan (count_holders() in src/core/registry.c).
-		 */
-		GRACE__ANN_RELEASE(&r->ctr); /* -DGRACE_VALGRIND only (internal/annotate.h) */
-		grace_store_release(&r->ctr, c);
-		/*
-		 * Compiler barrier: the waiter load stays after the store. Store->load order on the
-		 * CPU comes from the updater's membarrier between setting waiter and re-reading ctr
-		 * (barrier W in src/core/registry.c).
-		 */
-		grace_barrier();
-		if (GRACE_UNLIKELY(grace_load_relaxed(&r->waiter)))
-			grace__memb_unlock_wake();
-	} else if (GRACE_LIKELY((c & (GRACE__R_SLOW | GRACE__R_NEST_HIGH)) == 0)) {
-		/* Nested: depth 2..0x7fff before the decrement, no flags. Underflow (unlock without
-		 * lock) borrows into SLOW and takes the slow path. */
-		grace_store_relaxed(&r->ctr, c);
-	} else {
-		grace__memb_unlock_slow(); /* fence fallback, or unlock without lock */
-	}
+	/*
+	 * Nested or outermost, one decrement: the nesting depth is in the low bits, and only this
+	 * thread writes ctr (updaters write waiter). The store is a release: at the outermost
+	 * unlock, the section's accesses are complete before an updater can see the thread
+	 * quiescent. Pairs with the acquire load of ctr in the updater's scan (count_holders() in
+	 * src/core/registry.c). Elsewhere than x86 nested unlocks pay the release too, for one
+	 * store and no branch on the depth.
+	 */
+	GRACE__ANN_RELEASE(&r->ctr); /* -DGRACE_VALGRIND only (internal/annotate.h) */
+#if defined(__x86_64__) && !GRACE__TSAN_MODE && !GRACE__DEBUG
+	/* One instruction, a read-modify-write of the thread's own word that no other thread
+	 * writes, so it needs no lock prefix; every x86 store is a release. */
+	__asm__ __volatile__("subq $1, %0" : "+m"(r->ctr) : : "memory");
+#else
+	uint64_t c = grace_load_relaxed(&r->ctr) - 1;
+	grace_store_release(&r->ctr, c);
+#if GRACE__DEBUG
+	if (GRACE_UNLIKELY(c & GRACE__R_NEST_HIGH))
+		grace__memb_unlock_flagged(); /* unlock without lock: reported there */
+#endif
+#endif
+	/*
+	 * Compiler barrier: the waiter load stays after the store. Store->load order on the CPU
+	 * comes from the updater's membarrier between setting waiter and re-reading ctr (barrier
+	 * W in src/core/registry.c); the fallback and an exiting thread find their own bit in
+	 * waiter and fence out of line.
+	 */
+	grace_barrier();
+	if (GRACE_UNLIKELY(grace__memb_flagged(r)))
+		grace__memb_unlock_flagged();
 }
 
 /** Is the calling thread inside a default-flavor read-side section? */
@@ -261,6 +305,16 @@ GRACE_API int grace_rcu_set_policy(enum grace_gp_policy policy, unsigned int per
 GRACE_API int grace_rcu_set_callback_limits(size_t soft, size_t hard);
 /** grace_rcu_callback_stats() - counters of the default flavor's callback engine. */
 GRACE_API void grace_rcu_callback_stats(struct grace_cb_stats *stats);
+
+/**
+ * grace_rcu_reader_stats() - the default flavor's registered threads: how many are registered,
+ * how many of those grace periods scan (the others are parked: idle for several grace periods,
+ * so the scans skip them until their next rcu_read_lock()), and how many times threads were
+ * parked and came back since start-up. Any pointer may be NULL. A snapshot: threads register,
+ * read and exit meanwhile. Context: any thread; takes the registry lock briefly.
+ */
+GRACE_API void grace_rcu_reader_stats(unsigned long *registered, unsigned long *scanned,
+				      unsigned long *parks, unsigned long *unparks);
 
 /* Kernel-style names. */
 GRACE_INLINE void rcu_read_lock(void)

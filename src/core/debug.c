@@ -14,6 +14,15 @@
 /* Other flavors (srcu) count their open sections here in debug builds. */
 GRACE_API __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
 
+/* Non-zero when GRACE_TEST_PAUSE, at start-up, names the site "rcu_lock" (debug builds of the
+ * library only): the inline rcu_read_lock() of a program compiled with GRACE_DEBUG tests it
+ * before calling grace__test_pause("rcu_lock") (rcu.h), so that site costs the others a load.
+ * Exported in every build, so such a program also links against a release library, where it
+ * stays 0. Written once by start-up (grace__init()), before the program's threads run
+ * sections. The other sites read the variable at their first pass (tests set it in a fork
+ * child); "rcu_lock" needs it in the environment when the process starts. */
+GRACE_API int grace__test_pause_on;
+
 #ifdef GRACE_DEBUG
 #define PAUSE_SITES 4
 static pthread_once_t pause_once = PTHREAD_ONCE_INIT;
@@ -55,6 +64,14 @@ bad:
 		    e, PAUSE_SITES);
 }
 
+void grace__test_pause_init(void)
+{
+	const char *e = getenv("GRACE_TEST_PAUSE");
+
+	if (e && strstr(e, "rcu_lock:"))
+		grace_store_relaxed(&grace__test_pause_on, 1);
+}
+
 GRACE_API void grace__test_pause(const char *site)
 {
 	/* pthread_once orders pause_init's stores before these loads, in every thread. */
@@ -67,6 +84,11 @@ GRACE_API void grace__test_pause(const char *site)
 			return;
 		}
 	}
+}
+#else
+GRACE_API void grace__test_pause(const char *site)
+{
+	(void)site; /* release builds have no pause sites (grace__test_pause_on stays 0) */
 }
 #endif
 

@@ -19,11 +19,18 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * index and counting itself; debug builds take that path for every srcu_read_lock()),
  * "srcu_balance" (flavor/srcu.c, a balance check between its sum of unlocks and its sum of
  * locks), "defer_disarm" (compat/src/defer.c, a pass that found nothing new, before it
- * disarms its queue).
+ * disarms its queue), "rcu_lock" (include/grace/rcu.h, in a program compiled with GRACE_DEBUG:
+ * an outermost rcu_read_lock() right before its store, where a preemption is what parking's
+ * post-store check of the waiter word is for).
  * Release builds compile the sites to nothing.
  */
+/* Exported in every build (a no-op in release builds): grace-urcu and the inline read side of
+ * programs compiled with GRACE_DEBUG have sites too; declared by <grace/rcu.h>. */
+#include <grace/rcu.h>
 #ifdef GRACE_DEBUG
-GRACE_API void grace__test_pause(const char *site); /* exported: grace-urcu has sites too */
+/* Start-up: does GRACE_TEST_PAUSE name "rcu_lock"? (grace__test_pause_on, before any section;
+ * the list itself is parsed at the first pass through any site.) */
+void grace__test_pause_init(void);
 #define GRACE__TEST_PAUSE(site) grace__test_pause(site)
 #else
 #define GRACE__TEST_PAUSE(site) ((void)0)

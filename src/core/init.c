@@ -18,6 +18,7 @@
 #include <grace/version.h>
 
 #include "core/annotate.h"
+#include "core/debug.h"
 #include "core/flavor.h"
 #include "core/sys.h"
 #include "core/wait.h"
@@ -95,6 +96,9 @@ static void pin_loaded_object(void)
 static void do_init(void)
 {
 	grace__ann_init(); /* race-detector annotations: before any state is handed out */
+#ifdef GRACE_DEBUG
+	grace__test_pause_init(); /* GRACE_TEST_PAUSE, before any section tests for it */
+#endif
 	/*
 	 * membarrier(2) or the fence fallback, chosen once, before any reader can register.
 	 * GRACE_NO_MEMBARRIER=1 forces the fallback (tests use it); TSan mode always uses it,

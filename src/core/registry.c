@@ -6,6 +6,33 @@
  * each reader clears its own flag when it wakes the updater, and a flag left on a reader that
  * finished without seeing it costs that reader one wake-up call later) and stall (report the
  * holders once per grace period).
+ *
+ * Parking (the default flavor with membarrier). The argument for a thread T that the scans no
+ * longer read:
+ *  - The pass that sets GRACE__W_PARK in T's waiter word (a locked RMW) runs in grace period m0;
+ *    the next scanning grace period m runs barrier A (membarrier) after that, then its pass
+ *    reads T's ctr: if T is idle and the bit still set, T moves to the parked tail.
+ *  - A section of T whose lock store precedes T's barrier point in m is visible to that read:
+ *    T was seen idle, so every such section had ended.
+ *  - A section whose lock store follows that point has its post-store load of waiter
+ *    (rcu_read_lock()) after it too, so it sees the bit (membarrier made the RMW visible to T
+ *    before its barrier point; nobody but T clears the bit of a parked thread). That lock
+ *    clears the bit, pushes T onto `unpark` (seq_cst compare-and-swap) and runs a full
+ *    barrier before the section's first load (grace__memb_lock_flagged()). Every later
+ *    section of T follows it in program order.
+ *  - Every grace period g starts its pass (or its quiet check) by taking the stack, after
+ *    the updater's removal and a full barrier (barrier A; or the fence after seq_start,
+ *    core/gp.c). Store buffering with full barriers on both sides: either g's exchange sees
+ *    T's push, and g puts T back and scans it, or T's sections after the push read what the
+ *    updater published before g.
+ * So a parked thread, and one on the stack that g did not take, holds no section g must wait
+ * for. A thread that cleared the bit itself while still scanned (PENDING, UNPARKING) stays
+ * scanned until the drain; one that the confirmation parks although its push is on the way
+ * is put back by the next drain. The bookkeeping (park_state, pk) is the driver's, under the
+ * lock; the reader only clears its bit and pushes, with no lock: from a signal handler too.
+ * Which threads to park is a heuristic with no bearing on safety: idle, with the same ctr (no
+ * section in between), for pk.k passes in a row; k doubles when a parked thread comes back
+ * within 8k passes (it reads too often to be worth it) and halves when it stayed away longer.
  */
 #include "core/registry.h"
 
@@ -32,7 +59,15 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 	grace__lock_init(&reg->lock);
 	reg->slot = NULL;
 	reg->cpu = NULL;
-	reg->n = reg->cap = 0;
+	reg->pk = NULL;
+	reg->cbuf = NULL;
+	reg->n = reg->cap = reg->n_active = 0;
+	reg->pass = 0;
+	reg->park = false;
+	reg->park_k = 0;
+	reg->misuse_mask = 0;
+	reg->nparks = reg->nunparks = 0;
+	reg->unpark = NULL;
 	reg->wq.futex = GRACE__WAIT_AWAKE;
 	reg->wq.spin_ns = 0;
 	reg->active_mask = active_mask;
@@ -43,6 +78,63 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 	reg->done_is_ordered = done_is_ordered;
 }
 
+/* ---- the array: [0, n_active) scanned, [n_active, n) parked; lock held ---- */
+
+static void slot_move(struct grace__registry *reg, unsigned long to, unsigned long from)
+{
+	reg->slot[to] = reg->slot[from];
+	reg->cpu[to] = reg->cpu[from];
+	reg->pk[to] = reg->pk[from];
+	reg->slot[to]->reg_idx = to;
+}
+
+static void slot_swap(struct grace__registry *reg, unsigned long i, unsigned long j)
+{
+	struct grace__reader *r = reg->slot[i];
+	const uint32_t *c = reg->cpu[i];
+	struct grace__park p = reg->pk[i];
+
+	slot_move(reg, i, j);
+	reg->slot[j] = r;
+	reg->cpu[j] = c;
+	reg->pk[j] = p;
+	r->reg_idx = j;
+}
+
+static void park_fresh(struct grace__park *p)
+{
+	p->last = ~0ull; /* matches no ctr: the first pass starts the streak */
+	p->streak = 0;
+	p->k = 2;
+	p->parked_at = 0;
+}
+
+/* Grow the arrays for one more thread (registry_add). */
+static void grow(struct grace__registry *reg)
+{
+	unsigned long cap = reg->cap ? reg->cap * 2 : 64;
+	/* An array of pointers: the element is a pointer by design. */
+	size_t bytes = cap * sizeof(struct grace__reader *); // NOLINT(bugprone-sizeof-expression)
+	struct grace__reader **s = (struct grace__reader **)realloc(reg->slot, bytes);
+	if (s)
+		reg->slot = s;
+	const uint32_t **c = s ? (const uint32_t **)realloc((void *)reg->cpu, cap * sizeof(*c))
+			       : NULL;
+	if (c)
+		reg->cpu = c;
+	struct grace__park *p =
+		c ? (struct grace__park *)realloc(reg->pk, cap * sizeof(*p)) : NULL;
+	if (p)
+		reg->pk = p;
+	uint64_t *b = p ? (uint64_t *)realloc(reg->cbuf, cap * sizeof(*b)) : NULL;
+	if (!b)
+		grace__fatal("rcu_register_thread",
+			     "out of memory registering reader thread %lu of the %s flavor",
+			     reg->n + 1, reg->flavor);
+	reg->cbuf = b;
+	reg->cap = cap;
+}
+
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 {
 	/* Called by the thread that registers: its own rseq area (before the lock: the first
@@ -50,26 +142,20 @@ void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 	const uint32_t *cpu = self_cpu_word();
 
 	grace__lock(&reg->lock);
-	if (reg->n == reg->cap) {
-		unsigned long cap = reg->cap ? reg->cap * 2 : 64;
-		/* An array of pointers: the element is a pointer by design. */
-		size_t bytes = cap *
-			       sizeof(struct grace__reader *); // NOLINT(bugprone-sizeof-expression)
-		struct grace__reader **s = (struct grace__reader **)realloc(reg->slot, bytes);
-		if (s)
-			reg->slot = s;
-		const uint32_t **c =
-			s ? (const uint32_t **)realloc((void *)reg->cpu, cap * sizeof(*c)) : NULL;
-		if (!c)
-			grace__fatal("rcu_register_thread",
-				     "out of memory registering reader thread %lu of the %s flavor",
-				     reg->n + 1, reg->flavor);
-		reg->cpu = c;
-		reg->cap = cap;
-	}
-	r->reg_idx = reg->n;
-	reg->cpu[reg->n] = cpu;
-	reg->slot[reg->n++] = r;
+	if (reg->n == reg->cap)
+		grow(reg);
+	/* A new thread is scanned: it takes the first parked slot's place, which moves to the
+	 * end. */
+	if (reg->n > reg->n_active)
+		slot_move(reg, reg->n, reg->n_active);
+	unsigned long i = reg->n_active++;
+	reg->n++;
+	r->reg_idx = i;
+	r->park_state = GRACE__PARK_ACTIVE;
+	r->park_next = NULL;
+	reg->slot[i] = r;
+	reg->cpu[i] = cpu;
+	park_fresh(&reg->pk[i]);
 	grace_store_relaxed(&reg->nthreads, reg->n);
 	/* Full fence: the count before any read-side access of the new reader. Pairs with the
 	 * fence after seq_start (core/gp.c) that precedes grace__registry_alone()'s load: with
@@ -79,15 +165,25 @@ void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 	grace__unlock(&reg->lock);
 }
 
+static void drain(struct grace__registry *reg);
+
 void grace__registry_del(struct grace__registry *reg, struct grace__reader *r)
 {
 	grace__lock(&reg->lock);
-	/* Move the last reader into r's slot: the array stays dense. */
+	/* r may be on the unpark stack (it read since it was parked): take the stack first. */
+	drain(reg);
+	/* Keep both parts dense: a scanned r takes the last scanned thread's place, which takes
+	 * the last parked one's; a parked r takes the last parked one's. */
 	unsigned long i = (unsigned long)r->reg_idx;
-	struct grace__reader *last = reg->slot[--reg->n];
-	reg->slot[i] = last;
-	reg->cpu[i] = reg->cpu[reg->n];
-	last->reg_idx = i;
+	if (i < reg->n_active) {
+		unsigned long la = --reg->n_active;
+		if (i != la)
+			slot_move(reg, i, la);
+		i = la;
+	}
+	if (i != --reg->n)
+		slot_move(reg, i, reg->n);
+	r->park_state = GRACE__PARK_ACTIVE;
 	/* Release: the departing thread's last sections happen before a driver that reads the
 	 * lower count with acquire and skips the wait (grace__registry_alone), so what it frees
 	 * after that is no longer read. The mutex alone would not order the section's loads
@@ -133,7 +229,7 @@ static inline unsigned long holds(const struct grace__registry *reg, uint64_t c,
 static bool any_holder(struct grace__registry *reg, uint64_t cur)
 {
 	struct grace__reader *const *slot = reg->slot;
-	unsigned long n = reg->n, h = 0;
+	unsigned long n = reg->n_active, h = 0;
 
 	grace__lock_assert_held(&reg->lock);
 	/* Eight at a time: independent loads the CPU overlaps, one test per eight. */
@@ -154,7 +250,7 @@ static unsigned long count_holders(struct grace__registry *reg, uint64_t cur,
 	unsigned long n = 0, u = 0;
 
 	grace__lock_assert_held(&reg->lock);
-	for (unsigned long i = 0; i < reg->n; i++) {
+	for (unsigned long i = 0; i < reg->n_active; i++) {
 		struct grace__reader *r = reg->slot[i];
 		if (holds(reg, SCAN_LOAD(&r->ctr), cur)) {
 			n++;
@@ -184,11 +280,23 @@ static void reg_arm(void *ctx)
 	struct grace__registry *reg = w->reg;
 
 	grace__lock(&reg->lock);
-	for (unsigned long i = 0; i < reg->n; i++) {
+	for (unsigned long i = 0; i < reg->n_active; i++) {
 		struct grace__reader *r = reg->slot[i];
-		if (holds(reg, grace_load_relaxed(&r->ctr), w->cur))
-			/* Release: the futex word's SLEEPING before the flag (core/wait.h). */
-			grace_fetch_or(&r->waiter, GRACE__W_WAITING, __ATOMIC_RELEASE);
+		uint64_t c = grace_load_relaxed(&r->ctr);
+		if (!holds(reg, c, w->cur))
+			continue;
+		/* A holder whose ctr no section can leave (nesting past the limit: an unlock
+		 * without a lock borrowed into it) would hold the grace period for ever. */
+		if (c & reg->misuse_mask) {
+			int tid = r->tid;
+			grace__unlock(&reg->lock);
+			grace__misuse_fatal("rcu_read_unlock",
+					    "thread %d unlocked without a matching rcu_read_lock() "
+					    "(found by a grace period)",
+					    tid);
+		}
+		/* Release: the futex word's SLEEPING before the flag (core/wait.h). */
+		grace_fetch_or(&r->waiter, GRACE__W_WAITING, __ATOMIC_RELEASE);
 	}
 	grace__unlock(&reg->lock);
 }
@@ -242,7 +350,7 @@ static unsigned int reg_blocked(void *ctx)
 		return 0;
 	uint32_t me = grace_load_relaxed(mine);
 	grace__lock(&reg->lock);
-	for (unsigned long i = 0; i < reg->n; i++) {
+	for (unsigned long i = 0; i < reg->n_active; i++) {
 		if (!holds(reg, grace_load_relaxed(&reg->slot[i]->ctr), w->cur))
 			continue;
 		held++; /* a holder without rseq counts: it is not known to be here */
@@ -275,7 +383,7 @@ static void reg_stall(void *ctx, uint64_t waited_ns)
 
 	/* Collect under the lock, report after it: a stall handler may register threads. */
 	grace__lock(&reg->lock);
-	for (unsigned long i = 0; i < reg->n && n < 64; i++) {
+	for (unsigned long i = 0; i < reg->n_active && n < 64; i++) {
 		struct grace__reader *r = reg->slot[i];
 		if (!holds(reg, grace_load_acquire(&r->ctr), w->cur) || r->stall_seq == w->cookie)
 			continue;
@@ -295,11 +403,173 @@ static const struct grace__wait_ops reg_wait_ops_ordered = {
 	reg_done, reg_arm, reg_recheck, reg_disarm, reg_stall, reg_blocked, true,
 };
 
+/* ---- parking (see the top of this file) ---- */
+
+#define PARK_K_MIN 2u
+#define PARK_K_MAX 4096u
+
+void grace__registry_enable_parking(struct grace__registry *reg, uint64_t misuse_mask,
+				    unsigned int fixed_k)
+{
+	reg->park = true;
+	reg->misuse_mask = misuse_mask;
+	reg->park_k = fixed_k;
+}
+
+/*
+ * Take the unpark stack and put its threads back among the scanned ones. Lock held; the caller
+ * has run a full barrier since the updater's removal (see the top of this file). The relaxed
+ * test first: most grace periods find the stack empty, and the exchange is a locked
+ * instruction; what the test misses was pushed after the barrier, which the argument covers.
+ */
+static void drain(struct grace__registry *reg)
+{
+	if (!grace_load_relaxed(&reg->unpark))
+		return;
+	/* Acquire: pairs with the pushers' seq_cst compare-and-swap, so their park_next links
+	 * are seen. */
+	struct grace__reader *t = grace_xchg(&reg->unpark, NULL, __ATOMIC_ACQUIRE);
+	while (t) {
+		struct grace__reader *next = t->park_next;
+		unsigned long i = (unsigned long)t->reg_idx;
+		struct grace__park *p = &reg->pk[i];
+		if (t->park_state == GRACE__PARK_PARKED) {
+			/* Back within 8k passes: it reads too often for parking to pay. */
+			uint64_t away = reg->pass - p->parked_at;
+			if (away < 8ull * p->k)
+				p->k = p->k * 2 > PARK_K_MAX ? PARK_K_MAX : p->k * 2;
+			else
+				p->k = p->k / 2 < PARK_K_MIN ? PARK_K_MIN : p->k / 2;
+			slot_swap(reg, i, reg->n_active++);
+			reg->nunparks++;
+		}
+		t->park_state = GRACE__PARK_ACTIVE;
+		reg->pk[t->reg_idx].streak = 0;
+		reg->pk[t->reg_idx].last = ~0ull;
+		t = next;
+	}
+}
+
+/*
+ * The first scan of a grace period, after barrier A: take the unpark stack, confirm or undo the
+ * parks set by the last pass, update the streaks, set GRACE__W_PARK on threads idle long
+ * enough, and tell whether any scanned thread holds cur. Lock held.
+ */
+static bool park_pass(struct grace__registry *reg, uint64_t cur)
+{
+	uint64_t *cb = reg->cbuf;
+	unsigned long h = 0;
+
+	drain(reg);
+	reg->pass++;
+	/* The loads first, independent of each other (the CPU overlaps the misses), ordered
+	 * before what follows by one acquire fence, as in any_holder(). */
+	for (unsigned long i = 0; i < reg->n_active; i++)
+		cb[i] = SCAN_LOAD(&reg->slot[i]->ctr);
+	grace_fence_acquire(); /* see SCAN_LOAD */
+	for (unsigned long i = 0; i < reg->n_active;) {
+		struct grace__reader *r = reg->slot[i];
+		struct grace__park *p = &reg->pk[i];
+		uint64_t c = cb[i];
+		bool idle = (c & reg->active_mask) == 0;
+
+		h |= holds(reg, c, cur);
+		if (r->park_state == GRACE__PARK_PENDING) {
+			/* Barrier A of this grace period ran after the bit was set (last pass). */
+			if (idle && (grace_load_relaxed(&r->waiter) & GRACE__W_PARK)) {
+				unsigned long la = --reg->n_active;
+				r->park_state = GRACE__PARK_PARKED;
+				p->parked_at = reg->pass;
+				cb[i] = cb[la]; /* the thread moving into slot i is still to be seen */
+				slot_swap(reg, i, la);
+				reg->nparks++;
+				continue;
+			}
+			/* In a section: undo. Whoever clears the bit decides: if the thread did, it
+			 * pushes itself and stays scanned until the drain takes it. Relaxed: the RMW's
+			 * atomicity is all that is needed. */
+			if (grace_fetch_and(&r->waiter, ~GRACE__W_PARK, __ATOMIC_RELAXED) &
+			    GRACE__W_PARK)
+				r->park_state = GRACE__PARK_ACTIVE;
+			else
+				r->park_state = GRACE__PARK_UNPARKING;
+			p->k = p->k * 2 > PARK_K_MAX ? PARK_K_MAX : p->k * 2;
+			p->streak = 0;
+			p->last = c;
+		} else if (r->park_state == GRACE__PARK_ACTIVE) {
+			if (idle && c == p->last) {
+				p->streak++;
+			} else {
+				p->streak = 0;
+				p->last = c;
+			}
+			if (p->streak >= (reg->park_k ? reg->park_k : p->k)) {
+				/* Relaxed: the membarrier of the next pass's barrier A orders it before
+				 * the confirmation (see the top of this file). */
+				grace_fetch_or(&r->waiter, GRACE__W_PARK, __ATOMIC_RELAXED);
+				r->park_state = GRACE__PARK_PENDING;
+			}
+		}
+		i++;
+	}
+	return h != 0;
+}
+
+void grace__registry_stats(struct grace__registry *reg, unsigned long *registered,
+			   unsigned long *scanned, unsigned long *parks, unsigned long *unparks)
+{
+	grace__lock(&reg->lock);
+	if (registered)
+		*registered = reg->n;
+	if (scanned)
+		*scanned = reg->n_active;
+	if (parks)
+		*parks = reg->nparks;
+	if (unparks)
+		*unparks = reg->nunparks;
+	grace__unlock(&reg->lock);
+}
+
+void grace__registry_unpark(struct grace__registry *reg, struct grace__reader *r)
+{
+	struct grace__reader *h = grace_load_relaxed(&reg->unpark);
+
+	/* seq_cst: with the barrier after it, the push is a full barrier between the thread's
+	 * lock store and its section's loads, the reader's side of the argument at the top of
+	 * this file; it also publishes park_next to the drain's acquire exchange. */
+	do
+		r->park_next = h;
+	while (!grace_cmpxchg(&reg->unpark, &h, r, __ATOMIC_SEQ_CST));
+	grace_smp_mb_after_rmw();
+}
+
+bool grace__registry_quiet(struct grace__registry *reg, const struct grace__reader *self,
+			   bool self_idle)
+{
+	bool q;
+
+	if (!reg->park)
+		return false;
+	grace__lock(&reg->lock);
+	drain(reg);
+	q = reg->n_active == 0 || (reg->n_active == 1 && reg->slot[0] == self && self_idle);
+	grace__unlock(&reg->lock);
+	return q;
+}
+
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
 			  bool expedited)
 {
 	struct reg_wait w = { reg, cur, cookie };
 
+	if (reg->park) {
+		bool any;
+		grace__lock(&reg->lock);
+		any = park_pass(reg, cur);
+		grace__unlock(&reg->lock);
+		if (!any)
+			return;
+	}
 	grace__wait_for_readers(reg->done_is_ordered ? &reg_wait_ops_ordered : &reg_wait_ops, &w,
 				&reg->wq, expedited);
 }
@@ -330,13 +600,18 @@ void grace__registry_atfork_child(struct grace__registry *reg)
 	 * (which also clears the owner the parent's thread id was recorded as in debug builds),
 	 * then keep only this thread's reader. */
 	grace__unlock(&reg->lock);
-	reg->n = 0;
+	reg->n = reg->n_active = 0;
+	reg->unpark = NULL; /* the other threads are gone; this one is scanned again */
 	reg->wq.futex = GRACE__WAIT_AWAKE;
 	if (self->flags & GRACE__F_REGISTERED) {
-		self->waiter &= ~GRACE__W_WAITING;
+		self->waiter &= ~(GRACE__W_WAITING | GRACE__W_PARK);
 		self->reg_idx = 0;
-		reg->cpu[reg->n] = self_cpu_word(); /* the child's TLS: same address */
-		reg->slot[reg->n++] = self; /* a registered thread had a slot, so slot != NULL */
+		self->park_state = GRACE__PARK_ACTIVE;
+		self->park_next = NULL;
+		reg->cpu[0] = self_cpu_word(); /* the child's TLS: same address */
+		park_fresh(&reg->pk[0]);
+		reg->slot[0] = self; /* a registered thread had a slot, so slot != NULL */
+		reg->n = reg->n_active = 1;
 	}
 	reg->nthreads = reg->n;
 }

@@ -13,6 +13,13 @@
  * not. Walking a list linked through the readers' own lines chains one cache miss (or L2 hit)
  * behind the other; loading `ctr` through an array of pointers issues independent loads that
  * the CPU overlaps, and the test is branch-free (two masks, no indirect call).
+ *
+ * Parking (the default flavor with membarrier; registry.c, "Parking"): a thread seen idle, with
+ * the same ctr, over several grace periods is parked: moved to the tail of the array, past
+ * n_active, where scans do not reach. Its next rcu_read_lock() finds GRACE__W_PARK in its
+ * waiter word after its lock store and pushes the thread onto `unpark`, a stack the driver
+ * takes at the start of each grace period to put those threads back. So a grace period costs
+ * what the threads that read cost, not what the registered threads cost.
  */
 #ifndef GRACE_SRC_REGISTRY_H
 #define GRACE_SRC_REGISTRY_H
@@ -24,14 +31,39 @@
 #include "core/lock.h"
 #include "core/wait.h"
 
+/* What the scan remembers of a thread between grace periods (parking, registry.c). */
+struct grace__park {
+	uint64_t last;      /* ctr at the last pass */
+	uint32_t streak;    /* passes in a row that found it idle with that same ctr */
+	uint32_t k;         /* streak at which it is parked: adapts to how soon it comes back */
+	uint64_t parked_at; /* pass at which it was parked */
+};
+
+/* struct grace__reader's park_state (under the registry lock). */
+#define GRACE__PARK_ACTIVE 0u    /* scanned */
+#define GRACE__PARK_PENDING 1u   /* scanned; GRACE__W_PARK set, confirmed at the next pass */
+#define GRACE__PARK_UNPARKING 2u /* scanned; it cleared GRACE__W_PARK itself and is (being)
+				  * pushed onto the unpark stack: not parked again until drained */
+#define GRACE__PARK_PARKED 3u    /* in the parked tail of the array: not scanned */
+
 struct grace__registry {
 	struct grace__lock lock;
-	struct grace__reader **slot; /* the registered readers, dense: [0, n); lock held */
+	/* The registered readers, dense: [0, n_active) are scanned, [n_active, n) are parked;
+	 * lock held. */
+	struct grace__reader **slot;
 	/* cpu[i]: the cpu_id word of slot[i]'s rseq area (glibc's or grace's, in that thread's
 	 * TLS; the kernel rewrites it whenever the thread resumes on another CPU), or NULL
 	 * without rseq. Where a holder last ran: see reg_blocked() in registry.c. */
 	const uint32_t **cpu;
-	unsigned long n, cap;
+	struct grace__park *pk; /* pk[i]: slot[i]'s, moved with it */
+	uint64_t *cbuf;         /* the pass's loads of ctr, [0, n_active) */
+	unsigned long n, cap, n_active;
+	uint64_t pass;       /* parking passes run (one per scanning grace period) */
+	bool park;           /* parking enabled: the default flavor with membarrier */
+	unsigned int park_k; /* 0: adaptive; else park after this many idle passes, always */
+	uint64_t misuse_mask; /* ctr bits no legal reader state has (memb: GRACE__R_NEST_HIGH) */
+	/* Statistics (under the lock; grace__registry_stats()): threads parked, and handed back. */
+	unsigned long nparks, nunparks;
 	struct grace__waitq wq GRACE_ALIGNED_CACHE; /* core/wait.h: futex word, spin budget */
 	/* A reader whose ctr reads c holds the grace period identified by cur iff
 	 * (c & active_mask) != 0 && ((c ^ cur) & cmp_mask) != 0: active (in a section, or online)
@@ -44,6 +76,10 @@ struct grace__registry {
 	/* Readers end with release stores of ctr (QSBR), so the scan alone proves them done:
 	 * the wait may sleep light (core/wait.c). */
 	bool done_is_ordered;
+	/* Parked threads that read again push themselves here (lock-free: from any context,
+	 * signal handlers included); the driver takes the whole stack. A line of its own: it is
+	 * the one word of the registry that readers write. */
+	struct grace__reader *unpark GRACE_ALIGNED_CACHE;
 };
 
 /* done_is_ordered: see the field. */
@@ -61,6 +97,18 @@ void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned lo
 			  bool expedited);
 /* Reader side: the thread saw its waiter flag; clear it and wake the sleeping updater. */
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r);
+/* Parking. enable: once at start-up, before any thread registers (misuse_mask with it).
+ * unpark: reader side, the thread saw GRACE__W_PARK after its lock store (memb.c); lock-free.
+ * quiet: driver side, after its full fence: true when no thread but, at most, self (idle) is
+ * scanned, so the grace period needs neither membarrier nor scan (memb.c). */
+void grace__registry_enable_parking(struct grace__registry *reg, uint64_t misuse_mask,
+				    unsigned int fixed_k);
+/* Counts for grace_rcu_reader_stats() (any pointer may be NULL). */
+void grace__registry_stats(struct grace__registry *reg, unsigned long *registered,
+			   unsigned long *scanned, unsigned long *parks, unsigned long *unparks);
+void grace__registry_unpark(struct grace__registry *reg, struct grace__reader *r);
+bool grace__registry_quiet(struct grace__registry *reg, const struct grace__reader *self,
+			   bool self_idle);
 /* fork(): prepare takes the lock, parent releases it, child keeps only the calling thread's
  * reader (if registered) and re-initialises the lock. */
 void grace__registry_atfork_prepare(struct grace__registry *reg);

@@ -35,13 +35,30 @@
  * proceeds, so observing any later value of ctr is enough).
  *
  * Readers never fence. Without membarrier (old kernels, seccomp, TSan mode) the fallback is
- * chosen once at start-up: readers carry the SLOW bit, so every outermost lock and unlock goes
- * through memb_lock_slow/memb_unlock_slow, which add smp_mb after the lock store and around the
- * unlock store; A and B become smp_mb, and the SB pattern "reader: store ctr; mb; load data /
- * updater: store data; mb; load ctr" replaces the membarrier argument.
+ * chosen once at start-up: readers carry the SLOW bit, so every outermost lock goes through
+ * grace__memb_lock_slow(), which adds smp_mb after the lock store, and the GRACE__W_FALLBACK bit,
+ * so every unlock goes through grace__memb_unlock_flagged(), which adds smp_mb between its
+ * (release) store and its load of waiter; A and B become smp_mb, and the SB pattern "reader:
+ * store ctr; mb; load data / updater: store data; mb; load ctr" replaces the membarrier
+ * argument.
  *
  * Waiting (core/registry.c): bounded spin, then the updater sets `waiter` in each holder's own
  * cache line and sleeps on a futex; the holder's outermost unlock sees the flag and wakes it.
+ *
+ * Parking (core/registry.c, "Parking", for the argument). A thread idle over several grace
+ * periods is no longer scanned: the updater sets GRACE__W_PARK in its waiter word and, after
+ * the next barrier A, moves it out of the scanned part of the registry if it is still idle. So
+ * that the thread cannot start a section the scans do not see, the outermost lock loads waiter
+ * after its store (rcu_read_lock(); the same store-buffering pair with membarrier as barrier A
+ * and the lock store): any bit sends it to grace__memb_lock_flagged(), which clears PARK,
+ * pushes the thread back to the registry and runs a full barrier before the section's loads.
+ * The load is paid for by the unlock, which tests nothing but waiter after its store: the
+ * fallback and an exiting thread carry a waiter bit of their own (GRACE__W_FALLBACK,
+ * GRACE__W_EXITING) instead of reaching the slow path through ctr, and an unlock without a
+ * lock, which borrows into nesting bits no lock reaches, is reported by the thread's next lock
+ * (grace__memb_lock_slow()) or by the next grace period's wait (reg_arm()) in release builds,
+ * at the call in debug builds. A grace period in which every thread but the (idle) driver is
+ * parked needs neither barrier A nor a scan (memb_wait_readers()).
  */
 #include "flavor/memb.h"
 
@@ -71,10 +88,24 @@ static struct grace__gp memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_regist
 static pthread_key_t memb_key;
 
 /* The at-rest value of a registered thread's ctr: SLOW in the fallback, and for an exiting
- * thread, whose outermost unlock must reach grace__memb_unlock_slow() to unregister it. */
+ * thread, whose locks must take grace__memb_lock_slow() (their unlocks reach
+ * grace__memb_unlock_flagged() by the waiter bits set in memb_register()). */
 static inline uint64_t memb_rest(const struct grace__reader *r)
 {
 	return grace__use_membarrier && !(r->flags & GRACE__F_EXITING) ? 0 : GRACE__R_SLOW;
+}
+
+/* The reader's own waiter bits while registered (memb_register()). */
+static inline uint32_t memb_own_bits(const struct grace__reader *r)
+{
+	return (grace__use_membarrier ? 0 : GRACE__W_FALLBACK) |
+	       ((r->flags & GRACE__F_EXITING) ? GRACE__W_EXITING : 0);
+}
+
+/* An earlier unlock without a lock leaves nesting bits no lock reaches (0 - 1 borrows). */
+static inline bool memb_underflow(uint64_t c)
+{
+	return (c & GRACE__R_NEST_HIGH) != 0;
 }
 
 /* Is no thread registered but, at most, the caller outside any section? The caller runs a full
@@ -103,6 +134,22 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 		grace__ann_readers(&memb_registry); /* race detectors: sections before this end */
 		return;
 	}
+	/*
+	 * The same with parked threads: every registered thread but, at most, the idle driver is
+	 * parked (or on the unpark stack, which the check takes first). A parked thread's next
+	 * lock finds its PARK bit, pushes itself and runs a full barrier before its section; the
+	 * driver ran one after seq_start and takes the stack after it: either the check sees the
+	 * push (the thread is scanned again and the check fails) or the section sees the removal
+	 * (core/registry.c, "Parking"). No membarrier interrupts anyone.
+	 */
+	{
+		const struct grace__reader *self = &grace__memb_reader;
+		if (grace__registry_quiet(&memb_registry, self,
+					  !(grace_load_relaxed(&self->ctr) & GRACE__R_NEST_MASK))) {
+			grace__ann_readers(&memb_registry);
+			return;
+		}
+	}
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
 	 * lock store (smp_mb in the fallback, memb_lock_slow). */
 	grace__heavy_barrier();
@@ -129,8 +176,8 @@ static void memb_thread_exit(void *arg);
  * holding a pointer into its dead TLS (a later scan reads, and grace__registry_del() writes,
  * memory that a new thread's TLS, or nothing, now occupies). So once the exit destructor has
  * run (GRACE__F_EXITING), a section registers the thread for its own length only: its
- * outermost unlock, which the SLOW bit sends to grace__memb_unlock_slow(), unregisters it
- * again. An explicit rcu_register_thread() then does nothing (registration is optional). A
+ * outermost unlock, which the GRACE__W_EXITING bit sends to grace__memb_unlock_flagged(),
+ * unregisters it again. An explicit rcu_register_thread() then does nothing (registration is optional). A
  * section still open when the thread is gone is the misuse memb_thread_exit() reports in any
  * round that sees it.
  */
@@ -150,10 +197,11 @@ static void memb_register(struct grace__reader *r, bool explicit_)
 		return;
 	}
 	r->tid = grace__gettid();
-	r->waiter = 0;
 	r->stall_seq = 0;
 	r->flags = GRACE__F_REGISTERED | (explicit_ ? GRACE__F_EXPLICIT : 0) |
 		   (r->flags & GRACE__F_EXITING);
+	/* No updater writes the word before registry_add() publishes the thread. */
+	r->waiter = memb_own_bits(r);
 	grace__ann_ignore(r, sizeof(*r)); /* Valgrind: ctr and waiter are shared atomics */
 	/* At rest before it becomes visible to scans: not holding any grace period. */
 	grace_store_relaxed(&r->ctr, memb_rest(r));
@@ -167,6 +215,8 @@ static void memb_unregister(struct grace__reader *r)
 	grace__registry_del(&memb_registry, r);
 	r->flags &= GRACE__F_EXITING;
 	grace_store_relaxed(&r->ctr, GRACE__R_SLOW);
+	/* No updater writes it any more (registry_del() under the lock). */
+	grace_store_relaxed(&r->waiter, 0);
 	pthread_setspecific(memb_key, NULL);
 }
 
@@ -177,20 +227,23 @@ static void memb_thread_exit(void *arg)
 
 	if (!(r->flags & GRACE__F_REGISTERED))
 		return;
+	if (memb_underflow(c))
+		grace__misuse_fatal("rcu_read_unlock",
+				    "unlock without a matching rcu_read_lock() (found at thread exit)");
 	if (c & GRACE__R_NEST_MASK) {
 		/* Diagnosed, not hung on: end the section for the dead thread. */
 		grace__misuse("thread exit",
 			      "thread exited inside an rcu_read_lock() section (nesting %llu); "
 			      "the section is ended for it",
 			      (unsigned long long)(c & GRACE__R_NEST_MASK));
-		/* As the fallback's outermost unlock (memb_unlock_slow): fence, then the quiescent
-		 * store with release (pairs with the scan's acquire load and barrier B), then a
-		 * fence before the waiter load (pairs with barrier W in core/registry.c). */
+		/* As the fallback's outermost unlock: fence, then the quiescent store with release
+		 * (pairs with the scan's acquire load and barrier B), then a fence before the
+		 * waiter load (pairs with barrier W in core/registry.c). */
 		grace_smp_mb();
 		grace__ann_release(&r->ctr); /* race detectors: the section ends here */
 		grace_store_release(&r->ctr, memb_rest(r));
 		grace_smp_mb();
-		if (grace_load_relaxed(&r->waiter))
+		if (grace_load_relaxed(&r->waiter) & GRACE__W_WAITING)
 			grace__registry_wake(&memb_registry, r);
 	}
 	memb_unregister(r);
@@ -200,15 +253,24 @@ static void memb_thread_exit(void *arg)
 void grace__memb_lock_slow(void)
 {
 	struct grace__reader *r = &grace__memb_reader;
-	uint64_t c;
+	uint64_t c = grace_load_relaxed(&r->ctr);
 
-	if (GRACE_UNLIKELY(!(r->flags & GRACE__F_REGISTERED)))
+	/* Before registering (which would overwrite it): an earlier unlock without a lock. */
+	if (memb_underflow(c))
+		grace__misuse_fatal("rcu_read_unlock",
+				    "unlock without a matching rcu_read_lock() (found by the "
+				    "thread's next rcu_read_lock())");
+	if (GRACE_UNLIKELY(!(r->flags & GRACE__F_REGISTERED))) {
 		memb_register(r, false); /* implicit registration on the first section */
-	c = grace_load_relaxed(&r->ctr);
+		c = grace_load_relaxed(&r->ctr);
+	}
 	if ((c & GRACE__R_NEST_MASK) == 0) {
 		if (grace__use_membarrier && !(c & GRACE__R_SLOW)) {
+			/* As the inline fast path: store, compiler barrier, then waiter. */
 			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v));
-			grace_barrier(); /* as in the inline fast path */
+			grace_barrier();
+			if (grace_load_relaxed(&r->waiter))
+				grace__memb_lock_flagged();
 		} else {
 			/* The fallback, or an exiting thread (SLOW kept: see memb_register()). */
 			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v) |
@@ -217,6 +279,10 @@ void grace__memb_lock_slow(void)
 			 * with barrier A (smp_mb in the fallback, membarrier otherwise: stronger) in
 			 * memb_wait_readers(). */
 			grace_smp_mb();
+			/* Parking is off in the fallback and an exiting thread unregisters at its
+			 * unlock, so no PARK bit is expected here; should one be, it is honoured. */
+			if (grace_load_relaxed(&r->waiter) & GRACE__W_PARK)
+				grace__memb_lock_flagged();
 		}
 		return;
 	}
@@ -227,41 +293,55 @@ void grace__memb_lock_slow(void)
 	grace_store_relaxed(&r->ctr, c + 1);
 }
 
-void grace__memb_unlock_slow(void)
+/*
+ * The outermost lock found a waiter bit after its store. PARK: the updater stopped scanning this
+ * thread; clear the bit and, if this call cleared it, hand the thread back (a push onto the
+ * registry's unpark stack with a full barrier after it, before the section reads anything:
+ * core/registry.c, "Parking"). WAITING: left from an earlier section that ended without seeing
+ * it (a flag set after that unlock's load); waking the updater once is harmless. Lock-free, as
+ * a signal handler's lock may land here.
+ */
+void grace__memb_lock_flagged(void)
+{
+	struct grace__reader *r = &grace__memb_reader;
+	uint32_t w = grace_load_relaxed(&r->waiter);
+
+	if (w & GRACE__W_PARK) {
+		/* seq_cst RMW: only the call that clears the bit pushes (the updater may clear it
+		 * first, undoing a park it could not confirm). */
+		if (grace_fetch_and(&r->waiter, ~GRACE__W_PARK, __ATOMIC_SEQ_CST) & GRACE__W_PARK)
+			grace__registry_unpark(&memb_registry, r);
+	}
+	if (w & GRACE__W_WAITING)
+		grace__registry_wake(&memb_registry, r);
+}
+
+/*
+ * The unlock found a waiter bit after its store (or, in debug builds, its new ctr shows an unlock
+ * without a lock). The store was a release: the section's accesses precede it. ctr, which only
+ * this thread writes, holds the value stored.
+ */
+void grace__memb_unlock_flagged(void)
 {
 	struct grace__reader *r = &grace__memb_reader;
 	uint64_t c = grace_load_relaxed(&r->ctr);
-	uint64_t nest = c & GRACE__R_NEST_MASK;
 
-	if (nest == 0)
+	if (memb_underflow(c))
 		grace__misuse_fatal("rcu_read_unlock", "unlock without a matching rcu_read_lock()");
-	if (nest > 1) {
-		grace_store_relaxed(&r->ctr, c - 1);
-		return;
+	uint32_t w = grace_load_relaxed(&r->waiter);
+	if (w & GRACE__W_FALLBACK) {
+		/* Fence: the store before the load of waiter (pairs with barrier W, smp_mb in the
+		 * fallback). */
+		grace_smp_mb();
+		w = grace_load_relaxed(&r->waiter);
 	}
+	if (c & GRACE__R_NEST_MASK)
+		return; /* nested: the section goes on (PARK was cleared by its lock) */
 	grace__ann_release(&r->ctr); /* race detectors: the outermost section ends here */
-	if (c & GRACE__R_SLOW) {
-		/* Fallback, outermost unlock. Fence: the section's accesses before the store
-		 * (pairs with the updater's acquire scan and its barrier B). */
-		grace_smp_mb();
-		/* Release as well: in TSan mode the fences are invisible to the sanitizer, and the
-		 * release/acquire pair with the scan is what shows it the happens-before edge. */
-		grace_store_release(&r->ctr, c - 1);
-		/* Fence: the store before the load of waiter (pairs with barrier W). */
-		grace_smp_mb();
-	} else {
-		grace_store_release(&r->ctr, c - 1);
-		grace_barrier();
-	}
-	if (grace_load_relaxed(&r->waiter))
-		grace__memb_unlock_wake();
+	if (w & GRACE__W_WAITING)
+		grace__registry_wake(&memb_registry, r);
 	if (GRACE_UNLIKELY(r->flags & GRACE__F_EXITING))
 		memb_unregister(r); /* a section after the exit destructor (memb_register()) */
-}
-
-void grace__memb_unlock_wake(void)
-{
-	grace__registry_wake(&memb_registry, &grace__memb_reader);
 }
 
 void grace_rcu_register_thread(void)
@@ -298,6 +378,9 @@ static bool memb_is_reader(struct grace__flavor *f)
 static int memb_enter_wait(struct grace__flavor *f, const char *call)
 {
 	(void)f;
+	if (memb_underflow(grace_load_relaxed(&grace__memb_reader.ctr)))
+		grace__misuse_fatal("rcu_read_unlock",
+				    "unlock without a matching rcu_read_lock() (found by %s())", call);
 	if (grace_load_relaxed(&grace__memb_reader.ctr) & GRACE__R_NEST_MASK)
 		grace__misuse_fatal(call,
 				    "called inside an rcu_read_lock() section (would deadlock)");
@@ -425,6 +508,13 @@ void grace_rcu_callback_stats(struct grace_cb_stats *stats)
 	grace__flavor_stats(&grace__memb_flavor, stats);
 }
 
+void grace_rcu_reader_stats(unsigned long *registered, unsigned long *scanned,
+			    unsigned long *parks, unsigned long *unparks)
+{
+	grace__init();
+	grace__registry_stats(&memb_registry, registered, scanned, parks, unparks);
+}
+
 /* ---- start-up ---- */
 
 static struct grace__reader *memb_self(void)
@@ -439,6 +529,19 @@ void grace__memb_init(void)
 	 * store with no fence, so barrier W is part of the proof (no light sleep). */
 	grace__registry_init(&memb_registry, GRACE__R_NEST_MASK,
 			     ~((1ull << GRACE__R_SNAP_SHIFT) - 1), false, memb_self, "rcu");
+	/* Parking needs membarrier (its confirmation is barrier A); GRACE_NO_PARK=1 turns it off
+	 * (comparisons, benchmarks); GRACE_PARK_AFTER=K (1..4096) parks every thread seen idle in
+	 * K passes in a row, with no adaptation (tests: parking as often as possible). The misuse
+	 * mask: nesting no lock reaches. */
+	if (grace__use_membarrier && !grace__env_ll("GRACE_NO_PARK", 0)) {
+		long long k = grace__env_ll("GRACE_PARK_AFTER", 0);
+		if (k < 0 || k > 4096) {
+			grace__warn("GRACE_PARK_AFTER=%lld: expected 1..4096; adaptive parking", k);
+			k = 0;
+		}
+		grace__registry_enable_parking(&memb_registry, GRACE__R_NEST_HIGH,
+					       (unsigned int)k);
+	}
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

@@ -232,11 +232,17 @@ static const char *rcu_poll_mode(void)
 	return mode_buf;
 }
 
+static void rcu_park_stats(unsigned long *parks, unsigned long *unparks)
+{
+	grace_rcu_reader_stats(NULL, NULL, parks, unparks);
+}
+#define RCU_OPS GENERIC_OPS, .park_stats = rcu_park_stats
+
 static const struct torture_ops rcu_ops = {
 	.name = "rcu",
 	.desc = "default flavor (rcu.h), callback engine adaptive policy (the default)",
 	.ndomains = 1,
-	GENERIC_OPS,
+	RCU_OPS,
 	.init = rcu_adaptive_init,
 	.cleanup = restore,
 	.mode = rcu_mode,
@@ -245,7 +251,7 @@ static const struct torture_ops rcu_poll_ops = {
 	.name = "rcu-poll",
 	.desc = "default flavor (rcu.h), callback engine poll policy",
 	.ndomains = 1,
-	GENERIC_OPS,
+	RCU_OPS,
 	.init = rcu_poll_init,
 	.cleanup = restore,
 	.mode = rcu_poll_mode,
@@ -254,7 +260,7 @@ static const struct torture_ops rcu_batch_ops = {
 	.name = "rcu-batch",
 	.desc = "default flavor (rcu.h), callback engine batch policy",
 	.ndomains = 1,
-	GENERIC_OPS,
+	RCU_OPS,
 	.init = rcu_batch_init,
 	.cleanup = restore,
 	.mode = rcu_batch_mode,
@@ -263,7 +269,7 @@ static const struct torture_ops rcu_limits_ops = {
 	.name = "rcu-limits",
 	.desc = "default flavor (rcu.h), tiny callback limits: expedite, help, block at the bound",
 	.ndomains = 1,
-	GENERIC_OPS,
+	RCU_OPS,
 	.init = rcu_limits_init,
 	.cleanup = restore,
 	.mode = rcu_limits_mode,
@@ -272,7 +278,7 @@ static const struct torture_ops rcu_pace_min_ops = {
 	.name = "rcu-pace-min",
 	.desc = "default flavor (rcu.h), adaptive policy at its shortest pacing (50 us)",
 	.ndomains = 1,
-	GENERIC_OPS,
+	RCU_OPS,
 	.init = rcu_pace_min_init,
 	.cleanup = restore,
 	.mode = rcu_pace_min_mode,

@@ -43,7 +43,13 @@
  * thread starts short-lived threads that read and exit (implicit and explicit unregistration);
  * lonely callers (--lonely) post one callback at a time with nothing else queued and fail the
  * run if it is not invoked within --lonely-wait seconds (a worker that missed its wake-up);
- * a flood thread queues bursts of callbacks while the writers must keep making progress. A
+ * a flood thread queues bursts of callbacks while the writers must keep making progress.
+ * Napping readers (--nap US) sleep up to US microseconds between sections, so that the default
+ * flavor parks them (stops scanning them, core/registry.c) and their next section must hand
+ * them back; a signal thread (--signals N) interrupts readers N times a second with a handler
+ * that runs a checked section of its own, wherever the reader happens to be (inside a
+ * section, between the lock's store and its check of the waiter word, in the park hand-back,
+ * asleep). A
  * watchdog reports FAILURE (never a silent hang) when no update-side operation completes for
  * --stall seconds, or when threads do not finish after the run ends.
  *
@@ -56,6 +62,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +149,8 @@ struct config {
 	unsigned int lonely; /* threads posting one callback at a time and waiting for it */
 	double lonely_wait;  /* a lonely callback not invoked in this many seconds: lost wake-up */
 	const char *paths;   /* comma-separated retire paths to use (NULL: all the flavor has) */
+	unsigned int nap;    /* readers sleep up to this many microseconds between sections */
+	unsigned int signals; /* signals a second to readers, whose handler reads (not QSBR) */
 };
 static struct config cfg = {
 	.flavor = "all",
@@ -266,6 +275,8 @@ static struct {
 	uint64_t barrier_checks, barrier_cbs;
 	uint64_t churn_threads;
 	uint64_t lonely_cbs; /* lonely callbacks invoked in time */
+	uint64_t sig_sent, sig_sections; /* --signals: sent, and sections run by the handler */
+	unsigned long parks_start, unparks_start, parks_end, unparks_end; /* park_stats */
 	uint64_t fake_ops[F_N];
 	uint64_t fake_poll_loops;
 	int live; /* threads still running */
@@ -281,7 +292,7 @@ static struct {
 	struct writer *ws;
 	unsigned int nwriters;
 	struct thread_arg *ta;
-	unsigned int nthreads;
+	unsigned int nthreads, nreaders;
 	/* callback-engine counters over the run, summed over domains */
 	uint64_t gp_start, gp_end, hard_waits_start, hard_waits_end;
 	uint64_t calls_in_section;
@@ -290,6 +301,8 @@ static struct {
 
 static __thread bool t_qsbr_online; /* this thread is a registered, online QSBR thread */
 static __thread struct thread_arg *t_self;
+/* --signals: this thread is a registered reader, so a handler may run a section on it. */
+static __thread volatile sig_atomic_t t_sig_ok;
 
 /* Record what the calling thread is about to do (shown if the run stalls). */
 static void doing(const char *what)
@@ -563,8 +576,13 @@ static void between_sections(struct rng *rng, struct reader_stats *st, bool expl
 			st->offline_sleeps++;
 		}
 	} else if (explicit_ && ops->reader_stop && (x >> 8) % 65536 == 0) {
+		sig_atomic_t ok = t_sig_ok;
+		t_sig_ok = 0; /* no handler's section while the thread (un)registers */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		ops->reader_stop(true);
 		ops->reader_start(true);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t_sig_ok = ok;
 		st->reregisters++;
 	}
 }
@@ -610,16 +628,96 @@ static void *reader_thread(void *arg)
 	if (R.ops->reader_start)
 		R.ops->reader_start(explicit_);
 	t_qsbr_online = R.ops->qsbr;
+	/* An implicitly registering thread registers in its first section: no handler before. */
+	bool sig = cfg.signals && R.ops->park_stats;
+	if (sig && explicit_)
+		t_sig_ok = 1;
 	doing("reading");
 	while (!stopping()) {
 		read_section(&rng, &st);
+		if (sig && !t_sig_ok && !explicit_) {
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			t_sig_ok = 1;
+		}
 		between_sections(&rng, &st, explicit_);
+		if (cfg.nap && !R.ops->qsbr)
+			sleep_us(rnd(&rng) % (cfg.nap + 1ull));
 	}
 	doing("unregistering");
+	t_sig_ok = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the handler sees the flag before the call */
 	if (R.ops->reader_stop)
 		R.ops->reader_stop(explicit_);
 	t_qsbr_online = false;
 	reader_stats_add(&st);
+	thread_done();
+	return NULL;
+}
+
+/*
+ * --signals: a handler that runs one checked section on whatever reader thread it interrupts.
+ * Only registered reader threads take it (t_sig_ok: a section in a handler of a thread that is
+ * registering would wait for the registry lock the thread holds). Errors are counted, not
+ * printed (async-signal-safe): the report shows them under their kinds.
+ */
+#define TORTURE_SIG (SIGRTMIN + 3)
+
+static void sig_error(enum err_kind k)
+{
+	uint64_t expect = 0, t = now_ns() - R.t_start;
+
+	ADD(&R.err[k], 1);
+	__atomic_compare_exchange_n(&R.first_error_ns, &expect, t ? t : 1, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+}
+
+static void sig_handler(int sig)
+{
+	const struct torture_ops *ops = R.ops;
+	int saved = errno;
+
+	(void)sig;
+	if (!t_sig_ok) {
+		errno = saved;
+		return;
+	}
+	int idx = ops->read_lock(0);
+	struct elem *p = ops->deref ? ops->deref(0, &R.slots[0]) : rcu_dereference(R.slots[0]);
+	if (p) {
+		uint32_t gen = LOAD(&p->gen);
+		if (LOAD(&p->mark) != MARK_VALID)
+			sig_error(E_MARK);
+		spin(64 + (unsigned int)(now_ns() & 1023));
+		if (LOAD(&p->age) >= 2)
+			sig_error(E_AGE);
+		if (LOAD(&p->gen) != gen)
+			sig_error(E_RECYCLED);
+		else if (LOAD(&p->mark) != MARK_VALID)
+			sig_error(E_FREED);
+	}
+	ops->read_unlock(0, idx);
+	ADD(&R.sig_sections, 1);
+	errno = saved;
+}
+
+static void *signal_thread(void *arg)
+{
+	struct thread_arg *ta = (struct thread_arg *)arg;
+	struct rng rng;
+	uint64_t gap = 1000000ull / cfg.signals;
+
+	thread_begin(ta);
+	rng_init(&rng, cfg.seed, 9000);
+	doing("signalling readers");
+	while (!stopping()) {
+		/* The readers are R.ta[0 .. readers): alive until stop_and_wait() joins them after
+		 * this thread (a reader thread that has finished keeps its handle until joined). */
+		unsigned int i = (unsigned int)(rnd(&rng) % R.nreaders);
+		if (__atomic_load_n(&R.ta[i].live, __ATOMIC_RELAXED) &&
+		    pthread_kill(R.ta[i].th, TORTURE_SIG) == 0)
+			ADD(&R.sig_sent, 1);
+		sleep_us(gap ? rnd(&rng) % (2 * gap + 1) : 0);
+	}
 	thread_done();
 	return NULL;
 }
@@ -1162,6 +1260,14 @@ static void print_report(const char *verdict, double secs)
 	if (cfg.lonely)
 		printf(", lonely callbacks %" PRIu64, LOAD(&R.lonely_cbs));
 	printf("\n");
+	if (ops->park_stats) {
+		printf("torture: %s: parked threads %lu, handed back %lu", ops->name,
+		       R.parks_end - R.parks_start, R.unparks_end - R.unparks_start);
+		if (LOAD(&R.sig_sent))
+			printf(", signals %" PRIu64 ", sections in signal handlers %" PRIu64,
+			       LOAD(&R.sig_sent), LOAD(&R.sig_sections));
+		printf("\n");
+	}
 	uint64_t nwaits = 0;
 	for (int p = 0; p < P_N; p++)
 		if (p != P_CALL && p != P_HURRY && p != P_FREE && p != P_HEADLESS)
@@ -1356,7 +1462,8 @@ static int run_flavor(const struct torture_ops *ops)
 	R.nwriters = nw;
 	R.ws = (struct writer *)calloc(nw + 1, sizeof(struct writer)); /* + the final drain */
 	R.lheads = (struct lonely_head *)calloc(nlonely + 1, sizeof(struct lonely_head));
-	R.ta = (struct thread_arg *)calloc(nr + nw + nfake + nchurn + nbar + nlonely + 1,
+	bool sigs = cfg.signals && ops->park_stats && nr;
+	R.ta = (struct thread_arg *)calloc(nr + nw + nfake + nchurn + nbar + nlonely + 2,
 					   sizeof(struct thread_arg));
 	if (!R.elems || !R.bheads || !R.binvoked || !R.ws || !R.lheads || !R.ta) {
 		fprintf(stderr, "torture: out of memory\n");
@@ -1386,6 +1493,8 @@ static int run_flavor(const struct torture_ops *ops)
 	fflush(stdout);
 
 	engine_counts(&R.gp_start, &R.hard_waits_start);
+	if (ops->park_stats)
+		ops->park_stats(&R.parks_start, &R.unparks_start);
 	R.gp_end = R.gp_start;
 	R.hard_waits_end = R.hard_waits_start;
 	R.t_start = now_ns();
@@ -1393,6 +1502,17 @@ static int run_flavor(const struct torture_ops *ops)
 	unsigned int k = 0;
 	for (unsigned int i = 0; i < nr; i++, k++)
 		start_thread(&ta[k], "reader", i, reader_thread, &ta[k]);
+	R.nreaders = nr;
+	if (sigs) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = sig_handler;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(TORTURE_SIG, &sa, NULL);
+		start_thread(&ta[k], "signaller", 0, signal_thread, &ta[k]);
+		k++;
+	}
 	for (unsigned int i = 0; i < nw; i++, k++) {
 		R.ws[i].ta = &ta[k];
 		R.ws[i].idx = i;
@@ -1435,6 +1555,8 @@ static int run_flavor(const struct torture_ops *ops)
 	stop_and_wait();
 	R.t_end = now_ns();
 	engine_counts(&R.gp_end, &R.hard_waits_end);
+	if (ops->park_stats)
+		ops->park_stats(&R.parks_end, &R.unparks_end);
 	for (unsigned int i = 0; i < k; i++)
 		pthread_join(ta[i].th, NULL);
 
@@ -1523,6 +1645,10 @@ static void usage(FILE *f)
 		"  --lonely N          threads posting one callback at a time, with no barrier\n"
 		"                      (default 0)\n"
 		"  --lonely-wait SEC   a lonely callback not invoked in SEC is a failure (default 10)\n"
+		"  --nap US            readers sleep up to US microseconds between sections, so the\n"
+		"                      default flavor parks them (default 0)\n"
+		"  --signals N         N signals a second to readers of the default flavor, whose\n"
+		"                      handler runs a checked section (default 0)\n"
 		"  --list              list the flavors\n");
 }
 
@@ -1595,6 +1721,10 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--cookie-checks")) {
 			NUMARG(cookie_checks, (int)strtol(v, &end, 0));
+		} else if (!strcmp(a, "--nap")) {
+			NUMARG(nap, (unsigned int)strtoul(v, &end, 0));
+		} else if (!strcmp(a, "--signals")) {
+			NUMARG(signals, (unsigned int)strtoul(v, &end, 0));
 		} else if (!strcmp(a, "--lonely")) {
 			NUMARG(lonely, (unsigned int)strtoul(v, &end, 0));
 		} else if (!strcmp(a, "--lonely-wait")) {

@@ -66,6 +66,8 @@ struct torture_ops {
 	void (*updater_stop)(unsigned int idx);
 	/* Callback-engine counters of domain d (grace periods completed...), may be NULL. */
 	void (*cb_stats)(unsigned int d, struct grace_cb_stats *st);
+	/* Default flavor: threads parked and handed back so far (grace_rcu_reader_stats()). */
+	void (*park_stats)(unsigned long *parks, unsigned long *unparks);
 	/* One line describing the mode (membarrier or fence, policy...), may be NULL. */
 	const char *(*mode)(void);
 };

@@ -17,6 +17,7 @@
  * (SIGALRM), never the test run.
  */
 #include <pthread.h>
+#include <unistd.h>
 #include <grace/grace.h>
 #include <grace/srcu.h>
 
@@ -33,11 +34,15 @@ static int *shared_ptr;
 
 /* ---- default flavor ---- */
 
+/* An unlock without a lock: reported at the call in debug builds; in release builds (whose
+ * inline unlock tests nothing but the waiter word) by the thread's next rcu_read_lock(), by a
+ * wait it starts, or by the next grace period that finds it holding one. */
 static void unlock_without_lock(void)
 {
 	rcu_read_lock();
 	rcu_read_unlock();
 	rcu_read_unlock();
+	rcu_read_lock();
 }
 TEST(rcu_unlock_without_lock)
 {
@@ -47,10 +52,49 @@ TEST(rcu_unlock_without_lock)
 static void unlock_never_locked(void)
 {
 	rcu_read_unlock(); /* first call of the thread: not even registered */
+	rcu_read_lock();
 }
 TEST(rcu_unlock_in_fresh_thread)
 {
 	EXPECT_MISUSE(unlock_never_locked, FATAL, "rcu_read_unlock", "without a matching");
+}
+
+static void unlock_without_lock_then_sync(void)
+{
+	rcu_read_lock();
+	rcu_read_unlock();
+	rcu_read_unlock();
+	synchronize_rcu();
+}
+TEST(rcu_unlock_without_lock_then_synchronize)
+{
+	EXPECT_MISUSE(unlock_without_lock_then_sync, FATAL, "rcu_read_unlock", "without a matching");
+}
+
+static int unbalanced_done;
+static void *unbalanced_thread(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	rcu_read_unlock();
+	rcu_read_unlock(); /* then never reads again */
+	__atomic_store_n(&unbalanced_done, 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+static void unlock_without_lock_other_thread(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, unbalanced_thread, NULL);
+	while (!__atomic_load_n(&unbalanced_done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	synchronize_rcu(); /* must not wait for ever on it */
+}
+TEST(rcu_unlock_without_lock_found_by_grace_period)
+{
+	EXPECT_MISUSE(unlock_without_lock_other_thread, FATAL, "rcu_read_unlock",
+		      "without a matching");
 }
 
 static void sync_in_section(void)

@@ -12,8 +12,11 @@
 /*
  * Default flavor: the word `ctr` holds the nesting depth and the grace-period snapshot.
  *   bits  0..15  nesting depth of rcu_read_lock() (0: not in a section)
- *   bit  16      SLOW: every lock/unlock must take the out-of-line path (thread not registered
- *                yet, or the fence fallback is in use because membarrier(2) is missing)
+ *   bit  16      SLOW: every outermost lock takes the out-of-line path (thread not registered
+ *                yet, the fence fallback because membarrier(2) is missing, or an exiting
+ *                thread); unlocks go out of line on a waiter bit instead (GRACE__W_FALLBACK,
+ *                GRACE__W_EXITING). Nesting 0x8000 and above (GRACE__R_NEST_HIGH) is never a
+ *                legal value: an unlock without a lock leaves it there (0 - 1 borrows into it)
  *   bits 17..63  snapshot of the reader-visible grace-period counter taken by the outermost lock
  * QSBR: `ctr` is 0 while the thread is offline, else the grace-period counter it last observed.
  */
@@ -23,13 +26,25 @@
 #define GRACE__R_LOW (GRACE__R_NEST_MASK | GRACE__R_SLOW)
 #define GRACE__R_SNAP_SHIFT 17
 
-/* waiter bits: set by an updater that sleeps on this reader, cleared by the reader's wake-up. */
+/*
+ * waiter bits. Any bit set sends the default flavor's outermost lock (after its store) and every
+ * unlock (after its store) to the out-of-line path, and every QSBR quiescent state to its slow
+ * path; each bit is set and cleared with atomic read-modify-writes, since updaters and the
+ * reader both change the word.
+ *   WAITING   set by an updater that sleeps on this reader, cleared by the reader's wake-up;
+ *   FALLBACK  no membarrier: the reader fences (set by the reader at registration);
+ *   PARK      default flavor: the updater stopped scanning this idle thread (core/registry.c,
+ *             "Parking"); its next lock clears the bit and hands the thread back;
+ *   EXITING   default flavor: a section after the thread's exit destructor, which its outermost
+ *             unlock unregisters again (set by the reader, flavor/memb.c).
+ */
 #define GRACE__W_WAITING 1u
-#define GRACE__W_FALLBACK \
-	2u /* QSBR without membarrier: every quiescent state takes the slow path */
+#define GRACE__W_FALLBACK 2u
+#define GRACE__W_PARK 4u
+#define GRACE__W_EXITING 8u
 
 struct grace__reader {
-	/* Hot line, owned by the reader; updaters read ctr and write waiter only while waiting. */
+	/* Hot line, owned by the reader; updaters read ctr and write waiter (atomically). */
 	uint64_t ctr;
 	uint32_t waiter;
 	uint32_t flags;     /* owner-only: GRACE__F_* */
@@ -37,7 +52,14 @@ struct grace__reader {
 	int32_t tid;        /* kernel thread id, for stall and misuse reports */
 	uint64_t reg_idx;   /* index in the registry's array, under the registry lock */
 	uint64_t stall_seq; /* grace period already reported as stalled by this reader */
-	uint64_t pad_[3];
+	/* Parking (default flavor, core/registry.c): the link of the registry's stack of threads
+	 * that handed themselves back (written by this thread before its push, read by the
+	 * updater after taking the stack), and where the registry keeps the thread (under the
+	 * registry lock). */
+	struct grace__reader *park_next;
+	uint32_t park_state;
+	uint32_t pad0_;
+	uint64_t pad_[1];
 } GRACE_ALIGNED_CACHE;
 
 /* A shared counter that readers load and updaters write once per grace period: alone on its

@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: MIT
+# Parking (core/registry.c): idle default-flavor threads are no longer scanned, and come back at
+# their next section (also from a signal handler), exit, or fork. Run with adaptive parking
+# (the default), with every idle thread parked after one pass, and with parking off.
+grace_test(NAME unit_park SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park.c TIMEOUT 120)
+grace_test(NAME unit_park_eager SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park.c TIMEOUT 120
+           ENV GRACE_PARK_AFTER=1)
+grace_test(NAME unit_park_off SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park.c TIMEOUT 120
+           ENV GRACE_NO_PARK=1)
+# The reader preempted inside rcu_read_lock() while it is parked (debug builds: the pause site
+# "rcu_lock" before the lock's store; skipped in release builds).
+grace_test(NAME unit_park_window SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park_window.c TIMEOUT 60
+           ENV GRACE_TEST_PAUSE=rcu_lock:500000 GRACE_PARK_AFTER=1)
