@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The Debian package check (a long run: ctest -L long runs it as deb_package; not part of the
 # quick test command). On a copy of the working tree:
-#   1. dpkg-buildpackage -us -uc -b builds libgrace1, libgrace-dev, libgrace-urcu0 and
+#   1. dpkg-buildpackage -us -uc -b builds libgrace2, libgrace-dev, libgrace-urcu1 and
 #      libgrace-urcu-dev;
 #   2. the packages are checked: contents, dependencies, the symbols file, the SONAME;
 #   3. both are unpacked with dpkg -x into a scratch root (why not dpkg -i: installing into the
@@ -44,9 +44,9 @@ step "dpkg-buildpackage -us -uc -b"
 }
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-lib_deb=$work/libgrace1_${version}_$arch.deb
+lib_deb=$work/libgrace2_${version}_$arch.deb
 dev_deb=$work/libgrace-dev_${version}_$arch.deb
-ulib_deb=$work/libgrace-urcu0_${version}_$arch.deb
+ulib_deb=$work/libgrace-urcu1_${version}_$arch.deb
 udev_deb=$work/libgrace-urcu-dev_${version}_$arch.deb
 for d in "$lib_deb" "$dev_deb" "$ulib_deb" "$udev_deb"; do
 	[ -f "$d" ] || fail "package $(basename "$d") not found: $(ls "$work")"
@@ -56,9 +56,9 @@ grep -E "dpkg-gensymbols: warning" "$work/build.log" || true
 step "package contents and metadata"
 dpkg-deb -c "$lib_deb" >"$work/lib.list"
 dpkg-deb -c "$dev_deb" >"$work/dev.list"
-grep -q "usr/lib/$multiarch/libgrace.so.1 " "$work/lib.list" || grep -q "usr/lib/$multiarch/libgrace.so.1 ->" "$work/lib.list" ||
-	fail "libgrace1 lacks usr/lib/$multiarch/libgrace.so.1"
-if grep -qE "usr/include|\.a$|pkgconfig" "$work/lib.list"; then fail "libgrace1 ships development files"; fi
+grep -q "usr/lib/$multiarch/libgrace.so.2 " "$work/lib.list" || grep -q "usr/lib/$multiarch/libgrace.so.2 ->" "$work/lib.list" ||
+	fail "libgrace2 lacks usr/lib/$multiarch/libgrace.so.2"
+if grep -qE "usr/include|\.a$|pkgconfig" "$work/lib.list"; then fail "libgrace2 ships development files"; fi
 for f in usr/include/grace/rcu.h usr/include/grace/grace.hpp usr/include/grace/version.h \
 	"usr/lib/$multiarch/libgrace.a" "usr/lib/$multiarch/pkgconfig/grace.pc" \
 	"usr/lib/$multiarch/cmake/grace/graceConfig.cmake" usr/share/man/man3/rcu_read_lock.3 \
@@ -66,23 +66,23 @@ for f in usr/include/grace/rcu.h usr/include/grace/grace.hpp usr/include/grace/v
 	usr/share/doc/libgrace-dev/docs/api.md; do
 	grep -qE " \./$f(\.gz)?( |$)" "$work/dev.list" || fail "libgrace-dev lacks $f"
 done
-dpkg-deb -f "$dev_deb" Depends | grep -q "libgrace1 (= $version)" || fail "libgrace-dev does not depend on libgrace1 (= $version)"
-dpkg-deb -f "$lib_deb" Depends | grep -q "libc6" || fail "libgrace1 has no shlibs dependency on libc6"
+dpkg-deb -f "$dev_deb" Depends | grep -q "libgrace2 (= $version)" || fail "libgrace-dev does not depend on libgrace2 (= $version)"
+dpkg-deb -f "$lib_deb" Depends | grep -q "libc6" || fail "libgrace2 has no shlibs dependency on libc6"
 mkdir -p "$work/ctl"
 dpkg-deb -e "$lib_deb" "$work/ctl"
-[ -f "$work/ctl/symbols" ] || fail "libgrace1 has no symbols file"
-grep -q "grace_rcu_synchronize@GRACE_0 0.2.0" "$work/ctl/symbols" || fail "symbols file without grace_rcu_synchronize@GRACE_0 0.2.0"
+[ -f "$work/ctl/symbols" ] || fail "libgrace2 has no symbols file"
+grep -q "grace_rcu_synchronize@GRACE_0 0.3.0" "$work/ctl/symbols" || fail "symbols file without grace_rcu_synchronize@GRACE_0 0.3.0"
 [ -f "$work/ctl/shlibs" ] || [ -f "$work/ctl/symbols" ] || fail "no shlibs information"
 dpkg-deb -c "$ulib_deb" >"$work/ulib.list"
 dpkg-deb -c "$udev_deb" >"$work/udev.list"
-grep -qE "usr/lib/$multiarch/libgrace-urcu.so.0( |$)" "$work/ulib.list" ||
-	fail "libgrace-urcu0 lacks usr/lib/$multiarch/libgrace-urcu.so.0"
+grep -qE "usr/lib/$multiarch/libgrace-urcu.so.1( |$)" "$work/ulib.list" ||
+	fail "libgrace-urcu1 lacks usr/lib/$multiarch/libgrace-urcu.so.1"
 for f in usr/include/grace-urcu/urcu.h usr/include/grace-urcu/urcu/rculfhash.h \
 	"usr/lib/$multiarch/grace-urcu/pkgconfig/liburcu.pc" \
 	"usr/lib/$multiarch/cmake/grace-urcu/grace-urcuConfig.cmake"; do
 	grep -qE " \./$f( |$)" "$work/udev.list" || fail "libgrace-urcu-dev lacks $f"
 done
-dpkg-deb -f "$ulib_deb" Depends | grep -q "libgrace1 (= $version)" || fail "libgrace-urcu0 does not depend on libgrace1 (= $version)"
+dpkg-deb -f "$ulib_deb" Depends | grep -q "libgrace2 (= $version)" || fail "libgrace-urcu1 does not depend on libgrace2 (= $version)"
 
 step "unpack both packages into a scratch root (dpkg -x)"
 root=$work/root
@@ -91,7 +91,7 @@ dpkg -x "$dev_deb" "$root"
 dpkg -x "$ulib_deb" "$root"
 dpkg -x "$udev_deb" "$root"
 libdir=$root/usr/lib/$multiarch
-objdump -p "$libdir/libgrace.so.1" | grep -q "SONAME *libgrace.so.1" || fail "SONAME is not libgrace.so.1"
+objdump -p "$libdir/libgrace.so.2" | grep -q "SONAME *libgrace.so.2" || fail "SONAME is not libgrace.so.2"
 export LD_LIBRARY_PATH=$libdir
 export PKG_CONFIG_SYSROOT_DIR=$root
 export PKG_CONFIG_LIBDIR=$libdir/pkgconfig
@@ -105,7 +105,7 @@ for mode in find_package pkg-config; do
 		-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF \
 		-DGRACE_EXPECT_PREFIX="$root/usr" >"$log" 2>&1 || { cat "$log"; fail "consumer ($mode): configure"; }
 	cmake --build "$b" >>"$log" 2>&1 || { cat "$log"; fail "consumer ($mode): build"; }
-	# The programs check the versions and that libgrace.so.1 came from the packages.
+	# The programs check the versions and that libgrace.so.2 came from the packages.
 	for p in $(tr ';' ' ' <"$b/programs.txt"); do
 		"$b/$p" >>"$log" 2>&1 || { cat "$log"; fail "consumer ($mode): $p"; }
 	done
@@ -134,7 +134,7 @@ PKG_CONFIG_LIBDIR=$libdir/grace-urcu/pkgconfig:$libdir/pkgconfig cc -O2 \
 	$(PKG_CONFIG_LIBDIR=$libdir/grace-urcu/pkgconfig:$libdir/pkgconfig pkg-config --libs liburcu) \
 	-pthread || fail "liburcu program against grace-urcu: build"
 "$work/urcu_prog" || fail "liburcu program against grace-urcu: run"
-ldd "$work/urcu_prog" | grep -q "$libdir/libgrace.so.1" || fail "liburcu program not linked to the packaged libgrace.so.1"
+ldd "$work/urcu_prog" | grep -q "$libdir/libgrace.so.2" || fail "liburcu program not linked to the packaged libgrace.so.2"
 echo "grace-urcu: ok"
 
 step "the installed examples, built with their own CMakeLists.txt"

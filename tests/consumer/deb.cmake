@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # deb_package (label "long", not in the test command): scripts/deb-check.sh builds the Debian
-# packages libgrace1 and libgrace-dev from a copy of the working tree with dpkg-buildpackage,
+# packages libgrace2 and libgrace-dev from a copy of the working tree with dpkg-buildpackage,
 # checks them, unpacks them into a scratch root and builds consumers against them (find_package,
 # pkg-config, the installed examples, a TSan program, man). About a minute on two cores.
 find_program(GRACE_DPKG_BUILDPACKAGE dpkg-buildpackage)
