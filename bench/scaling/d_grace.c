@@ -38,6 +38,18 @@ const struct sc_design sc_design_grace = {
 	.synchronize = grace_sync,
 };
 
+/* The same with parking off: what grace periods cost when every registered thread is scanned
+ * (the library reads GRACE_NO_PARK at start-up, so run.sh sets it for this design; main.c
+ * refuses the design without it). */
+const struct sc_design sc_design_grace_nopark = {
+	.name = "grace-nopark",
+	.label = "grace default flavor, parking off (GRACE_NO_PARK=1)",
+	.tls_lib = "libgrace",
+	.reader_enter = grace_enter,
+	.reader_exit = grace_exit,
+	.synchronize = grace_sync,
+};
+
 static void qsbr_enter(void)
 {
 	long v;

@@ -47,6 +47,7 @@
 
 static const struct sc_design *const designs[] = {
 	&sc_design_none,      &sc_design_grace,     &sc_design_grace_qsbr,
+	&sc_design_grace_nopark,
 #ifdef SC_HAVE_URCU
 	&sc_design_urcu_memb, &sc_design_urcu_qsbr,
 #endif
@@ -486,6 +487,14 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "membarrier") == 0)
 		return cmd_membarrier(run, argc, argv);
 	d = BENCH_DESIGN_ARG(designs, NDESIGNS, argc, argv);
+	if (d == &sc_design_grace_nopark) {
+		const char *np = getenv("GRACE_NO_PARK");
+		if (!np || strcmp(np, "1") != 0) {
+			fprintf(stderr, "scalebench: design grace-nopark needs GRACE_NO_PARK=1 in the "
+					"environment (the library reads it at start-up)\n");
+			return 2;
+		}
+	}
 	if (strcmp(argv[1], "sweep") == 0)
 		return cmd_sweep(d, run, argc, argv);
 	if (strcmp(argv[1], "lifecycle") == 0)

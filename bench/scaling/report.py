@@ -14,6 +14,7 @@ import gracereport as gr  # noqa: E402
 
 LABELS = {
     "grace": "grace default",
+    "grace-nopark": "grace default, parking off",
     "urcu-memb": "liburcu memb",
     "grace-qsbr": "grace QSBR",
     "urcu-qsbr": "liburcu QSBR",
@@ -341,7 +342,10 @@ def sweep(c):
                 "untimed ones (`scalebench sweep`, 2000 calls per run). p50 / p99 pooled over "
                 "the runs, microseconds. None of the N threads reads while it is timed: a "
                 "grace period whose cost grows with N follows the threads that exist, not the "
-                "ones that read. *Growth*: the figure at N over the figure at 8 threads "
+                "ones that read. grace's default flavor parks threads it finds idle over a few "
+                "grace periods (the untimed ones are enough) and then scans only the others; "
+                "*parking off* is the same run with `GRACE_NO_PARK=1`, every registered "
+                "thread scanned. *Growth*: the figure at N over the figure at 8 threads "
                 "(targets at 1024 threads: p50 within 2x, p99 within 3x).\n")
 
     def cell(x, n):
@@ -363,11 +367,13 @@ def sweep(c):
         for g, u in SWEEP_PAIRS:
             row += [cell(g, n), cell(u, n),
                     "%s / %s" % (gr.fmt_x(growth(g, n, 50)), gr.fmt_x(growth(g, n, 99)))]
+        row.insert(2, cell("grace-nopark", n))
         rows.append(row)
-    c.md.append(gr.md_table(["registered idle threads", "grace p50 / p99", "liburcu memb p50 / "
+    c.md.append(gr.md_table(["registered idle threads", "grace p50 / p99",
+                             "grace, parking off p50 / p99", "liburcu memb p50 / "
                              "p99", "grace growth p50 / p99", "grace QSBR (offline) p50 / p99",
                              "liburcu QSBR (offline) p50 / p99", "grace QSBR growth"], rows,
-                            align="r" * 7))
+                            align="r" * 8))
     tg = []
     for x in ("grace", "grace-qsbr"):
         for p, lim in ((50, 2.0), (99, 3.0)):
@@ -377,7 +383,7 @@ def sweep(c):
                        gr.fmt_x(gv), gr.verdict(None if gr.missing(gv) else gv <= lim)])
     c.md.append(gr.md_table(["target", "measured", "verdict"], tg, align="lll"))
     series = []
-    for x in ("grace", "urcu-memb", "grace-qsbr", "urcu-qsbr"):
+    for x in ("grace", "grace-nopark", "urcu-memb", "grace-qsbr", "urcu-qsbr"):
         for p in (50, 99):
             xs = [n for n in ns if pooled(c, "sweep", x, n, p) is not None]
             series.append(("%s p%d" % (x, p), xs, [pooled(c, "sweep", x, n, p) for n in xs],

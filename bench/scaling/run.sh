@@ -299,18 +299,22 @@ if want membarrier; then
   phase_end_note
 fi
 
-mapfile -t sds < <("$sb" list | cut -f1)
+mapfile -t sds_all < <("$sb" list | cut -f1)
+# grace-nopark is the sweep's alone (parking off, to show what parking saves).
+mapfile -t sds < <(printf '%s\n' "${sds_all[@]}" | grep -vx grace-nopark)
 if want sweep; then
   ds=()
-  for d in grace urcu-memb grace-qsbr urcu-qsbr; do
-    case " ${sds[*]} " in *" $d "*) ds+=("$d") ;; esac
+  for d in grace grace-nopark urcu-memb grace-qsbr urcu-qsbr; do
+    case " ${sds_all[*]} " in *" $d "*) ds+=("$d") ;; esac
   done
   phase_begin sweep $(( runs * ${#slist[@]} * ${#ds[@]} )) 0.6
   for r in $(seq 1 "$runs"); do
     for n in "${slist[@]}"; do
       for d in "${ds[@]}"; do
         left=$(phase_left)
-        point "$d sweep at $n threads" "$sb" sweep --design "$d" --threads "$n" \
+        # grace-nopark: the library reads GRACE_NO_PARK at start-up.
+        point "$d sweep at $n threads" env GRACE_NO_PARK=$([ "$d" = grace-nopark ] && echo 1 || echo 0) \
+          "$sb" sweep --design "$d" --threads "$n" \
           --samples $sweep_samples --budget-s $(( left > 1 ? left : 1 )) --run "$r" \
           --raw "$raw/sweep.$d.$n.txt"
       done

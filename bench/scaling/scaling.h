@@ -31,6 +31,7 @@ struct sc_design {
 
 extern const struct sc_design sc_design_none;
 extern const struct sc_design sc_design_grace;
+extern const struct sc_design sc_design_grace_nopark;
 extern const struct sc_design sc_design_grace_qsbr;
 #ifdef SC_HAVE_URCU
 extern const struct sc_design sc_design_urcu_memb;

@@ -62,7 +62,9 @@
  */
 #include "flavor/memb.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <grace/flavor.h>
 #include <grace/rcu.h>
 
@@ -534,10 +536,18 @@ void grace__memb_init(void)
 	 * K passes in a row, with no adaptation (tests: parking as often as possible). The misuse
 	 * mask: nesting no lock reaches. */
 	if (grace__use_membarrier && !grace__env_ll("GRACE_NO_PARK", 0)) {
-		long long k = grace__env_ll("GRACE_PARK_AFTER", 0);
-		if (k < 0 || k > 4096) {
-			grace__warn("GRACE_PARK_AFTER=%lld: expected 1..4096; adaptive parking", k);
-			k = 0;
+		const char *e = getenv("GRACE_PARK_AFTER");
+		long long k = 0;
+		if (e && *e) {
+			char *end;
+			errno = 0;
+			k = strtoll(e, &end, 0);
+			if (errno || *end || k < 1 || k > 4096) {
+				grace__warn("GRACE_PARK_AFTER=%s: expected a whole number from 1 to "
+					    "4096; parking adapts per thread",
+					    e);
+				k = 0;
+			}
 		}
 		grace__registry_enable_parking(&memb_registry, GRACE__R_NEST_HIGH,
 					       (unsigned int)k);

@@ -22,6 +22,7 @@
 
 #define POISON 0x6b6b6b6b
 
+#if GRACE__DEBUG
 struct obj {
 	int value;
 };
@@ -64,6 +65,7 @@ static void *retire(void *arg)
 	__atomic_store_n(&sync_done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
+#endif
 
 TEST(parked_inside_rcu_read_lock)
 {
