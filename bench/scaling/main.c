@@ -46,8 +46,7 @@
 #include "scaling.h"
 
 static const struct sc_design *const designs[] = {
-	&sc_design_none,      &sc_design_grace,     &sc_design_grace_qsbr,
-	&sc_design_grace_nopark,
+	&sc_design_none,      &sc_design_grace,     &sc_design_grace_qsbr, &sc_design_grace_nopark,
 #ifdef SC_HAVE_URCU
 	&sc_design_urcu_memb, &sc_design_urcu_qsbr,
 #endif
@@ -490,8 +489,9 @@ int main(int argc, char **argv)
 	if (d == &sc_design_grace_nopark) {
 		const char *np = getenv("GRACE_NO_PARK");
 		if (!np || strcmp(np, "1") != 0) {
-			fprintf(stderr, "scalebench: design grace-nopark needs GRACE_NO_PARK=1 in the "
-					"environment (the library reads it at start-up)\n");
+			fprintf(stderr,
+				"scalebench: design grace-nopark needs GRACE_NO_PARK=1 in the "
+				"environment (the library reads it at start-up)\n");
 			return 2;
 		}
 	}

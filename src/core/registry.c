@@ -122,8 +122,7 @@ static void grow(struct grace__registry *reg)
 			       : NULL;
 	if (c)
 		reg->cpu = c;
-	struct grace__park *p =
-		c ? (struct grace__park *)realloc(reg->pk, cap * sizeof(*p)) : NULL;
+	struct grace__park *p = c ? (struct grace__park *)realloc(reg->pk, cap * sizeof(*p)) : NULL;
 	if (p)
 		reg->pk = p;
 	uint64_t *b = p ? (uint64_t *)realloc(reg->cbuf, cap * sizeof(*b)) : NULL;
@@ -480,7 +479,8 @@ static bool park_pass(struct grace__registry *reg, uint64_t cur)
 				unsigned long la = --reg->n_active;
 				r->park_state = GRACE__PARK_PARKED;
 				p->parked_at = reg->pass;
-				cb[i] = cb[la]; /* the thread moving into slot i is still to be seen */
+				cb[i] = cb
+					[la]; /* the thread moving into slot i is still to be seen */
 				slot_swap(reg, i, la);
 				reg->nparks++;
 				continue;

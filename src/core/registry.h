@@ -40,11 +40,12 @@ struct grace__park {
 };
 
 /* struct grace__reader's park_state (under the registry lock). */
-#define GRACE__PARK_ACTIVE 0u    /* scanned */
-#define GRACE__PARK_PENDING 1u   /* scanned; GRACE__W_PARK set, confirmed at the next pass */
-#define GRACE__PARK_UNPARKING 2u /* scanned; it cleared GRACE__W_PARK itself and is (being)
+#define GRACE__PARK_ACTIVE 0u  /* scanned */
+#define GRACE__PARK_PENDING 1u /* scanned; GRACE__W_PARK set, confirmed at the next pass */
+#define GRACE__PARK_UNPARKING \
+	2u                    /* scanned; it cleared GRACE__W_PARK itself and is (being)
 				  * pushed onto the unpark stack: not parked again until drained */
-#define GRACE__PARK_PARKED 3u    /* in the parked tail of the array: not scanned */
+#define GRACE__PARK_PARKED 3u /* in the parked tail of the array: not scanned */
 
 struct grace__registry {
 	struct grace__lock lock;
@@ -58,9 +59,9 @@ struct grace__registry {
 	struct grace__park *pk; /* pk[i]: slot[i]'s, moved with it */
 	uint64_t *cbuf;         /* the pass's loads of ctr, [0, n_active) */
 	unsigned long n, cap, n_active;
-	uint64_t pass;       /* parking passes run (one per scanning grace period) */
-	bool park;           /* parking enabled: the default flavor with membarrier */
-	unsigned int park_k; /* 0: adaptive; else park after this many idle passes, always */
+	uint64_t pass;        /* parking passes run (one per scanning grace period) */
+	bool park;            /* parking enabled: the default flavor with membarrier */
+	unsigned int park_k;  /* 0: adaptive; else park after this many idle passes, always */
 	uint64_t misuse_mask; /* ctr bits no legal reader state has (memb: GRACE__R_NEST_HIGH) */
 	/* Statistics (under the lock; grace__registry_stats()): threads parked, and handed back. */
 	unsigned long nparks, nunparks;

@@ -202,7 +202,7 @@ static void memb_register(struct grace__reader *r, bool explicit_)
 	r->stall_seq = 0;
 	r->flags = GRACE__F_REGISTERED | (explicit_ ? GRACE__F_EXPLICIT : 0) |
 		   (r->flags & GRACE__F_EXITING);
-	/* No updater writes the word before registry_add() publishes the thread. */
+	/* No updater writes the word before grace__registry_add() publishes the thread. */
 	r->waiter = memb_own_bits(r);
 	grace__ann_ignore(r, sizeof(*r)); /* Valgrind: ctr and waiter are shared atomics */
 	/* At rest before it becomes visible to scans: not holding any grace period. */
@@ -217,7 +217,7 @@ static void memb_unregister(struct grace__reader *r)
 	grace__registry_del(&memb_registry, r);
 	r->flags &= GRACE__F_EXITING;
 	grace_store_relaxed(&r->ctr, GRACE__R_SLOW);
-	/* No updater writes it any more (registry_del() under the lock). */
+	/* No updater writes it any more (grace__registry_del() under the lock). */
 	grace_store_relaxed(&r->waiter, 0);
 	pthread_setspecific(memb_key, NULL);
 }
@@ -230,8 +230,9 @@ static void memb_thread_exit(void *arg)
 	if (!(r->flags & GRACE__F_REGISTERED))
 		return;
 	if (memb_underflow(c))
-		grace__misuse_fatal("rcu_read_unlock",
-				    "unlock without a matching rcu_read_lock() (found at thread exit)");
+		grace__misuse_fatal(
+			"rcu_read_unlock",
+			"unlock without a matching rcu_read_lock() (found at thread exit)");
 	if (c & GRACE__R_NEST_MASK) {
 		/* Diagnosed, not hung on: end the section for the dead thread. */
 		grace__misuse("thread exit",
@@ -382,7 +383,8 @@ static int memb_enter_wait(struct grace__flavor *f, const char *call)
 	(void)f;
 	if (memb_underflow(grace_load_relaxed(&grace__memb_reader.ctr)))
 		grace__misuse_fatal("rcu_read_unlock",
-				    "unlock without a matching rcu_read_lock() (found by %s())", call);
+				    "unlock without a matching rcu_read_lock() (found by %s())",
+				    call);
 	if (grace_load_relaxed(&grace__memb_reader.ctr) & GRACE__R_NEST_MASK)
 		grace__misuse_fatal(call,
 				    "called inside an rcu_read_lock() section (would deadlock)");
@@ -510,8 +512,8 @@ void grace_rcu_callback_stats(struct grace_cb_stats *stats)
 	grace__flavor_stats(&grace__memb_flavor, stats);
 }
 
-void grace_rcu_reader_stats(unsigned long *registered, unsigned long *scanned,
-			    unsigned long *parks, unsigned long *unparks)
+void grace_rcu_reader_stats(unsigned long *registered, unsigned long *scanned, unsigned long *parks,
+			    unsigned long *unparks)
 {
 	grace__init();
 	grace__registry_stats(&memb_registry, registered, scanned, parks, unparks);
@@ -543,14 +545,14 @@ void grace__memb_init(void)
 			errno = 0;
 			k = strtoll(e, &end, 0);
 			if (errno || *end || k < 1 || k > 4096) {
-				grace__warn("GRACE_PARK_AFTER=%s: expected a whole number from 1 to "
-					    "4096; parking adapts per thread",
-					    e);
+				grace__warn(
+					"GRACE_PARK_AFTER=%s: expected a whole number from 1 to "
+					"4096; parking adapts per thread",
+					e);
 				k = 0;
 			}
 		}
-		grace__registry_enable_parking(&memb_registry, GRACE__R_NEST_HIGH,
-					       (unsigned int)k);
+		grace__registry_enable_parking(&memb_registry, GRACE__R_NEST_HIGH, (unsigned int)k);
 	}
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");

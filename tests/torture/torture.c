@@ -145,11 +145,11 @@ struct config {
 	unsigned int long_delay; /* a reader sleeps inside a section once per this many sections */
 	bool fail_fast;
 	bool verbose;
-	int cookie_checks;   /* readers check cookies taken inside sections */
-	unsigned int lonely; /* threads posting one callback at a time and waiting for it */
-	double lonely_wait;  /* a lonely callback not invoked in this many seconds: lost wake-up */
-	const char *paths;   /* comma-separated retire paths to use (NULL: all the flavor has) */
-	unsigned int nap;    /* readers sleep up to this many microseconds between sections */
+	int cookie_checks;    /* readers check cookies taken inside sections */
+	unsigned int lonely;  /* threads posting one callback at a time and waiting for it */
+	double lonely_wait;   /* a lonely callback not invoked in this many seconds: lost wake-up */
+	const char *paths;    /* comma-separated retire paths to use (NULL: all the flavor has) */
+	unsigned int nap;     /* readers sleep up to this many microseconds between sections */
 	unsigned int signals; /* signals a second to readers, whose handler reads (not QSBR) */
 };
 static struct config cfg = {
@@ -274,7 +274,7 @@ static struct {
 	uint64_t flood_phases, flood_throttled, flood_updates, flood_ns;
 	uint64_t barrier_checks, barrier_cbs;
 	uint64_t churn_threads;
-	uint64_t lonely_cbs; /* lonely callbacks invoked in time */
+	uint64_t lonely_cbs;             /* lonely callbacks invoked in time */
 	uint64_t sig_sent, sig_sections; /* --signals: sent, and sections run by the handler */
 	unsigned long parks_start, unparks_start, parks_end, unparks_end; /* park_stats */
 	uint64_t fake_ops[F_N];

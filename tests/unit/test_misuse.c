@@ -68,7 +68,8 @@ static void unlock_without_lock_then_sync(void)
 }
 TEST(rcu_unlock_without_lock_then_synchronize)
 {
-	EXPECT_MISUSE(unlock_without_lock_then_sync, FATAL, "rcu_read_unlock", "without a matching");
+	EXPECT_MISUSE(unlock_without_lock_then_sync, FATAL, "rcu_read_unlock",
+		      "without a matching");
 }
 
 static int unbalanced_done;

@@ -62,7 +62,7 @@ static struct obj *obj_new(int v)
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int phase;        /* 0: idle; 1: take a section and hold it; 2: leave it; 3: exit */
+static int phase; /* 0: idle; 1: take a section and hold it; 2: leave it; 3: exit */
 static int ready, holding, bad;
 
 static void wait_phase(int p)
@@ -138,7 +138,8 @@ TEST(idle_threads_are_parked_and_come_back)
 		/* Every sleeper parked; scanned: at most the threads of this process that read
 		 * and are not sleepers (none here but, perhaps, the main thread). */
 		CHECK_MSG(s1.parks - s0.parks >= NT, "parks %lu", s1.parks - s0.parks);
-		CHECK_MSG(s1.scanned <= s0.scanned + 1, "scanned %lu -> %lu", s0.scanned, s1.scanned);
+		CHECK_MSG(s1.scanned <= s0.scanned + 1, "scanned %lu -> %lu", s0.scanned,
+			  s1.scanned);
 	} else {
 		CHECK(s1.parks == 0 && s1.scanned == s1.reg);
 	}
@@ -326,7 +327,8 @@ TEST(section_in_a_signal_handler_of_a_parked_thread)
 __attribute__((constructor)) static void setup(void)
 {
 	const char *e = getenv("GRACE_NO_PARK");
-	parking = !(e && *e && strcmp(e, "0") != 0) && !strcmp(grace_membarrier_mode(), "membarrier");
+	parking = !(e && *e && strcmp(e, "0") != 0) &&
+		  !strcmp(grace_membarrier_mode(), "membarrier");
 }
 
 GT_MAIN()
