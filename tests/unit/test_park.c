@@ -183,18 +183,24 @@ static void *reader_then_exit(void *arg)
 	return NULL; /* the exit destructor unregisters a parked or pushed thread */
 }
 
-static void exits(int mode)
+/* NT threads that read once and block until phase 1, parked by the time this returns. */
+static void start_idle_threads(pthread_t *t, int mode)
 {
-	pthread_t t[NT];
-
 	phase = ready = 0;
 	exit_mode = mode;
-	struct rstats s0 = rs();
 	for (int i = 0; i < NT; i++)
 		REQUIRE(pthread_create(&t[i], NULL, reader_then_exit, NULL) == 0);
 	wait_count(&ready, NT);
-	gt_sleep_ms(5);
+	gt_sleep_ms(5); /* into pthread_cond_wait */
 	park_everyone();
+}
+
+static void exits(int mode)
+{
+	pthread_t t[NT];
+	struct rstats s0 = rs();
+
+	start_idle_threads(t, mode);
 	set_phase(1);
 	for (int i = 0; i < NT; i++)
 		pthread_join(t[i], NULL);
@@ -217,26 +223,11 @@ TEST(handed_back_threads_exit_before_a_grace_period_takes_them)
 
 /* ---- fork with parked threads ---- */
 
-static void *idle_reader(void *arg)
-{
-	(void)arg;
-	rcu_read_lock();
-	rcu_read_unlock();
-	__atomic_fetch_add(&ready, 1, __ATOMIC_RELEASE);
-	wait_phase(1);
-	return NULL;
-}
-
 TEST(fork_with_parked_threads)
 {
 	pthread_t t[NT];
 
-	phase = ready = 0;
-	for (int i = 0; i < NT; i++)
-		REQUIRE(pthread_create(&t[i], NULL, idle_reader, NULL) == 0);
-	wait_count(&ready, NT);
-	gt_sleep_ms(5);
-	park_everyone();
+	start_idle_threads(t, 0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		/* The child has this thread only: its grace periods and sections work. */
