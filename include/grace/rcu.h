@@ -98,6 +98,16 @@ GRACE_INLINE void grace_rcu_read_lock(void)
 		 * all go there) and the nesting bits an unlock without a lock leaves (0xffff) do
 		 * not carry into the snapshot. */
 		grace_store_relaxed(&r->ctr, c + 1);
+		/*
+		 * Then waiter, as the outermost lock does: a signal handler's section may nest in an
+		 * outermost lock that has stored but not yet handed a parked thread back (between
+		 * its store and its test, found by the Promela model, tests/model/memb.pml), and
+		 * must hand it back itself before it reads anything. Compiler barrier: the load
+		 * stays after the store.
+		 */
+		grace_barrier();
+		if (GRACE_UNLIKELY(grace__memb_flagged(r)))
+			grace__memb_lock_flagged();
 	} else {
 		grace__memb_lock_slow(); /* unregistered, fallback, exiting, nesting overflow, or
 					  * an earlier unlock without a lock */

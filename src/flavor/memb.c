@@ -64,11 +64,13 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <grace/flavor.h>
 #include <grace/rcu.h>
 
 #include "core/annotate.h"
+#include "core/debug.h"
 #include "core/diag.h"
 #include "core/flavor.h"
 #include "core/gp.h"
@@ -297,12 +299,18 @@ void grace__memb_lock_slow(void)
 }
 
 /*
- * The outermost lock found a waiter bit after its store. PARK: the updater stopped scanning this
- * thread; clear the bit and, if this call cleared it, hand the thread back (a push onto the
- * registry's unpark stack with a full barrier after it, before the section reads anything:
- * core/registry.c, "Parking"). WAITING: left from an earlier section that ended without seeing
- * it (a flag set after that unlock's load); waking the updater once is harmless. Lock-free, as
- * a signal handler's lock may land here.
+ * A lock (outermost or nested) found a waiter bit after its store. PARK: the updater stopped
+ * scanning this thread; clear the bit and, if this call cleared it, hand the thread back (a push
+ * onto the registry's unpark stack with a full barrier after it, before the section reads
+ * anything: core/registry.c, "Parking"). With the thread's signals blocked from before the
+ * clear until after the barrier: a handler that interrupted between the two would find the bit
+ * clear and the thread not yet pushed, and run a section no grace period sees (the Promela
+ * model found it, tests/model/memb.pml, PARK_SIGNAL). A handler that runs before the block
+ * does the hand-back itself, and this call's RMW then finds the bit clear. Once per hand-back:
+ * two system calls, against the scans of the thread parking saves. WAITING: left from an
+ * earlier section that ended without seeing it (a flag set after that unlock's load); an
+ * outermost lock wakes the updater once, which is harmless; a nested one leaves it to the
+ * section's end. Lock-free and async-signal-safe, as a signal handler's lock may land here.
  */
 void grace__memb_lock_flagged(void)
 {
@@ -310,12 +318,19 @@ void grace__memb_lock_flagged(void)
 	uint32_t w = grace_load_relaxed(&r->waiter);
 
 	if (w & GRACE__W_PARK) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
 		/* seq_cst RMW: only the call that clears the bit pushes (the updater may clear it
 		 * first, undoing a park it could not confirm). */
-		if (grace_fetch_and(&r->waiter, ~GRACE__W_PARK, __ATOMIC_SEQ_CST) & GRACE__W_PARK)
+		if (grace_fetch_and(&r->waiter, ~GRACE__W_PARK, __ATOMIC_SEQ_CST) & GRACE__W_PARK) {
+			GRACE__TEST_PAUSE(
+				"unpark"); /* debug builds: tests signal the thread here */
 			grace__registry_unpark(&memb_registry, r);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
-	if (w & GRACE__W_WAITING)
+	if ((w & GRACE__W_WAITING) && (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK) == 1)
 		grace__registry_wake(&memb_registry, r);
 }
 

@@ -14,6 +14,37 @@
 #   one-flag-pass       ONE_FLAG_PASS           liveness violated (lost wake-up)
 #   idle-no-reg-fence   IDLE NO_REG_FENCE       safety violated (registry_add()'s fence removed)
 #
+# Parking (PARK: src/core/registry.c, "Parking"), with bounds of their own: $pbounds (one
+# reader, more grace periods: a park set, confirmed, then skipped by the quiet path) and
+# $pbounds2 (two readers):
+#   park                PARK                    safety and liveness hold
+#   park-2r             PARK, $pbounds2         safety and liveness hold (--full only; also
+#                                               park-2r-both: both readers parkable)
+#   park-check-first    PARK PARK_CHECK_BEFORE_STORE  safety violated (waiter loaded, and PARK
+#                                               acted on, before the lock store)
+#   park-no-check       PARK PARK_NO_CHECK      safety violated (the lock ignores PARK)
+#   park-no-drain       PARK PARK_NO_DRAIN      safety violated (the unpark stack never taken)
+#   park-no-barrier     PARK PARK_NO_BARRIER    safety violated (confirmed by the pass that set
+#                                               PARK, no barrier A in between)
+#   park-no-push-fence  PARK PARK_NO_PUSH_FENCE safety violated (the push a plain store)
+#   park-signal         PARK PARK_SIGNAL=3 PARK_SIGNAL_FIX  safety and liveness hold (a signal
+#                                               handler's section nested in an outermost lock
+#                                               whose hand-back is not done yet: the library
+#                                               since the model found it, the nested lock tests
+#                                               waiter too and the hand-back runs with signals
+#                                               blocked)
+#   park-signal-open    PARK PARK_SIGNAL=3      safety violated (the library before that fix:
+#                                               the nested lock tests nothing, signals open)
+#   park-reach          PARK PROBE=1,2,3,4      every probe reached (safety mode, pan -c0): a
+#                                               grace period takes the quiet path; a drain takes
+#                                               a parked reader's push back; the quiet path is
+#                                               taken while a parked reader is in a section (its
+#                                               push missed: the section must see the new
+#                                               pointer); a reader that cleared PARK itself is
+#                                               found unparking
+#   park-reach-2r       PARK PROBE=5, $pbounds2 reached: a scan waits for a holder while the
+#                                               other reader is parked
+#
 # tests/model/barrier.pml, the callback engine's barrier markers and in-flight batch across
 # fork() (safety only; a barrier that never returns is an invalid end state, also an error):
 #   barrier             (none)                  holds
@@ -26,23 +57,37 @@
 # second time in safety mode, ignoring end states (-E), so the verdict names the assertion.
 #
 # usage: check.sh [--quick|--full] [--keep DIR]
-#   --quick  one grace period (NUPD=1), nesting in reader 0 only: ~2M states, the ctest run
-#   --full   (default) two grace periods, every reader may nest: ~10M states, ~1 GB of memory
+#   --quick  one grace period (NUPD=1), nesting in reader 0 only: ~2M states; parking: one
+#            reader, 3 sections, 4 grace periods (~0.7M states); the ctest run, about a minute
+#   --full   (default) two grace periods, every reader may nest: ~10M states, ~1 GB of memory;
+#            parking: one reader, 4 sections, 6 grace periods (~3M states), and two readers of
+#            one section each: 3 grace periods with reader 0 parkable (~22M states, ~2 GB) and
+#            2 grace periods with both parkable (~15M states, ~1 GB)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/memb.pml
 bmodel=$here/barrier.pml
-bounds="-DNUPD=2 -DNEST_ALL=1"
+full=1
 keep=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) bounds="-DNUPD=1" ;;
-	--full) bounds="-DNUPD=2 -DNEST_ALL=1" ;;
+	--quick) full=0 ;;
+	--full) full=1 ;;
 	--keep) keep=$2; shift ;;
 	*) echo "usage: $0 [--quick|--full] [--keep DIR]" >&2; exit 2 ;;
 	esac
 	shift
 done
+if [ $full = 1 ]; then
+	bounds="-DNUPD=2 -DNEST_ALL=1"
+	pbounds="-DNR=1 -DNSECT=4 -DNUPD=6"
+	pbounds2="-DNR=2 -DNSECT=1 -DNUPD=3 -DPARK_ONLY=0"
+	pbounds2b="-DNR=2 -DNSECT=1 -DNUPD=2"
+else
+	bounds="-DNUPD=1"
+	pbounds="-DNR=1 -DNSECT=3 -DNUPD=4"
+	pbounds2="-DNR=2 -DNSECT=1 -DNUPD=2 -DPARK_ONLY=0"
+fi
 command -v spin >/dev/null || { echo "check.sh: spin not found (Debian package spin)" >&2; exit 2; }
 cc=${CC:-cc}
 work=${keep:-$(mktemp -d)}
@@ -50,15 +95,16 @@ mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
 fails=0
 
-# run VARIANT MACROS EXPECT   (EXPECT: pass | safety | liveness)
+# run VARIANT MACROS EXPECT [BOUNDS]   (EXPECT: pass | safety | liveness; BOUNDS replaces
+# $bounds)
 run() {
-	name=$1 macros=$2 expect=$3
+	name=$1 macros="$2 ${4-$bounds}" expect=$3
 	dir=$work/$name
 	mkdir -p "$dir"
 	cp "$model" "$dir/memb.pml"
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	(cd "$dir" && spin -a $bounds $macros memb.pml >spin.log 2>&1 &&
+	(cd "$dir" && spin -a $macros memb.pml >spin.log 2>&1 &&
 		$cc -O1 -w -DCOLLAPSE -DVECTORSZ=2048 -o pan pan.c >cc.log 2>&1 &&
 		./pan -a -m2000000 >pan.log 2>&1) || true
 	if [ ! -s "$dir/pan.log" ]; then
@@ -68,6 +114,8 @@ run() {
 	fi
 	errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.log" | head -n 1)
 	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | head -n 1)
+	mem=$(sed -n 's/^ *\([0-9.]*\)[[:space:]]*total actual memory usage.*/\1/p' "$dir/pan.log" |
+		head -n 1)
 	what=ok
 	if grep -q "assertion violated" "$dir/pan.log"; then
 		what="safety violated: $(grep -m1 'assertion violated' "$dir/pan.log" | sed 's/^pan:[0-9]*: //')"
@@ -96,12 +144,60 @@ run() {
 		verdict=UNEXPECTED
 		fails=$((fails + 1))
 	fi
-	printf 'model: %-18s expect %-8s -> %s (%s states, %ss) [%s]\n' "$name" "$expect" "$what" \
-		"${states:-?}" $((t1 - t0)) "$verdict"
+	printf 'model: %-18s expect %-8s -> %s (%s states, %s MB, %ss) [%s]\n' "$name" "$expect" \
+		"$what" "${states:-?}" "${mem:-?}" $((t1 - t0)) "$verdict"
 	if [ $ok = 0 ] && [ -f "$dir/memb.pml.trail" ]; then
 		echo "model: $name: counterexample (spin -t -p):"
-		(cd "$dir" && spin -t -p $bounds $macros memb.pml 2>&1 | tail -n 40)
+		# shellcheck disable=SC2086
+		(cd "$dir" && spin -t -p $macros memb.pml 2>&1 | tail -n 40)
 	fi
+}
+
+# run_reach VARIANT MACROS PROBES BOUNDS: memb.pml with -DPROBE=mask of PROBES, in safety mode
+# going on past errors (pan -c0; -c1 for one probe): every probe's assertion must fail somewhere
+# (reached), and no other assertion.
+run_reach() {
+	name=$1 macros="$2 $4" probes=$3
+	dir=$work/$name
+	mkdir -p "$dir"
+	cp "$model" "$dir/memb.pml"
+	mask=0 np=0
+	for n in $probes; do mask=$((mask | (1 << n))) np=$((np + 1)); done
+	stop=0 # one probe: stop at its first failure; several: go on past errors
+	[ $np != 1 ] || stop=1
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	(cd "$dir" && spin -a $macros -DPROBE=$mask memb.pml >spin.log 2>&1 &&
+		$cc -O1 -w -DCOLLAPSE -DSAFETY -DNOCLAIM -DVECTORSZ=2048 -o pan pan.c >cc.log 2>&1 &&
+		./pan -c$stop -E -m2000000 >pan.log 2>&1) || true
+	if [ ! -s "$dir/pan.log" ]; then
+		echo "model: $name: spin or cc failed"; cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null
+		fails=$((fails + 1))
+		return
+	fi
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | head -n 1)
+	mem=$(sed -n 's/^ *\([0-9.]*\)[[:space:]]*total actual memory usage.*/\1/p' "$dir/pan.log" |
+		head -n 1)
+	reached= missed=
+	for n in $probes; do
+		if grep -qF "assertion violated (((${mask}>>${n})&1)==0)" "$dir/pan.log"; then
+			reached="$reached $n"
+		else
+			missed="$missed $n"
+		fi
+	done
+	other=$(grep 'assertion violated' "$dir/pan.log" | grep -vF "assertion violated (((${mask}>>" |
+		head -n 1 | sed 's/^pan:[0-9]*: //')
+	t1=$(date +%s)
+	if [ -z "$missed" ] && [ -z "$other" ]; then
+		verdict=as-expected
+	else
+		verdict=UNEXPECTED
+		fails=$((fails + 1))
+	fi
+	printf 'model: %-18s expect reach    -> reached:%s%s%s (%s states, %s MB, %ss) [%s]\n' \
+		"$name" "$reached" "${missed:+; NOT reached:$missed}" "${other:+; $other}" \
+		"${states:-?}" "${mem:-?}" $((t1 - t0)) "$verdict"
 }
 
 # run_barrier VARIANT MACROS EXPECT   (EXPECT: pass | safety): barrier.pml, safety mode
@@ -157,6 +253,19 @@ run no-barrier-W "-DNO_MB_W" liveness
 run fallback-no-fence "-DFALLBACK_NO_RFENCE" safety
 run one-flag-pass "-DONE_FLAG_PASS" liveness
 run idle-no-reg-fence "-DIDLE -DNO_REG_FENCE" safety
+echo "model: parking, bounds $pbounds; two readers $pbounds2"
+run park "-DPARK" pass "$pbounds"
+[ $full = 0 ] || run park-2r "-DPARK" pass "$pbounds2"
+[ $full = 0 ] || run park-2r-both "-DPARK" pass "$pbounds2b"
+run park-check-first "-DPARK -DPARK_CHECK_BEFORE_STORE" safety "$pbounds"
+run park-no-check "-DPARK -DPARK_NO_CHECK" safety "$pbounds"
+run park-no-drain "-DPARK -DPARK_NO_DRAIN" safety "$pbounds"
+run park-no-barrier "-DPARK -DPARK_NO_BARRIER" safety "$pbounds"
+run park-no-push-fence "-DPARK -DPARK_NO_PUSH_FENCE" safety "$pbounds"
+run park-signal "-DPARK -DPARK_SIGNAL=3 -DPARK_SIGNAL_FIX" pass "$pbounds"
+run park-signal-open "-DPARK -DPARK_SIGNAL=3" safety "$pbounds"
+run_reach park-reach "-DPARK" "1 2 3 4" "$pbounds"
+run_reach park-reach-2r "-DPARK" "5" "$pbounds2"
 echo "model: $bmodel"
 run_barrier barrier "" pass
 run_barrier shared-marker "-DSHARED_MARKER" safety

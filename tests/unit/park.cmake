@@ -7,7 +7,8 @@ grace_test(NAME unit_park_eager SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park.c TI
            ENV GRACE_PARK_AFTER=1)
 grace_test(NAME unit_park_off SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park.c TIMEOUT 120
            ENV GRACE_NO_PARK=1)
-# The reader preempted inside rcu_read_lock() while it is parked (debug builds: the pause site
-# "rcu_lock" before the lock's store; skipped in release builds).
+# The reader preempted inside rcu_read_lock() while it is parked, and a signal handler's section
+# inside a hand-back (debug builds: the pause sites "rcu_lock" before the lock's store and
+# "unpark" inside the hand-back; skipped in release builds).
 grace_test(NAME unit_park_window SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park_window.c TIMEOUT 60
-           ENV GRACE_TEST_PAUSE=rcu_lock:500000 GRACE_PARK_AFTER=1)
+           ENV GRACE_TEST_PAUSE=rcu_lock:500000,unpark:300000 GRACE_PARK_AFTER=1)

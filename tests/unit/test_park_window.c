@@ -108,8 +108,98 @@ TEST(parked_inside_rcu_read_lock)
 	CHECK(unparks1 >= 1);
 	free(retired);
 	free(gp);
+	gp = NULL;
 #else
 	printf("  skipped: the pause site is compiled into debug builds only\n");
+#endif
+}
+
+/*
+ * A signal handler's section on a parked thread that is handing itself back: the handler runs
+ * between the hand-back's clear of PARK and its push, nested in the outermost lock (so its own
+ * lock is a nested one and finds no PARK bit any more). The hand-back blocks the thread's
+ * signals across that window (grace__memb_lock_flagged()); without the block, the handler's
+ * section runs unscanned and the grace period below frees what it holds (found by the Promela
+ * model, PARK_SIGNAL; checked to fail with the block removed). Pause site "unpark": 300 ms
+ * between the clear and the push.
+ */
+#if GRACE__DEBUG
+static int sig_holding, sig_release, sig_bad;
+static void on_signal(int sig)
+{
+	(void)sig;
+	rcu_read_lock();
+	struct obj *o = rcu_dereference(gp);
+	__atomic_store_n(&sig_holding, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&sig_release, __ATOMIC_ACQUIRE))
+		; /* inside the section, in the handler */
+	if (__atomic_load_n(&o->value, __ATOMIC_RELAXED) == POISON)
+		__atomic_store_n(&sig_bad, 1, __ATOMIC_RELAXED);
+	rcu_read_unlock();
+}
+
+static void *handing_back(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	wait_flag(&go);
+	rcu_read_lock(); /* pauses before its store (rcu_lock), then in its hand-back (unpark) */
+	(void)rcu_dereference(gp);
+	rcu_read_unlock();
+	return NULL;
+}
+#endif
+
+TEST(signal_inside_the_hand_back)
+{
+#if GRACE__DEBUG
+	pthread_t t, r;
+	struct sigaction sa;
+	const char *e = getenv("GRACE_TEST_PAUSE");
+
+	if (!e || !strstr(e, "rcu_lock:500000") || !strstr(e, "unpark:") ||
+	    strcmp(grace_membarrier_mode(), "membarrier") != 0) {
+		printf("  skipped: needs GRACE_TEST_PAUSE=rcu_lock:500000,unpark:<us> and "
+		       "membarrier\n");
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	ready = go = sync_done = 0;
+	struct obj *a = (struct obj *)malloc(sizeof(*a));
+	REQUIRE(a);
+	a->value = 1;
+	struct obj *prev = rcu_xchg_pointer(&gp, a);
+	synchronize_rcu();
+	free(prev); /* NULL after the first case */
+	REQUIRE(pthread_create(&t, NULL, handing_back, NULL) == 0);
+	wait_flag(&ready);
+	for (int i = 0; i < 8; i++)
+		synchronize_rcu(); /* parks the idle thread */
+	uint64_t t0 = gt_now_ns();
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	/* 500 ms before the store, then the hand-back's pause: signal in its middle. */
+	while (gt_now_ns() - t0 < 650000000ull)
+		gt_sleep_ms(5);
+	pthread_kill(t, SIGUSR1);
+	wait_flag(&sig_holding);
+	retired = rcu_xchg_pointer(&gp, (struct obj *)malloc(sizeof(struct obj)));
+	REQUIRE(pthread_create(&r, NULL, retire, NULL) == 0);
+	gt_sleep_ms(100);
+	int early = __atomic_load_n(&sync_done, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&sig_release, 1, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	pthread_join(t, NULL);
+	CHECK_MSG(!early, "a grace period ended under a signal handler's section run inside a "
+			  "parked thread's hand-back");
+	CHECK(!sig_bad);
+	free(retired);
+	free(gp);
+#else
+	printf("  skipped: the pause sites are compiled into debug builds only\n");
 #endif
 }
 
