@@ -62,6 +62,7 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 	reg->pk = NULL;
 	reg->cbuf = NULL;
 	reg->n = reg->cap = reg->n_active = 0;
+	reg->nactive_hint = 0;
 	reg->pass = 0;
 	reg->park = false;
 	reg->park_k = 0;
@@ -79,6 +80,12 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 }
 
 /* ---- the array: [0, n_active) scanned, [n_active, n) parked; lock held ---- */
+
+/* After n_active changed (lock held): see nactive_hint. */
+static void publish_active(struct grace__registry *reg)
+{
+	grace_store_relaxed(&reg->nactive_hint, reg->n_active);
+}
 
 static void slot_move(struct grace__registry *reg, unsigned long to, unsigned long from)
 {
@@ -155,6 +162,7 @@ void grace__registry_add(struct grace__registry *reg, struct grace__reader *r)
 	reg->slot[i] = r;
 	reg->cpu[i] = cpu;
 	park_fresh(&reg->pk[i]);
+	publish_active(reg);
 	grace_store_relaxed(&reg->nthreads, reg->n);
 	/* Full fence: the count before any read-side access of the new reader. Pairs with the
 	 * fence after seq_start (core/gp.c) that precedes grace__registry_alone()'s load: with
@@ -182,6 +190,7 @@ void grace__registry_del(struct grace__registry *reg, struct grace__reader *r)
 	}
 	if (i != --reg->n)
 		slot_move(reg, i, reg->n);
+	publish_active(reg);
 	r->park_state = GRACE__PARK_ACTIVE;
 	/* Release: the departing thread's last sections happen before a driver that reads the
 	 * lower count with acquire and skips the wait (grace__registry_alone), so what it frees
@@ -447,6 +456,7 @@ static void drain(struct grace__registry *reg)
 		reg->pk[t->reg_idx].last = ~0ull;
 		t = next;
 	}
+	publish_active(reg);
 }
 
 /*
@@ -512,6 +522,7 @@ static bool park_pass(struct grace__registry *reg, uint64_t cur)
 		}
 		i++;
 	}
+	publish_active(reg);
 	return h != 0;
 }
 
@@ -548,7 +559,12 @@ bool grace__registry_quiet(struct grace__registry *reg, const struct grace__read
 {
 	bool q;
 
-	if (!reg->park)
+	/* Two or more threads scanned: not quiet, with no lock taken on a busy domain's grace
+	 * periods. The hint is only a shortcut to "no", which is always safe: a stale high value
+	 * costs this grace period its barrier A, a stale low one takes the exact path below. The
+	 * answer "quiet" is decided under the lock, after the drain; its ordering comes from the
+	 * caller's full fence and the drain (see the top of this file). */
+	if (!reg->park || grace_load_relaxed(&reg->nactive_hint) > 1)
 		return false;
 	grace__lock(&reg->lock);
 	drain(reg);
@@ -614,4 +630,5 @@ void grace__registry_atfork_child(struct grace__registry *reg)
 		reg->n = reg->n_active = 1;
 	}
 	reg->nthreads = reg->n;
+	reg->nactive_hint = reg->n_active;
 }

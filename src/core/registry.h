@@ -59,6 +59,10 @@ struct grace__registry {
 	struct grace__park *pk; /* pk[i]: slot[i]'s, moved with it */
 	uint64_t *cbuf;         /* the pass's loads of ctr, [0, n_active) */
 	unsigned long n, cap, n_active;
+	/* n_active, published (relaxed) each time it changes under the lock: a hint that lets
+	 * grace__registry_quiet() answer "no" without the lock when two or more threads are
+	 * scanned (a stale value only costs a grace period its barrier A). */
+	unsigned long nactive_hint;
 	uint64_t pass;        /* parking passes run (one per scanning grace period) */
 	bool park;            /* parking enabled: the default flavor with membarrier */
 	unsigned int park_k;  /* 0: adaptive; else park after this many idle passes, always */

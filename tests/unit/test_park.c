@@ -20,16 +20,10 @@
 #include <signal.h>
 #include <grace/grace.h>
 
-#include "gtest_lite.h"
+#include "park_common.h"
 
 #define NT 32
-#define POISON 0x6b6b6b6b
 
-struct obj {
-	int value;
-};
-
-static struct obj *gp;
 static bool parking; /* parking is on in this run (GRACE_NO_PARK unset) */
 
 struct rstats {
@@ -48,14 +42,6 @@ static void park_everyone(void)
 {
 	for (int i = 0; i < 12; i++)
 		synchronize_rcu();
-}
-
-static struct obj *obj_new(int v)
-{
-	struct obj *o = (struct obj *)malloc(sizeof(*o));
-	REQUIRE(o);
-	o->value = v;
-	return o;
 }
 
 /* ---- sleepers: read once (register), block until released, then hold a section ---- */
@@ -98,16 +84,9 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-static int sync_done;
-static struct obj *retired;
-static void *retire_thread(void *arg)
+static void let_sleepers_go(void)
 {
-	(void)arg;
-	synchronize_rcu();
-	/* The grace period is over: poison (a reader still holding it would see this). */
-	__atomic_store_n(&retired->value, POISON, __ATOMIC_RELAXED);
-	__atomic_store_n(&sync_done, 1, __ATOMIC_RELEASE);
-	return NULL;
+	set_phase(2);
 }
 
 static void wait_count(int *c, int n)
@@ -121,9 +100,9 @@ static void wait_count(int *c, int n)
 
 TEST(idle_threads_are_parked_and_come_back)
 {
-	pthread_t t[NT], r;
+	pthread_t t[NT];
 
-	phase = ready = holding = bad = sync_done = 0;
+	phase = ready = holding = bad = 0;
 	struct obj *a = obj_new(1);
 	rcu_assign_pointer(gp, a);
 	struct rstats s0 = rs();
@@ -146,23 +125,16 @@ TEST(idle_threads_are_parked_and_come_back)
 	/* Each sleeper takes a section holding a; then a grace period must wait for all. */
 	set_phase(1);
 	wait_count(&holding, NT);
-	struct obj *b = obj_new(2);
-	retired = rcu_xchg_pointer(&gp, b);
-	REQUIRE(pthread_create(&r, NULL, retire_thread, NULL) == 0);
-	gt_sleep_ms(50);
-	CHECK_MSG(!__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE),
-		  "a grace period ended while %d handed-back readers held the object", NT);
-	set_phase(2);
-	pthread_join(r, NULL);
+	bool early = retire_ended_early(50, let_sleepers_go);
 	set_phase(3);
 	for (int i = 0; i < NT; i++)
 		pthread_join(t[i], NULL);
+	CHECK_MSG(!early, "a grace period ended while %d handed-back readers held the object", NT);
 	CHECK(bad == 0);
 	struct rstats s2 = rs();
 	if (parking)
 		CHECK_MSG(s2.unparks - s0.unparks >= NT, "unparks %lu", s2.unparks - s0.unparks);
 	CHECK(s2.reg == s0.reg); /* the sleepers unregistered at exit */
-	free(retired);
 }
 
 /* ---- exits: parked, and handed back but not yet taken by a grace period ---- */
@@ -254,20 +226,6 @@ TEST(fork_with_parked_threads)
 
 /* ---- a section in a signal handler of a parked thread ---- */
 
-static int sig_holding, sig_release, sig_bad;
-static void on_signal(int sig)
-{
-	(void)sig;
-	rcu_read_lock();
-	struct obj *o = rcu_dereference(gp);
-	__atomic_store_n(&sig_holding, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&sig_release, __ATOMIC_ACQUIRE))
-		; /* spin in the handler, inside the section */
-	if (__atomic_load_n(&o->value, __ATOMIC_RELAXED) == POISON)
-		__atomic_store_n(&sig_bad, 1, __ATOMIC_RELAXED);
-	rcu_read_unlock();
-}
-
 static void *pauser(void *arg)
 {
 	(void)arg;
@@ -281,14 +239,11 @@ static void *pauser(void *arg)
 
 TEST(section_in_a_signal_handler_of_a_parked_thread)
 {
-	pthread_t t, r;
-	struct sigaction sa;
+	pthread_t t;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
-	ready = sync_done = sig_holding = sig_release = sig_bad = 0;
+	install_on_signal(SIGUSR1);
+	ready = 0;
+	sig_reset();
 	struct obj *a = obj_new(4);
 	struct obj *old = rcu_xchg_pointer(&gp, a);
 	synchronize_rcu();
@@ -302,17 +257,11 @@ TEST(section_in_a_signal_handler_of_a_parked_thread)
 		CHECK(rs().parks > s0.parks);
 	pthread_kill(t, SIGUSR1);
 	wait_count(&sig_holding, 1);
-	retired = rcu_xchg_pointer(&gp, obj_new(5));
-	REQUIRE(pthread_create(&r, NULL, retire_thread, NULL) == 0);
-	gt_sleep_ms(50);
-	CHECK_MSG(!__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE),
-		  "a grace period ended under a signal handler's section");
-	__atomic_store_n(&sig_release, 1, __ATOMIC_RELEASE);
+	bool early = retire_ended_early(50, sig_let_go);
 	pthread_kill(t, SIGUSR1); /* out of pause(); the handler runs a short section */
-	pthread_join(r, NULL);
 	pthread_join(t, NULL);
+	CHECK_MSG(!early, "a grace period ended under a signal handler's section");
 	CHECK(!sig_bad);
-	free(retired);
 }
 
 __attribute__((constructor)) static void setup(void)

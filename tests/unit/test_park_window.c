@@ -18,17 +18,10 @@
 #include <pthread.h>
 #include <grace/grace.h>
 
-#include "gtest_lite.h"
-
-#define POISON 0x6b6b6b6b
+#include "park_common.h"
 
 #if GRACE__DEBUG
-struct obj {
-	int value;
-};
-static struct obj *gp;
-static int ready, go, holding, release, bad, sync_done;
-static struct obj *retired;
+static int ready, go, holding, release, bad;
 
 static void wait_flag(int *f)
 {
@@ -57,20 +50,16 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static void *retire(void *arg)
+static void let_reader_go(void)
 {
-	(void)arg;
-	synchronize_rcu();
-	__atomic_store_n(&retired->value, POISON, __ATOMIC_RELAXED);
-	__atomic_store_n(&sync_done, 1, __ATOMIC_RELEASE);
-	return NULL;
+	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
 }
 #endif
 
 TEST(parked_inside_rcu_read_lock)
 {
 #if GRACE__DEBUG
-	pthread_t t, r;
+	pthread_t t;
 	unsigned long parks0 = 0, parks1 = 0, unparks1 = 0;
 	const char *e = getenv("GRACE_TEST_PAUSE");
 
@@ -78,10 +67,7 @@ TEST(parked_inside_rcu_read_lock)
 		printf("  skipped: needs GRACE_TEST_PAUSE=rcu_lock:<us> and membarrier\n");
 		return;
 	}
-	struct obj *a = (struct obj *)malloc(sizeof(*a));
-	REQUIRE(a);
-	a->value = 1;
-	rcu_assign_pointer(gp, a);
+	rcu_assign_pointer(gp, obj_new(1));
 	grace_rcu_reader_stats(NULL, NULL, &parks0, NULL);
 	REQUIRE(pthread_create(&t, NULL, reader, NULL) == 0);
 	wait_flag(&ready);
@@ -94,21 +80,13 @@ TEST(parked_inside_rcu_read_lock)
 	CHECK_MSG(!__atomic_load_n(&holding, __ATOMIC_ACQUIRE),
 		  "the pause ended before the reader was parked: the test missed its window");
 	wait_flag(&holding);
-	retired = rcu_xchg_pointer(&gp, (struct obj *)malloc(sizeof(struct obj)));
-	REQUIRE(pthread_create(&r, NULL, retire, NULL) == 0);
-	gt_sleep_ms(100);
-	int early = __atomic_load_n(&sync_done, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
-	pthread_join(r, NULL);
+	bool early = retire_ended_early(100, let_reader_go);
 	pthread_join(t, NULL);
 	grace_rcu_reader_stats(NULL, NULL, NULL, &unparks1);
 	CHECK_MSG(!early, "a grace period ended while the reader parked inside its lock held the "
 			  "object");
 	CHECK(!bad);
 	CHECK(unparks1 >= 1);
-	free(retired);
-	free(gp);
-	gp = NULL;
 #else
 	printf("  skipped: the pause site is compiled into debug builds only\n");
 #endif
@@ -124,20 +102,6 @@ TEST(parked_inside_rcu_read_lock)
  * between the clear and the push.
  */
 #if GRACE__DEBUG
-static int sig_holding, sig_release, sig_bad;
-static void on_signal(int sig)
-{
-	(void)sig;
-	rcu_read_lock();
-	struct obj *o = rcu_dereference(gp);
-	__atomic_store_n(&sig_holding, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&sig_release, __ATOMIC_ACQUIRE))
-		; /* inside the section, in the handler */
-	if (__atomic_load_n(&o->value, __ATOMIC_RELAXED) == POISON)
-		__atomic_store_n(&sig_bad, 1, __ATOMIC_RELAXED);
-	rcu_read_unlock();
-}
-
 static void *handing_back(void *arg)
 {
 	(void)arg;
@@ -154,8 +118,7 @@ static void *handing_back(void *arg)
 TEST(signal_inside_the_hand_back)
 {
 #if GRACE__DEBUG
-	pthread_t t, r;
-	struct sigaction sa;
+	pthread_t t;
 	const char *e = getenv("GRACE_TEST_PAUSE");
 
 	if (!e || !strstr(e, "rcu_lock:500000") || !strstr(e, "unpark:") ||
@@ -164,17 +127,9 @@ TEST(signal_inside_the_hand_back)
 		       "membarrier\n");
 		return;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
-	ready = go = sync_done = 0;
-	struct obj *a = (struct obj *)malloc(sizeof(*a));
-	REQUIRE(a);
-	a->value = 1;
-	struct obj *prev = rcu_xchg_pointer(&gp, a);
-	synchronize_rcu();
-	free(prev); /* NULL after the first case */
+	install_on_signal(SIGUSR1);
+	sig_reset();
+	ready = go = 0;
 	REQUIRE(pthread_create(&t, NULL, handing_back, NULL) == 0);
 	wait_flag(&ready);
 	for (int i = 0; i < 8; i++)
@@ -186,18 +141,11 @@ TEST(signal_inside_the_hand_back)
 		gt_sleep_ms(5);
 	pthread_kill(t, SIGUSR1);
 	wait_flag(&sig_holding);
-	retired = rcu_xchg_pointer(&gp, (struct obj *)malloc(sizeof(struct obj)));
-	REQUIRE(pthread_create(&r, NULL, retire, NULL) == 0);
-	gt_sleep_ms(100);
-	int early = __atomic_load_n(&sync_done, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&sig_release, 1, __ATOMIC_RELEASE);
-	pthread_join(r, NULL);
+	bool early = retire_ended_early(100, sig_let_go);
 	pthread_join(t, NULL);
 	CHECK_MSG(!early, "a grace period ended under a signal handler's section run inside a "
 			  "parked thread's hand-back");
 	CHECK(!sig_bad);
-	free(retired);
-	free(gp);
 #else
 	printf("  skipped: the pause sites are compiled into debug builds only\n");
 #endif
