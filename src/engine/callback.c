@@ -517,6 +517,7 @@ static bool fork_pause_workers(void)
 		return false;
 
 	grace_fetch_add(&engine.attn, ATTN_PAUSE, __ATOMIC_SEQ_CST);
+	unsigned int blocked_seen = 0;
 	for (;;) {
 		uint32_t b = grace_load_seq_cst(&engine.busy);
 		if (b <= self)
@@ -524,8 +525,13 @@ static bool fork_pause_workers(void)
 		uint64_t el = grace__now_ns() - t0;
 		/* Past FORK_PAUSE_NS only for a worker that is runnable: one a loaded machine
 		 * preempted inside a callback (which would count as run in the child, and be lost
-		 * there) rather than one blocked, perhaps on a lock this thread holds. */
-		if (el >= FORK_PAUSE_RUN_NS || (el >= FORK_PAUSE_NS && !fork_workers_runnable())) {
+		 * there) rather than one blocked, perhaps on a lock this thread holds. Blocked at
+		 * two looks in a row (10 ms apart): a worker between its callback's end and its
+		 * decrement of busy can block for a moment (seen once in a loaded test run, 398 ms
+		 * into a 400 ms callback), and one look took it for a callback that never ends. */
+		if (el >= FORK_PAUSE_NS)
+			blocked_seen = fork_workers_runnable() ? 0 : blocked_seen + 1;
+		if (el >= FORK_PAUSE_RUN_NS || blocked_seen >= 2) {
 			fork_abandoned = b - self;
 			fork_waited_ns = el;
 			break;
