@@ -33,6 +33,9 @@ static const struct rs_design *const designs[] = {
 	&rs_design_urcu_memb,  &rs_design_urcu_memb_so,
 	&rs_design_urcu_qsbr,  &rs_design_urcu_qsbr_qs,
 #endif
+#ifdef RS_HAVE_URCU_SIGNAL
+	&rs_design_urcu_signal,
+#endif
 	&rs_design_rwlock,
 };
 #define NDESIGNS (sizeof(designs) / sizeof(designs[0]))

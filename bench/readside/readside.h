@@ -88,5 +88,8 @@ extern const struct rs_design rs_design_urcu_memb_so;
 extern const struct rs_design rs_design_urcu_qsbr;
 extern const struct rs_design rs_design_urcu_qsbr_qs;
 #endif
+#ifdef RS_HAVE_URCU_SIGNAL
+extern const struct rs_design rs_design_urcu_signal;
+#endif
 
 #endif /* GRACE_BENCH_READSIDE_H */

@@ -25,8 +25,6 @@ GRACE_BEGIN_DECLS
 
 /* Internal state the inline fast path reads (exported only for it). */
 GRACE_API extern __thread struct grace__reader grace__memb_reader GRACE_TLS_IE;
-/* Reader-visible grace-period counter: (count << GRACE__R_SNAP_SHIFT) | 1. */
-GRACE_API extern struct grace__shared_ctr grace__memb_rctr;
 GRACE_API void grace__memb_lock_slow(void);
 GRACE_API void grace__memb_lock_flagged(void);
 GRACE_API void grace__memb_unlock_flagged(void);
@@ -72,14 +70,15 @@ GRACE_INLINE void grace_rcu_read_lock(void)
 	uint64_t c = grace_load_relaxed(&r->ctr);
 
 	if (GRACE_LIKELY((c & GRACE__R_LOW) == 0)) {
-		/* Outermost section of a registered thread: publish the snapshot, nesting 1. */
-		uint64_t snap = grace_load_relaxed(&grace__memb_rctr.v);
+		/* Outermost section of a registered thread: the next section number, nesting 1.
+		 * Computed from the thread's own word: no shared line is read. */
+		uint64_t next = c + GRACE__R_SEQ_UNIT + 1;
 #if GRACE__DEBUG
 		/* Tests stop here (GRACE_TEST_PAUSE=rcu_lock:US) as a preemption would. */
 		if (GRACE_UNLIKELY(grace_load_relaxed(&grace__test_pause_on)))
 			grace__test_pause("rcu_lock");
 #endif
-		grace_store_relaxed(&r->ctr, snap);
+		grace_store_relaxed(&r->ctr, next);
 		/*
 		 * Compiler barrier: the section's loads, and the load of waiter, are not hoisted
 		 * above the store. The CPU order is supplied by the updater's membarrier (barrier A,
@@ -96,7 +95,7 @@ GRACE_INLINE void grace_rcu_read_lock(void)
 		 * the increment, so the depth stays below GRACE__R_NEST_HIGH (the 32768th nested
 		 * lock takes the slow path, which reports it, in every mode; the fallback's locks
 		 * all go there) and the nesting bits an unlock without a lock leaves (0xffff) do
-		 * not carry into the snapshot. */
+		 * not carry into the section number. */
 		grace_store_relaxed(&r->ctr, c + 1);
 		/*
 		 * Then waiter, as the outermost lock does: a signal handler's section may nest in an

@@ -74,7 +74,6 @@ void grace__ann_init(void)
 	grace__ann_on = ann_tsan || ann_vg;
 	if (ann_vg) {
 		/* The library's global words that threads share through atomics. */
-		grace__ann_shared(&grace__memb_rctr, sizeof(grace__memb_rctr));
 		grace__ann_shared(&grace__qsbr_gp_ctr, sizeof(grace__qsbr_gp_ctr));
 		grace__ann_shared(grace__memb_flavor.gp, sizeof(*grace__memb_flavor.gp));
 		grace__ann_shared(grace__qsbr_flavor.gp, sizeof(*grace__qsbr_flavor.gp));

@@ -52,7 +52,7 @@ static const uint32_t *self_cpu_word(void)
 }
 
 void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uint64_t cmp_mask,
-			  bool done_is_ordered, struct grace__reader *(*self)(void),
+			  unsigned int flags, struct grace__reader *(*self)(void),
 			  const char *flavor)
 {
 	grace__ann_ignore(reg, sizeof(*reg)); /* Valgrind: futex, nthreads are atomics */
@@ -76,7 +76,8 @@ void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uin
 	reg->self = self;
 	reg->flavor = flavor;
 	reg->nthreads = 0;
-	reg->done_is_ordered = done_is_ordered;
+	reg->done_is_ordered = (flags & GRACE__REG_ORDERED) != 0;
+	reg->seen_mode = (flags & GRACE__REG_SEEN) != 0;
 }
 
 /* ---- the array: [0, n_active) scanned, [n_active, n) parked; lock held ---- */
@@ -114,6 +115,7 @@ static void park_fresh(struct grace__park *p)
 	p->streak = 0;
 	p->k = 2;
 	p->parked_at = 0;
+	p->seen = 0; /* holds nothing in the grace period under way: see seen_pass() */
 }
 
 /* Grow the arrays for one more thread (registry_add). */
@@ -233,6 +235,22 @@ static inline unsigned long holds(const struct grace__registry *reg, uint64_t c,
 	return ((c & reg->active_mask) != 0) & (((c ^ cur) & reg->cmp_mask) != 0);
 }
 
+/*
+ * Does slot i's thread, whose ctr reads c, hold the grace period? GRACE__REG_SEEN: it is still
+ * in the section the first scan found it in (seen != 0: that scan found it active; same
+ * section number, still active). Else the rule of cur. One branch on a field that never
+ * changes: predicted.
+ */
+static inline unsigned long holds_at(const struct grace__registry *reg, unsigned long i, uint64_t c,
+				     uint64_t cur)
+{
+	if (reg->seen_mode) {
+		uint64_t s = reg->pk[i].seen;
+		return (s != 0) & ((c & reg->active_mask) != 0) & (((c ^ s) & reg->cmp_mask) == 0);
+	}
+	return holds(reg, c, cur);
+}
+
 /* Does any registered reader hold cur? Stops at the first holder. */
 static bool any_holder(struct grace__registry *reg, uint64_t cur)
 {
@@ -244,9 +262,9 @@ static bool any_holder(struct grace__registry *reg, uint64_t cur)
 	unsigned long i = 0;
 	for (; i + 8 <= n && !h; i += 8)
 		for (unsigned int k = 0; k < 8; k++)
-			h |= holds(reg, SCAN_LOAD(&slot[i + k]->ctr), cur);
+			h |= holds_at(reg, i + k, SCAN_LOAD(&slot[i + k]->ctr), cur);
 	for (; i < n && !h; i++)
-		h |= holds(reg, SCAN_LOAD(&slot[i]->ctr), cur);
+		h |= holds_at(reg, i, SCAN_LOAD(&slot[i]->ctr), cur);
 	grace_fence_acquire(); /* see SCAN_LOAD */
 	return h != 0;
 }
@@ -260,7 +278,7 @@ static unsigned long count_holders(struct grace__registry *reg, uint64_t cur,
 	grace__lock_assert_held(&reg->lock);
 	for (unsigned long i = 0; i < reg->n_active; i++) {
 		struct grace__reader *r = reg->slot[i];
-		if (holds(reg, SCAN_LOAD(&r->ctr), cur)) {
+		if (holds_at(reg, i, SCAN_LOAD(&r->ctr), cur)) {
 			n++;
 			if (!(grace_load_relaxed(&r->waiter) & GRACE__W_WAITING))
 				u++;
@@ -291,7 +309,7 @@ static void reg_arm(void *ctx)
 	for (unsigned long i = 0; i < reg->n_active; i++) {
 		struct grace__reader *r = reg->slot[i];
 		uint64_t c = grace_load_relaxed(&r->ctr);
-		if (!holds(reg, c, w->cur))
+		if (!holds_at(reg, i, c, w->cur))
 			continue;
 		/* A holder whose ctr no section can leave (nesting past the limit: an unlock
 		 * without a lock borrowed into it) would hold the grace period for ever. */
@@ -315,12 +333,13 @@ static enum grace__recheck reg_recheck(void *ctx)
 	unsigned long u, n;
 
 	/*
-	 * A reader can become a holder after the flag loop (a section whose snapshot was loaded
-	 * before the grace period's new counter became visible, its lock store delayed or
-	 * preempted until now; a QSBR thread coming online): sleeping on an unflagged holder is
-	 * a lost wake-up (found by the Promela model, tests/model/memb.pml), so such a holder
-	 * sends the wait back to arm(). Bounded: a reader can start at most one such section per
-	 * grace period.
+	 * Under the rule of cur a reader can become a holder after the flag loop (a QSBR thread
+	 * coming online with an old counter; the default flavor's readers did too while they took
+	 * a snapshot of a shared counter, found by the Promela model, tests/model/memb.pml):
+	 * sleeping on an unflagged holder is a lost wake-up, so such a holder sends the wait back
+	 * to arm(). Bounded: a reader can start at most one such section per grace period. Under
+	 * GRACE__REG_SEEN holders only leave, and every holder was flagged: the count of unflagged
+	 * ones stays 0 but for a flag its reader cleared, which it did while waking the updater.
 	 */
 	grace__lock(&w->reg->lock);
 	n = count_holders(w->reg, w->cur, &u);
@@ -359,7 +378,7 @@ static unsigned int reg_blocked(void *ctx)
 	uint32_t me = grace_load_relaxed(mine);
 	grace__lock(&reg->lock);
 	for (unsigned long i = 0; i < reg->n_active; i++) {
-		if (!holds(reg, grace_load_relaxed(&reg->slot[i]->ctr), w->cur))
+		if (!holds_at(reg, i, grace_load_relaxed(&reg->slot[i]->ctr), w->cur))
 			continue;
 		held++; /* a holder without rseq counts: it is not known to be here */
 		if (!reg->cpu[i])
@@ -393,7 +412,8 @@ static void reg_stall(void *ctx, uint64_t waited_ns)
 	grace__lock(&reg->lock);
 	for (unsigned long i = 0; i < reg->n_active && n < 64; i++) {
 		struct grace__reader *r = reg->slot[i];
-		if (!holds(reg, grace_load_acquire(&r->ctr), w->cur) || r->stall_seq == w->cookie)
+		if (!holds_at(reg, i, grace_load_acquire(&r->ctr), w->cur) ||
+		    r->stall_seq == w->cookie)
 			continue;
 		r->stall_seq = w->cookie; /* once per stall */
 		tids[n++] = r->tid;
@@ -448,12 +468,20 @@ static void drain(struct grace__registry *reg)
 				p->k = p->k * 2 > PARK_K_MAX ? PARK_K_MAX : p->k * 2;
 			else
 				p->k = p->k / 2 < PARK_K_MIN ? PARK_K_MIN : p->k / 2;
+			p->seen = 0; /* already: the pass that parked it found it idle */
 			slot_swap(reg, i, reg->n_active++);
 			reg->nunparks++;
 		}
 		t->park_state = GRACE__PARK_ACTIVE;
 		reg->pk[t->reg_idx].streak = 0;
 		reg->pk[t->reg_idx].last = ~0ull;
+		/* seen is left alone. A thread back from the parked tail has seen == 0 (the pass
+		 * that parked it found it idle): it holds nothing in the grace period under way
+		 * unless that period's first scan, which drains before it reads, finds it in a
+		 * section. A thread that was still scanned (PENDING, UNPARKING) may have pushed
+		 * itself from a nested lock inside the very section the first scan recorded: a
+		 * drain later in the wait (another thread's grace__registry_del()) must not end
+		 * that hold (the Promela model, tests/model/memb.pml DRAIN_RESETS_SEEN). */
 		t = next;
 	}
 	publish_active(reg);
@@ -482,7 +510,13 @@ static bool park_pass(struct grace__registry *reg, uint64_t cur)
 		uint64_t c = cb[i];
 		bool idle = (c & reg->active_mask) == 0;
 
-		h |= holds(reg, c, cur);
+		if (reg->seen_mode) {
+			/* The first scan: what it finds is what the grace period waits for. */
+			p->seen = idle ? 0 : c;
+			h |= !idle;
+		} else {
+			h |= holds(reg, c, cur);
+		}
 		if (r->park_state == GRACE__PARK_PENDING) {
 			/* Barrier A of this grace period ran after the bit was set (last pass). */
 			if (idle && (grace_load_relaxed(&r->waiter) & GRACE__W_PARK)) {
@@ -573,15 +607,37 @@ bool grace__registry_quiet(struct grace__registry *reg, const struct grace__read
 	return q;
 }
 
+/*
+ * GRACE__REG_SEEN without parking (GRACE_NO_PARK=1, or no membarrier): the first scan of the grace
+ * period, after barrier A, records what it reads (the parking pass does the same, with its own
+ * bookkeeping). Lock held. Tells whether any thread was found in a section.
+ */
+static bool seen_pass(struct grace__registry *reg)
+{
+	uint64_t *cb = reg->cbuf;
+	unsigned long h = 0;
+
+	for (unsigned long i = 0; i < reg->n_active; i++)
+		cb[i] = SCAN_LOAD(&reg->slot[i]->ctr);
+	grace_fence_acquire(); /* see SCAN_LOAD */
+	for (unsigned long i = 0; i < reg->n_active; i++) {
+		uint64_t c = cb[i];
+		bool active = (c & reg->active_mask) != 0;
+		reg->pk[i].seen = active ? c : 0;
+		h |= active;
+	}
+	return h != 0;
+}
+
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
 			  bool expedited)
 {
 	struct reg_wait w = { reg, cur, cookie };
 
-	if (reg->park) {
+	if (reg->park || reg->seen_mode) {
 		bool any;
 		grace__lock(&reg->lock);
-		any = park_pass(reg, cur);
+		any = reg->park ? park_pass(reg, cur) : seen_pass(reg);
 		grace__unlock(&reg->lock);
 		if (!any)
 			return;

@@ -37,6 +37,9 @@ struct grace__park {
 	uint32_t streak;    /* passes in a row that found it idle with that same ctr */
 	uint32_t k;         /* streak at which it is parked: adapts to how soon it comes back */
 	uint64_t parked_at; /* pass at which it was parked */
+	/* GRACE__REG_SEEN: ctr as the current grace period's first scan read it if the thread was
+	 * in a section then, else 0 (it holds nothing). Kept here so it moves with the slot. */
+	uint64_t seen;
 };
 
 /* struct grace__reader's park_state (under the registry lock). */
@@ -72,8 +75,12 @@ struct grace__registry {
 	struct grace__waitq wq GRACE_ALIGNED_CACHE; /* core/wait.h: futex word, spin budget */
 	/* A reader whose ctr reads c holds the grace period identified by cur iff
 	 * (c & active_mask) != 0 && ((c ^ cur) & cmp_mask) != 0: active (in a section, or online)
-	 * and not yet seen with cur's value. */
+	 * and not yet seen with cur's value. With GRACE__REG_SEEN (the default flavor) cur plays
+	 * no part: the first scan of each grace period records each active thread's ctr (pk[].seen)
+	 * and a thread holds the grace period iff (c & active_mask) != 0 &&
+	 * ((c ^ seen) & cmp_mask) == 0: still in the section that scan found it in. */
 	uint64_t active_mask, cmp_mask;
+	bool seen_mode; /* GRACE__REG_SEEN */
 	/* The calling thread's reader state (its TLS), for the fork child. */
 	struct grace__reader *(*self)(void);
 	const char *flavor;
@@ -87,17 +94,21 @@ struct grace__registry {
 	struct grace__reader *unpark GRACE_ALIGNED_CACHE;
 };
 
-/* done_is_ordered: see the field. */
+/* grace__registry_init() flags. ORDERED: done_is_ordered (see the field). SEEN: a holder is a
+ * thread still in the section the grace period's first scan found it in (see active_mask). */
+#define GRACE__REG_ORDERED 1u
+#define GRACE__REG_SEEN 2u
 void grace__registry_init(struct grace__registry *reg, uint64_t active_mask, uint64_t cmp_mask,
-			  bool done_is_ordered, struct grace__reader *(*self)(void),
+			  unsigned int flags, struct grace__reader *(*self)(void),
 			  const char *flavor);
 void grace__registry_add(struct grace__registry *reg, struct grace__reader *r);
 void grace__registry_del(struct grace__registry *reg, struct grace__reader *r);
 /* Is no thread registered, or only the caller (self_alone: it is registered and quiescent)?
  * Lock-free; the caller provides a full fence before it (see memb.c). */
 bool grace__registry_alone(struct grace__registry *reg, bool self_alone);
-/* Wait until no registered reader holds `cur`. cookie names the grace period in stall reports;
- * expedited spins longer. */
+/* Wait until no registered reader holds `cur` (GRACE__REG_SEEN: until no thread the first scan,
+ * which this call runs, found in a section is still in that section; cur is unused). The caller
+ * has run barrier A. cookie names the grace period in stall reports; expedited spins longer. */
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
 			  bool expedited);
 /* Reader side: the thread saw its waiter flag; clear it and wake the sleeping updater. */

@@ -4,14 +4,15 @@
  *
  * State. Each reader thread owns `ctr` in its initial-exec TLS struct grace__reader (layout in
  * include/grace/internal/reader.h): nesting depth in the low 16 bits, a SLOW bit, and in the
- * high bits the snapshot of the reader-visible counter grace__memb_rctr taken by the outermost
- * rcu_read_lock(). Each grace period advances grace__memb_rctr by one snapshot unit (a 47-bit
- * count: it does not wrap in the life of a process).
+ * high bits the thread's section number, which each outermost rcu_read_lock() advances by one
+ * unit (GRACE__R_SEQ_UNIT; a 47-bit count: it does not wrap in the life of a thread). Readers
+ * read no word that another thread writes on their fast path but their own `waiter`.
  *
  * Grace period (memb_wait_readers, run by the single driver of the domain, see core/gp.c):
  *   A. membarrier(PRIVATE_EXPEDITED): every thread of the process executes a full barrier.
- *   P. publish rctr' = rctr + 1 unit.
- *   S. scan the registry; wait until no reader has (nesting != 0 && snapshot != rctr').
+ *   S. scan the registry: the first scan after A records, for each scanned thread found in a
+ *      section (nesting != 0), the ctr it read (`seen`, core/registry.c); wait until each such
+ *      thread's ctr shows nesting 0 or another section number.
  *   B. (non-TSO CPUs only) membarrier again.
  *
  * Claim: when S ends, every read-side section that began before the grace period started has
@@ -19,20 +20,32 @@
  *
  * Consider a reader R and the point a where barrier A executes in R's instruction stream (a
  * full barrier at an instruction boundary, or a context switch if R was not running).
- *  - If R's outermost lock store (ctr := snapshot|1) comes after a, the section's loads come
- *    after a too, and a is after the updater's removal (core/gp.c argument (1)): the section
- *    sees the new state and cannot hold what the updater removed. Such a section may carry an
- *    old snapshot (it loaded rctr before P): S then waits for it, which is safe, only slower.
- *  - If R's lock store comes before a, the store is visible to S, which runs after membarrier
- *    returns. R's load of rctr preceded a as well, so it cannot have read rctr' (stored at P,
- *    after membarrier returned): R's snapshot is old and S waits for it while nesting != 0.
- *  - A reader that S sees with snapshot == rctr' loaded rctr' after P, hence after a: covered
- *    by the first case. The 47-bit count makes a false match impossible.
- * S ends when each such R's ctr has been read, by an acquire load, with nesting 0 or a new
- * snapshot. The outermost unlock is a store-release, so R's section happens before the
- * updater's acquire load (on TSO CPUs every store is a release and a later store of R to ctr is
- * ordered after it; elsewhere barrier B makes R complete every access before the updater
- * proceeds, so observing any later value of ctr is enough).
+ *  - If R's outermost lock store (ctr := next number, nesting 1) comes after a, the section's
+ *    loads come after a too, and a is after the updater's removal (core/gp.c argument (1)):
+ *    the section sees the new state and cannot hold what the updater removed.
+ *  - If R's lock store comes before a, the store is visible to the first scan, which runs
+ *    after membarrier returns: the scan reads that store or a later store of R. If it reads
+ *    the store itself (nesting != 0, number n), S waits until R's ctr shows nesting 0 or a
+ *    number other than n: nested locks and unlocks change only the nesting bits, the
+ *    outermost unlock sets nesting 0 and keeps n, and only the next outermost lock writes
+ *    another number, so either value means that R's section n has ended. If the scan reads a
+ *    later store, the section had already ended.
+ *  - A thread the first scan found outside any section, one that registers after it (under
+ *    the registry lock, so after A), and a parked thread handed back after it (core/registry.c,
+ *    "Parking") start their sections after a: nothing to wait for. So holders only ever leave
+ *    during a grace period, and each is waited for one section at most: a reader that enters
+ *    sections back to back cannot hold a grace period for ever.
+ * S ends when each such R's ctr has been read, by an acquire load, with nesting 0 or another
+ * number. The outermost unlock is a store-release, so R's section happens before the updater's
+ * acquire load (on TSO CPUs every store is a release and a later store of R to ctr is ordered
+ * after it; elsewhere barrier B makes R complete every access before the updater proceeds, so
+ * observing any later value of ctr is enough).
+ *
+ * Why per-thread numbers and not a snapshot of a shared counter (grace up to 0.2, and liburcu's
+ * grace-period counter): the lock loads nothing but the thread's own line, one load fewer per
+ * section, and no reader's cache line is invalidated by each grace period's store to the shared
+ * counter. The price is the driver's: the first scan records what it read (one word per thread,
+ * kept with the thread's slot).
  *
  * Readers never fence. Without membarrier (old kernels, seccomp, TSan mode) the fallback is
  * chosen once at start-up: readers carry the SLOW bit, so every outermost lock goes through
@@ -79,12 +92,8 @@
 #include "core/sys.h"
 #include "core/wait.h"
 
-#define SNAP_UNIT (1ull << GRACE__R_SNAP_SHIFT)
-
 /* Unregistered threads start with SLOW set: their first lock takes the slow path. */
 GRACE_API __thread struct grace__reader grace__memb_reader GRACE_TLS_IE = { .ctr = GRACE__R_SLOW };
-/* Read by every outermost lock, written once per grace period: a line of its own. */
-GRACE_API struct grace__shared_ctr grace__memb_rctr = { .v = SNAP_UNIT | 1 };
 
 static struct grace__registry memb_registry;
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
@@ -157,11 +166,8 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
 	 * lock store (smp_mb in the fallback, memb_lock_slow). */
 	grace__heavy_barrier();
-	uint64_t cur = grace_load_relaxed(&grace__memb_rctr.v) + SNAP_UNIT;
-	/* Step P. Relaxed is enough: the decision rule of S is sound whatever order readers
-	 * observe this store in (see above). */
-	grace_store_relaxed(&grace__memb_rctr.v, cur);
-	grace__registry_wait(&memb_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
+	/* Step S: the registry records what its first scan reads (per-thread section numbers). */
+	grace__registry_wait(&memb_registry, 0, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
 			     flags & GRACE__GP_EXPEDITED);
 	grace__ann_readers(&memb_registry); /* race detectors: the readers' ends (annotate.h) */
 	/* Barrier B on CPUs that are not TSO: every reader seen quiescent has completed its
@@ -271,15 +277,15 @@ void grace__memb_lock_slow(void)
 	}
 	if ((c & GRACE__R_NEST_MASK) == 0) {
 		if (grace__use_membarrier && !(c & GRACE__R_SLOW)) {
-			/* As the inline fast path: store, compiler barrier, then waiter. */
-			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v));
+			/* As the inline fast path: next section number and nesting 1, compiler
+			 * barrier, then waiter. */
+			grace_store_relaxed(&r->ctr, c + GRACE__R_SEQ_UNIT + 1);
 			grace_barrier();
 			if (grace_load_relaxed(&r->waiter))
 				grace__memb_lock_flagged();
 		} else {
 			/* The fallback, or an exiting thread (SLOW kept: see memb_register()). */
-			grace_store_relaxed(&r->ctr, grace_load_relaxed(&grace__memb_rctr.v) |
-							     GRACE__R_SLOW);
+			grace_store_relaxed(&r->ctr, c + GRACE__R_SEQ_UNIT + 1);
 			/* Fallback: full fence between the lock store and the section's loads. Pairs
 			 * with barrier A (smp_mb in the fallback, membarrier otherwise: stronger) in
 			 * memb_wait_readers(). */
@@ -543,11 +549,12 @@ static struct grace__reader *memb_self(void)
 
 void grace__memb_init(void)
 {
-	/* A reader holds the grace period while in a section (nesting != 0) with a snapshot other than
-	 * the current one (the argument at the top of this file). Done is not ordered: readers
-	 * store with no fence, so barrier W is part of the proof (no light sleep). */
-	grace__registry_init(&memb_registry, GRACE__R_NEST_MASK,
-			     ~((1ull << GRACE__R_SNAP_SHIFT) - 1), false, memb_self, "rcu");
+	/* A reader holds the grace period while it is still in the section the first scan found
+	 * it in: nesting != 0 and the same section number (the argument at the top of this file;
+	 * GRACE__REG_SEEN). Done is not ordered: readers store with no fence, so barrier W is part
+	 * of the proof (no light sleep). */
+	grace__registry_init(&memb_registry, GRACE__R_NEST_MASK, ~(GRACE__R_SEQ_UNIT - 1),
+			     GRACE__REG_SEEN, memb_self, "rcu");
 	/* Parking needs membarrier (its confirmation is barrier A); GRACE_NO_PARK=1 turns it off
 	 * (comparisons, benchmarks); GRACE_PARK_AFTER=K (1..4096) parks every thread seen idle in
 	 * K passes in a row, with no adaptation (tests: parking as often as possible). The misuse

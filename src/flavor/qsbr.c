@@ -391,7 +391,7 @@ void grace__qsbr_init(void)
 	/* A reader holds the grace period while online (ctr != 0) and not yet seen at the current
 	 * counter (ctr != cur). */
 	/* Done is ordered: the claim at the top needs no barrier W (the light sleep may skip it). */
-	grace__registry_init(&qsbr_registry, ~0ull, ~0ull, true, qsbr_self, "qsbr");
+	grace__registry_init(&qsbr_registry, ~0ull, ~0ull, GRACE__REG_ORDERED, qsbr_self, "qsbr");
 	grace__ann_ignore(&qsbr_online_count, sizeof(qsbr_online_count)); /* Valgrind: atomic */
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");

@@ -3,7 +3,9 @@
 # Check the Promela models with spin, and check that they catch bugs: each variant must reach
 # its expected verdict.
 #
-# tests/model/memb.pml, the default flavor:
+# tests/model/memb.pml, the default flavor (per-thread section numbers; a grace period waits
+# for the readers its first scan after barrier A found in a section, each until that section
+# ends: the rule of seen, see the top of memb.pml):
 #   variant             macros                  expected
 #   membarrier          (none)                  safety and liveness hold
 #   fallback            FALLBACK                safety and liveness hold
@@ -11,15 +13,48 @@
 #   no-barrier-A        NO_MB_A                 safety violated (a reader uses a freed object)
 #   no-barrier-W        NO_MB_W                 liveness violated (lost wake-up)
 #   fallback-no-fence   FALLBACK_NO_RFENCE      safety violated
-#   one-flag-pass       ONE_FLAG_PASS           liveness violated (lost wake-up)
+#   one-flag-pass       ONE_FLAG_PASS           safety and liveness hold. Under the old rule (a
+#                                               snapshot of a shared counter) a reader could
+#                                               become a holder after the flag loop, unflagged,
+#                                               and this mutant lost its wake-up; under the rule
+#                                               of seen holders only leave, every holder the
+#                                               re-read finds was flagged, and a flag is cleared
+#                                               only by its reader's wake, which also clears the
+#                                               futex word: kept as a pass, the evidence that the
+#                                               default flavor no longer needs the second flag
+#                                               pass (reg_recheck(); QSBR still does)
 #   idle-no-reg-fence   IDLE NO_REG_FENCE       safety violated (registry_add()'s fence removed)
+#   seq-bump-nested     SEQ_BUMP_NESTED         safety violated (nested locks take a new section
+#                                               number: the hold ends inside the section)
+#   seen-any-change     SEEN_ANY_CHANGE         safety violated (any change of ctr, a nested
+#                                               lock's included, ends the hold)
+#   seen-before-a       SEEN_BEFORE_A           safety violated (seen recorded before barrier A)
+#   seen-seq-only       SEEN_SEQ_ONLY           liveness violated (the holds rule ignores the
+#                                               nesting: the last section never ends)
+#   seq-no-bump         SEQ_NO_BUMP             safety and liveness hold (--full only): the
+#                                               outermost lock keeping the number is not a safety
+#                                               bug (the rule becomes "wait until seen outside a
+#                                               section"); the number buys progress against
+#                                               back-to-back sections, which bounded readers
+#                                               cannot show, so it is no mutant the model catches
 #
 # Parking (PARK: src/core/registry.c, "Parking"), with bounds of their own: $pbounds (one
 # reader, more grace periods: a park set, confirmed, then skipped by the quiet path) and
 # $pbounds2 (two readers):
-#   park                PARK                    safety and liveness hold
+#   park                PARK                    safety and liveness hold (other threads' exits,
+#                                               registry_del()'s drain, in the middle of the
+#                                               wait included)
 #   park-2r             PARK, $pbounds2         safety and liveness hold (--full only; also
 #                                               park-2r-both: both readers parkable)
+#   park-drain-resets-seen  PARK DRAIN_RESETS_SEEN  safety violated: drain() resetting seen of
+#                                               every reader it takes back (src/core/registry.c
+#                                               as first written for the rule of seen) lets a
+#                                               reader that handed itself back from a nested
+#                                               lock, in the section the first scan found it in,
+#                                               stop holding when another thread's exit drains
+#                                               the stack mid-wait; only a reader that was
+#                                               parked (not scanned by the first scan) may get
+#                                               seen = none
 #   park-check-first    PARK PARK_CHECK_BEFORE_STORE  safety violated (waiter loaded, and PARK
 #                                               acted on, before the lock store)
 #   park-no-check       PARK PARK_NO_CHECK      safety violated (the lock ignores PARK)
@@ -35,13 +70,17 @@
 #                                               blocked)
 #   park-signal-open    PARK PARK_SIGNAL=3      safety violated (the library before that fix:
 #                                               the nested lock tests nothing, signals open)
-#   park-reach          PARK PROBE=1,2,3,4      every probe reached (safety mode, pan -c0): a
+#   park-one-flag-pass  PARK ONE_FLAG_PASS      safety and liveness hold (--full only; an
+#                                               outermost lock's test may clear a holder's flag)
+#   park-reach          PARK PROBE=1,2,3,4,6    every probe reached (safety mode, pan -c0): a
 #                                               grace period takes the quiet path; a drain takes
 #                                               a parked reader's push back; the quiet path is
 #                                               taken while a parked reader is in a section (its
 #                                               push missed: the section must see the new
 #                                               pointer); a reader that cleared PARK itself is
-#                                               found unparking
+#                                               found unparking; a drain in the middle of the
+#                                               wait takes back a reader the first scan found in
+#                                               a section
 #   park-reach-2r       PARK PROBE=5, $pbounds2 reached: a scan waits for a holder while the
 #                                               other reader is parked
 #
@@ -57,12 +96,12 @@
 # second time in safety mode, ignoring end states (-E), so the verdict names the assertion.
 #
 # usage: check.sh [--quick|--full] [--keep DIR]
-#   --quick  one grace period (NUPD=1), nesting in reader 0 only: ~2M states; parking: one
-#            reader, 3 sections, 4 grace periods (~0.7M states); the ctest run, about a minute
-#   --full   (default) two grace periods, every reader may nest: ~10M states, ~1 GB of memory;
-#            parking: one reader, 4 sections, 6 grace periods (~3M states), and two readers of
-#            one section each: 3 grace periods with reader 0 parkable (~22M states, ~2 GB) and
-#            2 grace periods with both parkable (~15M states, ~1 GB)
+#   --quick  one grace period (NUPD=1), nesting in reader 0 only: ~2-3M states; parking: one
+#            reader, 3 sections, 4 grace periods (~0.5M states); the ctest run, about 100 s
+#   --full   (default) two grace periods, every reader may nest: ~14-18M states, up to ~1.7 GB
+#            of memory; parking: one reader, 4 sections, 6 grace periods (~1.2M states), and
+#            two readers of one section each: 3 grace periods with reader 0 parkable (~7M
+#            states, ~0.6 GB) and 2 grace periods with both parkable (~6.5M states); about 5 min
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/memb.pml
@@ -144,7 +183,7 @@ run() {
 		verdict=UNEXPECTED
 		fails=$((fails + 1))
 	fi
-	printf 'model: %-18s expect %-8s -> %s (%s states, %s MB, %ss) [%s]\n' "$name" "$expect" \
+	printf 'model: %-22s expect %-8s -> %s (%s states, %s MB, %ss) [%s]\n' "$name" "$expect" \
 		"$what" "${states:-?}" "${mem:-?}" $((t1 - t0)) "$verdict"
 	if [ $ok = 0 ] && [ -f "$dir/memb.pml.trail" ]; then
 		echo "model: $name: counterexample (spin -t -p):"
@@ -195,7 +234,7 @@ run_reach() {
 		verdict=UNEXPECTED
 		fails=$((fails + 1))
 	fi
-	printf 'model: %-18s expect reach    -> reached:%s%s%s (%s states, %s MB, %ss) [%s]\n' \
+	printf 'model: %-22s expect reach    -> reached:%s%s%s (%s states, %s MB, %ss) [%s]\n' \
 		"$name" "$reached" "${missed:+; NOT reached:$missed}" "${other:+; $other}" \
 		"${states:-?}" "${mem:-?}" $((t1 - t0)) "$verdict"
 }
@@ -251,8 +290,13 @@ run idle "-DIDLE" pass
 run no-barrier-A "-DNO_MB_A" safety
 run no-barrier-W "-DNO_MB_W" liveness
 run fallback-no-fence "-DFALLBACK_NO_RFENCE" safety
-run one-flag-pass "-DONE_FLAG_PASS" liveness
+run one-flag-pass "-DONE_FLAG_PASS" pass
 run idle-no-reg-fence "-DIDLE -DNO_REG_FENCE" safety
+run seq-bump-nested "-DSEQ_BUMP_NESTED" safety
+run seen-any-change "-DSEEN_ANY_CHANGE" safety
+run seen-before-a "-DSEEN_BEFORE_A" safety
+run seen-seq-only "-DSEEN_SEQ_ONLY" liveness
+[ $full = 0 ] || run seq-no-bump "-DSEQ_NO_BUMP" pass
 echo "model: parking, bounds $pbounds; two readers $pbounds2"
 run park "-DPARK" pass "$pbounds"
 [ $full = 0 ] || run park-2r "-DPARK" pass "$pbounds2"
@@ -264,7 +308,9 @@ run park-no-barrier "-DPARK -DPARK_NO_BARRIER" safety "$pbounds"
 run park-no-push-fence "-DPARK -DPARK_NO_PUSH_FENCE" safety "$pbounds"
 run park-signal "-DPARK -DPARK_SIGNAL=3 -DPARK_SIGNAL_FIX" pass "$pbounds"
 run park-signal-open "-DPARK -DPARK_SIGNAL=3" safety "$pbounds"
-run_reach park-reach "-DPARK" "1 2 3 4" "$pbounds"
+run park-drain-resets-seen "-DPARK -DDRAIN_RESETS_SEEN" safety "$pbounds"
+[ $full = 0 ] || run park-one-flag-pass "-DPARK -DONE_FLAG_PASS" pass "$pbounds"
+run_reach park-reach "-DPARK" "1 2 3 4 6" "$pbounds"
 run_reach park-reach-2r "-DPARK" "5" "$pbounds2"
 echo "model: $bmodel"
 run_barrier barrier "" pass

@@ -1,17 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Promela model of grace's default flavor ("memb"): the reader's lock/unlock with nesting and
- * snapshot in one word, the updater's grace period (barrier A = membarrier, publish P, scan S),
- * and the waiter flag / futex sleep and wake-up (src/flavor/memb.c, src/core/registry.c,
- * src/core/gp.c; include/grace/rcu.h for the inline read side). Checked by tests/model/check.sh.
+ * Promela model of grace's default flavor ("memb"): the reader's lock/unlock with nesting and a
+ * per-thread section number in one word, the updater's grace period (barrier A = membarrier,
+ * then scan S, whose first scan records what it must wait for), and the waiter flag / futex
+ * sleep and wake-up (src/flavor/memb.c, src/core/registry.c, src/core/gp.c;
+ * include/grace/rcu.h for the inline read side). Checked by tests/model/check.sh.
+ *
+ * The rule modelled (GRACE__REG_SEEN). Reader i's ctr is seq * 4 + nesting: the outermost
+ * rcu_read_lock() stores c + 4 + 1 (c: its own ctr, nesting 0: the next section number,
+ * nesting 1; library: c + GRACE__R_SEQ_UNIT + 1), a nested lock c + 1, every unlock c - 1; no
+ * reader loads a counter shared with the updater (there is no grace__memb_rctr and no step P).
+ * The grace period: barrier A; the first scan (seen_pass(), or the parking pass park_pass())
+ * loads every scanned reader's ctr once and records seen[i] = ctr if in a section (nesting !=
+ * 0), else none (0); reader i then holds the grace period iff seen[i] is not none and its ctr
+ * now shows nesting != 0 and the section number of seen[i]. Every later test (the done check,
+ * the flag loop, the recheck after barrier W) uses that rule (HOLDS). Holders only leave: a
+ * reader leaves the section seen recorded by its own stores and never comes back to it (the
+ * numbers only grow: seq <= 3 * NSECT here, never wraps in the byte; 47 bits in the library).
  *
  * Memory model: x86-TSO, the machine grace's tests run on. Every thread has a FIFO store buffer
  * of depth one (a new store first drains the pending one): its stores become visible to the
  * others at a time chosen by a flusher process, its loads read memory (a thread never reads the
- * variables it has a pending store to, so no forwarding is needed). That admits the one
- * reordering TSO allows, a load overtaking an earlier store: the store-buffering pattern both
- * the grace-period argument and the wake-up argument rest on. Locked read-modify-writes
- * (fetch_or, fetch_and, xchg, and pthread_mutex_lock's) drain the buffer first: full barriers.
+ * variables it has a pending store to, so no forwarding is needed: a reader computes its next
+ * ctr from its own last stored value, a local c). That admits the one reordering TSO allows, a
+ * load overtaking an earlier store: the store-buffering pattern both the grace-period argument
+ * and the wake-up argument rest on. Locked read-modify-writes (fetch_or, fetch_and, xchg, and
+ * pthread_mutex_lock's) drain the buffer first: full barriers.
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every thread execute a full barrier while
  * the caller waits: modelled as one atomic step that drains every store buffer (the caller's
  * included); the readers' barriers at different instants inside the call cannot be told apart,
@@ -31,7 +45,7 @@
  *  FALLBACK        no membarrier: readers fence after the lock store and around the unlock
  *                  store, A and W are local fences: must satisfy both;
  *  NO_MB_A         barrier A removed: must violate safety (a reader's lock store still in its
- *                  store buffer when the scan reads its counter);
+ *                  store buffer when the first scan reads its counter: seen = none);
  *  NO_MB_W         barrier W removed: must violate liveness (the store-buffering lost wake-up);
  *  FALLBACK_NO_RFENCE  fallback without the readers' fences: must violate safety;
  *  IDLE            the idle fast path (memb_wait_readers(), grace__registry_alone()): readers
@@ -39,23 +53,59 @@
  *                  count += 1 under the lock, a full fence, then the section) and unregister
  *                  after their last (registry_del(): a release store of count - 1); the updater
  *                  reads the count after the fence that follows seq_start and, if no thread is
- *                  registered, skips barrier A, step P and the scan: must satisfy both;
+ *                  registered, skips barrier A and the scan; a reader that registers after the
+ *                  first scan has seen = none: must satisfy both;
  *  IDLE + NO_REG_FENCE  the idle fast path without registry_add()'s fence: must violate
  *                  safety (store buffering: the count still in the reader's store buffer while
  *                  its first section reads the old pointer, and the updater reads count 0);
  *  ONE_FLAG_PASS   the sleep protocol flags the holders once and sleeps if the re-read after W
- *                  finds any holder: must violate liveness. A reader that becomes a holder
- *                  after the flag loop (its section's snapshot was loaded before step P, its
- *                  lock store delayed: store buffer, or preemption between the two
- *                  instructions of rcu_read_lock) is counted by the re-read without carrying
- *                  the flag, so its unlock does not wake the updater: a lost wake-up (the
- *                  updater sleeps until the stall timeout, forever once a stall was reported
- *                  or with the timeout disabled). The default protocol re-reads holders and
- *                  flags in one pass after W and, if a holder lacks the flag, flags it and
- *                  runs W again before sleeping.
+ *                  finds any holder, with no second flag pass for holders without the flag:
+ *                  must now satisfy both (it violated liveness under the old rule, a snapshot
+ *                  of a shared counter, where a reader whose snapshot was loaded before step P
+ *                  and whose lock store was delayed became a holder after the flag loop,
+ *                  unflagged: a lost wake-up). Under the rule of seen no reader becomes a
+ *                  holder after the first scan, so every holder the re-read finds was a holder
+ *                  in the flag loop and got the flag; a flag is cleared only by its reader's
+ *                  wake (grace__registry_wake(): fetch_and, then the xchg of the futex word),
+ *                  which comes after the updater's SLEEPING store, so the FUTEX_WAIT that
+ *                  follows returns at once. The library keeps the second pass (reg_recheck(),
+ *                  shared with QSBR, whose readers still become holders late); the model says
+ *                  the default flavor does not need it;
+ *  SEQ_BUMP_NESTED every lock, nested ones included, takes a new section number (c + 4 + 1):
+ *                  must violate safety (the updater takes a nested lock for the end of the
+ *                  section it recorded while the outer section still uses the old object;
+ *                  reader 0 nests);
+ *  SEEN_ANY_CHANGE the holds rule ends a reader's hold at any change of its ctr (ctr !=
+ *                  seen), nesting included: must violate safety (a nested lock or unlock ends
+ *                  it; reader 0 nests);
+ *  SEEN_BEFORE_A   the scan that records seen runs before barrier A instead of after it: must
+ *                  violate safety (as NO_MB_A: a lock store still buffered reads as none);
+ *  SEEN_SEQ_ONLY   the holds rule ignores the nesting (holds while the number is the one
+ *                  recorded, until the reader's next outermost lock): must violate liveness
+ *                  (a reader's last section never ends for the updater);
+ *  SEQ_NO_BUMP     the outermost lock keeps the section number (stores c + 1): not a mutant,
+ *                  must satisfy both. The rule then degenerates into "wait until the reader is
+ *                  seen outside any section", the classic rule, which is safe; what the number
+ *                  buys is progress (a reader entering sections back to back holds at most one
+ *                  section), which bounded readers cannot show. Run with --full only;
  *  PARK            parking (src/core/registry.c, "Parking"; see the PARK section below): the
  *                  grace periods stop scanning readers seen idle across a barrier A, and a
- *                  parked reader's next lock hands it back: must satisfy both;
+ *                  parked reader's next lock (outermost, or nested: every lock tests waiter)
+ *                  hands it back; another thread may exit (registry_del(): a drain of the
+ *                  unpark stack) at any point of the wait: must satisfy both. The drain keeps
+ *                  the seen of a reader the first scan scanned and resets (none) only that of a
+ *                  reader that was parked (see DRAIN_RESETS_SEEN);
+ *  PARK + DRAIN_RESETS_SEEN  every reader the drain takes back gets seen = none, as
+ *                  src/core/registry.c's drain() did when this model was written: must violate
+ *                  safety. A reader in a section whose outermost lock missed a PARK bit set at
+ *                  that moment (the pass read its ctr idle while the lock store was buffered,
+ *                  and the lock loaded waiter before the fetch_or) is found in that section by
+ *                  the next grace period's first scan (seen recorded), then hands itself back
+ *                  from a nested lock (its fetch_and beats the pass's: UNPARKING, pushed after
+ *                  the first scan's drain); another thread's registry_del() drains it in the
+ *                  middle of the wait, seen = none, and the grace period ends while the section
+ *                  still uses the old object. Readers pushed after the first scan are not all
+ *                  readers whose sections start after it;
  *  PARK + PARK_CHECK_BEFORE_STORE  the lock loads waiter (and acts on PARK) before its ctr
  *                  store: must violate safety;
  *  PARK + PARK_NO_CHECK  the lock never looks at PARK: must violate safety;
@@ -68,19 +118,24 @@
  *  PARK + PARK_SIGNAL=m  a signal handler's section nested in reader 0's outermost lock
  *                  (m = 1: between its ctr store and its load of waiter; 2: between its
  *                  fetch_and clearing PARK and its push; 3: both), taking the nested path of
- *                  rcu_read_lock(): without PARK_SIGNAL_FIX the nested lock tests nothing and
- *                  the hand-back runs with signals open (the library before this model found
- *                  it): violates safety (docs/api.md allows sections in signal handlers on
- *                  registered threads); see handler() below;
+ *                  rcu_read_lock(): without PARK_SIGNAL_FIX the nested lock tests nothing (the
+ *                  reader's own nested locks neither) and the hand-back runs with signals open
+ *                  (the library before this model found it): violates safety (docs/api.md
+ *                  allows sections in signal handlers on registered threads); see handler()
+ *                  below;
  *  PARK + PARK_SIGNAL=3 + PARK_SIGNAL_FIX  the library: the nested lock tests waiter too; the
  *                  hand-back runs with signals blocked: must satisfy both;
+ *  PARK + ONE_FLAG_PASS  as ONE_FLAG_PASS, with parking (an outermost lock's test of waiter may
+ *                  clear the flag of a holder, waking the updater): must satisfy both (--full);
  *  PARK + PROBE=mask  reachability probes: the assertion of probe n (bit n of mask) fails where
  *                  the model reaches event n (1: a grace period takes the quiet path; 2: a
  *                  drain takes back the push of a parked reader; 3: the quiet path is taken
  *                  while a reader is inside a section, i.e. a parked reader whose push the
  *                  drain missed, whose section must then see the new pointer; 4: a pending
  *                  reader clears PARK itself before the confirmation, which then marks it
- *                  unparking; 5: a scan waits for a holder while another reader is parked);
+ *                  unparking; 5: a scan waits for a holder while another reader is parked; 6:
+ *                  a drain in the middle of the wait takes back a reader the first scan found
+ *                  in a section, the case of DRAIN_RESETS_SEEN);
  *  PARK + PARK_ONLY=j  only reader j may be parked (a bound on the state space).
  */
 
@@ -115,14 +170,38 @@
 #else
 #define RFENCE 1
 #endif
+/* The section number: ctr = seq * 4 + nesting (nesting <= 2: a nested lock, or a signal
+ * handler's, in an outermost section). Each outermost lock adds one (SEQ_BUMP_NESTED: every
+ * lock), so seq <= NSECT * 3 here: it never wraps in a byte within a run (the library's 47 bits
+ * never wrap in the life of a thread). */
+#if NSECT * 3 * 4 + 3 > 255
+#error "NSECT too large: the section number would wrap in ctr"
+#endif
+#if defined(SEEN_BEFORE_A) && (defined(PARK) || defined(IDLE))
+#error "SEEN_BEFORE_A is a mutant of the plain membarrier variant"
+#endif
 
 /* ---- memory ---- */
 byte ptr = 0;        /* the RCU-protected pointer: index of the current object */
-byte rctr = 1;       /* grace__memb_rctr: snapshot published by step P */
-byte ctr[NR];        /* reader word: snapshot * 4 + nesting depth (0: not in a section) */
+byte ctr[NR];        /* reader word: section number * 4 + nesting depth (0: not in a section);
+                      * only reader i writes ctr[i] */
 bool waiter[NR];     /* GRACE__W_WAITING in the reader's line */
 bit futex = 0;       /* registry futex word: SLEEPING while the updater sleeps */
 bool in_wait = 0;    /* the updater is blocked in FUTEX_WAIT */
+
+/* The reader's new ctr at an outermost lock (c: nesting 0) and at a nested one. The library:
+ * c + GRACE__R_SEQ_UNIT + 1 and c + 1. The mutants SEQ_NO_BUMP (the outermost lock keeps the
+ * number) and SEQ_BUMP_NESTED (every lock takes a new number): see the top. */
+#ifdef SEQ_NO_BUMP
+#define OUTER_LOCK(c) ((c) + 1)
+#else
+#define OUTER_LOCK(c) ((c) + 4 + 1)
+#endif
+#ifdef SEQ_BUMP_NESTED
+#define NESTED_LOCK(c) ((c) + 4 + 1)
+#else
+#define NESTED_LOCK(c) ((c) + 1)
+#endif
 
 /* ---- the registry's thread count (IDLE) ---- */
 bool registered[NR]; /* on the registry's list (changed under its lock: visible at once to the
@@ -139,27 +218,35 @@ byte nthreads = 0;   /* registry count, read without the lock by the idle fast p
  * by the one updater throughout, so its bookkeeping (park_state: pstate) is a local of the
  * updater, and the registry's two parts (scanned, parked) are that state, not slots. Per grace
  * period, after the removal and the fences that follow it: the quiet check (lock, drain; no
- * scanned reader left: the grace period is over, no barrier A, no step P, no scan); barrier A;
- * step P; the pass (drain; load every scanned reader's ctr; then reader by reader: a PENDING
- * reader idle with its PARK bit still set becomes PARKED, otherwise fetch_and(~PARK) and
- * ACTIVE if that cleared the bit, UNPARKING if the reader had; an ACTIVE reader seen idle may
- * get fetch_or(PARK) and become PENDING); done if no scanned reader holds; otherwise the usual
- * wait (spin, flags, barrier W, sleep) over the scanned readers. The pass's ctr loads, its
+ * scanned reader left: the grace period is over, no barrier A, no scan); barrier A; the pass,
+ * which is the grace period's first scan (drain; load every scanned reader's ctr; then reader
+ * by reader: record seen, the ctr loaded if in a section, else none; a PENDING reader idle
+ * with its PARK bit still set becomes PARKED, otherwise fetch_and(~PARK) and ACTIVE if that
+ * cleared the bit, UNPARKING if the reader had; an ACTIVE reader seen idle may get
+ * fetch_or(PARK) and become PENDING); done if the pass found no scanned reader in a section;
+ * otherwise the usual wait (spin, flags, barrier W, sleep) over the scanned readers. A reader
+ * the drain puts back gets seen = none (library: drain()); here every drain precedes the first
+ * scan of its grace period, which records seen afresh. The pass's ctr loads, its
  * loads of the PARK bit and its locked RMWs on it are steps of their own. Which readers to park
  * (in the library: idle with the same ctr for k passes, k adaptive) is nondeterministic here:
  * any reader a pass sees idle may be parked, which covers every heuristic. The unpark stack is
  * a flag per reader (pushed), set by the reader's locked compare-and-swap; the drain takes the
  * whole stack in one step (one exchange of its head in the library) and puts every reader on it
- * back among the scanned ones (ACTIVE). Not modelled: the streak and k bookkeeping, the
- * statistics, the slot moves, registration and exit (registry_del's drain), the driver being a
- * registered reader itself (grace__registry_quiet()'s self_idle case), the fallback (parking
- * is off there).
- * The reader's side (rcu_read_lock(), grace__memb_lock_flagged()): after the ctr store, one
- * load of the waiter word (PARK and WAITING; the library loads it again in
- * grace__memb_lock_flagged(), which the fetch_and's own read covers); PARK: fetch_and clearing
- * it (locked) and, if that cleared it, the push (locked) and a full fence, then the section;
- * WAITING (stale, set after an earlier unlock's load): wake the updater, as an unlock does. The
- * unlock is unchanged: ctr store, load of waiter, wake if WAITING. */
+ * back among the scanned ones (ACTIVE). Another registered thread's exit (registry_del(),
+ * which drains the stack under the registry lock) may come at any point of a grace period's
+ * wait: modelled as a drain the updater may run at the top of each round of the wait (the
+ * drain's effect is seen by nothing but the updater's next test), with no thread of its own.
+ * Not modelled: the streak and k bookkeeping, the statistics, the slot moves (pk[].seen moves
+ * with its slot), registration, the driver being a registered reader itself
+ * (grace__registry_quiet()'s self_idle case), the fallback (parking is off there).
+ * The reader's side (rcu_read_lock(), grace__memb_lock_flagged()): after the ctr store of every
+ * lock, outermost or nested, one load of the waiter word (PARK and WAITING; the library loads
+ * it again in grace__memb_lock_flagged(), which the fetch_and's own read covers); PARK:
+ * fetch_and clearing it (locked) and, if that cleared it, the push (locked) and a full fence,
+ * then the section; WAITING, at nesting 1 only (an outermost lock): wake the updater, as an
+ * unlock does (a stale flag, set after an earlier unlock's load, or one set on this very
+ * section after the first scan read its store). The unlock is unchanged: ctr store, load of
+ * waiter, wake if WAITING (the outermost one; a nested unlock's test does nothing). */
 #ifdef PARK
 #define P_ACTIVE 0     /* scanned */
 #define P_PENDING 1    /* scanned, PARK set by the last pass */
@@ -202,8 +289,7 @@ byte rsb_val[NR];
  * count, never a ctr; a scan reads ctrs, never the count). */
 byte rsb_nth[NR];
 #define V_PTR 0
-#define V_RCTR 1
-#define V_FUTEX 2
+#define V_FUTEX 1
 bool usb_full;       /* the updater has a pending store of usb_val to variable usb_var */
 byte usb_var;
 byte usb_val;
@@ -275,7 +361,6 @@ inline r_fence(i) {
 inline u_commit() {
 	if
 	:: usb_var == V_PTR -> ptr = usb_val
-	:: usb_var == V_RCTR -> rctr = usb_val
 	:: usb_var == V_FUTEX -> futex = usb_val
 	fi;
 	usb_full = 0
@@ -329,20 +414,52 @@ inline heavy_barrier() {
 #endif
 }
 
-/* memb_holds(): in a section, with a snapshot older than cur */
-#define HOLDS(c, cur) (((c) % 4) != 0 && ((c) / 4) != (cur))
+/* The first scan's record of a ctr c (pk[].seen): c if in a section, else none (0; a ctr in a
+ * section is never 0). SEEN_ANY_CHANGE, SEEN_SEQ_ONLY: mutants of the rule (see the top). */
+#define SEEN_OF(c) ((((c) % 4) != 0) -> (c) : 0)
+#if defined(SEEN_ANY_CHANGE)
+#define HOLDS(j, c) (seen[j] != 0 && (c) == seen[j])
+#elif defined(SEEN_SEQ_ONLY)
+#define HOLDS(j, c) (seen[j] != 0 && ((c) / 4) == (seen[j] / 4))
+#else
+/* holds_at() in GRACE__REG_SEEN mode: reader j, whose ctr reads c, is still in the section the
+ * first scan found it in: that scan found it in a section, it is in one, with the same number */
+#define HOLDS(j, c) (seen[j] != 0 && ((c) % 4) != 0 && ((c) / 4) == (seen[j] / 4))
+#endif
 
 /* count_holders(): one acquire load of each registered reader's ctr */
-inline count_holders(cur) {
+inline count_holders() {
 	nh = 0;
 	j = 0;
 	do
 	:: j < NR ->
 		if
-		:: SCANNED(j) && HOLDS(ctr[j], cur) -> nh++
+		:: SCANNED(j) && HOLDS(j, ctr[j]) -> nh++
 		:: else -> skip
 		fi;
 		j++
+	:: else -> break
+	od
+}
+
+/* seen_pass() (the first scan without parking): load each scanned reader's ctr, record it in
+ * seen if the reader is in a section; nh: how many are (0: the grace period is over) */
+inline seen_pass() {
+	nh = 0;
+	j = 0;
+	do
+	:: j < NR ->
+		atomic {
+			if
+			:: SCANNED(j) -> seen[j] = SEEN_OF(ctr[j])
+			:: else -> seen[j] = 0
+			fi;
+			if
+			:: seen[j] != 0 -> nh++
+			:: else -> skip
+			fi;
+			j++
+		}
 	:: else -> break
 	od
 }
@@ -387,9 +504,10 @@ inline push(i) {
 #endif
 }
 
-/* the outermost lock's test of the waiter word after its ctr store (rcu_read_lock(), then
- * grace__memb_lock_flagged()) */
-inline lock_check(i) {
+/* the lock's test of the waiter word after its ctr store (rcu_read_lock(), then
+ * grace__memb_lock_flagged()); outer: the outermost lock (nesting 1), the only one that wakes
+ * the updater on WAITING (a nested lock's test only hands a parked reader back) */
+inline lock_check(i, outer) {
 	atomic { /* one load of the word */
 		pk = park[i];
 		w = waiter[i]
@@ -405,7 +523,7 @@ inline lock_check(i) {
 		:: got ->
 #if defined(PARK_SIGNAL) && (PARK_SIGNAL & 2) && !defined(PARK_SIGNAL_FIX)
 			if
-			:: i == 0 -> handler(i, s) /* or between the clear and the push */
+			:: i == 0 -> handler(i, c) /* or between the clear and the push */
 			:: skip
 			fi;
 #endif
@@ -415,7 +533,7 @@ inline lock_check(i) {
 	:: else -> skip
 	fi;
 	if
-	:: w -> wake(i) /* a stale WAITING: wake once */
+	:: w && outer -> wake(i) /* WAITING seen by an outermost lock: wake once */
 	:: else -> skip
 	fi;
 	d_step {
@@ -425,21 +543,23 @@ inline lock_check(i) {
 }
 
 #ifdef PARK_SIGNAL
-/* A signal handler's section on reader i, inside the outermost lock of the section with
- * snapshot s (at most one per run): the nested path of rcu_read_lock() (ctr + 1, no test of
- * waiter), rcu_dereference, the nested unlock (its test of waiter does nothing when nested).
+/* A signal handler's section on reader i, inside an outermost lock whose ctr store (ctr c,
+ * nesting 1) is done (at most one per run): the nested path of rcu_read_lock() (ctr + 1, no
+ * test of waiter), rcu_dereference, the nested unlock (its test of waiter does nothing when
+ * nested).
  * PARK_SIGNAL: 1 the handler may run between the lock's ctr store and its test of waiter, 2
  * between its fetch_and clearing PARK and its push, 3 both.
  * PARK_SIGNAL_FIX, a possible fix: the nested lock tests waiter after its store too (a PARK
  * bit sends it to the same hand-back), and the hand-back runs with signals blocked, from before
  * its fetch_and to after the fence that follows the push (window 2 closed). */
-inline handler(i, s) {
+inline handler(i, c) {
 	if
 	:: !sig ->
 		sig = 1;
-		r_store(i, s * 4 + 2);
+		c = NESTED_LOCK(c);
+		r_store(i, c);
 #ifdef PARK_SIGNAL_FIX
-		lock_check(i);
+		lock_check(i, 0);
 #endif
 		atomic {
 			p = ptr;
@@ -448,7 +568,8 @@ inline handler(i, s) {
 			insec[i] = 1
 		}
 		insec[i] = 0;
-		r_store(i, s * 4 + 1)
+		c = c - 1; /* the nested unlock */
+		r_store(i, c)
 	:: else -> skip
 	fi
 }
@@ -466,6 +587,20 @@ inline drain() {
 			:: pstate[j] == P_PARKED -> REACH(2)
 			:: else -> skip
 			fi;
+#ifdef DRAIN_RESETS_SEEN
+			seen[j] = 0; /* every reader taken back: holds nothing */
+#else
+			if
+			:: pstate[j] == P_PARKED -> seen[j] = 0 /* not scanned by the first scan */
+			:: else ->
+				/* scanned by the first scan: keeps what it recorded (a drain in the
+				 * middle of the wait taking a reader found in a section: probe 6) */
+				if
+				:: seen[j] != 0 -> REACH(6)
+				:: else -> skip
+				fi
+			fi;
+#endif
 			pushed[j] = 0;
 			pstate[j] = P_ACTIVE
 		:: else -> skip
@@ -498,7 +633,7 @@ end:	do
 }
 
 proctype reader(byte i) {
-	byte s, p, k = 0;
+	byte c = 0, p, k = 0; /* c: ctr as this reader last stored it (its own view of ctr[i]) */
 	bool w;
 	bit old;
 #ifdef PARK
@@ -522,22 +657,23 @@ proctype reader(byte i) {
 #endif
 	do
 	:: k < NSECT ->
-		/* rcu_read_lock(), outermost: snapshot, nesting 1, compiler barrier only */
-		s = rctr;
+		/* rcu_read_lock(), outermost: the next section number, nesting 1, computed from
+		 * the reader's own word (no shared load); compiler barrier only */
+		c = OUTER_LOCK(c);
 #if defined(PARK) && defined(PARK_CHECK_BEFORE_STORE)
-		lock_check(i); /* the mutant: the waiter word loaded before the store */
+		lock_check(i, 1); /* the mutant: the waiter word loaded before the store */
 #endif
-		r_store(i, s * 4 + 1);
+		r_store(i, c);
 #if defined(PARK_SIGNAL) && (PARK_SIGNAL & 1)
 		if
-		:: i == 0 -> handler(i, s) /* the handler may run between the store and the test */
+		:: i == 0 -> handler(i, c) /* the handler may run between the store and the test */
 		:: skip
 		fi;
 #endif
 #if defined(PARK) && !defined(PARK_CHECK_BEFORE_STORE) && !defined(PARK_NO_CHECK)
 		/* then the load of waiter (may overtake the buffered store): any bit set sends
 		 * the lock to grace__memb_lock_flagged() */
-		lock_check(i);
+		lock_check(i, 1);
 #endif
 #ifdef FALLBACK
 		if
@@ -552,10 +688,24 @@ proctype reader(byte i) {
 			held[i] = p;
 			insec[i] = 1
 		}
-		/* sometimes a nested section: rcu_read_lock(); rcu_read_unlock(); (reader 0 only,
-		 * unless NEST_ALL: the nesting bits never change whether a reader holds) */
+		/* sometimes a nested section: rcu_read_lock() (ctr + 1: the number unchanged);
+		 * rcu_read_unlock() (ctr - 1) (reader 0 only, unless NEST_ALL: the nesting bits never
+		 * change whether a reader holds, but under the mutants SEEN_ANY_CHANGE and
+		 * SEQ_BUMP_NESTED). The nested lock tests waiter after its store as the outermost
+		 * one does: with PARK it may hand a parked reader back (in the middle of a section
+		 * whose outermost lock missed a PARK bit set meanwhile); WAITING wakes from nesting 1
+		 * only, and outside PARK there is no other bit, so the test is left out there; the
+		 * nested unlock's test does nothing (nested). PARK_SIGNAL without PARK_SIGNAL_FIX:
+		 * the library before that fix, whose nested locks tested nothing. */
 		if
-		:: (i == 0 || NEST_ALL) -> r_store(i, s * 4 + 2); r_store(i, s * 4 + 1)
+		:: (i == 0 || NEST_ALL) ->
+			c = NESTED_LOCK(c);
+			r_store(i, c);
+#if defined(PARK) && !defined(PARK_NO_CHECK) && !(defined(PARK_SIGNAL) && !defined(PARK_SIGNAL_FIX))
+			lock_check(i, 0); /* the nested lock's test: may hand a parked reader back */
+#endif
+			c = c - 1;
+			r_store(i, c)
 		:: skip
 		fi;
 		insec[i] = 0; /* last access to *p (TSO: loads are not delayed past later stores) */
@@ -566,7 +716,8 @@ proctype reader(byte i) {
 		:: else -> skip
 		fi;
 #endif
-		r_store(i, 0);
+		c = c - 1; /* nesting 0, the section number kept */
+		r_store(i, c);
 #ifdef FALLBACK
 		if
 		:: RFENCE -> r_fence(i) /* fence between the ctr store and the waiter load */
@@ -595,7 +746,9 @@ proctype reader(byte i) {
 }
 
 proctype updater() {
-	byte u = 0, cur, cur_obj = 0, new_obj, spins, nh, j, unflagged;
+	byte u = 0, cur_obj = 0, new_obj, spins, nh, j, unflagged;
+	byte seen[NR];   /* pk[].seen: the first scan's record of reader j (0: none), under the
+	                  * registry lock; reset to 0 when a grace period ends (a dead value) */
 #ifdef PARK
 	byte pstate[NR]; /* park_state (P_ACTIVE at registration) */
 	byte cv[NR];     /* park_pass(): the ctrs, loaded first */
@@ -614,7 +767,7 @@ proctype updater() {
 		u_fence();
 #ifdef IDLE
 		/* the idle fast path: no registered thread (the updater is not one): no barrier A,
-		 * no step P, no scan (grace__registry_alone(), an acquire load of the count) */
+		 * no scan (grace__registry_alone(), an acquire load of the count) */
 		if
 		:: nthreads == 0 -> goto gp_over
 		:: else -> skip
@@ -623,7 +776,7 @@ proctype updater() {
 #ifdef PARK
 		/* grace__registry_quiet(): under the registry lock (a locked RMW), after the fence
 		 * that follows seq_start: take the unpark stack; if no reader is scanned any more,
-		 * no barrier A, no step P, no scan */
+		 * no barrier A, no scan */
 		atomic {
 			u_fence();
 			drain();
@@ -656,20 +809,22 @@ proctype updater() {
 		:: else -> skip
 		fi;
 #endif
-		/* memb_wait_readers(): barrier A */
+#ifdef SEEN_BEFORE_A
+		/* the mutant: the first scan, which records seen, before barrier A */
+		seen_pass();
+#endif
+		/* memb_wait_readers(): barrier A (no step P: no counter is shared with readers) */
 		if
 		:: MB_A -> heavy_barrier()
 		:: else -> u_fence() /* the bug variant: the updater's own fence only */
 		fi;
-		/* step P: publish the new snapshot (relaxed) */
-		cur = rctr + 1;
-		u_store(V_RCTR, cur);
 		u_fence(); /* pthread_mutex_lock(&reg->lock) in grace__registry_wait() */
 #ifdef PARK
-		/* park_pass(): take the stack; load every scanned reader's ctr; then, reader by
-		 * reader, confirm or undo the parks the last pass set, and set PARK on readers seen
-		 * idle (any of them: the heuristic does not matter); done if no scanned reader
-		 * holds cur */
+		/* park_pass(), the first scan: take the stack; load every scanned reader's ctr;
+		 * then, reader by reader, record seen (the ctr if in a section, else none), confirm
+		 * or undo the parks the last pass set, and set PARK on readers seen idle (any of
+		 * them: the heuristic does not matter); done if no scanned reader was in a
+		 * section */
 		atomic {
 			drain()
 		};
@@ -692,7 +847,12 @@ proctype updater() {
 			/* the bookkeeping is the updater's own: one step per shared access */
 			atomic {
 				if
-				:: SCANNED(j) && HOLDS(cv[j], cur) -> nh++
+				:: SCANNED(j) ->
+					seen[j] = SEEN_OF(cv[j]);
+					if
+					:: seen[j] != 0 -> nh++
+					:: else -> skip
+					fi
 				:: else -> skip
 				fi;
 				if
@@ -770,12 +930,32 @@ proctype updater() {
 			od
 		};
 #endif
+#else
+#ifndef SEEN_BEFORE_A
+		/* seen_pass(), the first scan (under the registry lock, after barrier A) */
+		seen_pass();
 #endif
-		/* step S: wait until no reader holds cur */
+		if
+		:: nh == 0 -> goto gp_over /* no reader in a section */
+		:: else -> skip
+		fi;
+#endif
+		/* step S: wait until no reader the first scan found in a section is still in that
+		 * section (holders only leave: a reader's ctr changes its number or its nesting
+		 * only by its own stores, and seen stays) */
 		spins = 0;
 		do
 		:: true ->
-			count_holders(cur);
+#ifdef PARK
+			/* meanwhile another registered thread (not modelled otherwise) may exit:
+			 * registry_del() takes the registry lock and drains the unpark stack, in the
+			 * middle of the wait */
+			if
+			:: atomic { drain() }
+			:: skip
+			fi;
+#endif
+			count_holders();
 			if
 			:: nh == 0 -> break
 			:: nh != 0 && spins < MAXSPIN -> spins++ /* spin, re-scan */
@@ -786,7 +966,7 @@ proctype updater() {
 				do
 				:: j < NR ->
 					if
-					:: SCANNED(j) && HOLDS(ctr[j], cur) ->
+					:: SCANNED(j) && HOLDS(j, ctr[j]) ->
 						atomic { /* fetch_or: a locked RMW */
 							u_fence();
 							waiter[j] = 1
@@ -802,15 +982,17 @@ proctype updater() {
 				:: else -> skip
 				fi;
 #ifndef ONE_FLAG_PASS
-				/* one pass: holders, and holders whose flag is not set (they became
-				 * holders after the flag loop): flag those and run W again */
+				/* one pass: holders, and holders whose flag is not set: flag those and
+				 * run W again (reg_recheck(); under the rule of seen no reader becomes a
+				 * holder after the flag loop, but a holder's flag may be cleared by its
+				 * own outermost lock, which found WAITING and woke the updater) */
 				nh = 0;
 				unflagged = 0;
 				j = 0;
 				do
 				:: j < NR ->
 					if
-					:: SCANNED(j) && HOLDS(ctr[j], cur) ->
+					:: SCANNED(j) && HOLDS(j, ctr[j]) ->
 						nh++;
 						if
 						:: !waiter[j] -> unflagged++
@@ -822,7 +1004,7 @@ proctype updater() {
 				:: else -> break
 				od;
 #else
-				count_holders(cur);
+				count_holders();
 				unflagged = 0;
 #endif
 				if
@@ -855,6 +1037,11 @@ gp_over:
 			:: else -> break
 			od;
 			freed[cur_obj] = 1;
+			j = 0;
+			do
+			:: j < NR -> seen[j] = 0; j++ /* dead until the next first scan */
+			:: else -> break
+			od;
 			j = 0;
 			nh = 0
 		};

@@ -10,21 +10,25 @@
 #include <grace/compiler.h>
 
 /*
- * Default flavor: the word `ctr` holds the nesting depth and the grace-period snapshot.
+ * Default flavor: the word `ctr` holds the nesting depth and the thread's section number.
  *   bits  0..15  nesting depth of rcu_read_lock() (0: not in a section)
  *   bit  16      SLOW: every outermost lock takes the out-of-line path (thread not registered
  *                yet, the fence fallback because membarrier(2) is missing, or an exiting
  *                thread); unlocks go out of line on a waiter bit instead (GRACE__W_FALLBACK,
  *                GRACE__W_EXITING). Nesting 0x8000 and above (GRACE__R_NEST_HIGH) is never a
  *                legal value: an unlock without a lock leaves it there (0 - 1 borrows into it)
- *   bits 17..63  snapshot of the reader-visible grace-period counter taken by the outermost lock
+ *   bits 17..63  section number: each outermost lock adds one (GRACE__R_SEQ_UNIT), so a grace
+ *                period that found the thread in a section knows when that section is over
+ *                (nesting 0, or another number) without any counter shared between threads
+ *                (47 bits: no wrap in the life of a thread)
  * QSBR: `ctr` is 0 while the thread is offline, else the grace-period counter it last observed.
  */
 #define GRACE__R_NEST_MASK 0xffffull
 #define GRACE__R_NEST_HIGH 0x8000ull /* nesting this deep is a misuse: the limit is 0x7fff */
 #define GRACE__R_SLOW 0x10000ull
 #define GRACE__R_LOW (GRACE__R_NEST_MASK | GRACE__R_SLOW)
-#define GRACE__R_SNAP_SHIFT 17
+#define GRACE__R_SEQ_SHIFT 17
+#define GRACE__R_SEQ_UNIT (1ull << GRACE__R_SEQ_SHIFT)
 
 /*
  * waiter bits. Any bit set sends the default flavor's outermost lock (after its store) and every
