@@ -74,6 +74,12 @@ KNOWN = {
 }
 KNOWN["test_urcu_wfs_dynlink"] = KNOWN["test_urcu_wfs"]
 
+# Controls: liburcu's lock-based baselines. Their measured loops take pthread locks only, and
+# neither build links an RCU library (`readelf -d`: no libgrace, no liburcu); the two binaries
+# differ in startup code only. Their ratios are the machine's run-to-run noise for this kind of
+# oversubscribed run, not a figure of either library: shown apart, not counted.
+CONTROLS = {"test_rwlock", "test_mutex", "test_perthreadlock"}
+
 builds = collections.OrderedDict()
 for line in open(args.build):
     name, impl, res = line.rstrip("\n").split("\t")
@@ -143,9 +149,15 @@ gonly = [run for run, r in runs.items()
 w("| runs that fail with grace-urcu only | %d%s | |" % (
     len(gonly), (": " + ", ".join("`%s`" % x for x in gonly)) if gonly else ""))
 w("| runs that fail with both (see the notes) | %d | %d |" % (len(both), len(both)))
-ratios = []
+ratios, controls = [], []
 for run, r in runs.items():
     if r["kind"] != "tput":
+        continue
+    if run in CONTROLS:
+        g = [m[0] for m in (metrics(l, run) for s, _, l in r["grace"] if s == "pass") if m]
+        lb = [m[0] for m in (metrics(l, run) for s, _, l in r["liburcu"] if s == "pass") if m]
+        if g and lb and statistics.median(lb) > 0:
+            controls.append((run, statistics.median(g) / statistics.median(lb)))
         continue
     g = [m[0] for m in (metrics(l, run) for s, _, l in r["grace"] if s == "pass") if m]
     lb = [m[0] for m in (metrics(l, run) for s, _, l in r["liburcu"] if s == "pass") if m]
@@ -158,6 +170,9 @@ if ratios:
     geo **= 1.0 / len(ratios)
     w("| throughput runs where grace >= liburcu | %d / %d (geometric mean of the ratios %.2fx) | |"
       % (sum(1 for x in ratios if x >= 1.0), len(ratios), geo))
+if controls:
+    w("| controls (same loops on both sides: the noise of the machine) | %s | |" % ", ".join(
+        "`%s` %.2fx" % c for c in controls))
 w("")
 w("## Build")
 w("")
@@ -197,6 +212,9 @@ w("Operations per second as each program reports them (`nr_ops` of its SUMMARY l
   "rcutorture's reads and updates); median of the passing repetitions. Ratio: grace-urcu / "
   "liburcu, above 1 means grace is faster.")
 w("")
+w("Controls (%s) take pthread locks only; neither build links an RCU library, so their ratio "
+  "is the run-to-run noise of this machine for such runs." % ", ".join("`%s`" % c for c in sorted(CONTROLS)))
+w("")
 w("| run | grace ops/s | liburcu ops/s | ratio | grace reads/s | liburcu reads/s | grace writes/s | liburcu writes/s |")
 w("|---|---|---|---|---|---|---|---|")
 behind_rows = []
@@ -214,7 +232,8 @@ for run, r in runs.items():
     w("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (
         run, fmt(g0), fmt(l0), ratio, fmt(med(gm, 1)), fmt(med(lm, 1)), fmt(med(gm, 2)),
         fmt(med(lm, 2))))
-    behind_rows.append((run, g0, l0, med(gm, 1), med(lm, 1), med(gm, 2), med(lm, 2)))
+    if run not in CONTROLS:
+        behind_rows.append((run, g0, l0, med(gm, 1), med(lm, 1), med(gm, 2), med(lm, 2)))
 w("")
 out.extend(behind_section(behind_rows))
 w("Logs of every build and run: `build/liburcu-tests/log/` (not committed).")

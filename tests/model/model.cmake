@@ -4,7 +4,7 @@
 # across fork() (barrier.pml). The protocols must hold and every deliberately broken variant
 # must be caught. The model does not depend on the build, so it runs in the release
 # configuration only (the debug and sanitizer builds would repeat the same check); --quick
-# takes about 70 s and 400 MB; check.sh --full is the deeper run (about 4.5 minutes, 1.9 GB).
+# takes about 100 s and 470 MB; check.sh --full is the deeper run (about 5.2 minutes, 1.8 GB).
 find_program(GRACE_SPIN spin)
 if(GRACE_SPIN AND NOT GRACE_DEBUG AND NOT GRACE_SANITIZE AND NOT GRACE_TSAN)
   add_test(NAME model_memb COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check.sh --quick)
