@@ -431,6 +431,16 @@ static const struct grace__wait_ops reg_wait_ops_ordered = {
 	reg_done, reg_arm, reg_recheck, reg_disarm, reg_stall, reg_blocked, true,
 };
 
+/* A first scan's loads of every scanned thread's ctr into cbuf: independent of each other (the
+ * CPU overlaps the misses), ordered before what follows by one acquire fence, as in
+ * any_holder() (see SCAN_LOAD; they pair with the readers' release stores). Lock held. */
+static void load_active(struct grace__registry *reg)
+{
+	for (unsigned long i = 0; i < reg->n_active; i++)
+		reg->cbuf[i] = SCAN_LOAD(&reg->slot[i]->ctr);
+	grace_fence_acquire(); /* see SCAN_LOAD */
+}
+
 /* ---- parking (see the top of this file) ---- */
 
 #define PARK_K_MIN 2u
@@ -499,11 +509,7 @@ static bool park_pass(struct grace__registry *reg, uint64_t cur)
 
 	drain(reg);
 	reg->pass++;
-	/* The loads first, independent of each other (the CPU overlaps the misses), ordered
-	 * before what follows by one acquire fence, as in any_holder(). */
-	for (unsigned long i = 0; i < reg->n_active; i++)
-		cb[i] = SCAN_LOAD(&reg->slot[i]->ctr);
-	grace_fence_acquire(); /* see SCAN_LOAD */
+	load_active(reg);
 	for (unsigned long i = 0; i < reg->n_active;) {
 		struct grace__reader *r = reg->slot[i];
 		struct grace__park *p = &reg->pk[i];
@@ -617,9 +623,7 @@ static bool seen_pass(struct grace__registry *reg)
 	uint64_t *cb = reg->cbuf;
 	unsigned long h = 0;
 
-	for (unsigned long i = 0; i < reg->n_active; i++)
-		cb[i] = SCAN_LOAD(&reg->slot[i]->ctr);
-	grace_fence_acquire(); /* see SCAN_LOAD */
+	load_active(reg);
 	for (unsigned long i = 0; i < reg->n_active; i++) {
 		uint64_t c = cb[i];
 		bool active = (c & reg->active_mask) != 0;
