@@ -27,11 +27,11 @@
 #include "readside.h"
 
 static const struct rs_design *const designs[] = {
-	&rs_design_empty,      &rs_design_grace,
-	&rs_design_grace_qsbr, &rs_design_grace_qsbr_qs,
+	&rs_design_empty,       &rs_design_grace,
+	&rs_design_grace_qsbr,  &rs_design_grace_qsbr_qs,
 #ifdef RS_HAVE_URCU
-	&rs_design_urcu_memb,  &rs_design_urcu_memb_so,
-	&rs_design_urcu_qsbr,  &rs_design_urcu_qsbr_qs,
+	&rs_design_urcu_memb,   &rs_design_urcu_memb_so,
+	&rs_design_urcu_qsbr,   &rs_design_urcu_qsbr_qs,
 #endif
 #ifdef RS_HAVE_URCU_SIGNAL
 	&rs_design_urcu_signal,
