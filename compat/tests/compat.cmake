@@ -45,3 +45,7 @@ grace_test(NAME compat_lfht_replace_self
 # cds_lfht_resize() above 2^63 clamps to max_nr_buckets.
 grace_test(NAME compat_lfht_resize_huge
            SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_resize_huge.c LIBS grace_urcu)
+# Callback order on grace-urcu: call_rcu() of each liburcu flavor, and defer_rcu() across the
+# hand-over of an exiting thread's queue (docs/compat.md, "Order").
+grace_test(NAME compat_order SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_order.c
+           LIBS grace_urcu TIMEOUT 120)

@@ -15,9 +15,12 @@
  *    removal happens before the snap, so the grace period named by the cookie covers every
  *    reader that could hold the removed object (core/gp.c argument (1), with happens-before in
  *    place of program order).
- *  - Chains wait in segments ordered by cookie (later chains never get an earlier cookie:
- *    snaps are monotonic), so harvests are invoked in order (FIFO per queue from one harvest
- *    to the next; within one harvest, newest first). A segment is invoked once
+ *  - A harvest puts its chain in push order per thread (grace__rseq_chain_fifo(): one pass
+ *    over the nodes, whose lines the invocation reads next). Chains wait in segments ordered
+ *    by cookie (later chains never get an earlier cookie: snaps are monotonic), and a
+ *    segment's chains in harvest order, so a queue's callbacks run in the order they were
+ *    pushed, per thread, from one harvest to the next (docs/api.md: FIFO per CPU queue;
+ *    tests/contract/test_order.c). A segment is invoked once
  *    grace__gp_done(cookie) (acquire, pairs with seq_end's release): the readers' sections
  *    happen before the callback.
  *  - rcu_barrier: allocate one marker per queue (a struct barrier owns them: a marker belongs
@@ -105,10 +108,8 @@ enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2, GAP_SLEEP = 3 };
 
 /*
  * A segment: the callbacks that wait for one cookie, as the chains harvested for it, oldest
- * harvest first. A chain stays in the LIFO order it was pushed in: reversing it would be one
- * more pass over cold callback memory (the costliest part of the worker under load), and no
- * guarantee needs the order inside one harvest: a barrier marker is always a chain of its own,
- * behind every chain harvested before it.
+ * harvest first, each chain in push order (harvest()). A barrier marker is always a chain of
+ * its own, behind every chain harvested before it.
  */
 #define NCHAIN 16
 struct seg {
@@ -340,17 +341,13 @@ static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 	 * drains rseq pushes safely with membarrier(..._RSEQ). Both see the nodes' fields
 	 * (contract rule 5 of internal/rseq.h). */
 	if (grace__rseq_list_pop_local(&q->list, q->cpu, &l) == 0) {
+		/* No take drains the list now (the queue's lock serializes its consumers), so
+		 * ahead holds the pushes of threads without rseq only: in push order per thread
+		 * after the rseq part (contract rule 7 of internal/rseq.h). */
 		a = grace_xchg(&q->list.ahead, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
-		if (!l) {
-			l = a;
-		} else if (a) {
-			struct rcu_head *t = l;
-			while (t->next)
-				t = t->next;
-			t->next = a;
-		}
+		l = grace__rseq_chain_fifo(l, a);
 	} else {
-		l = grace__rseq_list_take(&q->list);
+		l = grace__rseq_list_take(&q->list); /* in push order per thread too */
 	}
 	if (!l)
 		return false;

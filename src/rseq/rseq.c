@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/debug.h"
 #include "core/diag.h"
 #include "core/sys.h"
 
@@ -296,6 +297,32 @@ int grace__rseq_percpu_add_slow(uint64_t *base, size_t stride, unsigned int nslo
 #endif
 }
 
+/*
+ * Push node on ahead while a take drains l, and only then (contract rule 7 of internal/rseq.h):
+ * the compare-and-swap requires GRACE__RSEQ_AHEAD_DRAINING, which the take's exchange of ahead
+ * clears. Returns false once the bit is clear: the caller pushes with rseq again. The acquire
+ * loads pair with the take's release exchange: a pusher that sees the bit cleared then reads
+ * mode 0, stored before that exchange, or a later take's mode.
+ */
+static bool list_push_draining(struct grace__rseq_list *l, struct rcu_head *node)
+{
+	struct rcu_head *old = grace_load_acquire(&l->ahead);
+
+	for (;;) {
+		if (!((uintptr_t)old & GRACE__RSEQ_AHEAD_DRAINING))
+			return false;
+		grace_store_relaxed(&node->next, (struct rcu_head *)((uintptr_t)old &
+								     ~GRACE__RSEQ_AHEAD_DRAINING));
+		/* Release: the node's fields before its publication (pairs with the take's
+		 * acquire exchange). */
+		if (grace_cmpxchg_mo(&l->ahead, &old,
+				     (struct rcu_head *)((uintptr_t)node |
+							 GRACE__RSEQ_AHEAD_DRAINING),
+				     __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			return true;
+	}
+}
+
 int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t stride, unsigned int nslots,
 			       struct rcu_head *node)
 {
@@ -319,9 +346,17 @@ int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t stride, uns
 		if (r == 0)
 			return (int)cpu;
 		if (r > 0) {
-			/* Atomic mode (a remote take in progress, or for good). */
-			grace__rseq_list_push_atomic(l, node);
-			return (int)cpu;
+			/* Atomic mode for good: every pusher of the list uses ahead. */
+			if (grace_load_relaxed(&l->mode) == LIST_PERMANENT) {
+				grace__rseq_list_push_atomic(l, node);
+				return (int)cpu;
+			}
+			/* A remote take in progress: ahead, while it lasts (contract rule 7). Debug
+			 * builds: tests stop here to let the take end first (GRACE_TEST_PAUSE). */
+			GRACE__TEST_PAUSE("rseq_drain");
+			if (list_push_draining(l, node))
+				return (int)cpu;
+			continue; /* the take is over: push with rseq again */
 		}
 		if ((int32_t)grace_load_relaxed(&rs->cpu_id) < 0)
 			break;
@@ -350,7 +385,7 @@ void grace__rseq_list_init(struct grace__rseq_list *l)
 
 struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l)
 {
-	struct rcu_head *r = NULL, *a, **tail;
+	struct rcu_head *r = NULL, *a;
 
 	if (grace_load_relaxed(&l->mode) == 0) {
 		/*
@@ -363,7 +398,16 @@ struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l)
 		 * threads resume: pairs with the load of mode in the push). A thread that was not
 		 * running is restarted anyway when it resumes (preemption aborts the section).
 		 */
-		grace_store_relaxed(&l->mode, LIST_DRAINING);
+		/* The DRAINING bit of ahead first (contract rule 7 of internal/rseq.h), then the
+		 * mode with release: a pusher whose acquire load of mode reads DRAINING finds the
+		 * bit set (or cleared by this take's exchange below: then the take is over). */
+		struct rcu_head *old = grace_load_relaxed(&l->ahead);
+		while (!grace_cmpxchg(&l->ahead, &old,
+				      (struct rcu_head *)((uintptr_t)old |
+							  GRACE__RSEQ_AHEAD_DRAINING),
+				      __ATOMIC_RELAXED)) {
+		}
+		grace_store_release(&l->mode, LIST_DRAINING);
 		if (grace__sys_membarrier_cmd(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) != 0) {
 			/* Registration lost (a fork child): register again once. */
 			int reg = MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ;
@@ -386,12 +430,10 @@ struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l)
 		 * load on x86), so a push that sees 0 here also sees the emptied head. */
 		grace_store_release(&l->mode, 0u);
 	}
-	/* Acquire: pairs with the release CAS of grace__rseq_list_push_atomic(). */
-	a = grace_xchg(&l->ahead, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
-	if (!r)
-		return a;
-	for (tail = &r->next; *tail; tail = &(*tail)->next)
-		;
-	*tail = a;
-	return r;
+	/* Acquire: pairs with the release CAS of the atomic and draining pushes. Release: this
+	 * exchange clears the DRAINING bit, so a draining pusher that sees it cleared (acquire)
+	 * then reads mode 0, stored above (list_push_draining()). Every push that got into ahead
+	 * while the bit was set is taken here (contract rule 7). */
+	a = grace_xchg(&l->ahead, (struct rcu_head *)NULL, __ATOMIC_ACQ_REL);
+	return grace__rseq_chain_fifo(r, a);
 }

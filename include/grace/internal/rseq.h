@@ -66,6 +66,20 @@
  *     sections with the arch building blocks must keep the same rule (use the END, EXIT and
  *     ABORT macros of the architecture header).
  *
+ *  7. Order. A consumer gets the nodes of each thread in the order that thread pushed them
+ *     (grace__rseq_chain_fifo() turns the two LIFO heads into that order: the rseq-pushed
+ *     nodes, then the atomically pushed ones), for a thread that stays on one CPU. Threads
+ *     without rseq push only to `ahead`. A thread with rseq pushes to `ahead` only while a
+ *     take drains the list, and such a push succeeds only while the list still drains: the
+ *     take sets GRACE__RSEQ_AHEAD_DRAINING in `ahead` before it switches the mode and clears
+ *     it with the exchange that takes `ahead`, and the draining push is a compare-and-swap
+ *     that requires the bit (a pusher that read the mode late finds it clear and pushes with
+ *     rseq again). So every node a thread pushed to `ahead` during a take is taken by that
+ *     take, after every node the thread pushed to `head` before it, and before any node the
+ *     thread pushes after it. (Without the bit, a pusher delayed between its load of the mode
+ *     and its compare-and-swap lands in `ahead` after the take, and its next push, to `head`,
+ *     is taken ahead of it: docs/torture.md, mutation audit, "draining push unconditional".)
+ *
  * Supported: x86-64 and aarch64 (the architecture headers). Elsewhere, and in TSan mode (TSan
  * cannot see the stores of inline asm, so it would miss the happens-before edges they carry),
  * the per-CPU primitives always report "no rseq" and callers use their atomic fallback; the
@@ -148,7 +162,8 @@ struct grace__rseq_ref {
  * put it on a cache line that other CPUs do not write).
  *  head:  pushed by rseq critical sections on the owning CPU (contract rule 1).
  *  ahead: pushed with compare-and-swap, by threads without rseq, in TSan mode, on other
- *         architectures, and while the list is in atomic mode.
+ *         architectures, and while the list is in atomic mode. Its low bit is
+ *         GRACE__RSEQ_AHEAD_DRAINING while a take drains the list (rule 7): consumers strip it.
  *  mode:  0, or GRACE__RSEQ_LIST_ATOMIC: rseq pushers divert to ahead. Set permanently by
  *         grace__rseq_list_init() when remote draining is impossible (no
  *         MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) or rseq is unusable, and temporarily by
@@ -163,6 +178,8 @@ struct grace__rseq_list {
 	uint32_t pad_;
 };
 #define GRACE__RSEQ_LIST_ATOMIC 1u
+/* Low bit of `ahead`: a take is draining the list (contract rule 7). */
+#define GRACE__RSEQ_AHEAD_DRAINING ((uintptr_t)1)
 
 /* grace's own area (used when glibc registered none) and the delta to the area in use. */
 GRACE_API extern __thread struct grace__rseq_abi grace__rseq_own GRACE_TLS_IE;
@@ -218,8 +235,8 @@ GRACE_API int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t s
 GRACE_API void grace__rseq_list_init(struct grace__rseq_list *l);
 /*
  * grace__rseq_list_take() - detach every node of list l (the list of any CPU), from any thread.
- * Returns a NULL-terminated chain in LIFO order per head (the rseq-pushed nodes, then the
- * atomically pushed ones); the caller restores FIFO order if it needs it. Acquire: the nodes'
+ * Returns a NULL-terminated chain in which each thread's nodes are in the order it pushed them
+ * (contract rule 7). Acquire: the nodes'
  * fields written before their push are visible. Calls to take or pop_local on the same list
  * must be serialized by the caller. Context: may issue a membarrier system call (a few
  * microseconds, IPIs to the CPUs running this process); never blocks otherwise.
@@ -298,15 +315,57 @@ GRACE_INLINE int grace__rseq_percpu_add_release(uint64_t *base, size_t stride, u
 	return grace__rseq_percpu_add_x(base, stride, nslots, v, 1);
 }
 
+/*
+ * Reverse the NULL-terminated chain l; *tail gets its last node (the old head), NULL if empty.
+ */
+GRACE_INLINE struct rcu_head *grace__rseq_chain_reverse(struct rcu_head *l, struct rcu_head **tail)
+{
+	struct rcu_head *r = NULL;
+
+	*tail = l;
+	while (l) {
+		struct rcu_head *nx = l->next;
+		l->next = r;
+		r = l;
+		l = nx;
+	}
+	return r;
+}
+
+/*
+ * grace__rseq_chain_fifo() - one chain in push order per thread from what a consumer took: the
+ * rseq-pushed LIFO chain and the atomically pushed one (its DRAINING bit stripped). Contract
+ * rule 7. Cost: one pass over the nodes (their lines are about to be read by the consumer).
+ */
+GRACE_INLINE struct rcu_head *grace__rseq_chain_fifo(struct rcu_head *rseq_part,
+						     struct rcu_head *atomic_part)
+{
+	struct rcu_head *t1, *t2;
+	struct rcu_head *a = (struct rcu_head *)((uintptr_t)atomic_part &
+						 ~GRACE__RSEQ_AHEAD_DRAINING);
+	struct rcu_head *r = grace__rseq_chain_reverse(rseq_part, &t1);
+
+	a = grace__rseq_chain_reverse(a, &t2);
+	if (!r)
+		return a;
+	t1->next = a;
+	return r;
+}
+
 GRACE_INLINE void grace__rseq_list_push_atomic(struct grace__rseq_list *l, struct rcu_head *node)
 {
 	struct rcu_head *old = grace_load_relaxed(&l->ahead);
 
 	do {
-		grace_store_relaxed(&node->next, old);
+		/* The DRAINING bit stays as it is (a take's, rule 7); the link is a plain pointer. */
+		grace_store_relaxed(&node->next, (struct rcu_head *)((uintptr_t)old &
+								     ~GRACE__RSEQ_AHEAD_DRAINING));
 		/* Release: the node's fields before its publication (pairs with the consumer's
 		 * acquire exchange in grace__rseq_list_take()). */
-	} while (!grace_cmpxchg(&l->ahead, &old, node, __ATOMIC_RELEASE));
+	} while (!grace_cmpxchg(&l->ahead, &old,
+				(struct rcu_head *)((uintptr_t)node |
+						    ((uintptr_t)old & GRACE__RSEQ_AHEAD_DRAINING)),
+				__ATOMIC_RELEASE));
 }
 
 /*
