@@ -470,6 +470,15 @@ static void drain(struct grace__registry *reg)
 	while (t) {
 		struct grace__reader *next = t->park_next;
 		unsigned long i = (unsigned long)t->reg_idx;
+		/* Only registered threads hand themselves back (their unregistration runs with
+		 * signals blocked, flavor/memb.c): anything else would be linked into the registry
+		 * by a stale index. Refuse it by name rather than corrupt the registry. */
+		if (GRACE_UNLIKELY(i >= reg->n || reg->slot[i] != t))
+			grace__fatal(
+				"rcu_read_lock",
+				"a thread that is not registered (tid %d) handed itself back to "
+				"the %s registry",
+				(int)t->tid, reg->flavor);
 		struct grace__park *p = &reg->pk[i];
 		if (t->park_state == GRACE__PARK_PARKED) {
 			/* Back within 8k passes: it reads too often for parking to pay. */

@@ -5,7 +5,9 @@
  * State. Each reader thread owns `ctr` in its initial-exec TLS struct grace__reader (layout in
  * include/grace/internal/reader.h): nesting depth in the low 16 bits, a SLOW bit, and in the
  * high bits the thread's section number, which each outermost rcu_read_lock() advances by one
- * unit (GRACE__R_SEQ_UNIT; a 47-bit count: it does not wrap in the life of a thread). Readers
+ * unit (GRACE__R_SEQ_UNIT; a 47-bit count that wraps after about 27 hours of back-to-back
+ * sections, harmlessly: holding is equality with what the first scan recorded, so a wrap can
+ * only make a wait longer, never shorter; design.md section 3, "The wrap"). Readers
  * read no word that another thread writes on their fast path but their own `waiter`.
  *
  * Grace period (memb_wait_readers, run by the single driver of the domain, see core/gp.c):
@@ -191,9 +193,34 @@ static void memb_thread_exit(void *arg);
  * section still open when the thread is gone is the misuse memb_thread_exit() reports in any
  * round that sees it.
  */
+static void memb_register_blocked(struct grace__reader *r, bool explicit_);
+
+/*
+ * Registration and unregistration run with the thread's signals blocked, so that a handler of
+ * the thread never sees them half done. A handler's section on a thread between leaving the
+ * registry and the store that sends its next lock to the slow path would run unscanned
+ * (fast path: at-rest ctr, no waiter bit), and on a parked thread its lock would push a thread
+ * that is no longer registered onto the unpark stack, which the next drain would link back
+ * into the registry by a stale index (docs/api.md, Process events; the contract tests
+ * contract_signal_exit*). Likewise a handler that interrupted a registration would register
+ * the thread a second time. With the block, a handler runs before (the thread is registered,
+ * or not yet) or after (unregistered: its section registers the thread, for the section's
+ * length after the exit destructor). Two system calls per registration and per
+ * unregistration; the read side is untouched.
+ */
 static void memb_register(struct grace__reader *r, bool explicit_)
 {
+	sigset_t all, old;
+
 	grace__init();
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	memb_register_blocked(r, explicit_);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void memb_register_blocked(struct grace__reader *r, bool explicit_)
+{
 	if (explicit_ && (r->flags & GRACE__F_EXITING))
 		return; /* see above: the sections register themselves */
 	if (r->flags & GRACE__F_REGISTERED) {
@@ -220,9 +247,14 @@ static void memb_register(struct grace__reader *r, bool explicit_)
 	pthread_setspecific(memb_key, r);
 }
 
-static void memb_unregister(struct grace__reader *r)
+/* Signals blocked: see memb_register(). A handler that ran a section before the block may
+ * have unregistered the thread already (an exiting thread's section, memb_register()). */
+static void memb_unregister_blocked(struct grace__reader *r)
 {
+	if (!(r->flags & GRACE__F_REGISTERED))
+		return;
 	grace__registry_del(&memb_registry, r);
+	GRACE__TEST_PAUSE("unregister"); /* debug builds: tests signal the thread here */
 	r->flags &= GRACE__F_EXITING;
 	grace_store_relaxed(&r->ctr, GRACE__R_SLOW);
 	/* No updater writes it any more (grace__registry_del() under the lock). */
@@ -230,9 +262,33 @@ static void memb_unregister(struct grace__reader *r)
 	pthread_setspecific(memb_key, NULL);
 }
 
+static void memb_unregister(struct grace__reader *r)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	memb_unregister_blocked(r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The exit destructor, with the thread's signals blocked throughout (memb_register()): a
+ * handler between the unregistration and the EXITING flag would register the thread for good,
+ * and the flag would then hide it, leaving the dead thread's TLS in the registry. */
+static void memb_thread_exit_blocked(struct grace__reader *r);
+
 static void memb_thread_exit(void *arg)
 {
-	struct grace__reader *r = (struct grace__reader *)arg;
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	memb_thread_exit_blocked((struct grace__reader *)arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void memb_thread_exit_blocked(struct grace__reader *r)
+{
 	uint64_t c = grace_load_relaxed(&r->ctr);
 
 	if (!(r->flags & GRACE__F_REGISTERED))
@@ -257,7 +313,7 @@ static void memb_thread_exit(void *arg)
 		if (grace_load_relaxed(&r->waiter) & GRACE__W_WAITING)
 			grace__registry_wake(&memb_registry, r);
 	}
-	memb_unregister(r);
+	memb_unregister_blocked(r);
 	r->flags = GRACE__F_EXITING; /* see memb_register() */
 }
 
