@@ -20,7 +20,7 @@
  *   bits 17..63  section number: each outermost lock adds one (GRACE__R_SEQ_UNIT), so a grace
  *                period that found the thread in a section knows when that section is over
  *                (nesting 0, or another number) without any counter shared between threads
- *                (47 bits: no wrap in the life of a thread)
+ *                (47 bits, modulo 2^47: a wrap is harmless, docs/design.md section 3)
  * QSBR: `ctr` is 0 while the thread is offline, else the grace-period counter it last observed.
  */
 #define GRACE__R_NEST_MASK 0xffffull
