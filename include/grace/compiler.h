@@ -9,6 +9,12 @@
 #if !defined(__GNUC__)
 #error "grace needs GCC or Clang (GNU C extensions: __atomic builtins, TLS models, asm)"
 #endif
+/* 64-bit targets only: grace-period cookies, sequence numbers and section numbers are 64-bit
+ * words that readers and updaters load and store with single-copy atomicity (docs/build.md,
+ * "Supported targets"). */
+#if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ < 8
+#error "grace supports 64-bit Linux targets only (x86-64 and aarch64; not -m32, i386 or armhf)"
+#endif
 
 #ifdef __cplusplus
 #define GRACE_BEGIN_DECLS extern "C" {

@@ -17,3 +17,11 @@ add_test(NAME public_headers
                  "-DEXTRA_FLAGS=${_hdr_flags}"
                  -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_headers.cmake)
 set_tests_properties(public_headers PROPERTIES TIMEOUT 300 LABELS quick)
+# public_headers_32bit: a 32-bit build of a program that includes grace stops at the first
+# public header with the message naming the supported targets (include/grace/compiler.h);
+# x86-64 hosts only (-ffreestanding: no 32-bit C library needed to reach the check).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME public_headers_32bit
+           COMMAND sh -c "printf '#include <grace/rcu.h>\\n' | ${CMAKE_C_COMPILER} -m32 -ffreestanding -fsyntax-only -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include -x c - 2>&1 | grep -q 'grace supports 64-bit Linux targets only'")
+  set_tests_properties(public_headers_32bit PROPERTIES TIMEOUT 60 LABELS quick)
+endif()
