@@ -363,6 +363,12 @@ static void unhold(enum kind k, int idx)
 
 TEST(fifo_in_fork_child)
 {
+#if defined(__SANITIZE_THREAD__)
+	/* TSan cannot start threads in the child of a multi-threaded process ("dup thread with
+	 * used id"); the other configurations run this case. */
+	printf("  skipped under TSan\n");
+	return;
+#endif
 	setup();
 	REQUIRE(pin(-1) >= 0);
 	for (int k = 0; k < K_N; k++) {
