@@ -5,12 +5,14 @@
 #   2. comments name only functions and macros that exist (scripts/check_comment_names.py);
 #   3. clang-tidy on src/ with .clang-tidy (warnings are errors);
 #   4. cppcheck on src/ (warning, style, performance, portability; inline suppressions only,
-#      each with its reason at the line).
-# Usage: scripts/lint.sh [format|names|tidy|cppcheck]...   (default: all four)
+#      each with its reason at the line);
+#   5. commit subjects: every commit after .ci/commit-rule-since keeps CONTRIBUTING.md's rule
+#      (scripts/check-commits.sh: at most 72 characters, figures in the body).
+# Usage: scripts/lint.sh [format|names|tidy|cppcheck|commits]...   (default: all five)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(format names tidy cppcheck)
+[ ${#steps[@]} -gt 0 ] || steps=(format names tidy cppcheck commits)
 fail=0
 run() { echo "=== lint: $1"; }
 
@@ -30,9 +32,9 @@ for s in "${steps[@]}"; do
     tidy)
       run "clang-tidy (src/)"
       dir=build/lint
-      cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGRACE_DEBUG=ON \
+      scripts/cmake-configure.sh "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGRACE_DEBUG=ON \
         -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DGRACE_TESTS=OFF -DGRACE_BENCH=OFF \
-        -DGRACE_EXAMPLES=OFF >/dev/null
+        -DGRACE_EXAMPLES=OFF
       cmake --build "$dir" >/dev/null # generated headers (version.h)
       mapfile -t srcs < <(find src -name '*.c' | sort)
       out=$(mktemp)
@@ -47,7 +49,7 @@ for s in "${steps[@]}"; do
       run "cppcheck (src/)"
       dir=build/lint
       [ -f "$dir/include/grace/version.h" ] || {
-        cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug >/dev/null
+        scripts/cmake-configure.sh "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug
         cmake --build "$dir" >/dev/null
       }
       if ! cppcheck --quiet --error-exitcode=1 --inline-suppr --std=c11 \
@@ -57,6 +59,10 @@ for s in "${steps[@]}"; do
           -D_GNU_SOURCE -DGRACE_BUILDING_LIBRARY=1 src/; then
         fail=1
       fi
+      ;;
+    commits)
+      run "commit subjects"
+      scripts/check-commits.sh || fail=1
       ;;
     *) echo "lint: unknown step $s" >&2; exit 2 ;;
   esac
