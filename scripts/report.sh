@@ -36,8 +36,8 @@ py=/usr/bin/python3
 
 build=build/bench
 say "configure and build $build (Release)"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF >"$build.log" 2>&1 ||
-  { cat "$build.log"; exit 1; }
+scripts/cmake-configure.sh "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF ||
+  exit 1
 cmake --build "$build" -j"$(nproc)" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
 
 # Fixed order first, then any other family in name order. A family is bench/NAME/run.sh, or

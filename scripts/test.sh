@@ -42,8 +42,14 @@ for c in "${configs[@]}"; do
   esac
   dir=build/test-$c
   echo "=== $c: configure and build ($dir)"
-  cmake -S . -B "$dir" -G Ninja -DGRACE_WERROR=ON \
-    -DGRACE_BENCH=$([ "$c" = release ] && echo ON || echo OFF) "${flags[@]}" >/dev/null
+  # A directory whose configure failed before (a missing cross compiler, a stale cache) starts
+  # afresh (scripts/cmake-configure.sh).
+  if ! scripts/cmake-configure.sh "$dir" -G Ninja -DGRACE_WERROR=ON \
+      -DGRACE_BENCH=$([ "$c" = release ] && echo ON || echo OFF) "${flags[@]}"; then
+    echo "=== $c: configure FAILED (log: $dir/configure.log)"
+    fail=1
+    continue
+  fi
   if ! cmake --build "$dir" -j"$jobs" >"$dir/build.log" 2>&1; then
     grep -E "error|warning" "$dir/build.log" | head -n 40
     echo "=== $c: build FAILED (full log: $dir/build.log)"

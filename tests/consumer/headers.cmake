@@ -25,3 +25,10 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT CMAKE_CROSSCOMPILING)
            COMMAND sh -c "printf '#include <grace/rcu.h>\\n' | ${CMAKE_C_COMPILER} -m32 -ffreestanding -fsyntax-only -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_BINARY_DIR}/include -x c - 2>&1 | grep -q 'grace supports 64-bit Linux targets only'")
   set_tests_properties(public_headers_32bit PROPERTIES TIMEOUT 60 LABELS quick)
 endif()
+# configure_recovers: the test command's build directories recover from a failed or stale
+# configure (scripts/cmake-configure.sh). Host-side.
+if(NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME configure_recovers
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/scripts/check_configure_recovers.sh ${PROJECT_SOURCE_DIR})
+  set_tests_properties(configure_recovers PROPERTIES TIMEOUT 180 LABELS quick)
+endif()
