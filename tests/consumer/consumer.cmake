@@ -24,5 +24,7 @@ add_test(NAME consumer_install
                  -DBUILD_TYPE=${_consumer_type}
                  "-DEXTRA_FLAGS=${_consumer_flags}"
                  -DEXPECT_DEBUG=${GRACE_DEBUG}
+                 -DSOVERSION=${GRACE_SOVERSION} -DVERSION_MINOR=${PROJECT_VERSION_MINOR}
+                 -DVERSION_PATCH=${PROJECT_VERSION_PATCH}
                  -P ${CMAKE_CURRENT_LIST_DIR}/scripts/run_consumer.cmake)
 set_tests_properties(consumer_install PROPERTIES TIMEOUT 300 LABELS quick)

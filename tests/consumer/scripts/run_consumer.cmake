@@ -43,6 +43,17 @@ file(GLOB sonames ${prefix}/${LIBDIR}/libgrace.so.[0-9]*)
 if(NOT sonames)
   message(FATAL_ERROR "consumer: no versioned libgrace.so.N installed")
 endif()
+# The real file's name starts with the SONAME (docs/abi.md): libgrace.so.<N>.<minor>.<patch>,
+# with libgrace.so.<N> a link to it.
+if(DEFINED SOVERSION AND DEFINED VERSION_MINOR AND DEFINED VERSION_PATCH)
+  set(real ${prefix}/${LIBDIR}/libgrace.so.${SOVERSION}.${VERSION_MINOR}.${VERSION_PATCH})
+  if(NOT EXISTS ${real} OR IS_SYMLINK ${real})
+    message(FATAL_ERROR "consumer: ${real} is not the installed library file (file names: ${sonames})")
+  endif()
+  if(NOT IS_SYMLINK ${prefix}/${LIBDIR}/libgrace.so.${SOVERSION})
+    message(FATAL_ERROR "consumer: libgrace.so.${SOVERSION} is not a link to the library file")
+  endif()
+endif()
 # Sources (version.h.in) and build files must not leak into the prefix.
 file(GLOB_RECURSE stray ${prefix}/include/*.in ${prefix}/include/*.c)
 if(stray)
