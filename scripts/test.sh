@@ -62,6 +62,7 @@ for c in "${configs[@]}"; do
     echo "=== docs: API coverage and links"
     python3 tests/consumer/scripts/check_api_docs.py . --lib "$dir/src/libgrace.so" || fail=1
     python3 tests/consumer/scripts/check_doc_links.py . || fail=1
+    python3 scripts/gen-options-doc.py --check || fail=1
     docs_done=1
   fi
   if [ "$c" = release ]; then

@@ -10,6 +10,7 @@
 
 #include "core/debug.h"
 #include "core/diag.h"
+#include "core/options.h"
 
 /* Other flavors (srcu) count their open sections here in debug builds. */
 GRACE_API __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
@@ -35,7 +36,7 @@ static struct {
  * ignored as a whole, with a warning (a test that sets it wrong must not half-run). */
 static void pause_init(void)
 {
-	const char *e = getenv("GRACE_TEST_PAUSE");
+	const char *e = grace__opt_str(GRACE__OPT_GRACE_TEST_PAUSE);
 	const char *p = e;
 
 	if (!e || !*e)
@@ -66,7 +67,7 @@ bad:
 
 void grace__test_pause_init(void)
 {
-	const char *e = getenv("GRACE_TEST_PAUSE");
+	const char *e = grace__opt_str(GRACE__OPT_GRACE_TEST_PAUSE);
 
 	if (e && strstr(e, "rcu_lock:"))
 		grace_store_relaxed(&grace__test_pause_on, 1);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <grace/arch/atomic.h>
 
+#include "core/options.h"
 #include "core/sys.h"
 
 /*
@@ -68,7 +69,7 @@ void grace__misuse(const char *call, const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("misuse", call, fmt, ap);
 	va_end(ap);
-	if (GRACE__LIB_DEBUG || grace__env_ll("GRACE_ABORT_ON_MISUSE", 0))
+	if (GRACE__LIB_DEBUG || grace__opt(GRACE__OPT_GRACE_ABORT_ON_MISUSE))
 		abort();
 }
 
@@ -107,8 +108,7 @@ unsigned int grace_get_stall_timeout_ms(void)
 {
 	if (grace_load_acquire(&stall_ms_set))
 		return grace_load_relaxed(&stall_ms_value);
-	long long v = grace__env_ll("GRACE_STALL_TIMEOUT_MS", 10000);
-	return v < 0 ? 0u : (unsigned int)v;
+	return (unsigned int)grace__opt(GRACE__OPT_GRACE_STALL_TIMEOUT_MS);
 }
 
 uint64_t grace__stall_timeout_ns(void)

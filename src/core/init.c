@@ -20,6 +20,7 @@
 #include "core/annotate.h"
 #include "core/debug.h"
 #include "core/flavor.h"
+#include "core/options.h"
 #include "core/sys.h"
 #include "core/wait.h"
 #include "ds/fork.h"
@@ -104,7 +105,7 @@ static void do_init(void)
 	 * GRACE_NO_MEMBARRIER=1 forces the fallback (tests use it); TSan mode always uses it,
 	 * since TSan cannot see the ordering membarrier provides.
 	 */
-	bool mb = !GRACE__TSAN_MODE && !grace__env_ll("GRACE_NO_MEMBARRIER", 0) &&
+	bool mb = !GRACE__TSAN_MODE && !grace__opt(GRACE__OPT_GRACE_NO_MEMBARRIER) &&
 		  grace__sys_membarrier_init();
 	grace__use_membarrier = mb;
 	pin_loaded_object();

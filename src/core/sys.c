@@ -99,18 +99,3 @@ uint64_t grace__thread_cpu_ns(void)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-
-long long grace__env_ll(const char *name, long long def)
-{
-	const char *s = getenv(name);
-	char *end;
-	long long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoll(s, &end, 0);
-	if (errno || *end)
-		return def;
-	return v;
-}

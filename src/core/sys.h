@@ -26,7 +26,5 @@ int grace__futex_wake(uint32_t *addr, int nr);
 int grace__gettid(void);
 uint64_t grace__now_ns(void);        /* CLOCK_MONOTONIC */
 uint64_t grace__thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time */
-/* Read an integer from the environment; def when unset or malformed. */
-long long grace__env_ll(const char *name, long long def);
 
 #endif

@@ -82,6 +82,7 @@
 #include "core/debug.h"
 #include "core/diag.h"
 #include "core/lock.h"
+#include "core/options.h"
 #include "core/sys.h"
 #include "core/wait.h"
 #include "engine/free.h"
@@ -97,7 +98,6 @@
 #define FORK_PAUSE_NS 100000000ull      /* how long fork() waits for blocked workers to pause */
 #define FORK_PAUSE_RUN_NS 2000000000ull /* ... and for workers that are runnable (preempted) */
 #define WORKER_NAME_PREFIX "grace-"     /* the workers' thread names (fork_workers_runnable()) */
-#define EXIT_TIMEOUT_MS_DEFAULT 2000    /* GRACE_EXIT_TIMEOUT_MS: the exit handler's bound */
 
 /* A worker's sleep (worker_sleep()). IDLE_SLEEP: nothing waits, until a push wakes it.
  * TIMED_SLEEP: a pacing nap or a policy's wait; hurries, barriers, urgent requests and stop end
@@ -1465,8 +1465,7 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
 /* GRACE_EXIT_TIMEOUT_MS: the exit handler's bound, all domains together. */
 static uint64_t exit_timeout_ns(void)
 {
-	long long ms = grace__env_ll("GRACE_EXIT_TIMEOUT_MS", EXIT_TIMEOUT_MS_DEFAULT);
-	return ms > 0 ? (uint64_t)ms * 1000000ull : 0;
+	return (uint64_t)grace__opt(GRACE__OPT_GRACE_EXIT_TIMEOUT_MS) * 1000000ull;
 }
 
 /* Why the calling thread cannot wait for d's callbacks at exit (NULL: it can). */

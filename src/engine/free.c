@@ -91,6 +91,7 @@
 #include "core/gp.h"
 #include "core/init.h"
 #include "core/lock.h"
+#include "core/options.h"
 #include "core/sys.h"
 #include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 #include "engine/callback.h"
@@ -787,7 +788,7 @@ static void free_at_exit(void)
 
 static void free_init(void)
 {
-	g_worker_mode = grace__env_ll("GRACE_FREE_WORKER", 0) != 0;
+	g_worker_mode = grace__opt(GRACE__OPT_GRACE_FREE_WORKER) != 0;
 	if (pthread_key_create(&ftls_key, ftls_destroy) != 0)
 		return; /* no thread-exit hook: every free goes to the engine */
 	/*

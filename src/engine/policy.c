@@ -9,7 +9,24 @@
 
 #include "core/diag.h"
 #include "core/gp.h"
+#include "core/options.h"
 #include "core/sys.h"
+
+/* The option table's defaults and ranges are this module's (core/options.def). */
+#define GRACE_OPTION(name, kind, def, lo, hi, unit, doc) \
+	enum { opt_def_##name = (def), opt_lo_##name = (lo), opt_hi_##name = (hi) };
+#include "core/options.def"
+#undef GRACE_OPTION
+_Static_assert(opt_def_GRACE_BATCH_PERIOD_US == GRACE__POLICY_DEFAULT_PERIOD_US &&
+		       opt_hi_GRACE_BATCH_PERIOD_US == GRACE__POLICY_MAX_PERIOD_US &&
+		       opt_lo_GRACE_BATCH_PERIOD_US == 1,
+	       "GRACE_BATCH_PERIOD_US: options.def and policy.h disagree");
+_Static_assert(opt_def_GRACE_PACE_CAP_US == 0 &&
+		       opt_hi_GRACE_PACE_CAP_US == GRACE__POLICY_MAX_PERIOD_US,
+	       "GRACE_PACE_CAP_US: options.def and policy.h disagree");
+_Static_assert(opt_def_GRACE_POLL_MIN_GAP_US == GRACE__POLICY_DEFAULT_MIN_GAP_US &&
+		       opt_hi_GRACE_POLL_MIN_GAP_US == GRACE__POLICY_MAX_PERIOD_US,
+	       "GRACE_POLL_MIN_GAP_US: options.def and policy.h disagree");
 
 static uint64_t pace_cap_ns(const struct grace__policy *p)
 {
@@ -17,49 +34,24 @@ static uint64_t pace_cap_ns(const struct grace__policy *p)
 	return (uint64_t)(cap ? cap : GRACE__POLICY_DEFAULT_PACE_CAP_US) * 1000;
 }
 
-/* A period from the environment, in microseconds: def when unset; a value that is not a whole
- * number in [lo, GRACE__POLICY_MAX_PERIOD_US] also gives def, with a warning naming the
- * variable, once per variable (every domain reads it; *warned is that variable's flag). */
-static uint32_t env_period_us(const char *name, uint32_t def, uint32_t lo, uint32_t *warned)
-{
-	const char *s = getenv(name);
-	char *end;
-	long long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (!errno && !*end && v >= lo && v <= GRACE__POLICY_MAX_PERIOD_US)
-		return (uint32_t)v;
-	/* Relaxed exchange: only "warn once" hangs on it, nothing is published through it. */
-	if (!grace_xchg(warned, 1u, __ATOMIC_RELAXED))
-		grace__warn("%s=%s is not a whole number of microseconds from %u to %u: using %u",
-			    name, s, lo, GRACE__POLICY_MAX_PERIOD_US, def);
-	return def;
-}
-
 void grace__policy_init(struct grace__policy *p)
 {
-	static uint32_t warned_batch, warned_cap, warned_gap;
-	const char *e = getenv("GRACE_POLICY");
+	/* The option table's ranges are grace__policy_set()'s (core/options.def). */
+	static const enum grace_gp_policy kinds[] = { GRACE_POLICY_ADAPTIVE, GRACE_POLICY_POLL,
+						      GRACE_POLICY_BATCH };
 
-	p->kind = GRACE_POLICY_ADAPTIVE;
-	if (e && !strcmp(e, "poll"))
-		p->kind = GRACE_POLICY_POLL;
-	else if ((e && !strcmp(e, "batch")) || grace__env_ll("GRACE_POLICY_BATCH", 0))
+	p->kind = kinds[grace__opt(GRACE__OPT_GRACE_POLICY)];
+	if (grace__opt(GRACE__OPT_GRACE_POLICY_BATCH) && !grace__opt_given(GRACE__OPT_GRACE_POLICY))
 		p->kind = GRACE_POLICY_BATCH;
 	/* BATCH: the period; ADAPTIVE: the cap of the pacing (0: GRACE__POLICY_DEFAULT_PACE_CAP_US),
 	 * in the ranges grace__policy_set() takes them. */
 	if (p->kind == GRACE_POLICY_BATCH)
-		p->period_us = env_period_us("GRACE_BATCH_PERIOD_US",
-					     GRACE__POLICY_DEFAULT_PERIOD_US, 1, &warned_batch);
+		p->period_us = (uint32_t)grace__opt(GRACE__OPT_GRACE_BATCH_PERIOD_US);
 	else
-		p->period_us = env_period_us("GRACE_PACE_CAP_US", 0, 0, &warned_cap);
+		p->period_us = (uint32_t)grace__opt(GRACE__OPT_GRACE_PACE_CAP_US);
 	/* Range-checked like the periods: the gap also spaces hurried grace periods and barriers
 	 * in every policy, and a negative value cast to 32 bits would make it 71 minutes. */
-	p->min_gap_us = env_period_us("GRACE_POLL_MIN_GAP_US", GRACE__POLICY_DEFAULT_MIN_GAP_US, 0,
-				      &warned_gap);
+	p->min_gap_us = (uint32_t)grace__opt(GRACE__OPT_GRACE_POLL_MIN_GAP_US);
 	p->pace_ns = GRACE__POLICY_PACE_MIN_NS;
 	p->last_end = 0;
 }

@@ -90,6 +90,7 @@
 #include "core/flavor.h"
 #include "core/gp.h"
 #include "core/init.h"
+#include "core/options.h"
 #include "core/registry.h"
 #include "core/sys.h"
 #include "core/wait.h"
@@ -615,23 +616,10 @@ void grace__memb_init(void)
 	 * (comparisons, benchmarks); GRACE_PARK_AFTER=K (1..4096) parks every thread seen idle in
 	 * K passes in a row, with no adaptation (tests: parking as often as possible). The misuse
 	 * mask: nesting no lock reaches. */
-	if (grace__use_membarrier && !grace__env_ll("GRACE_NO_PARK", 0)) {
-		const char *e = getenv("GRACE_PARK_AFTER");
-		long long k = 0;
-		if (e && *e) {
-			char *end;
-			errno = 0;
-			k = strtoll(e, &end, 0);
-			if (errno || *end || k < 1 || k > 4096) {
-				grace__warn(
-					"GRACE_PARK_AFTER=%s: expected a whole number from 1 to "
-					"4096; parking adapts per thread",
-					e);
-				k = 0;
-			}
-		}
-		grace__registry_enable_parking(&memb_registry, GRACE__R_NEST_HIGH, (unsigned int)k);
-	}
+	if (grace__use_membarrier && !grace__opt(GRACE__OPT_GRACE_NO_PARK))
+		grace__registry_enable_parking(&memb_registry, GRACE__R_NEST_HIGH,
+					       (unsigned int)grace__opt(
+						       GRACE__OPT_GRACE_PARK_AFTER));
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

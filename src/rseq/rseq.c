@@ -35,6 +35,7 @@
 
 #include "core/debug.h"
 #include "core/diag.h"
+#include "core/options.h"
 #include "core/sys.h"
 
 /* glibc 2.35+; weak so that the library still loads on older C libraries (then both are 0). */
@@ -135,7 +136,7 @@ static int rseq_probe(void)
 static void rseq_init(void)
 {
 	rseq_nr_cpus = read_possible_cpus();
-	if (grace__env_ll("GRACE_NO_RSEQ", 0)) {
+	if (grace__opt(GRACE__OPT_GRACE_NO_RSEQ)) {
 		rseq_none_reason = "disabled by GRACE_NO_RSEQ";
 	} else if (!GRACE__RSEQ_ARCH) {
 		rseq_none_reason = "architecture not supported";

@@ -5,6 +5,8 @@
 #                      include/grace/ and every symbol libgrace.so exports, and no function that
 #                      no longer exists
 #   docs_links         every relative link and image of the repository's markdown resolves
+#   docs_options       docs/build.md's environment-variable table is what src/core/options.def
+#                      says (scripts/gen-options-doc.py --check)
 #   ctest --test-dir <build> -L docs
 find_program(GRACE_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 find_program(GRACE_PYTHON3 NAMES python3)
@@ -15,5 +17,8 @@ if(GRACE_PYTHON3)
   add_test(NAME docs_links
            COMMAND ${GRACE_PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/scripts/check_doc_links.py
                    ${PROJECT_SOURCE_DIR})
-  set_tests_properties(docs_api_coverage docs_links PROPERTIES TIMEOUT 60 LABELS docs)
+  add_test(NAME docs_options
+           COMMAND ${GRACE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/gen-options-doc.py --check)
+  set_tests_properties(docs_api_coverage docs_links docs_options PROPERTIES TIMEOUT 60
+                       LABELS docs)
 endif()
