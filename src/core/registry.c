@@ -42,6 +42,7 @@
 #include <grace/internal/rseq.h>
 
 #include "core/annotate.h"
+#include "core/debug.h"
 #include "core/diag.h"
 #include "core/wait.h"
 
@@ -563,6 +564,9 @@ static bool park_pass(struct grace__registry *reg, uint64_t cur)
 				p->last = c;
 			}
 			if (p->streak >= (reg->park_k ? reg->park_k : p->k)) {
+				/* Debug builds: tests start a section here, after the scan that found
+				 * the thread idle and before its bit is set (GRACE_TEST_PAUSE). */
+				GRACE__TEST_PAUSE("park_mark");
 				/* Relaxed: the membarrier of the next pass's barrier A orders it before
 				 * the confirmation (see the top of this file). */
 				grace_fetch_or(&r->waiter, GRACE__W_PARK, __ATOMIC_RELAXED);

@@ -12,3 +12,8 @@ grace_test(NAME unit_park_off SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park.c TIME
 # "unpark" inside the hand-back; skipped in release builds).
 grace_test(NAME unit_park_window SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park_window.c TIMEOUT 60
            ENV GRACE_TEST_PAUSE=rcu_lock:500000,unpark:300000 GRACE_PARK_AFTER=1)
+# A section begun between the scan that found its thread idle and the mark of the park (debug
+# builds: pause site "park_mark"): the next confirmation must undo the park.
+grace_test(NAME unit_park_mark SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park_window.c TIMEOUT 60
+           ARGS section_begun_while_the_park_is_marked
+           ENV GRACE_TEST_PAUSE=park_mark:300000 GRACE_PARK_AFTER=1)

@@ -151,4 +151,71 @@ TEST(signal_inside_the_hand_back)
 #endif
 }
 
+/*
+ * A section that begins after the scan that found the thread idle and before its PARK bit is
+ * set: the lock's check of waiter came before the bit, so the section runs with the bit set and
+ * the thread pending. The next grace period's confirmation must find it busy and undo the park;
+ * a confirmation that parks a pending thread without looking at its word leaves the section
+ * unscanned, and the grace period below frees what it holds (the mutation audit's
+ * "park-confirm-busy", which every other test missed). Pause site "park_mark": 300 ms between
+ * the scan and the bit.
+ */
+#if GRACE__DEBUG
+static int pm_started, pm_holding, pm_release, pm_bad;
+static void *busy_when_marked(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	wait_flag(&pm_started); /* the grace period is under way: its pass pauses at the mark */
+	gt_sleep_ms(100);
+	rcu_read_lock(); /* inside the pause: no bit yet */
+	struct obj *o = rcu_dereference(gp);
+	__atomic_store_n(&pm_holding, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&pm_release, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&o->value, __ATOMIC_RELAXED) == POISON)
+			__atomic_store_n(&pm_bad, 1, __ATOMIC_RELAXED);
+		gt_sleep_ms(1);
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+static void pm_let_go(void)
+{
+	__atomic_store_n(&pm_release, 1, __ATOMIC_RELEASE);
+}
+#endif
+
+TEST(section_begun_while_the_park_is_marked)
+{
+#if GRACE__DEBUG
+	pthread_t t;
+	const char *e = getenv("GRACE_TEST_PAUSE");
+
+	if (!e || !strstr(e, "park_mark:") || strcmp(grace_membarrier_mode(), "membarrier") != 0) {
+		printf("  skipped: needs GRACE_TEST_PAUSE=park_mark:<us> and membarrier\n");
+		return;
+	}
+	if (!gp)
+		rcu_assign_pointer(gp, obj_new(1));
+	ready = 0;
+	REQUIRE(pthread_create(&t, NULL, busy_when_marked, NULL) == 0);
+	wait_flag(&ready);
+	synchronize_rcu(); /* the first pass records the idle word */
+	uint64_t t0 = gt_now_ns();
+	__atomic_store_n(&pm_started, 1, __ATOMIC_RELEASE);
+	synchronize_rcu(); /* the second finds it idle again and marks it, pausing first */
+	CHECK_MSG(gt_now_ns() - t0 >= 250000000ull,
+		  "the grace period did not pause at the mark: the test missed its window");
+	wait_flag(&pm_holding);
+	bool early = retire_ended_early(100, pm_let_go);
+	pthread_join(t, NULL);
+	CHECK_MSG(!early, "a grace period ended under a section begun between the scan that found "
+			  "its thread idle and the mark of the park");
+	CHECK(!pm_bad);
+#else
+	printf("  skipped: the pause sites are compiled into debug builds only\n");
+#endif
+}
+
 GT_MAIN()
