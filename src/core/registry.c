@@ -547,7 +547,9 @@ static bool park_pass(struct grace__registry *reg, uint64_t cur)
 			}
 			/* In a section: undo. Whoever clears the bit decides: if the thread did, it
 			 * pushes itself and stays scanned until the drain takes it. Relaxed: the RMW's
-			 * atomicity is all that is needed. */
+			 * atomicity is all that is needed. Debug builds: tests let the thread clear
+			 * it first here, from a nested lock (GRACE_TEST_PAUSE). */
+			GRACE__TEST_PAUSE("park_confirm");
 			if (grace_fetch_and(&r->waiter, ~GRACE__W_PARK, __ATOMIC_RELAXED) &
 			    GRACE__W_PARK)
 				r->park_state = GRACE__PARK_ACTIVE;

@@ -17,3 +17,10 @@ grace_test(NAME unit_park_window SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park_win
 grace_test(NAME unit_park_mark SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park_window.c TIMEOUT 60
            ARGS section_begun_while_the_park_is_marked
            ENV GRACE_TEST_PAUSE=park_mark:300000 GRACE_PARK_AFTER=1)
+# A drain in the middle of a wait (another thread's exit) keeps what the first scan recorded
+# of a thread that handed itself back from a nested lock (pause sites "park_mark" and
+# "park_confirm"; the Promela model's DRAIN_RESETS_SEEN, in the library).
+grace_test(NAME unit_park_drain SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_park_window.c TIMEOUT 60
+           ARGS drain_in_the_middle_of_a_wait_keeps_the_record
+           ENV GRACE_TEST_PAUSE=park_mark:300000,park_confirm:300000 GRACE_PARK_AFTER=1
+               GRACE_STALL_TIMEOUT_MS=400)

@@ -218,4 +218,97 @@ TEST(section_begun_while_the_park_is_marked)
 #endif
 }
 
+/*
+ * The drain keeps what the first scan recorded (the Promela model's DRAIN_RESETS_SEEN, in the
+ * library). A thread in a section with its PARK bit set (begun at the mark, as above) hands
+ * itself back from a nested lock while the next grace period's pass is about to undo the park
+ * (pause site "park_confirm"): it is still scanned, the grace period waits for its section,
+ * and it is on the unpark stack. Another thread's exit then drains the stack in the middle of
+ * the wait. A drain that resets the record ends the grace period under the section.
+ */
+#if GRACE__DEBUG
+static int dr_nested_go, dr_nested_done;
+static void *nested_hand_back(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	wait_flag(&pm_started);
+	gt_sleep_ms(100);
+	rcu_read_lock(); /* inside the mark's pause: no bit yet */
+	struct obj *o = rcu_dereference(gp);
+	__atomic_store_n(&pm_holding, 1, __ATOMIC_RELEASE);
+	wait_flag(&dr_nested_go);
+	rcu_read_lock(); /* nested: finds the bit, hands the thread back */
+	rcu_read_unlock();
+	__atomic_store_n(&dr_nested_done, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&pm_release, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&o->value, __ATOMIC_RELAXED) == POISON)
+			__atomic_store_n(&pm_bad, 1, __ATOMIC_RELAXED);
+		gt_sleep_ms(1);
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+static void *reads_once_and_exits(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	rcu_read_unlock();
+	return NULL; /* its exit drains the unpark stack */
+}
+#endif
+
+TEST(drain_in_the_middle_of_a_wait_keeps_the_record)
+{
+#if GRACE__DEBUG
+	pthread_t t, r, x;
+	const char *e = getenv("GRACE_TEST_PAUSE");
+
+	if (!e || !strstr(e, "park_mark:") || !strstr(e, "park_confirm:") ||
+	    strcmp(grace_membarrier_mode(), "membarrier") != 0) {
+		printf("  skipped: needs GRACE_TEST_PAUSE=park_mark:<us>,park_confirm:<us> and "
+		       "membarrier\n");
+		return;
+	}
+	if (!gp)
+		rcu_assign_pointer(gp, obj_new(1));
+	ready = pm_started = pm_holding = pm_release = pm_bad = 0;
+	REQUIRE(pthread_create(&t, NULL, nested_hand_back, NULL) == 0);
+	wait_flag(&ready);
+	synchronize_rcu(); /* records the idle word */
+	__atomic_store_n(&pm_started, 1, __ATOMIC_RELEASE);
+	synchronize_rcu(); /* marks the park, pausing first: the section begins meanwhile */
+	wait_flag(&pm_holding);
+	/* The grace period that retires the object: its pass finds the thread pending and busy,
+	 * and pauses before undoing the park; the thread's nested lock hands it back then. */
+	__atomic_store_n(&sync_done, 0, __ATOMIC_RELAXED);
+	retired = rcu_xchg_pointer(&gp, obj_new(2));
+	uint64_t t0 = gt_now_ns();
+	REQUIRE(pthread_create(&r, NULL, retire_thread, NULL) == 0);
+	gt_sleep_ms(100);
+	__atomic_store_n(&dr_nested_go, 1, __ATOMIC_RELEASE);
+	wait_flag(&dr_nested_done);
+	/* Past the 300 ms pause: the grace period waits for the section, asleep. Its stall
+	 * timeout (400 ms, the ctest's environment) wakes it once to report, and it looks at
+	 * the threads again then: after the drain below. */
+	while (gt_now_ns() - t0 < 350000000ull)
+		gt_sleep_ms(5);
+	REQUIRE(pthread_create(&x, NULL, reads_once_and_exits, NULL) == 0);
+	pthread_join(x, NULL); /* its exit drained the stack in the middle of the wait */
+	while (gt_now_ns() - t0 < 1000000000ull)
+		gt_sleep_ms(5);
+	bool early = __atomic_load_n(&sync_done, __ATOMIC_ACQUIRE);
+	pm_let_go();
+	pthread_join(r, NULL);
+	pthread_join(t, NULL);
+	free(retired);
+	CHECK_MSG(!early, "a drain in the middle of a grace period ended the hold of a thread "
+			  "still in the section its first scan recorded");
+	CHECK(!pm_bad);
+#else
+	printf("  skipped: the pause sites are compiled into debug builds only\n");
+#endif
+}
+
 GT_MAIN()
