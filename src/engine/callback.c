@@ -340,6 +340,9 @@ static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 	 * pushed nodes by exchange (acquire: pairs with their release CAS). Elsewhere: take, which
 	 * drains rseq pushes safely with membarrier(..._RSEQ). Both see the nodes' fields
 	 * (contract rule 5 of internal/rseq.h). */
+	/* Debug builds: tests push callbacks here, while a grace period runs, to check that the
+	 * cookie is taken after the chain is detached (GRACE_TEST_PAUSE). */
+	GRACE__TEST_PAUSE("harvest");
 	if (grace__rseq_list_pop_local(&q->list, q->cpu, &l) == 0) {
 		/* No take drains the list now (the queue's lock serializes its consumers), so
 		 * ahead holds the pushes of threads without rseq only: in push order per thread

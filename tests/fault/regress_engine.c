@@ -990,6 +990,96 @@ TEST(srcu_balance)
 #endif
 }
 
+/* ---- 15 ---- */
+
+/*
+ * The cookie of a harvested chain is taken after the chain is detached (callback.c, the
+ * argument at the top). The mutation audit's "snap-before-harvest" took it first: a callback
+ * pushed between the two waited for a grace period that may have begun before its call_rcu(),
+ * and no test saw it (a window of a few instructions). Debug builds widen it: the pause site
+ * "harvest" stops every harvest for 300 ms before it detaches the chain. Meanwhile a grace
+ * period runs to its end, a reader enters a section and holds the object, and the object is
+ * removed and queued: its callback must wait for the reader.
+ */
+#ifdef GRACE_DEBUG
+#define SNAP_LIVE 0x5eed
+#define SNAP_DEAD 0xdead
+struct snap_obj {
+	int magic;
+	struct rcu_head rh;
+};
+static struct snap_obj *snap_gp;
+static int snap_holding, snap_bad;
+
+static void snap_kill(struct rcu_head *h)
+{
+	struct snap_obj *o = grace_container_of(h, struct snap_obj, rh);
+	/* Not freed: the reader may still look (the test checks the poison instead). */
+	__atomic_store_n(&o->magic, SNAP_DEAD, __ATOMIC_RELAXED);
+}
+
+static void *snap_reader(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	struct snap_obj *o = rcu_dereference(snap_gp);
+	__atomic_store_n(&snap_holding, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 400; i++) {
+		if (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != SNAP_LIVE)
+			__atomic_store_n(&snap_bad, 1, __ATOMIC_RELAXED);
+		fault_sleep_ms(1);
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+
+static void *snap_syncer(void *arg)
+{
+	(void)arg;
+	synchronize_rcu();
+	return NULL;
+}
+
+static void snap_after_harvest(void *arg)
+{
+	static struct snap_obj a = { SNAP_LIVE, { NULL, NULL } }, b = { SNAP_LIVE, { NULL, NULL } };
+	pthread_t r, s;
+	(void)arg;
+
+	setenv("GRACE_TEST_PAUSE", "harvest:300000", 1); /* read at the first harvest */
+	pin_to_first_cpu(); /* one queue: the one whose harvest pauses */
+	snap_gp = &a;
+	call_rcu(head_new(), count_free); /* starts the worker: its first harvest pauses */
+	fault_sleep_ms(30);
+	if (pthread_create(&s, NULL, snap_syncer, NULL) != 0)
+		exit(2);
+	pthread_join(s, NULL); /* a whole grace period, inside the pause */
+	if (pthread_create(&r, NULL, snap_reader, NULL) != 0)
+		exit(2);
+	while (!__atomic_load_n(&snap_holding, __ATOMIC_ACQUIRE))
+		fault_sleep_ms(1);
+	struct snap_obj *old = rcu_xchg_pointer(&snap_gp, &b);
+	call_rcu(&old->rh, snap_kill); /* pushed inside the same pause */
+	pthread_join(r, NULL);
+	rcu_barrier();
+	if (__atomic_load_n(&snap_bad, __ATOMIC_RELAXED)) {
+		fprintf(stderr, "  a callback pushed during a harvest ran under a reader that "
+				"entered its section before the call\n");
+		exit(3);
+	}
+	exit(7);
+}
+#endif
+TEST(snap_after_harvest)
+{
+#ifdef GRACE_DEBUG
+	CHECK(run_case(snap_after_harvest, "call_rcu() during a harvest, a grace period before it",
+		       NULL) == 0);
+#else
+	printf("  skipped: the window is widened only in debug builds (GRACE_TEST_PAUSE)\n");
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	setenv("GRACE_EXIT_TIMEOUT_MS", EXIT_TIMEOUT_MS, 1);
