@@ -225,4 +225,67 @@ TEST(no_memory_left_falls_back_without_freeing_early)
 #endif
 }
 
+/*
+ * A thread that exits with objects in its cache hands them over: the block it was filling gets
+ * its cookie then, and no object in it is freed while a reader that could hold it runs (the
+ * mutation audit's "free-detach-stale-cookie": the block handed over with a stale cookie was
+ * freed at once, and no test held a reader across a thread's exit).
+ */
+static struct obj *held;
+static int held_in, held_release, freed_while_held;
+static void (*prev_free)(void *);
+
+static void hold_check_free(void *p)
+{
+	if (p == (void *)__atomic_load_n(&held, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&held_in, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&held_release, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&freed_while_held, 1, __ATOMIC_RELAXED);
+	prev_free(p);
+}
+
+static void *hold_gobj(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	__atomic_store_n(&held, rcu_dereference(gobj), __ATOMIC_RELEASE);
+	__atomic_store_n(&held_in, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&held_release, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	rcu_read_unlock();
+	return NULL;
+}
+
+static void *retire_and_exit(void *arg)
+{
+	struct obj *o = (struct obj *)arg;
+	free_rcu(o, rh); /* into this thread's cache, then the thread exits */
+	return NULL;
+}
+
+TEST(exiting_thread_hands_over_without_freeing_early)
+{
+	pthread_t r, t;
+
+	grace__free_fn = hook_free;
+	prev_free = grace__free_fn;
+	grace__free_fn = hold_check_free;
+	reset();
+	gobj = obj_new();
+	held_in = held_release = freed_while_held = 0;
+	REQUIRE(pthread_create(&r, NULL, hold_gobj, NULL) == 0);
+	while (!__atomic_load_n(&held_in, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	struct obj *old = rcu_xchg_pointer(&gobj, obj_new());
+	REQUIRE(pthread_create(&t, NULL, retire_and_exit, old) == 0);
+	pthread_join(t, NULL); /* exited: its cache was handed over to the engine */
+	usleep(200000);        /* time for a wrongly ready block to be freed */
+	__atomic_store_n(&held_release, 1, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	free_rcu_barrier();
+	grace__free_fn = hook_free;
+	CHECK_MSG(!freed_while_held, "an exiting thread's object was freed while a reader held it");
+	free(gobj);
+}
+
 GT_MAIN()
