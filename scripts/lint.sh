@@ -7,12 +7,14 @@
 #   4. cppcheck on src/ (warning, style, performance, portability; inline suppressions only,
 #      each with its reason at the line);
 #   5. commit subjects: every commit after .ci/commit-rule-since keeps CONTRIBUTING.md's rule
-#      (scripts/check-commits.sh: at most 72 characters, figures in the body).
-# Usage: scripts/lint.sh [format|names|tidy|cppcheck|commits]...   (default: all five)
+#      (scripts/check-commits.sh: at most 72 characters, figures in the body);
+#   6. floors: no module of src/ includes a header of a module above it
+#      (scripts/check-floors.py; docs/design.md, section 1).
+# Usage: scripts/lint.sh [format|names|tidy|cppcheck|commits|floors]...   (default: all six)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(format names tidy cppcheck commits)
+[ ${#steps[@]} -gt 0 ] || steps=(format names tidy cppcheck commits floors)
 fail=0
 run() { echo "=== lint: $1"; }
 
@@ -63,6 +65,10 @@ for s in "${steps[@]}"; do
     commits)
       run "commit subjects"
       scripts/check-commits.sh || fail=1
+      ;;
+    floors)
+      run "floors of src/"
+      python3 scripts/check-floors.py || fail=1
       ;;
     *) echo "lint: unknown step $s" >&2; exit 2 ;;
   esac

@@ -33,15 +33,10 @@
 #include "core/annotate.h"
 
 #include <pthread.h>
-#include <grace/rcu.h>
-#include <grace/qsbr.h>
 
-#include "core/flavor.h"
 #include "core/gp.h"
 #include "core/registry.h"
 #include "core/wait.h"
-#include "flavor/memb.h"
-#include "flavor/qsbr.h"
 
 /* The ThreadSanitizer runtime's annotation interface (sanitizer/tsan_interface.h). */
 extern void __tsan_acquire(void *addr) __attribute__((weak));
@@ -70,17 +65,9 @@ void grace__ann_init(void)
 	/* Only the race detectors among Valgrind's tools: memcheck and callgrind runs keep the
 	 * paths (and the instruction counts) of a normal process. */
 	ann_vg = grace__ann_vg_running() && (grace__ann_hg_tool() || grace__ann_drd_tool());
-	/* Written before the library starts any thread and before it hands out any state. */
+	/* Written before the library starts any thread and before it hands out any state. The
+	 * modules register their own shared words (grace__ann_ignore()) at their start-up. */
 	grace__ann_on = ann_tsan || ann_vg;
-	if (ann_vg) {
-		/* The library's global words that threads share through atomics. */
-		grace__ann_shared(&grace__qsbr_gp_ctr, sizeof(grace__qsbr_gp_ctr));
-		grace__ann_shared(grace__memb_flavor.gp, sizeof(*grace__memb_flavor.gp));
-		grace__ann_shared(grace__qsbr_flavor.gp, sizeof(*grace__qsbr_flavor.gp));
-		grace__ann_shared(&grace__memb_flavor, sizeof(grace__memb_flavor));
-		grace__ann_shared(&grace__qsbr_flavor, sizeof(grace__qsbr_flavor));
-		grace__ann_shared(&grace__use_membarrier, sizeof(grace__use_membarrier));
-	}
 }
 
 GRACE_API void grace__ann_before(const volatile void *addr)

@@ -5,8 +5,6 @@
 #include <string.h>
 #include <time.h>
 #include <grace/pointer.h>
-#include <grace/rcu.h>
-#include <grace/qsbr.h>
 
 #include "core/debug.h"
 #include "core/diag.h"
@@ -92,12 +90,6 @@ GRACE_API void grace__test_pause(const char *site)
 	(void)site; /* release builds have no pause sites (grace__test_pause_on stays 0) */
 }
 #endif
-
-int grace_debug_in_read_section(void)
-{
-	return grace_rcu_read_ongoing() || grace_qsbr_thread_is_online() ||
-	       grace__dbg_extra_sections != 0;
-}
 
 void grace__debug_deref_outside(const char *call, const char *file, int line)
 {

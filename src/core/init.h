@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Library start-up (core/init.c). */
+/*
+ * Library start-up: the interface on the ground floor, the implementation on the top floor
+ * (src/init.c, the one file that names every module). Every module may call grace__init() to
+ * make sure the library has started, without an include that reaches up.
+ */
 #ifndef GRACE_SRC_INIT_H
 #define GRACE_SRC_INIT_H
 

@@ -113,7 +113,7 @@ extern unsigned long grace__wait_nblocked;
 /* Reader side: it saw its flag set (by arm(), with a relaxed load): wake the waiter. */
 void grace__wait_wake(uint32_t *futex);
 
-/* membarrier(2) usable (chosen once at start-up by core/init.c), else the fence fallback. */
+/* membarrier(2) usable (chosen once at start-up by src/init.c), else the fence fallback. */
 extern bool grace__use_membarrier;
 /* Barrier W: a full barrier on every running thread (membarrier), or a local fence in the
  * fallback, where readers fence themselves. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fork handlers of the data structures (src/ds), called by the library's own handlers
- * (core/init.c) in its fixed order: prepare after the callback engine has paused its workers
+ * (src/init.c) in its fixed order: prepare after the callback engine has paused its workers
  * and before the flavors' registry locks; parent and child in the reverse order.
  */
 #ifndef GRACE_SRC_DS_FORK_H

@@ -56,7 +56,7 @@
  * callback never waits for a grace period, it only takes the stripe locks.
  *
  * Fork. Every live table is on a list (fk_tables, under fk_lock). The fork handlers are called
- * by the library's own (core/init.c), after the callback engine has paused its workers between
+ * by the library's own (src/init.c), after the callback engine has paused its workers between
  * two callbacks and before the flavors' registry locks are taken: prepare takes fk_lock, then
  * each table's rs_lock and its stripe locks in index order (the order lock_all() and the
  * builder use; nothing takes rs_lock while holding a stripe lock). Every holder of these locks

@@ -81,6 +81,8 @@
 #include "core/annotate.h"
 #include "core/debug.h"
 #include "core/diag.h"
+#include "core/gp.h"
+#include "core/init.h"
 #include "core/lock.h"
 #include "core/options.h"
 #include "core/sys.h"
@@ -880,7 +882,7 @@ static void start_worker(struct grace__cbdom *d, struct worker *w)
 {
 	bool adopt = false;
 
-	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
+	grace__ann_acquire(d); /* race detectors: d's set-up (grace__engine_create) */
 	grace__lock(&d->start_lock);
 	/* Relaxed atomics: grace__cbdom_poll_missed() reads adopt without the lock. */
 	if (grace_load_relaxed(&d->adopt)) {
@@ -1334,7 +1336,7 @@ static void barrier_push(struct cbq *q, struct bmark *m)
 static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const char *call)
 {
 	bool ok = true;
-	grace__ann_acquire(d); /* race detectors: d's set-up (grace__flavor_cb_create) */
+	grace__ann_acquire(d); /* race detectors: d's set-up (grace__engine_create) */
 	uint32_t nq = 0;
 
 	/* After the exit handler (a destructor that runs later): no worker runs anything any
@@ -1477,9 +1479,7 @@ static const char *exit_cannot_drain(struct grace__cbdom *d)
 	if (invoking == d)
 		return "exit() was called from one of its callbacks";
 	if (d->f->hooks->is_reader(d->f))
-		return !strcmp(d->f->name, "qsbr")
-			       ? "exit() was called by an online QSBR thread (go offline first)"
-			       : "exit() was called inside a read-side section";
+		return d->f->exit_in_reader;
 	return NULL;
 }
 
@@ -1627,7 +1627,7 @@ static void at_exit_drain_register(void)
 
 void grace__cb_atfork_pause(void)
 {
-	/* First of every prepare handler of grace (core/init.c), with no lock held: a callback
+	/* First of every prepare handler of grace (src/init.c), with no lock held: a callback
 	 * the workers are running may need one. */
 	fork_paused = fork_pause_workers();
 }
@@ -1714,4 +1714,60 @@ void grace__cb_atfork_child(void)
 	engine.attn = 0;
 	engine.busy = invoking ? 1u : 0u;
 	grace__unlock(&all_lock);
+}
+
+/* ---- a flavor's engine, through its descriptor (callback.h) ---- */
+
+struct grace__cbdom *grace__engine_create(struct grace__flavor *f, const char *call)
+{
+	struct grace__cbdom *d;
+
+	grace__init();
+	grace__ann_acquire(f->gp); /* race detectors: a dynamic flavor's set-up (srcu_alloc) */
+	grace__lock(&f->cb_lock);
+	d = f->cb;
+	if (!d) {
+		d = grace__cbdom_create(f, f->cb_workers);
+		if (!d)
+			grace__fatal(call, "out of memory creating the callback queues");
+		grace__ann_release(d); /* race detectors: d is built before others use it */
+		/* Release: the domain is fully built before another thread can see it (pairs with
+		 * the acquire in grace__flavor_cb_peek()). */
+		grace_store_release(&f->cb, d);
+	}
+	grace__unlock(&f->cb_lock);
+	return d;
+}
+
+unsigned long grace__engine_start_poll(struct grace__flavor *f, const char *call)
+{
+	grace__init();
+	unsigned long c = (unsigned long)grace__gp_snap(f->gp);
+
+	grace__cbdom_request_gp(grace__engine_of(f, call), c);
+	return c;
+}
+
+void grace__engine_check_not_driving(struct grace__flavor *f, const char *call)
+{
+	if (GRACE_UNLIKELY(grace__gp_driving(f->gp)))
+		grace__misuse_fatal(call,
+				    "called from a stall handler while this thread drives the %s "
+				    "grace period it would wait for (would deadlock)",
+				    f->name);
+}
+
+void grace__engine_barrier(struct grace__flavor *f, const char *call)
+{
+	struct grace__cbdom *d = grace__flavor_cb_peek(f);
+
+	grace__engine_check_not_driving(f, call); /* the callbacks wait for what it drives */
+	if (d) {
+		grace__cbdom_barrier(d, call);
+		return;
+	}
+	/* No call_*() ever created the queues: nothing to wait for. The context is still
+	 * checked, so that misuse is reported whether or not callbacks were queued. */
+	int tok = f->hooks->enter_wait(f, call);
+	f->hooks->leave_wait(f, tok);
 }

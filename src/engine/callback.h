@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The callback engine, internal interface: one callback domain per flavor (default flavor,
- * QSBR, each srcu domain that uses call_srcu), created by core/flavor.c on first use.
+ * QSBR, each srcu domain that uses call_srcu), created on first use (grace__engine_of()).
+ * Above the ground floor (core/) and below the flavors: the flavors' update side
+ * (flavor/update.c) and the per-thread frees (engine/free.c) reach a flavor's domain through
+ * its descriptor, with the grace__engine_*() calls at the end of this file.
  *
  * A domain has one queue per CPU. call_* pushes onto the queue of the CPU it runs on (CPU
  * number from the rseq area) with no atomic read-modify-write: an rseq critical section whose
@@ -31,7 +34,9 @@ struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int n
  * without a lock) and so must be its flavor (the caller must not free d->f or its gp). */
 int grace__cbdom_destroy(struct grace__cbdom *d);
 
-/* grace__cbdom_call() is declared in core/flavor.h (its inline call path uses it). */
+/* call_*: queue head; call_*_hurry: and start the grace period it needs without pacing. */
+void grace__cbdom_call(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func);
+void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_callback_t func);
 /* Wait until every callback queued before the call has been invoked. */
 void grace__cbdom_barrier(struct grace__cbdom *d, const char *call);
 /* Make sure a grace period completing `cookie` will run, without waiting for it. */
@@ -55,5 +60,31 @@ void grace__cb_atfork_parent(void);
 void grace__cb_atfork_child(void);
 /* Callbacks a fork child counted as run unfinished (fork_pause_workers() gave up): for tests. */
 extern uint32_t grace__cb_fork_abandoned_total;
+
+/* ---- a flavor's engine, through its descriptor ---- */
+
+/* Create f's domain (once; fatal with a message naming `call` if memory runs out). */
+struct grace__cbdom *grace__engine_create(struct grace__flavor *f, const char *call);
+/* The callback domain of f, created on first use. */
+static inline struct grace__cbdom *grace__engine_of(struct grace__flavor *f, const char *call)
+{
+	struct grace__cbdom *d = grace__flavor_cb_peek(f);
+	return GRACE_LIKELY(d != NULL) ? d : grace__engine_create(f, call);
+}
+/* call_rcu() on f: a load, a test and a tail call. */
+static inline void grace__engine_call(struct grace__flavor *f, struct rcu_head *head,
+				      rcu_callback_t func)
+{
+	grace__cbdom_call(grace__engine_of(f, f->calls[GRACE__CALL_CALL]), head, func);
+}
+/* start_poll on f: the cookie of a grace period that starts after this call (full fence
+ * first, core/gp.h), which the engine will run without being asked again. */
+unsigned long grace__engine_start_poll(struct grace__flavor *f, const char *call);
+/* rcu_barrier() on f, named `call` in reports: the context checks of a wait, then every callback
+ * queued before the call has been invoked. */
+void grace__engine_barrier(struct grace__flavor *f, const char *call);
+/* A wait on f from the thread that drives its grace period (a stall handler) would never end:
+ * misuse, fatal, naming `call`. */
+void grace__engine_check_not_driving(struct grace__flavor *f, const char *call);
 
 #endif

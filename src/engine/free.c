@@ -83,8 +83,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grace/arch/atomic.h>
-#include <grace/qsbr.h>
-#include <grace/rcu.h>
 
 #include "core/diag.h"
 #include "core/flavor.h"
@@ -95,8 +93,6 @@
 #include "core/sys.h"
 #include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 #include "engine/callback.h"
-#include "flavor/memb.h"
-#include "flavor/qsbr.h"
 
 #define FBLK_BYTES 1024
 #define FBLK_HDR 48
@@ -112,28 +108,13 @@
 
 void (*grace__free_fn)(void *ptr) = free;
 
-/* ---- names of the calls, for messages ---- */
+/* ---- what the descriptor says ---- */
 
-struct free_names {
-	const char *head, *ptr, *barrier;
-};
-static const struct free_names names_tab[3] = {
-	{ "free_rcu", "free_rcu_mightsleep", "free_rcu_barrier" },
-	{ "free_qsbr", "free_qsbr_mightsleep", "free_qsbr_barrier" },
-	{ "free_srcu", "free_srcu_mightsleep", "free_srcu_barrier" },
-};
-
-#define NSLOT 2 /* flavors with per-thread caches: the default flavor, QSBR */
+#define NSLOT 2 /* flavors with per-thread caches: the default flavor, QSBR (their free_slot) */
 
 static inline int slot_of(const struct grace__flavor *f)
 {
-	return f == &grace__memb_flavor ? 0 : f == &grace__qsbr_flavor ? 1 : -1;
-}
-
-static const struct free_names *names_of(const struct grace__flavor *f)
-{
-	int s = slot_of(f);
-	return &names_tab[s < 0 ? 2 : s];
+	return f->free_slot;
 }
 
 /* ---- debug builds: the set of queued pointers, and poisoning ---- */
@@ -416,7 +397,7 @@ static inline bool own_enter(struct fcache *c)
 #if GRACE__LIB_DEBUG
 	/* Only a signal handler that interrupted the owner's call can find busy set. */
 	if (grace_load_relaxed(&c->busy))
-		grace__misuse_fatal(names_of(c->f)->head,
+		grace__misuse_fatal(c->f->calls[GRACE__CALL_FREE],
 				    "called from a signal handler that interrupted a call of this "
 				    "thread: the per-thread cache is not async-signal-safe");
 #endif
@@ -531,7 +512,7 @@ static void seal(struct fcache *c)
 {
 	struct fblk *b = c->cur;
 
-	b->cookie = grace__flavor_start_poll(c->f);
+	b->cookie = grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_FREE]);
 	b->next = NULL;
 	if (c->last)
 		c->last->next = b;
@@ -602,7 +583,7 @@ static void dispose(struct grace__flavor *f, struct fblk *l, struct fblk **ready
 			l->next = *ready;
 			*ready = l;
 		} else {
-			grace__flavor_call(f, &l->rh, blk_cb);
+			grace__engine_call(f, &l->rh, blk_cb);
 		}
 		l = nx;
 	}
@@ -637,12 +618,12 @@ static void mon_cb(struct rcu_head *h)
 		if (calls != c->mon_calls || grace_load_relaxed(&c->waiting)) {
 			c->mon_calls = calls;
 			c->mon_idle = 0;
-			grace__flavor_call(c->f, &c->mon, mon_cb);
+			grace__engine_call(c->f, &c->mon, mon_cb);
 			return;
 		}
 		if (++c->mon_idle < MON_IDLE_RUNS) {
 			/* idle once: the owner may only have been preempted */
-			grace__flavor_call(c->f, &c->mon, mon_cb);
+			grace__engine_call(c->f, &c->mon, mon_cb);
 			return;
 		}
 	}
@@ -689,7 +670,7 @@ static void mon_cb(struct rcu_head *h)
 		}
 	}
 	if (requeue)
-		grace__flavor_call(c->f, &c->mon, mon_cb);
+		grace__engine_call(c->f, &c->mon, mon_cb);
 	blk_release_list(ready);
 	free(spare);
 	if (destroy)
@@ -701,7 +682,7 @@ static void ftls_destroy(void *arg);
 /* fork(): every lock of this file, taken in prepare and released in the parent and the child
  * (by the thread that took them). No owner is in a call in the child (prepare waited for each
  * to leave it); the caches of the threads that do not exist there are ghosts (the child
- * handler). core/init.c calls these after the engine has paused its workers: a worker inside a
+ * handler). src/init.c calls these after the engine has paused its workers: a worker inside a
  * callback that frees (dbg_lock in debug builds) or runs a monitor must not find these locks
  * taken, or fork gives up on it and the child counts that callback as run unfinished. */
 void grace__free_atfork_prepare(void)
@@ -797,7 +778,7 @@ static void free_init(void)
 	 * requested, harmlessly), then register ours: at exit, ours empties the caches first and the
 	 * engine's drain then frees what it was handed.
 	 */
-	grace__flavor_start_poll(init_flavor);
+	grace__engine_start_poll(init_flavor, init_flavor->calls[GRACE__CALL_FREE]);
 	atexit(free_at_exit);
 	g_ready = true;
 }
@@ -920,7 +901,8 @@ static GRACE_COLD bool wait_bounded(struct grace__flavor *f, uint64_t ck, const 
 /* More than THREAD_HARD pointers held: wait for the oldest block, then free it. */
 static GRACE_COLD void over_limit(struct fcache *c, bool headless)
 {
-	const char *call = headless ? names_of(c->f)->ptr : names_of(c->f)->head;
+	const char *call = headless ? c->f->calls[GRACE__CALL_FREE_PTR]
+				    : c->f->calls[GRACE__CALL_FREE];
 	struct grace__flavor *f = c->f;
 	void *out[FBLK_N];
 	uint64_t ck = 0;
@@ -1053,7 +1035,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 		release_obj(out[i]);
 	own_exit(c, fast);
 	if (arm)
-		grace__flavor_call(c->f, &c->mon, mon_cb);
+		grace__engine_call(c->f, &c->mon, mon_cb);
 	if (GRACE_UNLIKELY(held > THREAD_HARD))
 		over_limit(c, headless);
 	return true;
@@ -1065,7 +1047,7 @@ static GRACE_COLD GRACE_NORETURN void bad_head(struct grace__flavor *f, void *pt
 					       struct rcu_head *head)
 {
 	grace__misuse_fatal(
-		names_of(f)->head,
+		f->calls[GRACE__CALL_FREE],
 		"the rcu_head %p does not lie within the first %u bytes of the object %p",
 		(void *)head, GRACE__FREE_OFFSET_LIMIT, ptr);
 }
@@ -1082,13 +1064,13 @@ static inline __attribute__((always_inline)) void free_head(struct grace__flavor
 	if (GRACE_UNLIKELY(!head || off >= GRACE__FREE_OFFSET_LIMIT))
 		bad_head(f, ptr, head);
 #if GRACE__LIB_DEBUG
-	dbg_add(ptr, names_of(f)->head);
+	dbg_add(ptr, f->calls[GRACE__CALL_FREE]);
 #endif
 	c = cache_of(f, s);
 	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, false)))
 		return;
 	/* The engine path: the head carries the offset in place of a function (free.h). */
-	grace__flavor_call(f, head, (rcu_callback_t)(off + 1));
+	grace__engine_call(f, head, (rcu_callback_t)(off + 1));
 }
 
 void grace__free(struct grace__flavor *f, void *ptr, struct rcu_head *head)
@@ -1116,11 +1098,11 @@ static GRACE_NOINLINE void free_ptr_engine(struct grace__flavor *f, void *ptr)
 
 	if (k) {
 		k->p = ptr;
-		grace__flavor_call(f, &k->rh, carrier_cb);
+		grace__engine_call(f, &k->rh, carrier_cb);
 		return;
 	}
 	/* No memory to queue it: wait for a grace period here, then free (the "mightsleep"). */
-	int tok = f->hooks->enter_wait(f, names_of(f)->ptr);
+	int tok = f->hooks->enter_wait(f, f->calls[GRACE__CALL_FREE_PTR]);
 	grace__gp_wait(f->gp, grace__gp_snap(f->gp), 0);
 	f->hooks->leave_wait(f, tok);
 	release_obj(ptr);
@@ -1135,8 +1117,8 @@ static inline __attribute__((always_inline)) void free_ptr(struct grace__flavor 
 	if (!ptr)
 		return;
 #if GRACE__LIB_DEBUG
-	check_may_sleep(f, names_of(f)->ptr);
-	dbg_add(ptr, names_of(f)->ptr);
+	check_may_sleep(f, f->calls[GRACE__CALL_FREE_PTR]);
+	dbg_add(ptr, f->calls[GRACE__CALL_FREE_PTR]);
 #endif
 	c = cache_of(f, s);
 	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, true)))
@@ -1151,7 +1133,7 @@ void grace__free_ptr(struct grace__flavor *f, void *ptr)
 
 void grace__free_barrier(struct grace__flavor *f)
 {
-	const char *call = names_of(f)->barrier;
+	const char *call = f->calls[GRACE__CALL_FREE_BARRIER];
 	struct fblk *ready = NULL;
 
 	if (grace__in_callback())
@@ -1181,54 +1163,5 @@ void grace__free_barrier(struct grace__flavor *f)
 		grace__unlock(&all_lock);
 	}
 	f->hooks->leave_wait(f, tok);
-	grace__flavor_barrier(f); /* the engine: hand-offs, engine-path objects, carriers */
-}
-
-/* ---- struct grace_flavor_ops (core/flavor.h) ---- */
-
-void grace__op_free(void *ctx, void *ptr, struct rcu_head *head)
-{
-	grace__free((struct grace__flavor *)ctx, ptr, head);
-}
-
-void grace__op_free_ptr(void *ctx, void *ptr)
-{
-	grace__free_ptr((struct grace__flavor *)ctx, ptr);
-}
-
-void grace__op_free_barrier(void *ctx)
-{
-	grace__free_barrier((struct grace__flavor *)ctx);
-}
-
-/* ---- the default flavor and QSBR (srcu's are in flavor/srcu.c, beside srcu_get) ---- */
-
-void grace_rcu_free(void *ptr, struct rcu_head *head)
-{
-	free_head(&grace__memb_flavor, 0, ptr, head);
-}
-
-void grace_rcu_free_ptr(void *ptr)
-{
-	free_ptr(&grace__memb_flavor, 0, ptr);
-}
-
-void grace_rcu_free_barrier(void)
-{
-	grace__free_barrier(&grace__memb_flavor);
-}
-
-void grace_qsbr_free(void *ptr, struct rcu_head *head)
-{
-	free_head(&grace__qsbr_flavor, 1, ptr, head);
-}
-
-void grace_qsbr_free_ptr(void *ptr)
-{
-	free_ptr(&grace__qsbr_flavor, 1, ptr);
-}
-
-void grace_qsbr_free_barrier(void)
-{
-	grace__free_barrier(&grace__qsbr_flavor);
+	grace__engine_barrier(f, call); /* the engine: hand-offs, engine-path objects, carriers */
 }

@@ -44,7 +44,7 @@ void grace__free(struct grace__flavor *f, void *ptr, struct rcu_head *head);
 void grace__free_ptr(struct grace__flavor *f, void *ptr);
 /* free_rcu_barrier(): every pointer queued (by any thread) before the call has been freed. */
 void grace__free_barrier(struct grace__flavor *f);
-/* fork(): called by core/init.c's handlers, prepare after the engine paused its workers. */
+/* fork(): called by src/init.c's handlers, prepare after the engine paused its workers. */
 void grace__free_atfork_prepare(void);
 void grace__free_atfork_parent(void);
 void grace__free_atfork_child(void);

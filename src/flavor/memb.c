@@ -87,7 +87,8 @@
 #include "core/annotate.h"
 #include "core/debug.h"
 #include "core/diag.h"
-#include "core/flavor.h"
+#include "engine/free.h"
+#include "flavor/update.h"
 #include "core/gp.h"
 #include "core/init.h"
 #include "core/options.h"
@@ -509,6 +510,9 @@ static const char *const memb_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_rcu",
 	[GRACE__CALL_SET_POLICY] = "grace_rcu_set_policy",
 	[GRACE__CALL_SET_LIMITS] = "grace_rcu_set_callback_limits",
+	[GRACE__CALL_FREE] = "free_rcu",
+	[GRACE__CALL_FREE_PTR] = "free_rcu_mightsleep",
+	[GRACE__CALL_FREE_BARRIER] = "free_rcu_barrier",
 };
 
 struct grace__flavor grace__memb_flavor = {
@@ -522,13 +526,15 @@ struct grace__flavor grace__memb_flavor = {
 	.cb = NULL,
 	.cb_lock = GRACE__LOCK_INIT,
 	.owner = NULL,
+	.free_slot = 0,
+	.exit_in_reader = "exit() was called inside a read-side section",
 };
 
 GRACE_API const struct grace_flavor_ops grace_flavor_rcu =
 	GRACE__FLAVOR_OPS_INIT(&grace__memb_flavor, "rcu", grace_rcu_register_thread,
 			       grace_rcu_unregister_thread, NULL, NULL, NULL);
 
-/* ---- the update side: the generic functions of core/flavor.c ---- */
+/* ---- the update side: the generic functions of flavor/update.c ---- */
 
 void grace_rcu_synchronize(void)
 {
@@ -585,6 +591,22 @@ int grace_rcu_set_callback_limits(size_t soft, size_t hard)
 	return grace__flavor_set_limits(&grace__memb_flavor, soft, hard);
 }
 
+/* free_rcu() and its twins: engine/free.c, over this descriptor. */
+void grace_rcu_free(void *ptr, struct rcu_head *head)
+{
+	grace__free(&grace__memb_flavor, ptr, head);
+}
+
+void grace_rcu_free_ptr(void *ptr)
+{
+	grace__free_ptr(&grace__memb_flavor, ptr);
+}
+
+void grace_rcu_free_barrier(void)
+{
+	grace__free_barrier(&grace__memb_flavor);
+}
+
 void grace_rcu_callback_stats(struct grace_cb_stats *stats)
 {
 	grace__flavor_stats(&grace__memb_flavor, stats);
@@ -606,6 +628,9 @@ static struct grace__reader *memb_self(void)
 
 void grace__memb_init(void)
 {
+	/* Valgrind: the flavor's words that threads share through atomics. */
+	grace__ann_ignore(&grace__memb_flavor, sizeof(grace__memb_flavor));
+	grace__ann_ignore(grace__memb_flavor.gp, sizeof(*grace__memb_flavor.gp));
 	/* A reader holds the grace period while it is still in the section the first scan found
 	 * it in: nesting != 0 and the same section number (the argument at the top of this file;
 	 * GRACE__REG_SEEN). Done is not ordered: readers store with no fence, so barrier W is part

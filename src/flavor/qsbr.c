@@ -58,7 +58,8 @@
 
 #include "core/annotate.h"
 #include "core/diag.h"
-#include "core/flavor.h"
+#include "engine/free.h"
+#include "flavor/update.h"
 #include "core/gp.h"
 #include "core/init.h"
 #include "core/registry.h"
@@ -297,6 +298,9 @@ static const char *const qsbr_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_qsbr",
 	[GRACE__CALL_SET_POLICY] = "grace_qsbr_set_policy",
 	[GRACE__CALL_SET_LIMITS] = "grace_qsbr_set_callback_limits",
+	[GRACE__CALL_FREE] = "free_qsbr",
+	[GRACE__CALL_FREE_PTR] = "free_qsbr_mightsleep",
+	[GRACE__CALL_FREE_BARRIER] = "free_qsbr_barrier",
 };
 
 struct grace__flavor grace__qsbr_flavor = {
@@ -310,6 +314,8 @@ struct grace__flavor grace__qsbr_flavor = {
 	.cb = NULL,
 	.cb_lock = GRACE__LOCK_INIT,
 	.owner = NULL,
+	.free_slot = 1,
+	.exit_in_reader = "exit() was called by an online QSBR thread (go offline first)",
 };
 
 GRACE_API const struct grace_flavor_ops grace_flavor_qsbr =
@@ -317,7 +323,7 @@ GRACE_API const struct grace_flavor_ops grace_flavor_qsbr =
 			       grace_qsbr_unregister_thread, qsbr_quiescent_state_op,
 			       grace_qsbr_thread_offline, grace_qsbr_thread_online);
 
-/* ---- the update side: the generic functions of core/flavor.c ---- */
+/* ---- the update side: the generic functions of flavor/update.c ---- */
 
 void grace_qsbr_synchronize(void)
 {
@@ -374,6 +380,22 @@ int grace_qsbr_set_callback_limits(size_t soft, size_t hard)
 	return grace__flavor_set_limits(&grace__qsbr_flavor, soft, hard);
 }
 
+/* free_qsbr() and its twins: engine/free.c, over this descriptor. */
+void grace_qsbr_free(void *ptr, struct rcu_head *head)
+{
+	grace__free(&grace__qsbr_flavor, ptr, head);
+}
+
+void grace_qsbr_free_ptr(void *ptr)
+{
+	grace__free_ptr(&grace__qsbr_flavor, ptr);
+}
+
+void grace_qsbr_free_barrier(void)
+{
+	grace__free_barrier(&grace__qsbr_flavor);
+}
+
 void grace_qsbr_callback_stats(struct grace_cb_stats *stats)
 {
 	grace__flavor_stats(&grace__qsbr_flavor, stats);
@@ -393,6 +415,10 @@ void grace__qsbr_init(void)
 	/* Done is ordered: the claim at the top needs no barrier W (the light sleep may skip it). */
 	grace__registry_init(&qsbr_registry, ~0ull, ~0ull, GRACE__REG_ORDERED, qsbr_self, "qsbr");
 	grace__ann_ignore(&qsbr_online_count, sizeof(qsbr_online_count)); /* Valgrind: atomic */
+	/* Valgrind: the flavor's words that threads share through atomics. */
+	grace__ann_ignore(&grace__qsbr_gp_ctr, sizeof(grace__qsbr_gp_ctr));
+	grace__ann_ignore(&grace__qsbr_flavor, sizeof(grace__qsbr_flavor));
+	grace__ann_ignore(grace__qsbr_flavor.gp, sizeof(*grace__qsbr_flavor.gp));
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

@@ -129,13 +129,13 @@
 #include "core/debug.h"
 #include "core/annotate.h"
 #include "core/diag.h"
-#include "core/flavor.h"
 #include "core/gp.h"
 #include "core/init.h"
 #include "core/sys.h"
 #include "core/wait.h"
 #include "engine/callback.h"
 #include "engine/free.h"
+#include "flavor/update.h"
 
 _Static_assert(sizeof(struct srcu_struct) == 64, "struct srcu_struct is one cache line");
 _Static_assert(sizeof(struct grace__srcu_cpu) == 64, "grace__rseq_inc_line() needs 64-byte slots");
@@ -208,7 +208,7 @@ void grace__srcu_atfork_child(void)
 	 * whose cleanup was refused and whose memory the program reused, or one freed without
 	 * cleanup_srcu_struct(). Its `waiting`, if set, only makes 0.2.0-built readers call
 	 * grace__srcu_unlock_wake() for nothing until the next grace period rewrites it.
-	 * srcu_all_lock: this thread took it in prepare (core/init.c calls both, always), so it
+	 * srcu_all_lock: this thread took it in prepare (src/init.c calls both, always), so it
 	 * unlocks it, as in the parent. (Re-initialising a held mutex is undefined, and TSan then
 	 * took the child's next lock of it for a second lock by the same thread.) */
 	for (struct grace__srcu_state *st = srcu_all; st; st = st->next)
@@ -476,6 +476,8 @@ static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 	st->flv.cb = NULL;
 	grace__lock_init(&st->flv.cb_lock);
 	st->flv.owner = ssp;
+	st->flv.free_slot = -1; /* free_srcu(): on the engine (domains come and go) */
+	st->flv.exit_in_reader = "exit() was called inside a read-side section";
 	st->ssp = ssp;
 	st->cpus = cpus;
 	st->ncpus = n;
@@ -838,6 +840,9 @@ static const char *const srcu_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_START_POLL] = "start_poll_synchronize_srcu",
 	[GRACE__CALL_SET_POLICY] = "grace_srcu_set_policy",
 	[GRACE__CALL_SET_LIMITS] = "grace_srcu_set_callback_limits",
+	[GRACE__CALL_FREE] = "free_srcu",
+	[GRACE__CALL_FREE_PTR] = "free_srcu_mightsleep",
+	[GRACE__CALL_FREE_BARRIER] = "free_srcu_barrier",
 };
 
 void grace_flavor_ops_srcu(struct grace_flavor_ops *ops, struct srcu_struct *ssp)
@@ -851,7 +856,7 @@ void grace_flavor_ops_srcu(struct grace_flavor_ops *ops, struct srcu_struct *ssp
 	*ops = o;
 }
 
-/* ---- the update side: the generic functions of core/flavor.c ---- */
+/* ---- the update side: the generic functions of flavor/update.c ---- */
 
 void grace_srcu_synchronize(struct srcu_struct *ssp)
 {

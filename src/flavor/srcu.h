@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The srcu flavor's fork handlers (src/flavor/srcu.c), called by the library's own handlers
- * (core/init.c): prepare after the callback engine has paused its workers (a callback that
+ * (src/init.c): prepare after the callback engine has paused its workers (a callback that
  * initialises or cleans up a domain takes srcu_all_lock), parent and child in the reverse order.
  */
 #ifndef GRACE_SRC_FLAVOR_SRCU_H

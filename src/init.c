@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Library start-up and the fork handlers, in one fixed order for every module.
+ * The top floor: library start-up and the fork handlers, in one fixed order for every module.
+ * The one file of src/ that names every module; its order below is the library's lock order
+ * (docs/design.md, section 1). core/init.h declares grace__init() on the ground floor, so that
+ * every module can make sure the library has started without reaching up here.
  *
  * fork(): prepare takes, in order, the callback engine's locks (all domains, then each
  * domain's start and queue locks), then the hash tables' locks (after the engine has paused its
@@ -15,11 +18,12 @@
 #include <link.h>
 #include <pthread.h>
 #include <grace/compiler.h>
+#include <grace/qsbr.h>
+#include <grace/rcu.h>
 #include <grace/version.h>
 
 #include "core/annotate.h"
 #include "core/debug.h"
-#include "core/flavor.h"
 #include "core/options.h"
 #include "core/sys.h"
 #include "core/wait.h"
@@ -27,6 +31,7 @@
 #include "engine/callback.h"
 #include "engine/free.h"
 #include "flavor/memb.h"
+#include "flavor/update.h"
 #include "flavor/qsbr.h"
 #include "flavor/srcu.h"
 
@@ -108,6 +113,7 @@ static void do_init(void)
 	bool mb = !GRACE__TSAN_MODE && !grace__opt(GRACE__OPT_GRACE_NO_MEMBARRIER) &&
 		  grace__sys_membarrier_init();
 	grace__use_membarrier = mb;
+	grace__ann_ignore(&grace__use_membarrier, sizeof(grace__use_membarrier)); /* Valgrind */
 	pin_loaded_object();
 	grace__memb_init();
 	grace__qsbr_init();
@@ -144,4 +150,12 @@ GRACE_API const char *grace_membarrier_mode(void)
 {
 	grace__init();
 	return grace__use_membarrier ? "membarrier" : "fence";
+}
+
+/* Any flavor's section: the default flavor's nesting, QSBR's online state, srcu's debug-build
+ * count (core/debug.h). Names every flavor, so it lives here. */
+int grace_debug_in_read_section(void)
+{
+	return grace_rcu_read_ongoing() || grace_qsbr_thread_is_online() ||
+	       grace__dbg_extra_sections != 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The update side of every flavor, written once over struct grace__flavor (see flavor.h), and
- * the generic operations of struct grace_flavor_ops.
+ * The update side of every flavor, written once over struct grace__flavor (core/flavor.h), and
+ * the generic operations of struct grace_flavor_ops (flavor/update.h).
  *
  * Ordering. Every wait goes through the grace-period sequence (core/gp.c, arguments (1) and
  * (2)): a cookie is taken after a full fence (grace__gp_snap), and a completed cookie is seen
@@ -9,54 +9,21 @@
  * success, as Linux does, so that the caller's later accesses (the free) are ordered after the
  * grace period even where the caller goes on to plain stores.
  */
-#include "core/flavor.h"
+#include "flavor/update.h"
 
 #include <string.h>
 
-#include "core/annotate.h"
 #include "core/diag.h"
 #include "core/init.h"
 #include "core/registry.h"
-#include "engine/callback.h"
-
-struct grace__cbdom *grace__flavor_cb_create(struct grace__flavor *f, const char *call)
-{
-	struct grace__cbdom *d;
-
-	grace__init();
-	grace__ann_acquire(f->gp); /* race detectors: a dynamic flavor's set-up (srcu_alloc) */
-	grace__lock(&f->cb_lock);
-	d = f->cb;
-	if (!d) {
-		d = grace__cbdom_create(f, f->cb_workers);
-		if (!d)
-			grace__fatal(call, "out of memory creating the callback queues");
-		grace__ann_release(d); /* race detectors: d is built before others use it */
-		/* Release: the domain is fully built before another thread can see it (pairs with
-		 * the acquire in grace__flavor_cb_peek()). */
-		grace_store_release(&f->cb, d);
-	}
-	grace__unlock(&f->cb_lock);
-	return d;
-}
-
-/* A wait for f from the thread that drives f's grace period (a stall handler that waits for
- * its own flavor, which include/grace/diag.h forbids) would sleep for ever on itself: say so. */
-static void check_not_driving(struct grace__flavor *f, const char *call)
-{
-	if (GRACE_UNLIKELY(grace__gp_driving(f->gp)))
-		grace__misuse_fatal(call,
-				    "called from a stall handler while this thread drives the %s "
-				    "grace period it would wait for (would deadlock)",
-				    f->name);
-}
+#include "engine/free.h"
 
 void grace__flavor_synchronize(struct grace__flavor *f, unsigned int gpflags)
 {
 	const char *call =
 		f->calls[gpflags & GRACE__GP_EXPEDITED ? GRACE__CALL_SYNC_EXP : GRACE__CALL_SYNC];
 	grace__init();
-	check_not_driving(f, call);
+	grace__engine_check_not_driving(f, call);
 	int tok = f->hooks->enter_wait(f, call);
 	grace__gp_synchronize(f->gp, gpflags);
 	f->hooks->leave_wait(f, tok);
@@ -70,10 +37,7 @@ unsigned long grace__flavor_get_state(struct grace__flavor *f)
 
 unsigned long grace__flavor_start_poll(struct grace__flavor *f)
 {
-	unsigned long c = grace__flavor_get_state(f);
-
-	grace__cbdom_request_gp(grace__flavor_cb(f, f->calls[GRACE__CALL_START_POLL]), c);
-	return c;
+	return grace__engine_start_poll(f, f->calls[GRACE__CALL_START_POLL]);
 }
 
 /*
@@ -126,7 +90,7 @@ void grace__flavor_cond_synchronize(struct grace__flavor *f, unsigned long cooki
 		return;
 	}
 	check_cookie(f, cookie, GRACE__CALL_COND_SYNC, true);
-	check_not_driving(f, f->calls[GRACE__CALL_COND_SYNC]);
+	grace__engine_check_not_driving(f, f->calls[GRACE__CALL_COND_SYNC]);
 	int tok = f->hooks->enter_wait(f, f->calls[GRACE__CALL_COND_SYNC]);
 	grace__gp_wait(f->gp, cookie, 0);
 	f->hooks->leave_wait(f, tok);
@@ -134,30 +98,19 @@ void grace__flavor_cond_synchronize(struct grace__flavor *f, unsigned long cooki
 
 void grace__flavor_barrier(struct grace__flavor *f)
 {
-	const char *call = f->calls[GRACE__CALL_BARRIER];
-	struct grace__cbdom *d = grace__flavor_cb_peek(f);
-
-	check_not_driving(f, call); /* the callbacks wait for the grace period it drives */
-	if (d) {
-		grace__cbdom_barrier(d, call);
-		return;
-	}
-	/* No call_*() ever created the queues: nothing to wait for. The context is still
-	 * checked, so that misuse is reported whether or not callbacks were queued. */
-	int tok = f->hooks->enter_wait(f, call);
-	f->hooks->leave_wait(f, tok);
+	grace__engine_barrier(f, f->calls[GRACE__CALL_BARRIER]);
 }
 
 int grace__flavor_set_policy(struct grace__flavor *f, enum grace_gp_policy policy,
 			     unsigned int period_us)
 {
-	return grace__cbdom_set_policy(grace__flavor_cb(f, f->calls[GRACE__CALL_SET_POLICY]),
+	return grace__cbdom_set_policy(grace__engine_of(f, f->calls[GRACE__CALL_SET_POLICY]),
 				       policy, period_us);
 }
 
 int grace__flavor_set_limits(struct grace__flavor *f, size_t soft, size_t hard)
 {
-	return grace__cbdom_set_limits(grace__flavor_cb(f, f->calls[GRACE__CALL_SET_LIMITS]), soft,
+	return grace__cbdom_set_limits(grace__engine_of(f, f->calls[GRACE__CALL_SET_LIMITS]), soft,
 				       hard);
 }
 
@@ -260,4 +213,16 @@ int grace__op_set_callback_limits(void *ctx, size_t soft, size_t hard)
 void grace__op_callback_stats(void *ctx, struct grace_cb_stats *stats)
 {
 	grace__flavor_stats(FLV(ctx), stats);
+}
+void grace__op_free(void *ctx, void *ptr, struct rcu_head *head)
+{
+	grace__free(FLV(ctx), ptr, head);
+}
+void grace__op_free_ptr(void *ctx, void *ptr)
+{
+	grace__free_ptr(FLV(ctx), ptr);
+}
+void grace__op_free_barrier(void *ctx)
+{
+	grace__free_barrier(FLV(ctx));
 }
