@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The callback engine (see callback.h for the shape).
+ * The callback engine (see callback.h for the shape): the call path, the workers, barriers and
+ * domains. The structures are in internal.h, a queue's segmented list in segcb.[ch], fork,
+ * exit and the workers' pause in lifecycle.c.
  *
  * Queue protocol and its ordering:
  *  - call_*: head->func = func; push head on the list of the CPU it runs on with
@@ -10,14 +12,14 @@
  *    worker's `sleeping` word and wake it if it sleeps idle.
  *  - worker: detach the list (an rseq pop on its own CPU, or grace__rseq_list_take() from
  *    elsewhere) with acquire semantics (contract rule 5 in internal/rseq.h: the callback's
- *    fields and everything the caller did before call_* are visible), keep the detached chain
- *    as it is (no pass over it), then take the cookie with grace__gp_snap(). The caller's
+ *    fields and everything the caller did before call_* are visible), then take the cookie
+ *    with grace__gp_snap(). The caller's
  *    removal happens before the snap, so the grace period named by the cookie covers every
  *    reader that could hold the removed object (core/gp.c argument (1), with happens-before in
  *    place of program order).
  *  - A harvest puts its chain in push order per thread (grace__rseq_chain_fifo(): one pass
  *    over the nodes, whose lines the invocation reads next). Chains wait in segments ordered
- *    by cookie (later chains never get an earlier cookie: snaps are monotonic), and a
+ *    by cookie (segcb.h: later chains never get an earlier cookie, snaps are monotonic), and a
  *    segment's chains in harvest order, so a queue's callbacks run in the order they were
  *    pushed, per thread, from one harvest to the next (docs/api.md: FIFO per CPU queue;
  *    tests/contract/test_order.c). A segment is invoked once
@@ -38,11 +40,7 @@
  *    held up by a barrier stuck behind a reader. The last of the barrier's caller and its
  *    markers to let go of it frees it (refs, under the domain's bar_lock, which fork takes).
  *  - A worker invokes a batch from its own struct worker (the chains, a cursor, the count
- *    invoked so far), never from its stack, so that fork() finds it: the child's worker goes
- *    on from the cursor (docs/guide.md: the parent's queued callbacks run in the child). fork
- *    pauses the workers between two callbacks first (fork_pause_workers()), so the cursor is
- *    exact; a callback still running when fork stops waiting (FORK_PAUSE_NS for a blocked
- *    worker, FORK_PAUSE_RUN_NS for a preempted one) counts as run in the child, which says so.
+ *    invoked so far), never from its stack, so that fork() finds it (lifecycle.c).
  *  - Sleep/wake: the worker stores sleeping, executes membarrier (fence in the fallback), then
  *    re-checks its lists before sleeping on the futex; a pusher loads sleeping after its push
  *    (fence first in the fallback). Store-buffering argument in worker_sleep().
@@ -55,14 +53,11 @@
  *    except while the callbacks make no progress at all (a reader stuck in its section): then
  *    one call waits for its bound, the program is told, and later calls queue without waiting
  *    until a callback runs again.
- *  - Exit: at_exit_drain() runs what it can within GRACE_EXIT_TIMEOUT_MS (all domains
- *    together) and joins only workers that stop within that time.
+ *  - Fork and exit: lifecycle.c.
  */
-#include "engine/callback.h"
+#include "engine/internal.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -74,208 +69,27 @@
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
-#include <grace/arch/atomic.h>
-
-#include <grace/internal/rseq.h>
 
 #include "core/annotate.h"
 #include "core/debug.h"
 #include "core/diag.h"
 #include "core/gp.h"
 #include "core/init.h"
-#include "core/lock.h"
-#include "core/options.h"
 #include "core/sys.h"
 #include "core/wait.h"
 #include "engine/free.h"
-#include "engine/policy.h"
 
-#define NSEG 8
-#define DEFAULT_SOFT 10000u
-#define DEFAULT_HARD 100000u
-#define HARD_WAIT_NS 1000000000ull /* least wait of one call_* at the hard limit */
-/* The most one call_srcu() waits at the hard limit: its caller may be inside a section of the
- * same domain, which the grace period it waits for would need (flavor.h, call_may_wait). */
-#define HARD_WAIT_SHORT_NS 100000000ull
-#define FORK_PAUSE_NS 100000000ull      /* how long fork() waits for blocked workers to pause */
-#define FORK_PAUSE_RUN_NS 2000000000ull /* ... and for workers that are runnable (preempted) */
-#define WORKER_NAME_PREFIX "grace-"     /* the workers' thread names (fork_workers_runnable()) */
-
-/* A worker's sleep (worker_sleep()). IDLE_SLEEP: nothing waits, until a push wakes it.
- * TIMED_SLEEP: a pacing nap or a policy's wait; hurries, barriers, urgent requests and stop end
- * it. GAP_SLEEP: a hurry waits out the least gap between back-to-back grace
- * periods (at most GRACE_POLL_MIN_GAP_US): only urgent requests and stop end it, so that a
- * flood of hurried callbacks neither wakes the worker per call nor keeps it from sleeping. */
-enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2, GAP_SLEEP = 3 };
-
-/*
- * A segment: the callbacks that wait for one cookie, as the chains harvested for it, oldest
- * harvest first, each chain in push order (harvest()). A barrier marker is always a chain of
- * its own, behind every chain harvested before it.
- */
-#define NCHAIN 16
-struct seg {
-	struct rcu_head *chain[NCHAIN];
-	unsigned int nchain;
-	uint64_t cookie;
-	uint64_t t_ns; /* when the oldest callback of the segment was harvested */
-};
-
-/*
- * A barrier: one marker per queue, allocated by the barrier and owned by it. refs counts the
- * caller (BARRIER_CALLER, while it has not let go) and each marker pushed on a queue and not
- * yet invoked; it changes only under the domain's bar_lock, and the barrier is
- * freed when it reaches 0. Live barriers are linked on the domain (bar_list), so a fork child
- * can let go for a caller that does not exist there, and the leak checker sees them.
- */
-#define BARRIER_CALLER (1u << 30)
-struct barrier;
-struct bmark {
-	struct rcu_head h; /* h.func is marker_fn: how invoke() tells a marker */
-	struct barrier *b;
-};
-struct barrier {
-	uint32_t done; /* futex: markers invoked */
-	uint32_t refs; /* under bar_lock */
-	struct grace__cbdom *d;
-	struct barrier *next, *prev;
-	struct bmark m[]; /* one per queue */
-};
-
-struct cbq {
-	/* Pusher line: written by rseq pushes on this CPU only (contract of internal/rseq.h), and
-	 * by atomic pushes of threads without rseq (ahead, pushed_atomic). */
-	struct grace__rseq_list list GRACE_ALIGNED_CACHE;
-	uint64_t pushed;        /* rseq per-CPU count of pushes */
-	uint64_t pushed_atomic; /* pushes counted by threads without rseq */
-	/* Worker-published line. */
-	uint64_t invoked GRACE_ALIGNED_CACHE;
-	/* Barrier markers for this queue: a stack (pushed with a release CAS by barriers, linked
-	 * through h.next; taken whole by the worker's exchange). */
-	struct bmark *barrier_req GRACE_ALIGNED_CACHE;
-	/* A call_*_hurry() callback was pushed on this queue: its worker starts the grace period
-	 * it needs without pacing. Set by the caller after its push, taken by the worker's
-	 * exchange before it harvests (queue_collect()). */
-	uint32_t hurry;
-	/* Worker-private, under lock (fork takes it). */
-	struct grace__lock lock GRACE_ALIGNED_CACHE;
-	struct seg segs[NSEG];
-	unsigned int nseg;
-	unsigned int cpu;
-	struct worker *w;
-	struct grace__cbdom *d;
-};
-
-struct worker {
-	uint32_t sleeping GRACE_ALIGNED_CACHE; /* futex: AWAKE or one of the sleeps above */
-	uint32_t started;
-	uint64_t last_gp_end; /* worker-private: when its last grace-period wait ended */
-	uint32_t gps;         /* worker-private: grace periods waited for (cost sampling) */
-	uint64_t last_new;    /* worker-private: when a pass last found new callbacks */
-	uint64_t arrival_ns;  /* worker-private: running mean of the time between such passes */
-	/* worker-private: grace periods up to cookie hurry_gp are started without pacing but
-	 * with the least gap after one that just ended (a hurried callback waits for them), and
-	 * those up to flush_gp at once (a barrier waits for them); each over once its cookie
-	 * completes. */
-	uint64_t hurry_gp, flush_gp;
-	bool hurrying, flushing;
-	unsigned int idx;
-	pthread_t th;
-	struct grace__cbdom *d;
-	/*
-	 * The batch being invoked: the ready chains of queue inv_q, and a cursor. Written by the
-	 * worker only; read by nobody else but a fork child, whose new worker goes on from the
-	 * cursor (fork pauses the workers between two callbacks first, see fork_pause_workers()).
-	 * Set under inv_q->lock together with the segments it comes from, so a fork (which holds
-	 * every queue lock) sees a callback either in a segment or in the batch.
-	 */
-	struct cbq *inv_q;
-	unsigned int inv_n;        /* chains in the batch (0: no batch) */
-	unsigned int inv_ci;       /* the chain being invoked */
-	struct rcu_head *inv_next; /* the next callback of chain inv_ci not yet started */
-	uint64_t inv_base;         /* inv_q->invoked when the batch was taken */
-	uint64_t inv_done;         /* callbacks of the batch started (so: counted as run) */
-	struct rcu_head *inv[NSEG * NCHAIN];
-};
-
-struct grace__cbdom {
-	struct grace__flavor *f;
-	struct grace__gp *gp; /* f->gp */
-	unsigned int ncpu, nworkers;
-	struct cbq *q;
-	struct worker *w;
-	struct grace__lock start_lock;
-	struct grace__policy pol;
-	uint64_t soft, hard;
-	uint64_t gp_req;    /* highest cookie asked for by start_poll (atomic max) */
-	uint64_t gp_req_ns; /* when the oldest request not yet completed was made */
-	uint32_t urgent;    /* expedite the next grace period */
-	uint32_t stop;
-	uint32_t adopt; /* fork child: the first worker started starts those with inherited work */
-	/* Exit drain (under all_lock): the last round that took this domain, and whether the drain
-	 * stopped its workers (a fork child of a process in its exit handler restarts them). */
-	uint32_t exit_round;
-	bool exit_stopped;
-	struct grace__lock bar_lock; /* barrier refs and bar_list (fork takes it) */
-	struct barrier *bar_list;
-	uint64_t waits;
-	/* Hard limit, stuck: a wait timed out when `stuck_invoked` callbacks had run; later
-	 * calls do not wait until more have run (check_backlog()). Under stuck_lock. */
-	struct grace__lock stuck_lock;
-	bool stuck;
-	uint64_t stuck_invoked, stuck_since;
-	uint32_t progress GRACE_ALIGNED_CACHE; /* futex: bumped after each invocation batch */
-	uint32_t progress_waiters;
-	struct grace__cbdom *next_all;
-};
-
-/* The domain whose callbacks this thread is invoking (NULL: not in a callback). */
-static __thread struct grace__cbdom *invoking GRACE_TLS_IE;
-/* The worker this thread is (NULL: not a worker). */
-static __thread struct worker *self_worker GRACE_TLS_IE;
+/* internal.h: which domain this thread invokes, which worker it is, every domain. */
+__thread struct grace__cbdom *grace__cb_invoking GRACE_TLS_IE;
+__thread struct worker *grace__cb_self_worker GRACE_TLS_IE;
+struct grace__lock grace__cb_all_lock = GRACE__LOCK_INIT;
+struct grace__cbdom *grace__cb_all_domains;
 static __thread uint32_t calls_since_check GRACE_TLS_IE;
 #define CHECK_EVERY 32u /* call_* looks at the backlog every CHECK_EVERY calls of a thread */
-static struct grace__lock all_lock = GRACE__LOCK_INIT;
-static struct grace__cbdom *all_domains;
-/* Exit drain, under all_lock: it is running (in this process: a fork child clears it; also
- * read without the lock, relaxed, by fork_pause_workers()), its rounds so far, and the domains
- * destroyed while it ran, kept (not freed) because the drain may be using them without the
- * lock (at_exit_drain()). */
-static uint32_t exit_running;
-/* This thread's fork() paused the workers (prepare to parent handler). */
-static __thread bool fork_paused GRACE_TLS_IE;
-/* Workers still inside a callback when fork() stopped waiting (set by the forking thread under
- * the atfork lock order, read by its child): those callbacks count as run in the child. */
-static __thread uint32_t fork_abandoned GRACE_TLS_IE;
-static __thread uint64_t fork_waited_ns GRACE_TLS_IE;
-uint32_t grace__cb_fork_abandoned_total; /* callbacks counted as run unfinished: tests read it */
-static uint32_t exit_rounds;
-static struct grace__cbdom *exit_kept;
-static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-
-/*
- * Process-wide word every worker loads (relaxed) before each callback: ATTN_EXIT once the exit
- * handler has given up on a worker (it must not run anything any more), plus ATTN_PAUSE for
- * each fork() under way (between its prepare and parent handlers) that wants the workers
- * stopped between callbacks. busy counts the workers inside a batch and not paused.
- * fork_pause_workers() has the protocol.
- */
-#define ATTN_EXIT 1u
-#define ATTN_PAUSE 2u /* a count: concurrent forks each add one */
-#define ATTN_PAUSED(a) ((a) >= ATTN_PAUSE)
-static struct {
-	uint32_t attn GRACE_ALIGNED_CACHE; /* futex: paused workers sleep on it */
-	uint32_t busy GRACE_ALIGNED_CACHE;
-} engine;
 
 bool grace__in_callback(void)
 {
-	return invoking != NULL;
-}
-
-static inline bool cookie_before(uint64_t a, uint64_t b)
-{
-	return (int64_t)(a - b) < 0;
+	return grace__cb_invoking != NULL;
 }
 
 static unsigned int current_cpu(const struct grace__cbdom *d)
@@ -307,31 +121,6 @@ static int64_t domain_backlog(const struct grace__cbdom *d)
 
 /* ---- worker side ---- */
 
-/* Add chain l (non-empty) behind everything queued, waiting for cookie c. q->lock held. */
-static void enqueue_chain(struct cbq *q, struct rcu_head *l, uint64_t c, uint64_t now)
-{
-	struct seg *s;
-
-	if (q->nseg && (q->segs[q->nseg - 1].cookie == c || q->nseg == NSEG)) {
-		s = &q->segs[q->nseg - 1]; /* same grace period (or full: wait for the later one) */
-		s->cookie = c;
-	} else {
-		s = &q->segs[q->nseg++];
-		s->nchain = 0;
-		s->cookie = c;
-		s->t_ns = now;
-	}
-	if (s->nchain < NCHAIN) {
-		s->chain[s->nchain++] = l;
-		return;
-	}
-	/* Rare (many harvests for one grace period): append behind the last chain. */
-	struct rcu_head *t = s->chain[NCHAIN - 1];
-	while (t->next)
-		t = t->next;
-	t->next = l;
-}
-
 /* Move what was pushed on q into its segments. q->lock held. */
 /* Returns true if it found callbacks. */
 static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
@@ -357,12 +146,12 @@ static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 	if (!l)
 		return false;
 	/* The cookie is taken after the harvest: see the argument at the top. */
-	enqueue_chain(q, l, grace__gp_snap(d->gp), now);
+	grace__segcb_enqueue(&q->cb, l, grace__gp_snap(d->gp), now);
 	return true;
 }
 
 /* Drop n references to b (under bar_lock); free it on the last. */
-static void barrier_put(struct grace__cbdom *d, struct barrier *b, uint32_t n)
+void grace__cb_barrier_put(struct grace__cbdom *d, struct barrier *b, uint32_t n)
 {
 	bool last;
 
@@ -388,11 +177,11 @@ static void marker_fn(struct rcu_head *h)
 	struct barrier *b = m->b;
 
 	/* Release: the callbacks invoked before this marker happen before the barrier's return
-	 * (pairs with the acquire load of done in barrier_timed()). */
+	 * (pairs with the acquire load of done in grace__cb_barrier_timed()). */
 	grace__ann_release(&b->done); /* race detectors: the callbacks ahead of it ran */
 	grace_fetch_add(&b->done, 1u, __ATOMIC_RELEASE);
 	grace__futex_wake(&b->done, INT_MAX);
-	barrier_put(b->d, b, 1); /* the marker's reference: b may be freed now */
+	grace__cb_barrier_put(b->d, b, 1); /* the marker's reference: b may be freed now */
 }
 
 /* Publish q->invoked = total (the queue's callbacks run so far; only its worker writes it) and
@@ -406,141 +195,6 @@ static void publish_invoked(struct grace__cbdom *d, struct cbq *q, uint64_t tota
 	grace_fetch_add(&d->progress, 1u, __ATOMIC_SEQ_CST);
 	if (grace_load_seq_cst(&d->progress_waiters))
 		grace__futex_wake(&d->progress, INT_MAX);
-}
-
-/*
- * Pausing the workers for fork(). A worker must not be copied in the middle of a callback:
- * the child could not tell whether that callback ran. Protocol (store buffering, with a full
- * barrier on each side):
- *   worker (batch_enter):   busy += 1 (seq_cst RMW); load attn (seq_cst); then, before each
- *                           callback, load attn (relaxed); on ATTN_PAUSE: busy -= 1 (release)
- *                           and sleep until attn clears
- *   forker (fork_pause_workers): attn += ATTN_PAUSE (seq_cst RMW); load busy (seq_cst) until
- *                           it counts no worker but the forking thread itself
- * If the forker's load of busy misses a worker's increment, that worker's load of attn after
- * its increment sees ATTN_PAUSE, so it pauses before its first callback; otherwise the forker
- * waits for it: FORK_PAUSE_NS at most while no worker is runnable (a callback may block on a
- * lock the forking thread holds), FORK_PAUSE_RUN_NS while one is (preempted on a loaded
- * machine: giving up on it would lose its callback in the child). A paused worker stored its
- * cursor before its release decrement, which the forker's load reads: the child, a copy taken
- * after that load, sees the cursor exact.
- */
-static void worker_pause(void);
-
-static void batch_enter(void)
-{
-	grace_fetch_add(&engine.busy, 1u, __ATOMIC_SEQ_CST);
-	if (GRACE_UNLIKELY(grace_load_seq_cst(&engine.attn) != 0))
-		worker_pause();
-}
-
-static void batch_leave(void)
-{
-	/* Release: the cursor and the callbacks run so far before the forker's load of busy. */
-	grace_fetch_sub(&engine.busy, 1u, __ATOMIC_RELEASE);
-	if (GRACE_UNLIKELY(ATTN_PAUSED(grace_load_relaxed(&engine.attn))))
-		grace__futex_wake(&engine.busy, INT_MAX);
-}
-
-/* Before a callback, attn is set: a fork waits (pause until it is done), or the exit handler
- * gave up on this worker (run nothing any more: park until the process ends). */
-static GRACE_COLD void worker_pause(void)
-{
-	uint32_t a;
-
-	/* seq_cst: after the increment below, as in batch_enter(). */
-	while ((a = grace_load_seq_cst(&engine.attn)) != 0) {
-		batch_leave();
-		if (a & ATTN_EXIT) {
-			for (;;)
-				grace__futex_wait(&engine.attn, a, -1);
-		}
-		while (ATTN_PAUSED(a = grace_load_acquire(&engine.attn)) && !(a & ATTN_EXIT))
-			grace__futex_wait(&engine.attn, a, 100 * 1000000ll);
-		grace_fetch_add(&engine.busy, 1u, __ATOMIC_SEQ_CST);
-	}
-}
-
-/*
- * Is a thread of this process other than the caller, named as a worker, runnable (state R in
- * /proc: running or preempted, not blocked)? False when /proc cannot be read. Only fork's
- * slow path calls it (a worker still inside a callback after FORK_PAUSE_NS).
- */
-static bool fork_workers_runnable(void)
-{
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *e;
-	int me = grace__gettid();
-	bool r = false;
-
-	if (!dir)
-		return false;
-	while (!r && (e = readdir(dir)) != NULL) {
-		char path[64], buf[128];
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == me)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%.20s/stat", e->d_name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		/* "tid (comm) S ...": comm may hold ')' itself, the state follows the last one. */
-		char *o = strchr(buf, '('), *c = strrchr(buf, ')');
-		if (!o || !c || c < o || c[1] != ' ' ||
-		    strncmp(o + 1, WORKER_NAME_PREFIX, sizeof(WORKER_NAME_PREFIX) - 1) != 0)
-			continue;
-		r = c[2] == 'R';
-	}
-	closedir(dir);
-	return r;
-}
-
-/*
- * fork() prepare: wait until no worker is inside a callback (see above). Returns false, having
- * paused nothing, while the exit handler drains the queues: a thread that forks in a loop
- * keeps the workers paused (a paused worker wakes when one fork is over only to find the next
- * one's pause), so the drain, which has a deadline, would run nothing and lose the callbacks.
- * A child forked then inherits a worker perhaps inside a callback, which counts as run in the
- * child, exactly as a callback still running after FORK_PAUSE_NS does at any fork; the child of
- * a process inside exit() gets no stronger promise than that.
- */
-static bool fork_pause_workers(void)
-{
-	/* A callback that forks: its worker (this thread) counts itself. */
-	uint32_t self = invoking ? 1u : 0u;
-	uint64_t t0 = grace__now_ns();
-
-	fork_abandoned = 0;
-	if (grace_load_relaxed(&exit_running))
-		return false;
-
-	grace_fetch_add(&engine.attn, ATTN_PAUSE, __ATOMIC_SEQ_CST);
-	unsigned int blocked_seen = 0;
-	for (;;) {
-		uint32_t b = grace_load_seq_cst(&engine.busy);
-		if (b <= self)
-			break;
-		uint64_t el = grace__now_ns() - t0;
-		/* Past FORK_PAUSE_NS only for a worker that is runnable: one a loaded machine
-		 * preempted inside a callback (which would count as run in the child, and be lost
-		 * there) rather than one blocked, perhaps on a lock this thread holds. Blocked at
-		 * two looks in a row (10 ms apart): a worker between its callback's end and its
-		 * decrement of busy can block for a moment (seen once in a loaded test run, 398 ms
-		 * into a 400 ms callback), and one look took it for a callback that never ends. */
-		if (el >= FORK_PAUSE_NS)
-			blocked_seen = fork_workers_runnable() ? 0 : blocked_seen + 1;
-		if (el >= FORK_PAUSE_RUN_NS || blocked_seen >= 2) {
-			fork_abandoned = b - self;
-			fork_waited_ns = el;
-			break;
-		}
-		grace__futex_wait(&engine.busy, b, el >= FORK_PAUSE_NS ? 10000000 : 1000000);
-	}
-	return true;
 }
 
 /* The chains in w->inv[0..n) are ready: they are now w's batch (q->lock held). */
@@ -569,16 +223,16 @@ static void invoke(struct worker *w)
 	unsigned int nchains = grace_load_relaxed(&w->inv_n);
 	struct rcu_head *l = w->inv_next;
 
-	invoking = d;
-	batch_enter();
+	grace__cb_invoking = d;
+	grace__cb_batch_enter();
 	for (unsigned int ci = w->inv_ci; ci < nchains;) {
 		while (l) {
 			struct rcu_head *nx = l->next;
 			/* The next callback is cold: start the miss now. */
 			if (nx)
 				__builtin_prefetch(nx);
-			if (GRACE_UNLIKELY(grace_load_relaxed(&engine.attn) != 0))
-				worker_pause();
+			if (GRACE_UNLIKELY(grace_load_relaxed(&grace__cb_engine.attn) != 0))
+				grace__cb_worker_pause();
 			/* Cursor: l has started (a fork child counts it as run), nx is next. */
 			w->inv_next = nx;
 			if (l->func == marker_fn) {
@@ -605,8 +259,8 @@ static void invoke(struct worker *w)
 	}
 	publish_invoked(d, q, w->inv_base + n);
 	grace_store_relaxed(&w->inv_n, 0u);
-	batch_leave();
-	invoking = NULL;
+	grace__cb_batch_leave();
+	grace__cb_invoking = NULL;
 }
 
 /* Is there a reason not to begin a sleep of this mode (see the enum of modes)? */
@@ -642,7 +296,7 @@ static void worker_sleep(struct worker *w, uint32_t mode, int64_t timeout_ns)
 	 * in its instruction stream; before its push, it then sees `mode`; after, its push is
 	 * visible to the re-check. In the fence fallback the pusher fences itself. */
 	grace_store_relaxed(&w->sleeping, mode);
-	/* A timed sleep is never ended by a plain push, only by wake_worker() (urgent, hurry,
+	/* A timed sleep is never ended by a plain push, only by grace__cb_wake_worker() (urgent, hurry,
 	 * barrier, stop, policy change), which stores its reason and then exchanges the futex
 	 * word (a full barrier): a local fence here is the other half of that store-buffering
 	 * pair, so the re-check below sees the reason or the exchange ends the futex wait. */
@@ -655,7 +309,7 @@ static void worker_sleep(struct worker *w, uint32_t mode, int64_t timeout_ns)
 	grace_store_relaxed(&w->sleeping, (uint32_t)AWAKE);
 }
 
-static void wake_worker(struct worker *w)
+void grace__cb_wake_worker(struct worker *w)
 {
 	if (grace_xchg(&w->sleeping, (uint32_t)AWAKE, __ATOMIC_SEQ_CST) != AWAKE)
 		grace__futex_wake(&w->sleeping, 1);
@@ -702,7 +356,7 @@ static void worker_flush(struct worker *w, uint64_t c)
 static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_t now,
 				  struct rcu_head **ready, struct pass *ps)
 {
-	unsigned int nready = 0, k = 0;
+	unsigned int nready;
 
 	grace__lock_assert_held(&q->lock);
 	/* Acquire, before the harvest: pairs with the seq_cst exchange of a hurrying caller,
@@ -713,8 +367,8 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 		ps->harvested = true;
 	/* The hurried callback waits in one of the segments, all of them at most the last one's
 	 * cookie (or it has already been taken to be invoked, and waits for nothing). */
-	if (hurried && q->nseg)
-		worker_hurry(q->w, q->segs[q->nseg - 1].cookie);
+	if (hurried && !grace__segcb_empty(&q->cb))
+		worker_hurry(q->w, grace__segcb_last_cookie(&q->cb));
 	GRACE__TEST_PAUSE("collect"); /* a call and a barrier may land here: see below */
 	if (grace_load_relaxed(&q->barrier_req)) {
 		/* Acquire: the markers' fields and links (pairs with the release CAS in
@@ -729,24 +383,16 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 			 * barrier_after_harvest, which widens the window with the pause above. */
 			harvest(d, q, now);
 			uint64_t c = grace__gp_snap(d->gp);
-			enqueue_chain(q, &m->h, c, now);
+			grace__segcb_enqueue(&q->cb, &m->h, c, now);
 			/* A barrier (rcu_barrier(), the exit drain) flushes what is queued: every
 			 * policy's pacing is skipped for the grace periods it waits for, as Linux's
 			 * rcu_barrier() flushes lazy callbacks (a BATCH period may be 10 s). */
 			worker_flush(q->w, c);
 		}
 	}
-	while (k < q->nseg && grace__gp_done(d->gp, q->segs[k].cookie)) {
-		for (unsigned int c = 0; c < q->segs[k].nchain; c++)
-			ready[nready++] = q->segs[k].chain[c];
-		k++;
-	}
-	if (k) {
-		memmove(q->segs, q->segs + k, (q->nseg - k) * sizeof(q->segs[0]));
-		q->nseg -= k;
-	}
-	if (q->nseg)
-		pass_note(ps, q->segs[0].cookie, q->segs[0].t_ns);
+	nready = grace__segcb_take_ready(&q->cb, d->gp, ready);
+	if (!grace__segcb_empty(&q->cb))
+		pass_note(ps, grace__segcb_first_cookie(&q->cb), grace__segcb_first_time(&q->cb));
 	return nready;
 }
 
@@ -838,7 +484,7 @@ static void *worker_main(void *arg)
 	struct worker *w = (struct worker *)arg;
 	struct grace__cbdom *d = w->d;
 
-	self_worker = w;
+	grace__cb_self_worker = w;
 	worker_setup(w);
 	/* A fork child's worker first finishes the batch its parent was invoking. */
 	if (grace_load_relaxed(&w->inv_n))
@@ -873,9 +519,6 @@ static void *worker_main(void *arg)
 
 /* ---- domain management ---- */
 
-static void at_exit_drain(void);
-static void at_exit_drain_register(void);
-
 static bool queue_has_work(struct cbq *q);
 
 static void start_worker(struct grace__cbdom *d, struct worker *w)
@@ -904,7 +547,7 @@ static void start_worker(struct grace__cbdom *d, struct worker *w)
 		grace_store_release(&w->started, 1u);
 	}
 	grace__unlock(&d->start_lock);
-	pthread_once(&exit_once, at_exit_drain_register);
+	grace__cb_exit_register();
 	/*
 	 * A fork child's first start: a call, start_poll or barrier starts the worker of the CPU
 	 * it runs on, but the callbacks (and the half-invoked batches) the child inherited may sit
@@ -958,10 +601,10 @@ struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int n
 	grace__lock_init(&d->start_lock);
 	grace__lock_init(&d->bar_lock);
 	grace__lock_init(&d->stuck_lock);
-	grace__lock(&all_lock);
-	d->next_all = all_domains;
-	all_domains = d;
-	grace__unlock(&all_lock);
+	grace__lock(&grace__cb_all_lock);
+	d->next_all = grace__cb_all_domains;
+	grace__cb_all_domains = d;
+	grace__unlock(&grace__cb_all_lock);
 	return d;
 }
 
@@ -990,7 +633,7 @@ static void stop_workers(struct grace__cbdom *d)
 		struct worker *w = &d->w[i];
 		if (!grace_load_acquire(&w->started))
 			continue;
-		wake_worker(w);
+		grace__cb_wake_worker(w);
 		pthread_join(w->th, NULL);
 		/* Atomic: a thread still running at exit may read it in call_*(). */
 		grace_store_relaxed(&w->started, 0u);
@@ -1005,23 +648,23 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 	if (grace__cbdom_pending(d))
 		return -EBUSY;
 	stop_workers(d);
-	grace__lock(&all_lock);
-	for (struct grace__cbdom **pp = &all_domains; *pp; pp = &(*pp)->next_all) {
+	grace__lock(&grace__cb_all_lock);
+	for (struct grace__cbdom **pp = &grace__cb_all_domains; *pp; pp = &(*pp)->next_all) {
 		if (*pp == d) {
 			*pp = d->next_all;
 			break;
 		}
 	}
-	if (grace_load_relaxed(&exit_running)) {
+	if (grace_load_relaxed(&grace__cb_exit_running)) {
 		/* The exit drain may hold d without the lock, and use its flavor (d->f, d->gp), as
 		 * may workers it stopped and did not join: keep d (reachable, so no leak is
 		 * reported) and tell the caller to keep the flavor; the process is ending. */
-		d->next_all = exit_kept;
-		exit_kept = d;
-		grace__unlock(&all_lock);
+		d->next_all = grace__cb_exit_kept;
+		grace__cb_exit_kept = d;
+		grace__unlock(&grace__cb_all_lock);
 		return 1;
 	}
-	grace__unlock(&all_lock);
+	grace__unlock(&grace__cb_all_lock);
 	/* Barriers whose markers will never run (a fork child's, inherited and never taken or
 	 * never invoked: nothing waits for them), freed with the queues they sit in. */
 	while (d->bar_list) {
@@ -1047,7 +690,7 @@ static uint64_t domain_invoked(const struct grace__cbdom *d)
 }
 
 /* How the domain is named in messages: the flavor, or the srcu_struct. */
-static const char *domain_name(const struct grace__cbdom *d, char *buf, size_t n)
+const char *grace__cb_domain_name(const struct grace__cbdom *d, char *buf, size_t n)
 {
 	if (d->f->owner)
 		snprintf(buf, n, "%s_struct %p", d->f->name, d->f->owner);
@@ -1098,7 +741,8 @@ static GRACE_COLD void hard_stuck_begin(struct grace__cbdom *d, const char *call
 			"stall warnings), or a callback is blocked, perhaps on a lock this thread "
 			"holds. Until a callback runs again, %s queues without waiting and "
 			"memory grows",
-			call, (long long)domain_backlog(d), domain_name(d, nm, sizeof(nm)),
+			call, (long long)domain_backlog(d),
+			grace__cb_domain_name(d, nm, sizeof(nm)),
 			(unsigned long long)grace_load_relaxed(&d->hard), (double)waited_ns / 1e9,
 			call);
 	}
@@ -1133,10 +777,10 @@ static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 	if (b <= soft)
 		return;
 	grace_store_relaxed(&d->urgent, 1u);
-	wake_worker(w);
+	grace__cb_wake_worker(w);
 	if (b <= hard)
 		return;
-	if (invoking || d->f->hooks->is_reader(d->f))
+	if (grace__cb_invoking || d->f->hooks->is_reader(d->f))
 		return; /* waiting here could deadlock: the overshoot is bounded per thread */
 	if (hard_stuck(d))
 		return;
@@ -1170,7 +814,7 @@ static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 		grace_store_relaxed(&d->urgent, 1u);
 		for (unsigned int i = 0; i < d->nworkers; i++)
 			if (grace_load_acquire(&d->w[i].started))
-				wake_worker(&d->w[i]);
+				grace__cb_wake_worker(&d->w[i]);
 	}
 	d->f->hooks->leave_wait(d->f, tok);
 }
@@ -1205,7 +849,7 @@ static inline struct cbq *cbdom_push(struct grace__cbdom *d, struct rcu_head *he
 	if (!grace__use_membarrier)
 		grace_smp_mb();
 	if (grace_load_relaxed(&w->sleeping) == IDLE_SLEEP)
-		wake_worker(w);
+		grace__cb_wake_worker(w);
 	if (GRACE_UNLIKELY(++calls_since_check >= CHECK_EVERY)) {
 		calls_since_check = 0;
 		check_backlog(d, w);
@@ -1238,7 +882,7 @@ void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_
 	grace_smp_mb_after_rmw();
 	uint32_t sl = grace_load_relaxed(&w->sleeping);
 	if (sl != AWAKE && sl != GAP_SLEEP)
-		wake_worker(w);
+		grace__cb_wake_worker(w);
 }
 
 void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
@@ -1256,7 +900,7 @@ void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
 	if (!grace_load_acquire(&w->started))
 		start_worker(d, w);
 	if (grace_load_seq_cst(&w->sleeping) == IDLE_SLEEP)
-		wake_worker(w);
+		grace__cb_wake_worker(w);
 }
 
 void grace__cbdom_poll_missed(struct grace__cbdom *d, uint64_t cookie)
@@ -1310,11 +954,11 @@ static struct barrier *barrier_new(struct grace__cbdom *d, const char *call)
 static bool queue_has_work(struct cbq *q)
 {
 	struct worker *w = q->w;
-	/* nseg under the queue's lock: a worker started a moment ago may be harvesting. */
+	/* The segments under the queue's lock: a worker started a moment ago may be harvesting. */
 	grace__lock(&q->lock);
-	unsigned int nseg = q->nseg;
+	bool waiting = !grace__segcb_empty(&q->cb);
 	grace__unlock(&q->lock);
-	return nseg || queue_pushed(q) != grace_load_relaxed(&q->invoked) ||
+	return waiting || queue_pushed(q) != grace_load_relaxed(&q->invoked) ||
 	       grace_load_relaxed(&q->list.head) || grace_load_relaxed(&q->list.ahead) ||
 	       grace_load_relaxed(&q->barrier_req) ||
 	       (grace_load_relaxed(&w->inv_n) && w->inv_q == q);
@@ -1333,7 +977,7 @@ static void barrier_push(struct cbq *q, struct bmark *m)
 
 /* Wait until every callback queued before the call has run, for at most timeout_ns (0: no
  * limit). Returns false if it gave up; its markers then run later and free the barrier. */
-static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const char *call)
+bool grace__cb_barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const char *call)
 {
 	bool ok = true;
 	grace__ann_acquire(d); /* race detectors: d's set-up (grace__engine_create) */
@@ -1341,7 +985,7 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 
 	/* After the exit handler (a destructor that runs later): no worker runs anything any
 	 * more, there is nothing to wait for. */
-	if (grace_load_acquire(&engine.attn) & ATTN_EXIT)
+	if (grace_load_acquire(&grace__cb_engine.attn) & ATTN_EXIT)
 		return false;
 	struct barrier *b = barrier_new(d, call);
 
@@ -1359,7 +1003,7 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 	}
 	for (unsigned int i = 0; i < d->nworkers; i++)
 		if (grace_load_acquire(&d->w[i].started))
-			wake_worker(&d->w[i]);
+			grace__cb_wake_worker(&d->w[i]);
 	uint64_t t0 = grace__now_ns();
 	/* An untimed barrier (the program's *_barrier() call) that has waited the stall timeout
 	 * says so, once, and goes on waiting: a callback blocked on a lock the caller holds
@@ -1388,7 +1032,8 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 					"it: a callback is blocked (perhaps on a lock this thread "
 					"holds), or a reader holds the grace period (see the stall "
 					"warnings); still waiting",
-					call, (double)el / 1e9, domain_name(d, nm, sizeof(nm)));
+					call, (double)el / 1e9,
+					grace__cb_domain_name(d, nm, sizeof(nm)));
 				told = true;
 			} else if (stall_ns) {
 				to = (int64_t)(stall_ns - el);
@@ -1401,18 +1046,18 @@ static bool barrier_timed(struct grace__cbdom *d, uint64_t timeout_ns, const cha
 	if (ok)
 		grace__ann_acquire(&b->done); /* race detectors: every marker's callbacks ran */
 	/* The caller's reference and those of the markers not handed out. */
-	barrier_put(d, b, BARRIER_CALLER + (d->ncpu - nq));
+	grace__cb_barrier_put(d, b, BARRIER_CALLER + (d->ncpu - nq));
 	return ok;
 }
 
 void grace__cbdom_barrier(struct grace__cbdom *d, const char *call)
 {
 	/* Per domain: a callback may wait for another domain's callbacks (docs/api.md). */
-	if (invoking == d)
+	if (grace__cb_invoking == d)
 		grace__misuse_fatal(call, "called from a callback of the same domain (would "
 					  "deadlock)");
 	int tok = d->f->hooks->enter_wait(d->f, call);
-	barrier_timed(d, 0, call);
+	grace__cb_barrier_timed(d, 0, call);
 	d->f->hooks->leave_wait(d->f, tok);
 }
 
@@ -1424,7 +1069,7 @@ int grace__cbdom_set_policy(struct grace__cbdom *d, enum grace_gp_policy p, unsi
 		return e;
 	for (unsigned int i = 0; i < d->nworkers; i++)
 		if (grace_load_acquire(&d->w[i].started))
-			wake_worker(&d->w[i]);
+			grace__cb_wake_worker(&d->w[i]);
 	return 0;
 }
 
@@ -1463,257 +1108,6 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st)
 					     (uint64_t)ts.tv_nsec;
 	}
 	grace__unlock(&d->start_lock);
-}
-
-/* ---- process exit and fork ---- */
-
-/* GRACE_EXIT_TIMEOUT_MS: the exit handler's bound, all domains together. */
-static uint64_t exit_timeout_ns(void)
-{
-	return (uint64_t)grace__opt(GRACE__OPT_GRACE_EXIT_TIMEOUT_MS) * 1000000ull;
-}
-
-/* Why the calling thread cannot wait for d's callbacks at exit (NULL: it can). */
-static const char *exit_cannot_drain(struct grace__cbdom *d)
-{
-	if (invoking == d)
-		return "exit() was called from one of its callbacks";
-	if (d->f->hooks->is_reader(d->f))
-		return d->f->exit_in_reader;
-	return NULL;
-}
-
-/* Stop d's workers at exit: ask them to stop and join those that do by `deadline`. The others
- * (waiting for a grace period a stuck reader holds, or in a callback that blocks) are left
- * running; ATTN_EXIT keeps them from invoking anything more. */
-static void exit_stop_workers(struct grace__cbdom *d, uint64_t deadline)
-{
-	grace__lock(&d->start_lock);
-	if (grace_load_relaxed(&d->stop)) {
-		/* grace__cbdom_destroy() in another thread is stopping and joining them (see
-		 * stop_workers()): joining them here too would join a thread twice. */
-		grace__unlock(&d->start_lock);
-		return;
-	}
-	grace_store_relaxed(&d->stop, 1u);
-	d->exit_stopped = true; /* under start_lock, which a fork holds: see the child handler */
-	grace__unlock(&d->start_lock);
-	for (unsigned int i = 0; i < d->nworkers; i++) {
-		struct worker *w = &d->w[i];
-		if (!grace_load_acquire(&w->started) || w == self_worker)
-			continue;
-		wake_worker(w);
-	}
-	for (unsigned int i = 0; i < d->nworkers; i++) {
-		struct worker *w = &d->w[i];
-		struct timespec ts;
-		if (!grace_load_acquire(&w->started) || w == self_worker)
-			continue;
-		/* pthread_timedjoin_np() takes CLOCK_REALTIME: convert what is left. */
-		uint64_t now = grace__now_ns(), left = deadline > now ? deadline - now : 0;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (time_t)(left / 1000000000ull);
-		ts.tv_nsec += (long)(left % 1000000000ull);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		/* Release: a destroy in another thread (stop_workers(), whose acquire load of
-		 * started pairs with it) that sees 0 sees the worker's end through this join. */
-		if (pthread_timedjoin_np(w->th, NULL, &ts) == 0)
-			grace_store_release(&w->started, 0u);
-	}
-}
-
-/* The next domain that round `round` has not taken yet, taken (NULL: none left). Domains
- * created meanwhile (at the head of the list) are found too. */
-static struct grace__cbdom *exit_next(uint32_t round)
-{
-	struct grace__cbdom *d;
-
-	grace__lock(&all_lock);
-	for (d = all_domains; d; d = d->next_all)
-		if ((int32_t)(d->exit_round - round) < 0)
-			break;
-	if (d)
-		d->exit_round = round;
-	grace__unlock(&all_lock);
-	return d;
-}
-
-static uint32_t exit_new_round(void)
-{
-	grace__lock(&all_lock);
-	uint32_t r = ++exit_rounds;
-	grace__unlock(&all_lock);
-	return r;
-}
-
-/*
- * At exit, run what is still queued (so nothing leaks) and join the workers, within
- * GRACE_EXIT_TIMEOUT_MS for all domains together (and at least a few milliseconds to join
- * workers that are idle). Registered with atexit() when the first worker starts, which is
- * after a sanitizer's own exit handler, so it runs before the leak check. A domain the calling
- * thread holds up (it is inside a section, an online QSBR thread, or one of the domain's
- * callbacks) is not drained; neither is what a stuck reader holds once the time is up: those
- * callbacks are left, with a warning, still reachable from the queues. Workers that do not
- * stop in time are left running, and never run anything again.
- *
- * The drain holds no lock while it waits. all_lock in particular: a fork() in another thread
- * first pauses the workers and then takes all_lock (grace__cb_atfork_prepare()), and a callback
- * that makes the first use of a domain takes it to link the new domain
- * (grace__cbdom_create()); a drain waiting with it held waited for those workers, which waited
- * for it, until the time was up. So all_lock is taken only to pick the next domain (exit_next():
- * each round takes every domain once, those created during the drain included), a domain is
- * never freed while the drain runs (grace__cbdom_destroy() keeps it on exit_kept), and a fork
- * goes through between two callbacks as at any other time. Rounds repeat while the last one
- * found callbacks to run: a callback of one domain may queue on a domain drained before it.
- */
-static void at_exit_drain(void)
-{
-	uint64_t t0 = grace__now_ns(), limit = exit_timeout_ns();
-	struct grace__cbdom *d;
-	bool timed_out = false;
-	char nm[64];
-
-	grace__lock(&all_lock);
-	grace_store_relaxed(&exit_running, 1u);
-	grace__unlock(&all_lock);
-	for (bool more = true; more && !timed_out;) {
-		uint32_t round = exit_new_round();
-		more = false;
-		while ((d = exit_next(round)) != NULL) {
-			if (exit_cannot_drain(d))
-				continue;
-			while (grace__cbdom_pending(d)) {
-				uint64_t el = grace__now_ns() - t0;
-				if (el >= limit) {
-					timed_out = true;
-					break;
-				}
-				more = true;
-				(void)barrier_timed(d, limit - el, "exit");
-			}
-		}
-	}
-	uint32_t round = exit_new_round();
-	while ((d = exit_next(round)) != NULL) {
-		const char *why = exit_cannot_drain(d);
-		uint64_t left = grace__cbdom_pending(d);
-		if (!why && timed_out)
-			why = "a reader still holds the grace period they wait for, or a callback "
-			      "blocks (GRACE_EXIT_TIMEOUT_MS passed)";
-		if (left)
-			grace__warn("exit: %llu callback%s of %s not run: %s",
-				    (unsigned long long)left, left == 1 ? "" : "s",
-				    domain_name(d, nm, sizeof(nm)),
-				    why ? why : "queued during the exit");
-	}
-	/* Idle workers need a moment to stop; those of a domain this thread holds up may be
-	 * driving a grace period that cannot end before it does: no more than that moment. */
-	uint64_t soon = grace__now_ns() + 20000000ull;
-	uint64_t deadline = t0 + limit > soon ? t0 + limit : soon;
-	round = exit_new_round();
-	while ((d = exit_next(round)) != NULL)
-		exit_stop_workers(d, exit_cannot_drain(d) ? soon : deadline);
-	/* Release: pairs with the workers' loads of attn before each callback. */
-	grace_fetch_or(&engine.attn, ATTN_EXIT, __ATOMIC_RELEASE);
-}
-
-static void at_exit_drain_register(void)
-{
-	atexit(at_exit_drain);
-}
-
-void grace__cb_atfork_pause(void)
-{
-	/* First of every prepare handler of grace (src/init.c), with no lock held: a callback
-	 * the workers are running may need one. */
-	fork_paused = fork_pause_workers();
-}
-
-void grace__cb_atfork_prepare(void)
-{
-	grace__lock(&all_lock);
-	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
-		grace__lock(&d->start_lock);
-		grace__lock(&d->bar_lock);
-		for (unsigned int i = 0; i < d->ncpu; i++)
-			grace__lock(&d->q[i].lock);
-	}
-}
-
-void grace__cb_atfork_parent(void)
-{
-	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
-		for (unsigned int i = 0; i < d->ncpu; i++)
-			grace__unlock(&d->q[i].lock);
-		grace__unlock(&d->bar_lock);
-		grace__unlock(&d->start_lock);
-	}
-	grace__unlock(&all_lock);
-	if (!fork_paused)
-		return;
-	/* Release: pairs with the paused workers' loads of attn. */
-	grace_fetch_sub(&engine.attn, ATTN_PAUSE, __ATOMIC_RELEASE);
-	grace__futex_wake(&engine.attn, INT_MAX);
-}
-
-void grace__cb_atfork_child(void)
-{
-	/*
-	 * The locks taken in prepare belong to this thread: release them. stuck_lock was not
-	 * taken (a hard-limit check may have been under way in another thread): re-initialise
-	 * it. The child has no workers but, if a callback forked,
-	 * this thread's own: the others restart on the next call_*, start_poll or barrier (its
-	 * first start also starts every worker whose queues hold inherited work: `adopt`), and
-	 * first finish the batch their parent was invoking (worker_main()). Barriers whose callers
-	 * do not exist here lose those callers' references; their markers still run.
-	 */
-	for (struct grace__cbdom *d = all_domains; d; d = d->next_all) {
-		for (unsigned int i = 0; i < d->ncpu; i++)
-			grace__unlock(&d->q[i].lock);
-		for (unsigned int i = 0; i < d->nworkers; i++) {
-			if (&d->w[i] == self_worker)
-				continue;
-			d->w[i].started = 0;
-			d->w[i].sleeping = AWAKE;
-		}
-		d->progress_waiters = 0;
-		grace_store_relaxed(&d->adopt, 1u);
-		/* Forked while the parent's exit handler ran: the thread exiting is not here, and
-		 * the child's workers must start as anywhere else. */
-		if (d->exit_stopped) {
-			d->exit_stopped = false;
-			d->stop = 0;
-		}
-		for (struct barrier *b = d->bar_list, *nx; b; b = nx) {
-			nx = b->next;
-			if (b->refs & BARRIER_CALLER) {
-				grace__unlock(&d->bar_lock);
-				barrier_put(d, b, BARRIER_CALLER);
-				grace__lock(&d->bar_lock);
-			}
-		}
-		grace__unlock(&d->bar_lock);
-		grace__unlock(&d->start_lock);
-		grace__lock_reinit(&d->stuck_lock);
-	}
-	grace_store_relaxed(&exit_running, 0u);
-	if (fork_abandoned) {
-		grace__cb_fork_abandoned_total += fork_abandoned;
-		grace__warn(
-			"fork: %u callback%s still running in the parent's workers after fork() "
-			"waited %llu ms for them (blocked or spinning, perhaps on a lock the "
-			"forking thread holds): in this child %s as run and will not run",
-			fork_abandoned, fork_abandoned == 1 ? " was" : "s were",
-			(unsigned long long)(fork_waited_ns / 1000000),
-			fork_abandoned == 1 ? "it counts" : "they count");
-		fork_abandoned = 0;
-	}
-	engine.attn = 0;
-	engine.busy = invoking ? 1u : 0u;
-	grace__unlock(&all_lock);
 }
 
 /* ---- a flavor's engine, through its descriptor (callback.h) ---- */
