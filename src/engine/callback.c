@@ -158,14 +158,8 @@ void grace__cb_barrier_put(struct grace__cbdom *d, struct barrier *b, uint32_t n
 	grace__lock(&d->bar_lock);
 	b->refs -= n;
 	last = b->refs == 0;
-	if (last) {
-		if (b->prev)
-			b->prev->next = b->next;
-		else
-			d->bar_list = b->next;
-		if (b->next)
-			b->next->prev = b->prev;
-	}
+	if (last)
+		grace_list_del(&b->link);
 	grace__unlock(&d->bar_lock);
 	if (last)
 		free(b);
@@ -600,6 +594,7 @@ struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int n
 	d->hard = DEFAULT_HARD;
 	grace__lock_init(&d->start_lock);
 	grace__lock_init(&d->bar_lock);
+	grace_list_init(&d->bars);
 	grace__lock_init(&d->stuck_lock);
 	grace__lock(&grace__cb_all_lock);
 	d->next_all = grace__cb_all_domains;
@@ -667,11 +662,9 @@ int grace__cbdom_destroy(struct grace__cbdom *d)
 	grace__unlock(&grace__cb_all_lock);
 	/* Barriers whose markers will never run (a fork child's, inherited and never taken or
 	 * never invoked: nothing waits for them), freed with the queues they sit in. */
-	while (d->bar_list) {
-		struct barrier *b = d->bar_list;
-		d->bar_list = b->next;
+	struct barrier *b, *nx;
+	grace_list_for_each_entry_safe(b, nx, &d->bars, link)
 		free(b);
-	}
 	free(d->q);
 	free(d->w);
 	free(d);
@@ -940,11 +933,7 @@ static struct barrier *barrier_new(struct grace__cbdom *d, const char *call)
 		b->m[i].b = b;
 	}
 	grace__lock(&d->bar_lock);
-	b->prev = NULL;
-	b->next = d->bar_list;
-	if (d->bar_list)
-		d->bar_list->prev = b;
-	d->bar_list = b;
+	grace_list_add(&b->link, &d->bars);
 	grace__unlock(&d->bar_lock);
 	return b;
 }

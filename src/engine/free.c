@@ -83,6 +83,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grace/arch/atomic.h>
+#include <grace/list.h>
 
 #include "core/diag.h"
 #include "core/flavor.h"
@@ -314,11 +315,22 @@ struct fcache {
 	uint32_t ghost;     /* fork child: the owner does not exist here; the monitor retires it */
 	uint64_t stuck_seq; /* over_limit() gave up at this sequence (owner's; 0: never) */
 	struct rcu_head mon;
-	struct fcache *prev, *next; /* all_caches, under all_lock */
+	struct grace_list_head link; /* on all_caches, under all_lock */
 };
 
 static struct grace__lock all_lock = GRACE__LOCK_INIT; /* taken before any cache's lock */
-static struct fcache *all_caches;
+static GRACE_LIST_HEAD(all_caches);
+/* Walk a list of caches. struct fcache is cache-line aligned, so no pointer to one is formed
+ * from the list's head, as list.h's typed iterators do to detect the end (UBSan rightly calls
+ * that a misaligned object). The _SAFE form lets the body unlink c. */
+#define CACHES_FOR_EACH(c, it)                                                          \
+	for (struct grace_list_head *it = all_caches.next;                              \
+	     it != &all_caches && ((c) = grace_list_entry(it, struct fcache, link), 1); \
+	     it = it->next)
+#define CACHES_FOR_EACH_SAFE(c, it, nx, head)                                      \
+	for (struct grace_list_head *it = (head)->next, *nx = it->next;            \
+	     it != (head) && ((c) = grace_list_entry(it, struct fcache, link), 1); \
+	     it = nx, nx = it->next)
 static uint32_t g_exiting; /* process exit began: every free goes to the engine */
 static bool g_worker_mode; /* GRACE_FREE_WORKER=1 */
 static bool g_ready;       /* the thread-exit key exists */
@@ -594,13 +606,7 @@ static void mon_cb(struct rcu_head *h);
 /* Take c off all_caches. all_lock held. */
 static void cache_unlink(struct fcache *c)
 {
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		all_caches = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	c->prev = c->next = NULL;
+	grace_list_del(&c->link);
 }
 
 /* The monitor (top of the file): runs in the engine's worker, after a grace period. */
@@ -687,12 +693,14 @@ static void ftls_destroy(void *arg);
  * taken, or fork gives up on it and the child counts that callback as run unfinished. */
 void grace__free_atfork_prepare(void)
 {
+	struct fcache *c;
+
 	grace__lock(&all_lock);
-	for (struct fcache *c = all_caches; c; c = c->next)
-		steal_mark(c);
+	CACHES_FOR_EACH(c, it_)
+	steal_mark(c);
 	steal_barrier();
-	for (struct fcache *c = all_caches; c; c = c->next)
-		steal_take(c);
+	CACHES_FOR_EACH(c, it_)
+	steal_take(c);
 #if GRACE__LIB_DEBUG
 	grace__lock(&dbg_lock);
 #endif
@@ -700,11 +708,13 @@ void grace__free_atfork_prepare(void)
 
 void grace__free_atfork_parent(void)
 {
+	struct fcache *c;
+
 #if GRACE__LIB_DEBUG
 	grace__unlock(&dbg_lock);
 #endif
-	for (struct fcache *c = all_caches; c; c = c->next)
-		steal_release(c);
+	CACHES_FOR_EACH(c, it_)
+	steal_release(c);
 	grace__unlock(&all_lock);
 }
 
@@ -718,24 +728,23 @@ void grace__free_atfork_parent(void)
  */
 void grace__free_atfork_child(void)
 {
-	struct fcache *gone = NULL;
+	struct fcache *c;
+	GRACE_LIST_HEAD(gone);
 
-	for (struct fcache *c = all_caches, *nx; c; c = nx) {
-		nx = c->next;
+	CACHES_FOR_EACH_SAFE(c, it_, nx_, &all_caches)
+	{
 		grace_store_relaxed(&c->waiting, 0u);
 		if (c == ftls.c[0] || c == ftls.c[1])
 			continue;
 		c->ghost = 1;
 		if (!c->mon_armed && !c->held && !c->cur && !c->first) {
 			cache_unlink(c);
-			c->next = gone;
-			gone = c;
+			grace_list_add(&c->link, &gone);
 		}
 	}
 	grace__free_atfork_parent();
-	while (gone) {
-		struct fcache *c = gone;
-		gone = c->next;
+	CACHES_FOR_EACH_SAFE(c, it_, nx_, &gone)
+	{
 		free(c->spare);
 		free(c);
 	}
@@ -746,13 +755,15 @@ void grace__free_atfork_child(void)
 static void free_at_exit(void)
 {
 	struct fblk *ready = NULL, *spares = NULL;
+	struct fcache *c;
 
 	grace_store_relaxed(&g_exiting, 1u);
 	grace__lock(&all_lock);
-	for (struct fcache *c = all_caches; c; c = c->next)
-		steal_mark(c);
+	CACHES_FOR_EACH(c, it_)
+	steal_mark(c);
 	steal_barrier();
-	for (struct fcache *c = all_caches; c; c = c->next) {
+	CACHES_FOR_EACH(c, it_)
+	{
 		steal_take(c);
 		dispose(c->f, detach(c), &ready);
 		if (c->spare) {
@@ -797,10 +808,7 @@ static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 	memset(c, 0, sizeof(*c));
 	c->f = f;
 	grace__lock(&all_lock);
-	c->next = all_caches;
-	if (all_caches)
-		all_caches->prev = c;
-	all_caches = c;
+	grace_list_add(&c->link, &all_caches);
 	grace__unlock(&all_lock);
 	ftls.c[slot] = c;
 	(void)pthread_setspecific(ftls_key, &ftls); /* non-NULL: ftls_destroy runs at exit */
@@ -1135,6 +1143,7 @@ void grace__free_barrier(struct grace__flavor *f)
 {
 	const char *call = f->calls[GRACE__CALL_FREE_BARRIER];
 	struct fblk *ready = NULL;
+	struct fcache *c;
 
 	if (grace__in_callback())
 		grace__misuse_fatal(call, "called from a callback (would deadlock)");
@@ -1146,11 +1155,12 @@ void grace__free_barrier(struct grace__flavor *f)
 		 * which the barrier below waits for: nothing is held on this thread's stack across
 		 * a wait (a fork child, where this thread does not exist, would lose it). */
 		grace__lock(&all_lock);
-		for (struct fcache *c = all_caches; c; c = c->next)
-			if (c->f == f)
-				steal_mark(c);
+		CACHES_FOR_EACH(c, it_)
+		if (c->f == f)
+			steal_mark(c);
 		steal_barrier();
-		for (struct fcache *c = all_caches; c; c = c->next) {
+		CACHES_FOR_EACH(c, it_)
+		{
 			if (c->f != f)
 				continue;
 			steal_take(c);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <grace/arch/atomic.h>
 #include <grace/internal/rseq.h>
+#include <grace/list.h>
 
 #include "core/lock.h"
 #include "engine/callback.h"
@@ -38,7 +39,7 @@ enum { AWAKE = 0, IDLE_SLEEP = 1, TIMED_SLEEP = 2, GAP_SLEEP = 3 };
  * A barrier: one marker per queue, allocated by the barrier and owned by it. refs counts the
  * caller (BARRIER_CALLER, while it has not let go) and each marker pushed on a queue and not
  * yet invoked; it changes only under the domain's bar_lock, and the barrier is
- * freed when it reaches 0. Live barriers are linked on the domain (bar_list), so a fork child
+ * freed when it reaches 0. Live barriers are linked on the domain (bars), so a fork child
  * can let go for a caller that does not exist there, and the leak checker sees them.
  */
 #define BARRIER_CALLER (1u << 30)
@@ -51,8 +52,8 @@ struct barrier {
 	uint32_t done; /* futex: markers invoked */
 	uint32_t refs; /* under bar_lock */
 	struct grace__cbdom *d;
-	struct barrier *next, *prev;
-	struct bmark m[]; /* one per queue */
+	struct grace_list_head link; /* on its domain's bars, under bar_lock */
+	struct bmark m[];            /* one per queue */
 };
 
 struct cbq {
@@ -128,8 +129,8 @@ struct grace__cbdom {
 	 * stopped its workers (a fork child of a process in its exit handler restarts them). */
 	uint32_t exit_round;
 	bool exit_stopped;
-	struct grace__lock bar_lock; /* barrier refs and bar_list (fork takes it) */
-	struct barrier *bar_list;
+	struct grace__lock bar_lock; /* barrier refs and bars (fork takes it) */
+	struct grace_list_head bars; /* the live barriers */
 	uint64_t waits;
 	/* Hard limit, stuck: a wait timed out when `stuck_invoked` callbacks had run; later
 	 * calls do not wait until more have run (check_backlog()). Under stuck_lock. */

@@ -410,8 +410,8 @@ void grace__cb_atfork_child(void)
 			d->exit_stopped = false;
 			d->stop = 0;
 		}
-		for (struct barrier *b = d->bar_list, *nx; b; b = nx) {
-			nx = b->next;
+		struct barrier *b, *nx;
+		grace_list_for_each_entry_safe(b, nx, &d->bars, link) {
 			if (b->refs & BARRIER_CALLER) {
 				grace__unlock(&d->bar_lock);
 				grace__cb_barrier_put(d, b, BARRIER_CALLER);

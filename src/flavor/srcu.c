@@ -124,6 +124,7 @@
 #include <grace/arch/atomic.h>
 
 #include <grace/flavor.h>
+#include <grace/list.h>
 
 #include "flavor/srcu.h"
 #include "core/debug.h"
@@ -148,7 +149,7 @@ struct grace__srcu_state {
 	unsigned int ncpus;
 	struct srcu_slot *slot;                    /* the wake slot (never freed, see the top) */
 	uint64_t stall_cookie GRACE_ALIGNED_CACHE; /* grace period already reported (driver only) */
-	struct grace__srcu_state *next, *prev;     /* all domains, for fork */
+	struct grace_list_head link; /* on srcu_all (every domain, for fork) or srcu_exit_kept */
 };
 
 /*
@@ -179,10 +180,10 @@ static bool srcu_fast;  /* inline fast path usable: rseq ops + membarrier */
 static bool srcu_fence; /* readers fence (no membarrier) */
 static bool srcu_rseq;  /* rseq critical sections usable in this process (else atomics only) */
 static struct grace__lock srcu_all_lock = GRACE__LOCK_INIT;
-static struct grace__srcu_state *srcu_all;
+static GRACE_LIST_HEAD(srcu_all);
 /* States cleaned up while the callback engine's exit drain ran (grace__cbdom_destroy() returned
  * 1): kept, linked through next, because the drain may still use them. Under srcu_all_lock. */
-static struct grace__srcu_state *srcu_exit_kept;
+static GRACE_LIST_HEAD(srcu_exit_kept);
 
 void grace__srcu_atfork_prepare(void)
 {
@@ -211,8 +212,12 @@ void grace__srcu_atfork_child(void)
 	 * srcu_all_lock: this thread took it in prepare (src/init.c calls both, always), so it
 	 * unlocks it, as in the parent. (Re-initialising a held mutex is undefined, and TSan then
 	 * took the child's next lock of it for a second lock by the same thread.) */
-	for (struct grace__srcu_state *st = srcu_all; st; st = st->next)
-		grace__flavor_atfork_child(&st->flv);
+	/* No pointer to a state is formed from the list's head: the struct is cache-line
+	 * aligned (list.h's typed iterators would, to detect the end). */
+	struct grace_list_head *it;
+	grace_list_for_each(it, &srcu_all)
+		grace__flavor_atfork_child(
+			&grace_list_entry(it, struct grace__srcu_state, link)->flv);
 	for (unsigned int i = 0; i < srcu_slot_used; i++)
 		slot_reset(&srcu_slot_table[i]);
 	for (struct srcu_slot_chunk *c = srcu_chunks; c; c = c->next)
@@ -497,23 +502,14 @@ static void srcu_free(struct grace__srcu_state *st)
 static void srcu_link(struct grace__srcu_state *st)
 {
 	grace__lock(&srcu_all_lock);
-	st->prev = NULL;
-	st->next = srcu_all;
-	if (srcu_all)
-		srcu_all->prev = st;
-	srcu_all = st;
+	grace_list_add(&st->link, &srcu_all);
 	grace__unlock(&srcu_all_lock);
 }
 
 static void srcu_unlink(struct grace__srcu_state *st)
 {
 	grace__lock(&srcu_all_lock);
-	if (st->prev)
-		st->prev->next = st->next;
-	else
-		srcu_all = st->next;
-	if (st->next)
-		st->next->prev = st->prev;
+	grace_list_del(&st->link);
 	grace__unlock(&srcu_all_lock);
 }
 
@@ -1016,8 +1012,7 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 		/* The exit drain is running and may use the state (its flavor and grace-period
 		 * sequence) without a lock: keep it, reachable, until the process ends. */
 		grace__lock(&srcu_all_lock);
-		st->next = srcu_exit_kept;
-		srcu_exit_kept = st;
+		grace_list_add(&st->link, &srcu_exit_kept);
 		grace__unlock(&srcu_all_lock);
 		return;
 	}
