@@ -168,60 +168,54 @@ static int clamp_mni(long long v)
 	return v > GRACE_IPC_IPCMNI ? GRACE_IPC_IPCMNI : v < 0 ? 0 : (int)v;
 }
 
+/* One int of /proc/sys/kernel into *dst (mni: capped as clamp_mni() does); a failure leaves *dst
+ * and records its error in *ret unless one is there already. */
+static void read_kernel_int(const char *path, int *dst, bool mni, int *ret)
+{
+	long long v = 0;
+	int err = read_proc_ints(path, &v, 1);
+
+	if (!err)
+		*dst = mni ? clamp_mni(v) : (int)v;
+	else if (!*ret)
+		*ret = err;
+}
+
+/* As read_kernel_int() for an unsigned long (shmmax, shmall): read it as such. */
+static void read_kernel_ulong(const char *path, size_t *dst, int *ret)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long long u;
+
+	if (f && fscanf(f, "%llu", &u) == 1)
+		*dst = (size_t)u;
+	else if (!*ret)
+		*ret = f ? -EIO : -errno;
+	if (f)
+		fclose(f);
+}
+
 int grace_ipc_limits_kernel(struct grace_ipc_limits *out)
 {
 	long long v[4] = { 0, 0, 0, 0 };
-	unsigned long long u;
-	FILE *f;
-	int err, ret = 0;
+	int ret;
 
 	if (!out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	err = read_proc_ints("/proc/sys/kernel/sem", v, 4);
-	if (!err) {
+	ret = read_proc_ints("/proc/sys/kernel/sem", v, 4);
+	if (!ret) {
 		out->semmsl = (int)v[0];
 		out->semmns = (int)v[1];
 		out->semopm = (int)v[2];
 		out->semmni = clamp_mni(v[3]);
-	} else if (!ret) {
-		ret = err;
 	}
-	err = read_proc_ints("/proc/sys/kernel/msgmax", v, 1);
-	if (!err)
-		out->msgmax = (int)v[0];
-	else if (!ret)
-		ret = err;
-	err = read_proc_ints("/proc/sys/kernel/msgmnb", v, 1);
-	if (!err)
-		out->msgmnb = (int)v[0];
-	else if (!ret)
-		ret = err;
-	err = read_proc_ints("/proc/sys/kernel/msgmni", v, 1);
-	if (!err)
-		out->msgmni = clamp_mni(v[0]);
-	else if (!ret)
-		ret = err;
-	err = read_proc_ints("/proc/sys/kernel/shmmni", v, 1);
-	if (!err)
-		out->shmmni = clamp_mni(v[0]);
-	else if (!ret)
-		ret = err;
-	/* shmmax and shmall are unsigned long: read them as such. */
-	f = fopen("/proc/sys/kernel/shmmax", "r");
-	if (f && fscanf(f, "%llu", &u) == 1)
-		out->shmmax = (size_t)u;
-	else if (!ret)
-		ret = f ? -EIO : -errno;
-	if (f)
-		fclose(f);
-	f = fopen("/proc/sys/kernel/shmall", "r");
-	if (f && fscanf(f, "%llu", &u) == 1)
-		out->shmall = (size_t)u;
-	else if (!ret)
-		ret = f ? -EIO : -errno;
-	if (f)
-		fclose(f);
+	read_kernel_int("/proc/sys/kernel/msgmax", &out->msgmax, false, &ret);
+	read_kernel_int("/proc/sys/kernel/msgmnb", &out->msgmnb, false, &ret);
+	read_kernel_int("/proc/sys/kernel/msgmni", &out->msgmni, true, &ret);
+	read_kernel_int("/proc/sys/kernel/shmmni", &out->shmmni, true, &ret);
+	read_kernel_ulong("/proc/sys/kernel/shmmax", &out->shmmax, &ret);
+	read_kernel_ulong("/proc/sys/kernel/shmall", &out->shmall, &ret);
 	return ret;
 }
 
@@ -570,6 +564,33 @@ int grace_ipc__find_index(struct grace_ipc_ns *ns, enum ipc_type t, int idx, str
 	return 0;
 }
 
+int grace_ipc__stat_begin(struct grace_ipc_proc *p, enum ipc_type t, int id, int cmd, int any_cmd,
+			  struct ipc_held *h)
+{
+	struct grace_ipc_ns *ns = p->ns;
+	int ret, unused;
+
+	if (cmd == GRACE_IPC_STAT)
+		ret = grace_ipc__find(ns, t, id, h);
+	else
+		ret = grace_ipc__find_index(ns, t, id, h, &unused);
+	if (ret)
+		return ret;
+	return grace_ipc__lock(p, h, cmd == any_cmd ? -1 : S_IRUGO_, 0);
+}
+
+int grace_ipc__stat_end(struct grace_ipc_ns *ns, struct ipc_held *h, int cmd, void *out,
+			const void *ds, size_t size)
+{
+	int id = h->o->id;
+
+	grace_ipc__unlock(ns, h);
+	if (!out)
+		return -EFAULT; /* the kernel copies out last */
+	memcpy(out, ds, size);
+	return cmd == GRACE_IPC_STAT ? 0 : id;
+}
+
 int grace_ipc__sleep(struct grace_ipc_ns *ns, struct ipc_held *h, pthread_cond_t *cv,
 		     const struct timespec *deadline)
 {
@@ -697,62 +718,39 @@ void grace_ipc__obj_init(struct ipc_obj *o, enum ipc_type t, const struct grace_
 	o->ctime = grace_ipc__now();
 }
 
-int grace_ipc__get(struct grace_ipc_proc *p, enum ipc_type t, int key, int flg,
-		   const struct ipc_get_ops *ops, const void *arg)
+/* Linux's ipcget_public() for the key's existing object o: EEXIST, the type's check, then
+ * permission. Returns the ID or -errno. Update path held. */
+static int get_existing(struct grace_ipc_proc *p, struct ipc_obj *o, int flg,
+			const struct ipc_get_ops *ops, const void *arg)
 {
 	struct grace_ipc_ns *ns = p->ns;
-	struct ipc_ids *ids = &ns->ids[t];
-	struct ipc_obj *o;
-	int id, ret;
+	int ret;
 
-	grace_ipc__upd_begin(ns, t);
-	if (key != GRACE_IPC_PRIVATE) {
-		o = key_find(ids, key);
-		if (o) {
-			/* Linux's ipcget_public(): EEXIST, the type's check, then permission. */
-			grace_ipc__upd_lock(ns, o);
-			if ((flg & GRACE_IPC_CREAT) && (flg & GRACE_IPC_EXCL))
-				ret = -EEXIST;
-			else if (ops->more_checks && (ret = ops->more_checks(o, arg)) != 0)
-				;
-			else if (grace_ipc__perms(cred_of(p), o, flg))
-				ret = -EACCES;
-			else
-				ret = o->id;
-			grace_ipc__upd_unlock(ns, o);
-			goto out;
-		}
-		if (!(flg & GRACE_IPC_CREAT)) {
-			ret = -ENOENT;
-			goto out;
-		}
-	}
-	o = NULL;
-	ret = ops->create(p, arg, flg, &o);
-	if (ret)
-		goto out;
-	grace_ipc__obj_init(o, t, cred_of(p), key, flg);
-	if (ids->in_use >= ids->mni) { /* ipc_addid(): after the type's own checks */
-		ops->abandon(ns, o);
-		ret = -ENOSPC;
-		goto out;
-	}
-	/* Reserve an ID (lookups find nothing there yet); may grow the array under readers. */
-	id = ipc_is_rcu(ns) ? grace_idr_alloc(&ids->idr, NULL) : ipc_ary_alloc(&ids->ary, NULL);
-	if (id < 0) {
-		ops->abandon(ns, o);
-		ret = id;
-		goto out;
-	}
+	grace_ipc__upd_lock(ns, o);
+	if ((flg & GRACE_IPC_CREAT) && (flg & GRACE_IPC_EXCL))
+		ret = -EEXIST;
+	else if (ops->more_checks && (ret = ops->more_checks(o, arg)) != 0)
+		;
+	else if (grace_ipc__perms(cred_of(p), o, flg))
+		ret = -EACCES;
+	else
+		ret = o->id;
+	grace_ipc__upd_unlock(ns, o);
+	return ret;
+}
+
+/* Number and publish o, created and initialised, with the ID reserved for it. Update path
+ * held. */
+static void get_publish(struct grace_ipc_ns *ns, struct ipc_ids *ids, struct ipc_obj *o, int id,
+			const struct ipc_get_ops *ops)
+{
+	int slot = (int)((uint32_t)id & ((1u << ids->slot_bits) - 1));
+
 	o->id = id;
 	key_insert(ids, o);
 	ids->in_use++;
-	{
-		int slot = (int)((uint32_t)id & ((1u << ids->slot_bits) - 1));
-
-		if (slot > ids->peak_slot)
-			ids->peak_slot = slot;
-	}
+	if (slot > ids->peak_slot)
+		ids->peak_slot = slot;
 	ops->created(ns, o);
 	/*
 	 * Publish the initialised object: grace_idr_replace() stores the pointer with release
@@ -763,8 +761,52 @@ int grace_ipc__get(struct grace_ipc_proc *p, enum ipc_type t, int key, int flg,
 		(void)grace_idr_replace(&ids->idr, id, o, NULL);
 	else
 		ipc_ary_set(&ids->ary, id, o);
-	ret = id;
-out:
+}
+
+/* A new object of type t for key (Linux's ipcget() for IPC_PRIVATE or a new key, and
+ * ipc_addid()). Returns the ID or -errno. Update path held. */
+static int get_new(struct grace_ipc_proc *p, enum ipc_type t, int key, int flg,
+		   const struct ipc_get_ops *ops, const void *arg)
+{
+	struct grace_ipc_ns *ns = p->ns;
+	struct ipc_ids *ids = &ns->ids[t];
+	struct ipc_obj *o = NULL;
+	int id, ret;
+
+	ret = ops->create(p, arg, flg, &o);
+	if (ret)
+		return ret;
+	grace_ipc__obj_init(o, t, cred_of(p), key, flg);
+	if (ids->in_use >= ids->mni) { /* ipc_addid(): after the type's own checks */
+		ops->abandon(ns, o);
+		return -ENOSPC;
+	}
+	/* Reserve an ID (lookups find nothing there yet); may grow the array under readers. */
+	id = ipc_is_rcu(ns) ? grace_idr_alloc(&ids->idr, NULL) : ipc_ary_alloc(&ids->ary, NULL);
+	if (id < 0) {
+		ops->abandon(ns, o);
+		return id;
+	}
+	get_publish(ns, ids, o, id, ops);
+	return id;
+}
+
+int grace_ipc__get(struct grace_ipc_proc *p, enum ipc_type t, int key, int flg,
+		   const struct ipc_get_ops *ops, const void *arg)
+{
+	struct grace_ipc_ns *ns = p->ns;
+	struct ipc_obj *o = NULL;
+	int ret;
+
+	grace_ipc__upd_begin(ns, t);
+	if (key != GRACE_IPC_PRIVATE)
+		o = key_find(&ns->ids[t], key);
+	if (o)
+		ret = get_existing(p, o, flg, ops, arg);
+	else if (key != GRACE_IPC_PRIVATE && !(flg & GRACE_IPC_CREAT))
+		ret = -ENOENT;
+	else
+		ret = get_new(p, t, key, flg, ops, arg);
 	grace_ipc__upd_end(ns, t);
 	return ret;
 }

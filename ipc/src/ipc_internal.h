@@ -243,6 +243,19 @@ static inline int grace_ipc__find(struct grace_ipc_ns *ns, enum ipc_type t, int 
 int grace_ipc__find_index(struct grace_ipc_ns *ns, enum ipc_type t, int idx, struct ipc_held *h,
 			  int *id);
 
+/*
+ * The prologue of the *_STAT commands of every type: IPC_STAT finds id as an ID, the others
+ * (SEM_STAT, MSG_STAT, SHM_STAT and any_cmd, their _ANY form) as an index; then the object is
+ * locked as grace_ipc__lock() does, asking read permission unless cmd is any_cmd. 0 with the
+ * object locked, or -errno with nothing held.
+ */
+int grace_ipc__stat_begin(struct grace_ipc_proc *p, enum ipc_type t, int id, int cmd, int any_cmd,
+			  struct ipc_held *h);
+/* Their epilogue: unlock, then copy the size bytes of ds out (the kernel copies out last).
+ * Returns -EFAULT (out NULL), 0 (IPC_STAT) or the object's ID. */
+int grace_ipc__stat_end(struct grace_ipc_ns *ns, struct ipc_held *h, int cmd, void *out,
+			const void *ds, size_t size);
+
 /* Leave without having locked the object found. */
 static inline void grace_ipc__drop(struct grace_ipc_ns *ns, struct ipc_held *h)
 {

@@ -332,29 +332,36 @@ void grace_ipc__msg_remove_all(struct grace_ipc_ns *ns)
 
 /* ---------------------------------------------------------------- msgsnd */
 
-static pthread_condattr_t *cond_attr_mono(pthread_condattr_t *ca)
+/* The first sleep of a msgsnd or msgrcv: its condition variable (on CLOCK_MONOTONIC), and one
+ * more sleeper for destroy's drain. */
+static void sleeper_enter(struct grace_ipc_ns *ns, pthread_cond_t *cv)
 {
-	pthread_condattr_init(ca);
-	pthread_condattr_setclock(ca, CLOCK_MONOTONIC);
-	return ca;
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+	grace_ipc__waiters_add(ns, 1);
 }
 
-int grace_ipc_msgsnd(struct grace_ipc_proc *p, int msqid, const void *msgp, size_t msgsz,
-		     int msgflg)
+/* After the last sleep, the queue unlocked (grace_ipc__unlock_put()): undo sleeper_enter(). */
+static void sleeper_leave(struct grace_ipc_ns *ns, pthread_cond_t *cv)
 {
-	struct grace_ipc_ns *ns;
-	struct msg_sender s;
-	struct ipc_held h;
-	struct ipc_queue *q;
+	pthread_cond_destroy(cv);
+	grace_ipc__waiters_add(ns, -1);
+}
+
+/*
+ * The checks of Linux's ksys_msgsnd() and do_msgsnd() before the lookup, in their order, then
+ * the message copied in: 0 with *out, or -errno.
+ */
+static int msg_load(struct grace_ipc_ns *ns, int msqid, const void *msgp, size_t msgsz,
+		    struct ipc_msg **out)
+{
 	struct ipc_msg *m;
 	long mtype;
-	bool slept = false;
-	int ret;
 
-	/* Checks in the order of Linux's ksys_msgsnd() and do_msgsnd(). */
-	if (!p)
-		return -EINVAL;
-	ns = p->ns;
 	if (!msgp)
 		return -EFAULT; /* get_user(mtype) comes first */
 	memcpy(&mtype, msgp, sizeof(mtype));
@@ -368,7 +375,77 @@ int grace_ipc_msgsnd(struct grace_ipc_proc *p, int msqid, const void *msgp, size
 	m->mtype = mtype;
 	m->size = msgsz;
 	memcpy(m->text, (const char *)msgp + sizeof(long), msgsz);
+	*out = m;
+	return 0;
+}
 
+/*
+ * Wait until a message of msgsz bytes fits in the queue (Linux's do_msgsnd() loop). Queue
+ * locked, and again on return: 0 (it fits), or -EAGAIN (IPC_NOWAIT), -EIDRM, -EACCES. s: the
+ * sender's record; *slept: whether sleeper_enter() was called for it.
+ */
+static int sender_wait_room(struct grace_ipc_proc *p, struct ipc_held *h, struct msg_sender *s,
+			    size_t msgsz, int msgflg, bool *slept)
+{
+	struct ipc_queue *q = to_queue(h->o);
+
+	while (!msg_fits(q, msgsz)) {
+		if (msgflg & GRACE_IPC_NOWAIT)
+			return -EAGAIN;
+		/* Queue full: sleep until a receive (or IPC_SET) makes room, or removal. */
+		if (!*slept) {
+			sleeper_enter(p->ns, &s->cv);
+			*slept = true;
+		}
+		s->msgsz = msgsz;
+		s->linked = true;
+		DLIST_APPEND(q->shead, q->stail, s);
+		do
+			grace_ipc__sleep(p->ns, h, &s->cv, NULL);
+		while (s->linked && !h->o->deleted);
+		if (s->linked)
+			DLIST_UNLINK(q->shead, q->stail, s);
+		if (h->o->deleted)
+			return -EIDRM;
+		/* Linux checks the permission again on every pass. */
+		if (grace_ipc__perms(cred_of(p), h->o, S_IWUGO_))
+			return -EACCES;
+	}
+	return 0;
+}
+
+/* The message fits: hand it to a sleeping receiver, or queue it. Queue locked. */
+static void msg_deliver(struct grace_ipc_ns *ns, struct ipc_queue *q, int pid, struct ipc_msg *m)
+{
+	q->lspid = pid;
+	q->stime = grace_ipc__now();
+	if (pipelined_send(q, m))
+		return;
+	/* Nobody is waiting for it: queue it. */
+	DLIST_APPEND(q->mhead, q->mtail, m);
+	q->cbytes += m->size;
+	q->qnum++;
+	grace_fetch_add(&ns->msg_hdrs, 1, __ATOMIC_RELAXED); /* statistics */
+	grace_fetch_add(&ns->msg_bytes, (long)m->size, __ATOMIC_RELAXED);
+}
+
+int grace_ipc_msgsnd(struct grace_ipc_proc *p, int msqid, const void *msgp, size_t msgsz,
+		     int msgflg)
+{
+	struct grace_ipc_ns *ns;
+	struct msg_sender s;
+	struct ipc_held h;
+	struct ipc_msg *m;
+	bool slept = false;
+	int ret;
+
+	/* Checks in the order of Linux's ksys_msgsnd() and do_msgsnd(). */
+	if (!p)
+		return -EINVAL;
+	ns = p->ns;
+	ret = msg_load(ns, msqid, msgp, msgsz, &m);
+	if (ret)
+		return ret;
 	ret = grace_ipc__find(ns, IPC_T_MSG, msqid, &h);
 	if (ret) {
 		free(m);
@@ -379,180 +456,192 @@ int grace_ipc_msgsnd(struct grace_ipc_proc *p, int msqid, const void *msgp, size
 		free(m);
 		return ret;
 	}
-	q = to_queue(h.o);
-	while (!msg_fits(q, msgsz)) {
-		if (msgflg & GRACE_IPC_NOWAIT) {
-			ret = -EAGAIN;
-			goto out;
-		}
-		/* Queue full: sleep until a receive (or IPC_SET) makes room, or removal. */
-		if (!slept) {
-			pthread_condattr_t ca;
-
-			pthread_cond_init(&s.cv, cond_attr_mono(&ca));
-			pthread_condattr_destroy(&ca);
-			grace_ipc__waiters_add(ns, 1);
-			slept = true;
-		}
-		s.msgsz = msgsz;
-		s.linked = true;
-		DLIST_APPEND(q->shead, q->stail, &s);
-		do
-			grace_ipc__sleep(ns, &h, &s.cv, NULL);
-		while (s.linked && !h.o->deleted);
-		if (s.linked)
-			DLIST_UNLINK(q->shead, q->stail, &s);
-		if (h.o->deleted) {
-			ret = -EIDRM;
-			goto out;
-		}
-		/* Linux checks the permission again on every pass. */
-		if (grace_ipc__perms(cred_of(p), h.o, S_IWUGO_)) {
-			ret = -EACCES;
-			goto out;
-		}
+	ret = sender_wait_room(p, &h, &s, msgsz, msgflg, &slept);
+	if (ret == 0) {
+		msg_deliver(ns, to_queue(h.o), p->pid, m);
+		m = NULL;
 	}
-	q->lspid = p->pid;
-	q->stime = grace_ipc__now();
-	if (!pipelined_send(q, m)) {
-		/* Nobody is waiting for it: queue it. */
-		DLIST_APPEND(q->mhead, q->mtail, m);
-		q->cbytes += msgsz;
-		q->qnum++;
-		grace_fetch_add(&ns->msg_hdrs, 1, __ATOMIC_RELAXED); /* statistics */
-		grace_fetch_add(&ns->msg_bytes, (long)msgsz, __ATOMIC_RELAXED);
-	}
-	m = NULL;
-	ret = 0;
-out:
 	grace_ipc__unlock_put(ns, &h);
-	if (slept) {
-		pthread_cond_destroy(&s.cv);
-		grace_ipc__waiters_add(ns, -1);
-	}
+	if (slept)
+		sleeper_leave(ns, &s.cv);
 	free(m);
 	return ret;
 }
 
 /* ---------------------------------------------------------------- msgrcv */
 
+#define SEARCH_AGAIN 2 /* receiver_wait(): IPC_SET woke it, search the queue again */
+
+/* What a msgrcv asks, once its arguments are checked (msgrcv_check()). */
+struct msg_request {
+	void *msgp;
+	size_t msgsz;
+	long type; /* as convert_mode() leaves it; find_msg() narrows it */
+	int mode;
+	int flg;
+	size_t copy_cap; /* MSG_COPY: min(msgsz, msgmax) */
+};
+
+/* The checks of Linux's do_msgrcv() before the lookup, in its order; sets rq's mode and
+ * copy_cap. 0 or -errno. */
+static int msgrcv_check(struct grace_ipc_ns *ns, int msqid, struct msg_request *rq)
+{
+	if (msqid < 0 || (ssize_t)rq->msgsz < 0)
+		return -EINVAL;
+	rq->copy_cap = 0;
+	if (rq->flg & GRACE_IPC_MSG_COPY) {
+		if ((rq->flg & GRACE_IPC_MSG_EXCEPT) || !(rq->flg & GRACE_IPC_NOWAIT))
+			return -EINVAL;
+		rq->copy_cap = rq->msgsz < (size_t)ns->lim.msgmax ? rq->msgsz
+								  : (size_t)ns->lim.msgmax;
+	}
+	if (!rq->msgp)
+		return -EFAULT; /* before anything is taken off the queue (see README) */
+	rq->mode = convert_mode(&rq->type, rq->flg);
+	return 0;
+}
+
+/* Copy m out to msgp (mtype, then at most msgsz bytes of text). Returns the bytes of text. */
+static ssize_t msg_copy_out(void *msgp, size_t msgsz, const struct ipc_msg *m)
+{
+	size_t n = msgsz < m->size ? msgsz : m->size;
+
+	memcpy(msgp, &m->mtype, sizeof(long));
+	memcpy((char *)msgp + sizeof(long), m->text, n);
+	return (ssize_t)n;
+}
+
+/* Take m off the queue for the receiver pid, and wake the senders that fit now. Queue locked. */
+static void msg_take(struct grace_ipc_ns *ns, struct ipc_queue *q, int pid, struct ipc_msg *m)
+{
+	DLIST_UNLINK(q->mhead, q->mtail, m);
+	q->qnum--;
+	q->rtime = grace_ipc__now();
+	q->lrpid = pid;
+	q->cbytes -= m->size;
+	grace_fetch_sub(&ns->msg_hdrs, 1, __ATOMIC_RELAXED); /* statistics */
+	grace_fetch_sub(&ns->msg_bytes, (long)m->size, __ATOMIC_RELAXED);
+	senders_wake(q, false);
+}
+
+/*
+ * find_msg() found m. Queue locked: -E2BIG (too large without MSG_NOERROR), a MSG_COPY copied
+ * out (its size, or -EINVAL), or 0 with m taken off the queue into *got.
+ */
+static ssize_t msg_found(struct grace_ipc_proc *p, struct ipc_queue *q, struct ipc_msg *m,
+			 const struct msg_request *rq, struct ipc_msg **got)
+{
+	if (rq->msgsz < m->size && !(rq->flg & GRACE_IPC_MSG_NOERROR))
+		return -E2BIG; /* it stays queued */
+	if (rq->flg & GRACE_IPC_MSG_COPY) {
+		/* Linux's copy_msg(): the copy holds min(msgsz, msgmax) bytes. */
+		if (m->size > rq->copy_cap)
+			return -EINVAL;
+		return msg_copy_out(rq->msgp, rq->msgsz, m);
+	}
+	msg_take(p->ns, q, p->pid, m);
+	*got = m;
+	return 0;
+}
+
+/*
+ * No message: sleep until a sender hands one over, or removal, or IPC_SET. Queue locked, and
+ * again on return: 0 with the message handed over in *got, SEARCH_AGAIN (IPC_SET), or -E2BIG,
+ * -EIDRM, -EACCES.
+ */
+static int receiver_wait(struct grace_ipc_proc *p, struct ipc_held *h, struct msg_receiver *r,
+			 const struct msg_request *rq, struct ipc_msg **got)
+{
+	struct ipc_queue *q = to_queue(h->o);
+
+	r->mode = rq->mode;
+	r->type = rq->type;
+	r->maxsize = (rq->flg & GRACE_IPC_MSG_NOERROR) ? (size_t)INT_MAX : rq->msgsz;
+	r->pid = p->pid;
+	r->msg = NULL;
+	r->status = Q_PENDING;
+	DLIST_APPEND(q->rhead, q->rtail, r);
+	while (r->status == Q_PENDING)
+		grace_ipc__sleep(p->ns, h, &r->cv, NULL);
+	if (r->status == 0) {
+		*got = r->msg;
+		return 0;
+	}
+	if (r->status != -EAGAIN)
+		return r->status; /* -E2BIG or -EIDRM */
+	/* IPC_SET: check the permission again, then search again (Linux's loop). */
+	if (grace_ipc__perms(cred_of(p), h->o, S_IRUGO_))
+		return -EACCES;
+	if (h->o->deleted)
+		return -EIDRM;
+	return SEARCH_AGAIN;
+}
+
+/*
+ * Search the queue, and sleep while nothing matches (Linux's do_msgrcv() loop). Queue locked,
+ * and again on return: 0 with the message taken in *got, a MSG_COPY's size, or -errno. r: the
+ * receiver's record; *slept: whether sleeper_enter() was called for it.
+ */
+static ssize_t msg_receive_locked(struct grace_ipc_proc *p, struct ipc_held *h,
+				  struct msg_request *rq, struct msg_receiver *r, bool *slept,
+				  struct ipc_msg **got)
+{
+	struct ipc_queue *q = to_queue(h->o);
+	ssize_t ret;
+
+	for (;;) {
+		struct ipc_msg *m = find_msg(q, &rq->type, rq->mode);
+
+		if (m)
+			return msg_found(p, q, m, rq, got);
+		if (rq->flg & GRACE_IPC_NOWAIT)
+			return -ENOMSG;
+		if (!*slept) {
+			sleeper_enter(p->ns, &r->cv);
+			*slept = true;
+		}
+		ret = receiver_wait(p, h, r, rq, got);
+		if (ret != SEARCH_AGAIN)
+			return ret;
+	}
+}
+
 ssize_t grace_ipc_msgrcv(struct grace_ipc_proc *p, int msqid, void *msgp, size_t msgsz, long msgtyp,
 			 int msgflg)
 {
 	struct grace_ipc_ns *ns;
+	struct msg_request rq;
 	struct msg_receiver r;
 	struct ipc_held h;
-	struct ipc_queue *q;
 	struct ipc_msg *got = NULL;
-	size_t copy_cap = 0;
 	bool slept = false;
 	ssize_t ret;
-	int mode;
 
 	/* Checks in the order of Linux's do_msgrcv(). */
 	if (!p)
 		return -EINVAL;
 	ns = p->ns;
-	if (msqid < 0 || (ssize_t)msgsz < 0)
-		return -EINVAL;
-	if (msgflg & GRACE_IPC_MSG_COPY) {
-		if ((msgflg & GRACE_IPC_MSG_EXCEPT) || !(msgflg & GRACE_IPC_NOWAIT))
-			return -EINVAL;
-		copy_cap = msgsz < (size_t)ns->lim.msgmax ? msgsz : (size_t)ns->lim.msgmax;
-	}
-	if (!msgp)
-		return -EFAULT; /* before anything is taken off the queue (see README) */
-	mode = convert_mode(&msgtyp, msgflg);
-
+	rq.msgp = msgp;
+	rq.msgsz = msgsz;
+	rq.type = msgtyp;
+	rq.flg = msgflg;
+	ret = msgrcv_check(ns, msqid, &rq);
+	if (ret)
+		return ret;
 	ret = grace_ipc__find(ns, IPC_T_MSG, msqid, &h);
 	if (ret)
 		return ret;
 	ret = grace_ipc__lock(p, &h, S_IRUGO_, 0);
 	if (ret)
 		return ret;
-	q = to_queue(h.o);
-	for (;;) {
-		struct ipc_msg *m = find_msg(q, &msgtyp, mode);
-
-		if (m) {
-			if (msgsz < m->size && !(msgflg & GRACE_IPC_MSG_NOERROR)) {
-				ret = -E2BIG; /* it stays queued */
-				break;
-			}
-			if (msgflg & GRACE_IPC_MSG_COPY) {
-				/* Linux's copy_msg(): the copy holds min(msgsz, msgmax) bytes. */
-				if (m->size > copy_cap) {
-					ret = -EINVAL;
-				} else {
-					memcpy(msgp, &m->mtype, sizeof(long));
-					memcpy((char *)msgp + sizeof(long), m->text, m->size);
-					ret = (ssize_t)m->size;
-				}
-				break;
-			}
-			DLIST_UNLINK(q->mhead, q->mtail, m);
-			q->qnum--;
-			q->rtime = grace_ipc__now();
-			q->lrpid = p->pid;
-			q->cbytes -= m->size;
-			grace_fetch_sub(&ns->msg_hdrs, 1, __ATOMIC_RELAXED); /* statistics */
-			grace_fetch_sub(&ns->msg_bytes, (long)m->size, __ATOMIC_RELAXED);
-			senders_wake(q, false);
-			got = m;
-			break;
-		}
-		if (msgflg & GRACE_IPC_NOWAIT) {
-			ret = -ENOMSG;
-			break;
-		}
-		/* No message: sleep until a sender hands one over, or removal, or IPC_SET. */
-		if (!slept) {
-			pthread_condattr_t ca;
-
-			pthread_cond_init(&r.cv, cond_attr_mono(&ca));
-			pthread_condattr_destroy(&ca);
-			grace_ipc__waiters_add(ns, 1);
-			slept = true;
-		}
-		r.mode = mode;
-		r.type = msgtyp;
-		r.maxsize = (msgflg & GRACE_IPC_MSG_NOERROR) ? (size_t)INT_MAX : msgsz;
-		r.pid = p->pid;
-		r.msg = NULL;
-		r.status = Q_PENDING;
-		DLIST_APPEND(q->rhead, q->rtail, &r);
-		while (r.status == Q_PENDING)
-			grace_ipc__sleep(ns, &h, &r.cv, NULL);
-		if (r.status == 0) {
-			got = r.msg;
-			break;
-		}
-		if (r.status != -EAGAIN) {
-			ret = r.status; /* -E2BIG or -EIDRM */
-			break;
-		}
-		/* IPC_SET: check the permission again, then search again (Linux's loop). */
-		if (grace_ipc__perms(cred_of(p), h.o, S_IRUGO_)) {
-			ret = -EACCES;
-			break;
-		}
-		if (h.o->deleted) {
-			ret = -EIDRM;
-			break;
-		}
-	}
+	ret = msg_receive_locked(p, &h, &rq, &r, &slept, &got);
 	grace_ipc__unlock_put(ns, &h);
-	if (slept) {
-		pthread_cond_destroy(&r.cv);
-		grace_ipc__waiters_add(ns, -1);
-	}
+	if (slept)
+		sleeper_leave(ns, &r.cv);
 	if (got) {
-		size_t n = msgsz < got->size ? msgsz : got->size;
-
-		memcpy(msgp, &got->mtype, sizeof(long));
-		memcpy((char *)msgp + sizeof(long), got->text, n);
+		/* Owned by this receiver alone: copied out after unlocking (header comment). */
+		ret = msg_copy_out(msgp, msgsz, got);
 		free(got);
-		ret = (ssize_t)n;
 	}
 	return ret;
 }
@@ -595,24 +684,16 @@ static int msg_info(struct grace_ipc_proc *p, int cmd, struct grace_ipc_msginfo 
 
 static int msg_stat(struct grace_ipc_proc *p, int msqid, int cmd, struct grace_ipc_msqid_ds *out)
 {
-	struct grace_ipc_ns *ns = p->ns;
 	struct grace_ipc_msqid_ds ds;
 	struct ipc_held h;
 	struct ipc_queue *q;
-	int ret, id = msqid;
+	int ret = grace_ipc__stat_begin(p, IPC_T_MSG, msqid, cmd, GRACE_IPC_MSG_STAT_ANY, &h);
 
-	if (cmd == GRACE_IPC_STAT)
-		ret = grace_ipc__find(ns, IPC_T_MSG, msqid, &h);
-	else
-		ret = grace_ipc__find_index(ns, IPC_T_MSG, msqid, &h, &id);
-	if (ret)
-		return ret;
-	ret = grace_ipc__lock(p, &h, cmd == GRACE_IPC_MSG_STAT_ANY ? -1 : S_IRUGO_, 0);
 	if (ret)
 		return ret;
 	q = to_queue(h.o);
 	memset(&ds, 0, sizeof(ds));
-	grace_ipc__perm_out(ns, h.o, &ds.msg_perm);
+	grace_ipc__perm_out(p->ns, h.o, &ds.msg_perm);
 	ds.msg_stime = q->stime;
 	ds.msg_rtime = q->rtime;
 	ds.msg_ctime = h.o->ctime;
@@ -621,12 +702,7 @@ static int msg_stat(struct grace_ipc_proc *p, int msqid, int cmd, struct grace_i
 	ds.msg_qbytes = q->qbytes;
 	ds.msg_lspid = q->lspid;
 	ds.msg_lrpid = q->lrpid;
-	id = h.o->id;
-	grace_ipc__unlock(ns, &h);
-	if (!out)
-		return -EFAULT; /* the kernel copies out last */
-	*out = ds;
-	return cmd == GRACE_IPC_STAT ? 0 : id;
+	return grace_ipc__stat_end(p->ns, &h, cmd, out, &ds, sizeof(ds));
 }
 
 /* IPC_SET and IPC_RMID (Linux's msgctl_down()). */

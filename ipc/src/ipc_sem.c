@@ -461,17 +461,95 @@ static GRACE_NOINLINE int semop_sleep(struct grace_ipc_proc *p, struct ipc_held 
 	return ret;
 }
 
+/* What a semop's operations ask, scanned before the lookup. Only IPC_NOWAIT and SEM_UNDO mean
+ * anything in sem_flg; Linux ignores other bits. */
+struct sops_scan {
+	int max;    /* the highest sem_num */
+	bool alter; /* does any operation change a value? */
+	bool undos; /* does any operation ask for SEM_UNDO? */
+};
+
+static void sops_scan(const struct grace_ipc_sembuf *sops, size_t nsops, struct sops_scan *sc)
+{
+	sc->max = 0;
+	sc->alter = false;
+	sc->undos = false;
+	for (size_t i = 0; i < nsops; i++) {
+		if (sops[i].sem_num > sc->max)
+			sc->max = sops[i].sem_num;
+		if (sops[i].sem_op != 0)
+			sc->alter = true;
+		if (sops[i].sem_flg & GRACE_IPC_SEM_UNDO)
+			sc->undos = true;
+	}
+}
+
+/*
+ * Lock the set found for a semop with SEM_UNDO operations: 0 with the set locked and *un its
+ * SEM_UNDO record, or -errno with nothing held.
+ */
+static int semop_lock_undo(struct grace_ipc_proc *p, struct ipc_held *h, const struct sops_scan *sc,
+			   struct sem_undo **un)
+{
+	struct ipc_set *s = to_set(h->o);
+	int ret;
+
+	/*
+	 * Linux's find_alloc_undo() comes before the EFBIG and permission checks: the record
+	 * exists even when one of them fails, and the exit then visits the set (its adjustments
+	 * are 0, but it sets sem_otime and re-runs the queue).
+	 */
+	ret = grace_ipc__lock(p, h, -1, 0);
+	if (ret)
+		return ret;
+	ret = undo_get(p, s, un);
+	if (!ret && sc->max >= s->nsems)
+		ret = -EFBIG;
+	if (!ret && grace_ipc__perms(cred_of(p), h->o, sc->alter ? S_IWUGO_ : S_IRUGO_))
+		ret = -EACCES;
+	if (ret) {
+		grace_ipc__unlock(p->ns, h);
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * Lock the set found for a semop (Linux's __do_semtimedop() from the lookup to the permission
+ * check): 0 with the set locked (*un: its SEM_UNDO record, if an operation asks for one), or
+ * -errno with nothing held.
+ */
+static int semop_lock(struct grace_ipc_proc *p, struct ipc_held *h, const struct sops_scan *sc,
+		      struct sem_undo **un)
+{
+	if (GRACE_UNLIKELY(sc->undos))
+		return semop_lock_undo(p, h, sc, un);
+	if (sc->max >= to_set(h->o)->nsems) { /* nsems is immutable: read before the lock */
+		grace_ipc__drop(p->ns, h);
+		return -EFBIG;
+	}
+	return grace_ipc__lock(p, h, sc->alter ? S_IWUGO_ : S_IRUGO_, 0);
+}
+
+/* The operations were applied: let the sleepers that can proceed now do so, record the time.
+ * Lock held. */
+static void semop_applied(struct ipc_set *s, bool alter)
+{
+	if (alter && s->qhead)
+		update_queue(s);
+	s->otime = grace_ipc__now();
+}
+
 int grace_ipc_semtimedop(struct grace_ipc_proc *p, int semid, const struct grace_ipc_sembuf *sops,
 			 size_t nsops, const struct timespec *timeout)
 {
 	struct grace_ipc_ns *ns;
 	struct timespec deadline;
 	struct sem_undo *un = NULL;
+	struct sops_scan sc;
 	struct ipc_held h;
-	struct ipc_set *s;
-	size_t i, blk = 0;
-	int max = 0, ret;
-	bool alter = false, undos = false;
+	size_t blk = 0;
+	int ret;
 
 	/* Checks in the order of Linux's do_semtimedop() and __do_semtimedop(). */
 	if (!p)
@@ -491,57 +569,21 @@ int grace_ipc_semtimedop(struct grace_ipc_proc *p, int semid, const struct grace
 		if (!deadline_of(timeout, &deadline))
 			timeout = NULL; /* beyond the clock's range: no limit */
 	}
-	/* Only IPC_NOWAIT and SEM_UNDO mean anything in sem_flg; Linux ignores other bits. */
-	for (i = 0; i < nsops; i++) {
-		if (sops[i].sem_num > max)
-			max = sops[i].sem_num;
-		if (sops[i].sem_op != 0)
-			alter = true;
-		if (sops[i].sem_flg & GRACE_IPC_SEM_UNDO)
-			undos = true;
-	}
+	sops_scan(sops, nsops, &sc);
 	ret = grace_ipc__find(ns, IPC_T_SEM, semid, &h);
 	if (ret)
 		return ret;
-	s = to_set(h.o);
-	if (GRACE_UNLIKELY(undos)) {
-		/*
-		 * Linux's find_alloc_undo() comes before the EFBIG and permission checks: the
-		 * record exists even when one of them fails, and the exit then visits the set
-		 * (its adjustments are 0, but it sets sem_otime and re-runs the queue).
-		 */
-		ret = grace_ipc__lock(p, &h, -1, 0);
-		if (ret)
-			return ret;
-		ret = undo_get(p, s, &un);
-		if (!ret && max >= s->nsems)
-			ret = -EFBIG;
-		if (!ret && grace_ipc__perms(cred_of(p), h.o, alter ? S_IWUGO_ : S_IRUGO_))
-			ret = -EACCES;
-		if (ret) {
-			grace_ipc__unlock(ns, &h);
-			return ret;
-		}
-	} else {
-		if (max >= s->nsems) { /* nsems is immutable: read before the lock */
-			grace_ipc__drop(ns, &h);
-			return -EFBIG;
-		}
-		ret = grace_ipc__lock(p, &h, alter ? S_IWUGO_ : S_IRUGO_, 0);
-		if (ret)
-			return ret;
-	}
-	ret = try_apply(s, sops, nsops, un, p->pid, &blk);
+	ret = semop_lock(p, &h, &sc, &un);
+	if (ret)
+		return ret;
+	ret = try_apply(to_set(h.o), sops, nsops, un, p->pid, &blk);
 	if (GRACE_LIKELY(ret != WOULD_BLOCK)) {
-		if (ret == 0) {
-			if (alter && s->qhead)
-				update_queue(s);
-			s->otime = grace_ipc__now();
-		}
+		if (ret == 0)
+			semop_applied(to_set(h.o), sc.alter);
 		grace_ipc__unlock(ns, &h);
 		return ret;
 	}
-	return semop_sleep(p, &h, sops, nsops, blk, alter, un, timeout ? &deadline : NULL);
+	return semop_sleep(p, &h, sops, nsops, blk, sc.alter, un, timeout ? &deadline : NULL);
 }
 
 int grace_ipc_semop(struct grace_ipc_proc *p, int semid, const struct grace_ipc_sembuf *sops,
@@ -600,33 +642,75 @@ static int sem_info(struct grace_ipc_proc *p, int cmd, struct grace_ipc_seminfo 
 
 static int sem_stat(struct grace_ipc_proc *p, int semid, int cmd, struct grace_ipc_semid_ds *out)
 {
-	struct grace_ipc_ns *ns = p->ns;
 	struct grace_ipc_semid_ds ds;
 	struct ipc_held h;
 	struct ipc_set *s;
-	int ret, id = semid;
+	int ret = grace_ipc__stat_begin(p, IPC_T_SEM, semid, cmd, GRACE_IPC_SEM_STAT_ANY, &h);
 
-	if (cmd == GRACE_IPC_STAT)
-		ret = grace_ipc__find(ns, IPC_T_SEM, semid, &h);
-	else
-		ret = grace_ipc__find_index(ns, IPC_T_SEM, semid, &h, &id);
-	if (ret)
-		return ret;
-	ret = grace_ipc__lock(p, &h, cmd == GRACE_IPC_SEM_STAT_ANY ? -1 : S_IRUGO_, 0);
 	if (ret)
 		return ret;
 	s = to_set(h.o);
 	memset(&ds, 0, sizeof(ds));
-	grace_ipc__perm_out(ns, h.o, &ds.sem_perm);
+	grace_ipc__perm_out(p->ns, h.o, &ds.sem_perm);
 	ds.sem_otime = s->otime;
 	ds.sem_ctime = h.o->ctime;
 	ds.sem_nsems = (unsigned long)s->nsems;
-	id = h.o->id;
-	grace_ipc__unlock(ns, &h);
-	if (!out)
-		return -EFAULT; /* the kernel copies out last */
-	*out = ds;
-	return cmd == GRACE_IPC_STAT ? 0 : id;
+	return grace_ipc__stat_end(p->ns, &h, cmd, out, &ds, sizeof(ds));
+}
+
+/* GETALL, set locked. cap: the capacity of array (SIZE_MAX: the kernel's "nsems, trust me").
+ * Returns nsems (semctl() reports 0) or -errno. */
+static int sem_getall_locked(struct ipc_set *s, unsigned short *array, size_t cap)
+{
+	if (cap < (size_t)s->nsems)
+		return -EINVAL; /* grace_ipc_getall(): the buffer is too small */
+	if (!array)
+		return -EFAULT;
+	for (int i = 0; i < s->nsems; i++)
+		array[i] = (unsigned short)s->sem[i].val;
+	return s->nsems;
+}
+
+/* SETALL by pid, set locked. cap: the length of array (SIZE_MAX: as GETALL's). Returns 0 or
+ * -errno. */
+static int sem_setall_locked(struct ipc_set *s, int pid, const unsigned short *array, size_t cap)
+{
+	if (cap != SIZE_MAX && cap != (size_t)s->nsems)
+		return -EINVAL; /* grace_ipc_setall(): not nsems values */
+	if (!array)
+		return -EFAULT;
+	for (int i = 0; i < s->nsems; i++)
+		if (array[i] > GRACE_IPC_SEMVMX)
+			return -ERANGE;
+	for (int i = 0; i < s->nsems; i++) {
+		s->sem[i].val = array[i];
+		s->sem[i].pid = pid;
+	}
+	undo_clear(s, -1);
+	s->obj.ctime = grace_ipc__now();
+	if (s->qhead && update_queue(s))
+		s->otime = grace_ipc__now();
+	return 0;
+}
+
+/* sem_main()'s commands by pid, set locked, semnum checked. */
+static int sem_main_locked(struct ipc_set *s, int pid, int semnum, int cmd, unsigned short *array,
+			   size_t cap)
+{
+	switch (cmd) {
+	case GRACE_IPC_GETALL:
+		return sem_getall_locked(s, array, cap);
+	case GRACE_IPC_SETALL:
+		return sem_setall_locked(s, pid, array, cap);
+	case GRACE_IPC_GETVAL:
+		return s->sem[semnum].val;
+	case GRACE_IPC_GETPID:
+		return s->sem[semnum].pid;
+	case GRACE_IPC_GETNCNT:
+		return count_sleepers(s, semnum, false);
+	default: /* GETZCNT */
+		return count_sleepers(s, semnum, true);
+	}
 }
 
 /* GETVAL, GETPID, GETNCNT, GETZCNT, GETALL, SETALL (Linux's semctl_main()). cap: the capacity
@@ -636,66 +720,18 @@ static int sem_main(struct grace_ipc_proc *p, int semid, int semnum, int cmd, un
 {
 	struct grace_ipc_ns *ns = p->ns;
 	struct ipc_held h;
-	struct ipc_set *s;
 	int ret, nsems, pre = 0;
 
 	ret = grace_ipc__find(ns, IPC_T_SEM, semid, &h);
 	if (ret)
 		return ret;
-	s = to_set(h.o);
-	nsems = s->nsems;
+	nsems = to_set(h.o)->nsems;
 	if (cmd != GRACE_IPC_GETALL && cmd != GRACE_IPC_SETALL && (semnum < 0 || semnum >= nsems))
 		pre = -EINVAL; /* after the permission check, before `deleted` */
 	ret = grace_ipc__lock(p, &h, cmd == GRACE_IPC_SETALL ? S_IWUGO_ : S_IRUGO_, pre);
 	if (ret)
 		return ret;
-	switch (cmd) {
-	case GRACE_IPC_GETALL:
-		if (cap < (size_t)nsems) {
-			ret = -EINVAL; /* grace_ipc_getall(): the buffer is too small */
-		} else if (!array) {
-			ret = -EFAULT;
-		} else {
-			for (int i = 0; i < nsems; i++)
-				array[i] = (unsigned short)s->sem[i].val;
-			ret = nsems; /* semctl() reports 0 */
-		}
-		break;
-	case GRACE_IPC_SETALL:
-		if (cap != SIZE_MAX && cap != (size_t)nsems) {
-			ret = -EINVAL; /* grace_ipc_setall(): not nsems values */
-		} else if (!array) {
-			ret = -EFAULT;
-		} else {
-			ret = 0;
-			for (int i = 0; i < nsems; i++)
-				if (array[i] > GRACE_IPC_SEMVMX)
-					ret = -ERANGE;
-			if (ret == 0) {
-				for (int i = 0; i < nsems; i++) {
-					s->sem[i].val = array[i];
-					s->sem[i].pid = p->pid;
-				}
-				undo_clear(s, -1);
-				h.o->ctime = grace_ipc__now();
-				if (s->qhead && update_queue(s))
-					s->otime = grace_ipc__now();
-			}
-		}
-		break;
-	case GRACE_IPC_GETVAL:
-		ret = s->sem[semnum].val;
-		break;
-	case GRACE_IPC_GETPID:
-		ret = s->sem[semnum].pid;
-		break;
-	case GRACE_IPC_GETNCNT:
-		ret = count_sleepers(s, semnum, false);
-		break;
-	default: /* GETZCNT */
-		ret = count_sleepers(s, semnum, true);
-		break;
-	}
+	ret = sem_main_locked(to_set(h.o), p->pid, semnum, cmd, array, cap);
 	grace_ipc__unlock(ns, &h);
 	return ret;
 }
@@ -754,19 +790,12 @@ static int sem_down(struct grace_ipc_proc *p, int semid, int cmd,
 	return ret;
 }
 
-int grace_ipc_semctl(struct grace_ipc_proc *p, int semid, int semnum, int cmd,
-		     union grace_ipc_semun arg)
+/* semctl's commands on the values (Linux's semctl_main() and semctl_setval()); -EINVAL for a
+ * command that is none of them. */
+static int sem_values(struct grace_ipc_proc *p, int semid, int semnum, int cmd,
+		      union grace_ipc_semun arg)
 {
-	if (!p || semid < 0)
-		return -EINVAL;
 	switch (cmd) {
-	case GRACE_IPC_INFO:
-	case GRACE_IPC_SEM_INFO:
-		return sem_info(p, cmd, arg.info);
-	case GRACE_IPC_STAT:
-	case GRACE_IPC_SEM_STAT:
-	case GRACE_IPC_SEM_STAT_ANY:
-		return sem_stat(p, semid, cmd, arg.buf);
 	case GRACE_IPC_GETALL: {
 		int ret = sem_main(p, semid, semnum, cmd, arg.array, SIZE_MAX);
 
@@ -780,6 +809,24 @@ int grace_ipc_semctl(struct grace_ipc_proc *p, int semid, int semnum, int cmd,
 		return sem_main(p, semid, semnum, cmd, arg.array, SIZE_MAX);
 	case GRACE_IPC_SETVAL:
 		return sem_setval(p, semid, semnum, arg.val);
+	default:
+		return -EINVAL;
+	}
+}
+
+int grace_ipc_semctl(struct grace_ipc_proc *p, int semid, int semnum, int cmd,
+		     union grace_ipc_semun arg)
+{
+	if (!p || semid < 0)
+		return -EINVAL;
+	switch (cmd) {
+	case GRACE_IPC_INFO:
+	case GRACE_IPC_SEM_INFO:
+		return sem_info(p, cmd, arg.info);
+	case GRACE_IPC_STAT:
+	case GRACE_IPC_SEM_STAT:
+	case GRACE_IPC_SEM_STAT_ANY:
+		return sem_stat(p, semid, cmd, arg.buf);
 	case GRACE_IPC_SET:
 		if (!arg.buf)
 			return -EFAULT; /* copied in before anything else */
@@ -787,7 +834,7 @@ int grace_ipc_semctl(struct grace_ipc_proc *p, int semid, int semnum, int cmd,
 	case GRACE_IPC_RMID:
 		return sem_down(p, semid, cmd, NULL);
 	default:
-		return -EINVAL;
+		return sem_values(p, semid, semnum, cmd, arg);
 	}
 }
 
@@ -806,6 +853,24 @@ int grace_ipc_setall(struct grace_ipc_proc *p, int semid, const unsigned short *
 }
 
 /* ---------------------------------------------------------------- exit (SEM_UNDO) */
+
+/* Apply the adjustments of un, unlinked, to its set s by pid, clamped to [0, SEMVMX] as Linux's
+ * exit_sem() does. Set lock held. */
+static void undo_apply(struct ipc_set *s, struct sem_undo *un, int pid)
+{
+	for (int i = 0; i < s->nsems; i++) {
+		int v;
+
+		if (!un->semadj[i])
+			continue;
+		v = s->sem[i].val + un->semadj[i];
+		s->sem[i].val = v < 0 ? 0 : v > GRACE_IPC_SEMVMX ? GRACE_IPC_SEMVMX : v;
+		s->sem[i].pid = pid;
+	}
+	if (s->qhead)
+		update_queue(s);
+	s->otime = grace_ipc__now(); /* exit_sem() forces it */
+}
 
 void grace_ipc__sem_exit(struct grace_ipc_proc *p)
 {
@@ -838,22 +903,8 @@ void grace_ipc__sem_exit(struct grace_ipc_proc *p)
 		if (un)
 			undo_unlink(s, un);
 		pthread_mutex_unlock(&p->lock);
-		if (un) {
-			for (int i = 0; i < s->nsems; i++) {
-				int v;
-
-				if (!un->semadj[i])
-					continue;
-				v = s->sem[i].val + un->semadj[i];
-				s->sem[i].val = v < 0                  ? 0
-						: v > GRACE_IPC_SEMVMX ? GRACE_IPC_SEMVMX
-								       : v;
-				s->sem[i].pid = p->pid;
-			}
-			if (s->qhead)
-				update_queue(s);
-			s->otime = grace_ipc__now(); /* exit_sem() forces it */
-		}
+		if (un)
+			undo_apply(s, un, p->pid);
 		grace_ipc__unlock(ns, &h);
 		free(un);
 	}

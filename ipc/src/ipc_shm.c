@@ -261,23 +261,44 @@ static bool dup_by_mremap(void)
 	return dup_ok;
 }
 
-static int shm_create(struct grace_ipc_proc *p, const void *arg, int flg, struct ipc_obj **out)
+/* Linux's newseg() checks of the size, in its order: 0 with *maplen (whole pages), or -errno. */
+static int seg_size_check(struct grace_ipc_ns *ns, size_t size, size_t *maplen)
 {
-	struct grace_ipc_ns *ns = p->ns;
-	size_t size = ((const struct shmget_arg *)arg)->size;
-	size_t numpages = (size + ns->page - 1) / ns->page, maplen;
-	int mflags = MAP_SHARED | MAP_ANONYMOUS, fd = -1;
-	struct ipc_seg *s;
-	void *mem;
+	size_t numpages = (size + ns->page - 1) / ns->page;
 
-	/* Linux's newseg() order of checks. */
 	if (size < 1 || size > ns->lim.shmmax)
 		return -EINVAL;
 	if (numpages * ns->page < size)
 		return -ENOSPC;
 	if (ns->shm_tot + numpages < ns->shm_tot || ns->shm_tot + numpages > ns->lim.shmall)
 		return -ENOSPC;
-	maplen = numpages * ns->page;
+	*maplen = numpages * ns->page;
+	return 0;
+}
+
+/* A segment's file: memfd_create(flags), len bytes long. 0 with *fd, or -EINVAL (a huge page
+ * size that memfd_create() refuses) or -ENOMEM. */
+static int seg_file(unsigned int flags, size_t len, int *fd)
+{
+	*fd = memfd_create("SYSV", flags);
+	if (*fd < 0)
+		return (flags & MFD_HUGETLB) && errno == EINVAL ? -EINVAL : -ENOMEM;
+	if (ftruncate(*fd, (off_t)len) != 0) {
+		close(*fd);
+		*fd = -1;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The file behind a new segment's pages, if it needs one (*fd; -1 if not): a huge-page
+ * segment's (*maplen then rounded up to the huge page size), or every segment's where mremap()
+ * cannot duplicate a shared mapping (dup_by_mremap()). 0 or -errno.
+ */
+static int seg_backing(struct grace_ipc_proc *p, size_t size, int flg, size_t *maplen, int *fd)
+{
+	*fd = -1;
 	if (flg & GRACE_IPC_SHM_HUGETLB) {
 		size_t hs = huge_size(flg);
 		int log = (flg >> SHM_HUGE_SHIFT_) & SHM_HUGE_MASK_;
@@ -286,32 +307,44 @@ static int shm_create(struct grace_ipc_proc *p, const void *arg, int flg, struct
 			return -EINVAL; /* no such huge page size (hstate_sizelog() fails) */
 		if (!can_do_hugetlb_shm(cred_of(p)))
 			return -EPERM;
-		maplen = (size + hs - 1) / hs * hs;
-		fd = memfd_create("SYSV",
-				  MFD_CLOEXEC | MFD_HUGETLB | ((unsigned)log << MFD_HUGE_SHIFT));
-		if (fd < 0)
-			return errno == EINVAL ? -EINVAL : -ENOMEM;
-		if (ftruncate(fd, (off_t)maplen) != 0) {
-			close(fd);
-			return -ENOMEM;
-		}
+		*maplen = (size + hs - 1) / hs * hs;
+		return seg_file(MFD_CLOEXEC | MFD_HUGETLB | ((unsigned)log << MFD_HUGE_SHIFT),
+				*maplen, fd);
 	}
-	if (!(flg & GRACE_IPC_SHM_HUGETLB) && !dup_by_mremap()) {
-		fd = memfd_create("SYSV", MFD_CLOEXEC);
-		if (fd < 0)
-			return -ENOMEM;
-		if (ftruncate(fd, (off_t)maplen) != 0) {
-			close(fd);
-			return -ENOMEM;
-		}
-	}
+	if (!dup_by_mremap())
+		return seg_file(MFD_CLOEXEC, *maplen, fd);
+	return 0;
+}
+
+/* Map a new segment's master: its file (fd >= 0), or shared anonymous memory. Returns the
+ * address or MAP_FAILED (errno). */
+static void *seg_map_master(int fd, size_t maplen, int flg)
+{
+	int mflags = MAP_SHARED | MAP_ANONYMOUS;
+
 	if (flg & GRACE_IPC_SHM_NORESERVE)
 		mflags |= MAP_NORESERVE;
 	if (fd >= 0)
-		mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
-			   MAP_SHARED | (mflags & MAP_NORESERVE), fd, 0);
-	else
-		mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE, mflags, -1, 0);
+		return mmap(NULL, maplen, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | (mflags & MAP_NORESERVE), fd, 0);
+	return mmap(NULL, maplen, PROT_READ | PROT_WRITE, mflags, -1, 0);
+}
+
+static int shm_create(struct grace_ipc_proc *p, const void *arg, int flg, struct ipc_obj **out)
+{
+	size_t size = ((const struct shmget_arg *)arg)->size, maplen;
+	struct ipc_seg *s;
+	void *mem;
+	int fd, ret;
+
+	/* Linux's newseg() order of checks. */
+	ret = seg_size_check(p->ns, size, &maplen);
+	if (ret)
+		return ret;
+	ret = seg_backing(p, size, flg, &maplen, &fd);
+	if (ret)
+		return ret;
+	mem = seg_map_master(fd, maplen, flg);
 	if (mem == MAP_FAILED) {
 		int e = errno;
 
@@ -389,102 +422,134 @@ static bool ns_attach_overlaps(struct grace_ipc_ns *ns, uintptr_t a, size_t len)
 	return hit;
 }
 
+/* What an attachment maps, read under the segment's lock as the attachment is taken. */
+struct seg_map {
+	void *master;
+	int fd;
+	bool noreserve;
+	size_t len;
+};
+
+/*
+ * Make [a, a + len) (a != 0) ready for an attachment. Without SHM_REMAP the range must be
+ * free (find_vma_intersection() in do_shmat()): reserve it. With SHM_REMAP it must not
+ * overlap an attachment (see README). 0, or -1 with errno EINVAL.
+ */
+static int attach_range(struct grace_ipc_ns *ns, uintptr_t a, size_t len, int shmflg)
+{
+	void *r;
+
+	if (shmflg & GRACE_IPC_SHM_REMAP) {
+		if (!ns_attach_overlaps(ns, a, len))
+			return 0;
+		errno = EINVAL; /* SHM_REMAP over an attachment: see README */
+		return -1;
+	}
+	if (a + len < a) {
+		errno = EINVAL;
+		return -1;
+	}
+	r = mmap((void *)a, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+		 0);
+	if (r == MAP_FAILED || r != (void *)a) {
+		if (r != MAP_FAILED)
+			munmap(r, len); /* an old kernel took the address as a hint */
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Map the segment's pages again at a (0: anywhere), over the reservation if there is one.
+ * Returns the address or MAP_FAILED (errno). */
+static void *map_pages(const struct seg_map *sm, uintptr_t a, int prot)
+{
+	if (sm->fd >= 0) /* huge pages, or no mremap duplication: the file again */
+		return mmap((void *)a, sm->len, prot,
+			    MAP_SHARED | (a ? MAP_FIXED : 0) | (sm->noreserve ? MAP_NORESERVE : 0),
+			    sm->fd, 0);
+	if (a)
+		return mremap(sm->master, 0, sm->len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)a);
+	return mremap(sm->master, 0, sm->len, MREMAP_MAYMOVE);
+}
+
 /* Map the segment's pages at a (0: anywhere). Returns the address or MAP_FAILED (errno). */
-static void *map_segment(struct grace_ipc_ns *ns, void *master, int fd, bool noreserve, size_t len,
-			 uintptr_t a, int shmflg, int prot)
+static void *map_segment(struct grace_ipc_ns *ns, const struct seg_map *sm, uintptr_t a, int shmflg,
+			 int prot)
 {
 	void *m;
+	int e;
 
-	if (a && !(shmflg & GRACE_IPC_SHM_REMAP)) {
-		/* The range must be free (find_vma_intersection() in do_shmat()): reserve it. */
-		void *r;
-
-		if (a + len < a) {
-			errno = EINVAL;
-			return MAP_FAILED;
-		}
-		r = mmap((void *)a, len, PROT_NONE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (r == MAP_FAILED || r != (void *)a) {
-			if (r != MAP_FAILED)
-				munmap(r, len); /* an old kernel took the address as a hint */
-			errno = EINVAL;
-			return MAP_FAILED;
-		}
-	} else if (a && ns_attach_overlaps(ns, a, len)) {
-		errno = EINVAL; /* SHM_REMAP over an attachment: see README */
+	if (a && attach_range(ns, a, sm->len, shmflg) != 0)
 		return MAP_FAILED;
-	}
-	if (fd >= 0) /* huge pages, or no mremap duplication: the file again */
-		m = mmap((void *)a, len, prot,
-			 MAP_SHARED | (a ? MAP_FIXED : 0) | (noreserve ? MAP_NORESERVE : 0), fd, 0);
-	else if (a)
-		m = mremap(master, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)a);
-	else
-		m = mremap(master, 0, len, MREMAP_MAYMOVE);
+	m = map_pages(sm, a, prot);
 	if (m == MAP_FAILED) {
-		int e = errno;
-
+		e = errno;
 		if (a && !(shmflg & GRACE_IPC_SHM_REMAP))
-			munmap((void *)a, len); /* the reservation */
+			munmap((void *)a, sm->len); /* the reservation */
 		errno = e;
 		return MAP_FAILED;
 	}
-	if (fd < 0 && prot != (PROT_READ | PROT_WRITE) && mprotect(m, len, prot) != 0) {
-		int e = errno;
-
-		munmap(m, len);
+	if (sm->fd < 0 && prot != (PROT_READ | PROT_WRITE) && mprotect(m, sm->len, prot) != 0) {
+		e = errno;
+		munmap(m, sm->len);
 		errno = e;
 		return MAP_FAILED;
 	}
 	return m;
 }
 
-int grace_ipc_shmat(struct grace_ipc_proc *p, int shmid, const void *shmaddr, int shmflg,
-		    void **addr)
+/* Linux's do_shmat() checks of the address, in its order; SHM_RND rounds *a down. 0 or
+ * -EINVAL. */
+static int shmat_addr(struct grace_ipc_ns *ns, uintptr_t *a, int shmflg)
 {
-	struct grace_ipc_ns *ns;
-	struct shm_attach *at;
-	struct ipc_held h;
-	struct ipc_seg *s;
-	uintptr_t a = (uintptr_t)shmaddr;
-	size_t lba, len;
-	void *master, *m;
-	int prot, acc, ret, fd;
-	bool noreserve;
+	size_t lba = grace_ipc_shmlba();
 
-	if (!p || !addr)
-		return -EINVAL;
-	ns = p->ns;
-	/* Checks in the order of Linux's do_shmat(). */
-	if (shmid < 0)
-		return -EINVAL;
-	lba = grace_ipc_shmlba();
-	if (a) {
-		if (a & (lba - 1)) {
-			if (shmflg & GRACE_IPC_SHM_RND) {
-				a &= ~(uintptr_t)(lba - 1);
-				if (!a && (shmflg & GRACE_IPC_SHM_REMAP))
-					return -EINVAL;
-			} else if (a & (ns->page - 1)) {
+	if (!*a)
+		return (shmflg & GRACE_IPC_SHM_REMAP) ? -EINVAL : 0;
+	if (*a & (lba - 1)) {
+		if (shmflg & GRACE_IPC_SHM_RND) {
+			*a &= ~(uintptr_t)(lba - 1);
+			if (!*a && (shmflg & GRACE_IPC_SHM_REMAP))
 				return -EINVAL;
-			}
+		} else if (*a & (ns->page - 1)) {
+			return -EINVAL;
 		}
-	} else if (shmflg & GRACE_IPC_SHM_REMAP) {
-		return -EINVAL;
 	}
+	return 0;
+}
+
+/* The protection of the mapping shmflg asks, and (*acc) the permission that needs. */
+static int shmat_prot(int shmflg, int *acc)
+{
+	int prot;
+
 	if (shmflg & GRACE_IPC_SHM_RDONLY) {
 		prot = PROT_READ;
-		acc = S_IRUGO_;
+		*acc = S_IRUGO_;
 	} else {
 		prot = PROT_READ | PROT_WRITE;
-		acc = S_IRUGO_ | S_IWUGO_;
+		*acc = S_IRUGO_ | S_IWUGO_;
 	}
 	if (shmflg & GRACE_IPC_SHM_EXEC) {
 		prot |= PROT_EXEC;
-		acc |= S_IXUGO_;
+		*acc |= S_IXUGO_;
 	}
-	ret = grace_ipc__find(ns, IPC_T_SHM, shmid, &h);
+	return prot;
+}
+
+/*
+ * Find the segment, lock it (checking acc, then `deleted`) and take an attachment
+ * (shm_nattch++). 0 with *out and what to map in *sm, no lock held; or -errno.
+ */
+static int seg_attach(struct grace_ipc_proc *p, int shmid, int acc, struct ipc_seg **out,
+		      struct seg_map *sm)
+{
+	struct ipc_held h;
+	struct ipc_seg *s;
+	int ret;
+
+	ret = grace_ipc__find(p->ns, IPC_T_SHM, shmid, &h);
 	if (ret)
 		return ret;
 	ret = grace_ipc__lock(p, &h, acc, 0);
@@ -493,24 +558,23 @@ int grace_ipc_shmat(struct grace_ipc_proc *p, int shmid, const void *shmaddr, in
 	s = to_seg(h.o);
 	/* The attachment keeps the segment published from here on (header comment). */
 	s->nattch++;
-	master = s->master;
-	fd = s->fd;
-	noreserve = s->noreserve;
-	len = s->maplen;
-	grace_ipc__unlock(ns, &h);
+	sm->master = s->master;
+	sm->fd = s->fd;
+	sm->noreserve = s->noreserve;
+	sm->len = s->maplen;
+	grace_ipc__unlock(p->ns, &h);
+	*out = s;
+	return 0;
+}
 
-	at = (struct shm_attach *)calloc(1, sizeof(*at));
-	m = at ? map_segment(ns, master, fd, noreserve, len, a, shmflg, prot) : MAP_FAILED;
-	if (m == MAP_FAILED) {
-		ret = !at ? -ENOMEM : errno == EINVAL ? -EINVAL : -ENOMEM;
-		free(at);
-		seg_put(ns, s, p->pid, false);
-		return ret;
-	}
-	pthread_mutex_lock(seg_lock(ns, s));
+/* The mapping at m is made: record the attach in the segment and link at on the handle. */
+static void attach_link(struct grace_ipc_proc *p, struct ipc_seg *s, struct shm_attach *at, void *m,
+			size_t len)
+{
+	pthread_mutex_lock(seg_lock(p->ns, s));
 	s->atime = grace_ipc__now();
 	s->lpid = p->pid;
-	pthread_mutex_unlock(seg_lock(ns, s));
+	pthread_mutex_unlock(seg_lock(p->ns, s));
 	at->addr = m;
 	at->len = len;
 	at->seg = s;
@@ -520,6 +584,40 @@ int grace_ipc_shmat(struct grace_ipc_proc *p, int shmid, const void *shmaddr, in
 		p->attach->prev = at;
 	p->attach = at;
 	pthread_mutex_unlock(&p->lock);
+}
+
+int grace_ipc_shmat(struct grace_ipc_proc *p, int shmid, const void *shmaddr, int shmflg,
+		    void **addr)
+{
+	struct shm_attach *at;
+	struct seg_map sm;
+	struct ipc_seg *s;
+	uintptr_t a = (uintptr_t)shmaddr;
+	void *m;
+	int prot, acc, ret;
+
+	if (!p || !addr)
+		return -EINVAL;
+	/* Checks in the order of Linux's do_shmat(). */
+	if (shmid < 0)
+		return -EINVAL;
+	ret = shmat_addr(p->ns, &a, shmflg);
+	if (ret)
+		return ret;
+	prot = shmat_prot(shmflg, &acc);
+	ret = seg_attach(p, shmid, acc, &s, &sm);
+	if (ret)
+		return ret;
+	/* From here on no lock is held: the attachment keeps the segment (header comment). */
+	at = (struct shm_attach *)calloc(1, sizeof(*at));
+	m = at ? map_segment(p->ns, &sm, a, shmflg, prot) : MAP_FAILED;
+	if (m == MAP_FAILED) {
+		ret = !at ? -ENOMEM : errno == EINVAL ? -EINVAL : -ENOMEM;
+		free(at);
+		seg_put(p->ns, s, p->pid, false);
+		return ret;
+	}
+	attach_link(p, s, at, m, sm.len);
 	*addr = m;
 	return 0;
 }
@@ -675,24 +773,16 @@ static int shm_info(struct grace_ipc_proc *p, int cmd, struct grace_ipc_shmid_ds
 
 static int shm_stat(struct grace_ipc_proc *p, int shmid, int cmd, struct grace_ipc_shmid_ds *out)
 {
-	struct grace_ipc_ns *ns = p->ns;
 	struct grace_ipc_shmid_ds ds;
 	struct ipc_held h;
 	struct ipc_seg *s;
-	int ret, id = shmid;
+	int ret = grace_ipc__stat_begin(p, IPC_T_SHM, shmid, cmd, GRACE_IPC_SHM_STAT_ANY, &h);
 
-	if (cmd == GRACE_IPC_STAT)
-		ret = grace_ipc__find(ns, IPC_T_SHM, shmid, &h);
-	else
-		ret = grace_ipc__find_index(ns, IPC_T_SHM, shmid, &h, &id);
-	if (ret)
-		return ret;
-	ret = grace_ipc__lock(p, &h, cmd == GRACE_IPC_SHM_STAT_ANY ? -1 : S_IRUGO_, 0);
 	if (ret)
 		return ret;
 	s = to_seg(h.o);
 	memset(&ds, 0, sizeof(ds));
-	grace_ipc__perm_out(ns, h.o, &ds.shm_perm);
+	grace_ipc__perm_out(p->ns, h.o, &ds.shm_perm);
 	ds.shm_segsz = s->segsz;
 	ds.shm_atime = s->atime;
 	ds.shm_dtime = s->dtime;
@@ -700,12 +790,7 @@ static int shm_stat(struct grace_ipc_proc *p, int shmid, int cmd, struct grace_i
 	ds.shm_cpid = s->cpid;
 	ds.shm_lpid = s->lpid;
 	ds.shm_nattch = s->nattch;
-	id = h.o->id;
-	grace_ipc__unlock(ns, &h);
-	if (!out)
-		return -EFAULT; /* the kernel copies out last */
-	*out = ds;
-	return cmd == GRACE_IPC_STAT ? 0 : id;
+	return grace_ipc__stat_end(p->ns, &h, cmd, out, &ds, sizeof(ds));
 }
 
 /* SHM_LOCK and SHM_UNLOCK (Linux's shmctl_do_lock()). */
