@@ -59,6 +59,39 @@ void grace_urcu__qsbr_register(void)
 	grace_urcu__qsbr_registered = 1;
 }
 
+/* The liburcu flavors (memb, mb, signal) this thread registered with explicitly: one bit each. */
+/* General-dynamic TLS (not initial-exec): registration is no hot path, and dlopen() of this
+ * library must not need more of the static TLS block (test compat_lfht_dlclose). */
+static __thread unsigned int registered_with;
+
+void grace_urcu__register(int flavor, const char *call)
+{
+	unsigned int bit = 1u << (unsigned int)flavor;
+
+	(void)call;
+	if (registered_with & bit) {
+		/* Twice with one flavor: grace's own registration reports it ("thread already
+		 * registered", naming rcu_register_thread; abort in debug builds), as liburcu
+		 * asserts. */
+		grace_rcu_register_thread();
+		return;
+	}
+	if (!registered_with)
+		grace_rcu_register_thread();
+	registered_with |= bit;
+}
+
+void grace_urcu__unregister(int flavor)
+{
+	unsigned int bit = 1u << (unsigned int)flavor;
+
+	if (!(registered_with & bit))
+		return; /* as liburcu: nothing to undo */
+	registered_with &= ~bit;
+	if (!registered_with)
+		grace_rcu_unregister_thread();
+}
+
 void grace_urcu__qsbr_unregister(void)
 {
 	grace_urcu__qsbr_registered = 0;

@@ -466,17 +466,22 @@ static void rs_help(struct lfht *h)
  * half done. Report it instead (updaters only try-lock: in that child the table works but never
  * resizes).
  */
+/* Is rs_lock held by a thread of another process (this one is a raw clone child)? Then report:
+ * nothing here can ever release it. Relaxed: only its owner writes rs_pid while holding the
+ * lock; a child sees the parent's value frozen. */
+static void rs_check_inherited(struct lfht *h, const char *call)
+{
+	pid_t holder = grace_load_relaxed(&h->rs_pid);
+
+	if (holder != 0 && holder != getpid())
+		grace_urcu__misuse(call, "the process forked while another thread was resizing "
+					 "this table: the child cannot resize or destroy it");
+}
+
 static void rs_lock_wait(struct lfht *h, const char *call)
 {
 	if (pthread_mutex_trylock(&h->rs_lock) != 0) {
-		/* Relaxed: only its owner writes it while holding the lock; a fork child
-		 * sees the parent's value frozen. */
-		pid_t holder = grace_load_relaxed(&h->rs_pid);
-
-		if (holder != 0 && holder != getpid())
-			grace_urcu__misuse(call, "the process forked while another thread was "
-						 "resizing this table: the child cannot resize "
-						 "or destroy it");
+		rs_check_inherited(h, call);
 		pthread_mutex_lock(&h->rs_lock);
 	}
 	grace_store_relaxed(&h->rs_pid, getpid());
@@ -758,6 +763,10 @@ int grace_urcu_lfht_destroy(struct cds_lfht *ht, pthread_attr_t **attr)
 	cds_lfht_first(ht, &it);
 	if (it.node)
 		return -EPERM; /* liburcu: the table must be empty */
+	/* A child made without the fork handlers (a raw clone) that inherited the resize lock held
+	 * by another thread of the parent: report it now. The grace period below would wait for
+	 * that thread's read-side section, which never ends here, and hang without a word. */
+	rs_check_inherited(h, "cds_lfht_destroy");
 	/* Readers that were still walking (the caller has stopped new ones) end first; a shrink
 	 * under way waits for its callback. */
 	h->flavor->update_synchronize_rcu();

@@ -63,6 +63,12 @@ GRACE_API GRACE_NORETURN void grace_urcu__misuse(const char *call, const char *f
 GRACE_API extern __thread unsigned int grace_urcu__qsbr_registered GRACE_TLS_IE;
 GRACE_API extern __thread unsigned int grace_urcu__qsbr_nest GRACE_TLS_IE;
 GRACE_API void grace_urcu__qsbr_register(void);
+/* memb, mb, signal: explicit registration per liburcu flavor (liburcu keeps a registry per
+ * flavor, so a thread may register with two of them); grace's default flavor is registered
+ * while at least one is. call: the name the program used, for the report of a second
+ * registration with the same flavor. */
+GRACE_API void grace_urcu__register(int flavor, const char *call);
+GRACE_API void grace_urcu__unregister(int flavor);
 GRACE_API void grace_urcu__qsbr_unregister(void);
 /* Debug builds: report reading from a QSBR thread that is not registered or is offline. */
 GRACE_API GRACE_NORETURN void grace_urcu__qsbr_bad_reader(const char *call);

@@ -105,7 +105,9 @@ GRACE_INLINE void GRACE_URCU__F(thread_online)(void)
 
 /*
  * memb, mb, signal: grace registers a thread on its first read-side section anyway; an
- * explicit registration is kept (registering twice is reported, as liburcu asserts). bp: its
+ * explicit registration is kept, per liburcu flavor (registering twice with one flavor is
+ * reported, as liburcu asserts; with two flavors is allowed, as liburcu's registries are one
+ * per flavor). bp: its
  * registration is optional and idempotent in liburcu: an empty section registers the thread if
  * it is not yet. QSBR: required, as in liburcu.
  */
@@ -117,7 +119,8 @@ GRACE_INLINE void GRACE_URCU__F(register_thread)(void)
 	grace_rcu_read_lock();
 	grace_rcu_read_unlock();
 #else
-	grace_rcu_register_thread();
+	grace_urcu__register(GRACE_URCU_FLAVOR_ID,
+			     GRACE_URCU__CALL("rcu_register_thread", register_thread));
 #endif
 }
 
@@ -133,7 +136,7 @@ GRACE_INLINE void GRACE_URCU__F(unregister_thread)(void)
 #elif GRACE_URCU_FLAVOR_BP
 	/* liburcu-bp: nothing (the thread is unregistered when it exits). */
 #else
-	grace_rcu_unregister_thread();
+	grace_urcu__unregister(GRACE_URCU_FLAVOR_ID);
 #endif
 }
 
