@@ -206,7 +206,8 @@ TEST(calls_from_a_default_callback)
 	call_rcu(&requeue_obj->h, requeue_cb);
 	rcu_barrier();
 	rcu_barrier();
-	CHECK_MSG(__atomic_load_n(&cb_ok, __ATOMIC_ACQUIRE) == 2, "a requeued callback did not run");
+	CHECK_MSG(__atomic_load_n(&cb_ok, __ATOMIC_ACQUIRE) == 2,
+		  "a requeued callback did not run");
 }
 
 static void srcu_cb_body(struct rcu_head *h)
