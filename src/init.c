@@ -27,7 +27,7 @@
 #include "core/options.h"
 #include "core/sys.h"
 #include "core/wait.h"
-#include "ds/fork.h"
+#include "ds/hash.h"
 #include "engine/callback.h"
 #include "engine/free.h"
 #include "flavor/memb.h"

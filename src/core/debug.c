@@ -8,7 +8,15 @@
 
 #include "core/debug.h"
 #include "core/diag.h"
+#include "core/lock.h"
 #include "core/options.h"
+
+#if GRACE__LIB_DEBUG
+/* The mutexes each thread holds through grace__mutex_lock() (core/lock.h): one record for the
+ * whole library. The default TLS model of a shared object: not the static block that a
+ * dlopen() of the library must find room in. */
+__thread struct grace__mutex_held grace__mutex_held;
+#endif
 
 /* Other flavors (srcu) count their open sections here in debug builds. */
 GRACE_API __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;

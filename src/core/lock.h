@@ -7,6 +7,14 @@
  * Debug builds (GRACE_DEBUG): also the owner's thread id, set after lock and cleared before
  * unlock by the owner itself; grace__lock_assert_held() aborts with a message naming the
  * function whose precondition failed when the caller is not the owner.
+ *
+ * Why two kinds (struct grace__lock, then grace__mutex_lock() on a plain pthread_mutex_t
+ * below): a lock inside a public struct is part of the ABI, and its layout cannot grow the owner
+ * field (struct grace_idr's `lock`, include/grace/idr.h). For such a mutex the debug build
+ * records instead which mutexes the calling thread holds, in a small thread-local array, so that
+ * grace__mutex_assert_held() checks the same precondition with no field. Private locks use
+ * struct grace__lock (one load to check, no per-thread bound); public ones the grace__mutex_*
+ * calls. Release builds of both are the bare pthread calls.
  */
 #ifndef GRACE_SRC_LOCK_H
 #define GRACE_SRC_LOCK_H
@@ -40,6 +48,15 @@ struct grace__lock {
 static inline void grace__lock_init(struct grace__lock *l)
 {
 	pthread_mutex_init(&l->m, NULL);
+#if GRACE__LIB_DEBUG
+	l->owner = 0;
+#endif
+}
+
+/* A lock of a given kind (e.g. PTHREAD_MUTEX_ADAPTIVE_NP): attr as for pthread_mutex_init(). */
+static inline void grace__lock_init_attr(struct grace__lock *l, const pthread_mutexattr_t *attr)
+{
+	pthread_mutex_init(&l->m, attr);
 #if GRACE__LIB_DEBUG
 	l->owner = 0;
 #endif
@@ -92,6 +109,96 @@ static inline void grace__lock_reinit(struct grace__lock *l)
 	} while (0)
 #else
 #define grace__lock_assert_held(l) ((void)(l))
+#endif
+
+/*
+ * A plain pthread_mutex_t that cannot hold an owner (a public struct's, see the top):
+ * grace__mutex_lock(), grace__mutex_unlock() and grace__mutex_assert_held(), for mutexes of the
+ * default (non-recursive) kind.
+ *
+ * Release builds: exactly pthread_mutex_lock() and pthread_mutex_unlock(); the assertion is
+ * nothing.
+ * Debug builds: each thread records the mutexes it holds through these calls in
+ * grace__mutex_held (at most GRACE__MUTEX_HELD_MAX at once: a thread holds few), and aborts,
+ * naming the calling function, on an assertion for a mutex it does not hold, a lock of one it
+ * already holds (a self-deadlock), an unlock of one it does not hold, or a lock past the array's
+ * bound (raise GRACE__MUTEX_HELD_MAX; nothing is written past it). A mutex taken with the bare
+ * pthread call is not recorded: take and release a mutex through these calls everywhere.
+ */
+#if GRACE__LIB_DEBUG
+#define GRACE__MUTEX_HELD_MAX 8
+
+struct grace__mutex_held {
+	unsigned int n;
+	const pthread_mutex_t *m[GRACE__MUTEX_HELD_MAX];
+};
+
+/*
+ * The calling thread's held mutexes: one record per thread for the whole library (a mutex locked
+ * in one file is known held in another), defined once, in src/core/debug.c. Not a weak
+ * definition here: each file's copy of it would keep its space in the library's static TLS
+ * block, which a dlopen() of the library must find room for.
+ */
+extern __thread struct grace__mutex_held grace__mutex_held;
+
+/* Index of m in the calling thread's record, or -1. */
+static inline int grace__mutex_find(const pthread_mutex_t *m)
+{
+	for (int i = (int)grace__mutex_held.n - 1; i >= 0; i--)
+		if (grace__mutex_held.m[i] == m)
+			return i;
+	return -1;
+}
+
+static inline void grace__mutex_lock_dbg(pthread_mutex_t *m, const char *name, const char *func)
+{
+	struct grace__mutex_held *h = &grace__mutex_held;
+
+	if (grace__mutex_find(m) >= 0)
+		grace__fatal(func, "grace__mutex_lock(%s): this thread already holds it", name);
+	if (h->n >= GRACE__MUTEX_HELD_MAX)
+		grace__fatal(
+			func,
+			"grace__mutex_lock(%s): this thread already holds %u mutexes, the most "
+			"grace__mutex_held records (raise GRACE__MUTEX_HELD_MAX in core/lock.h)",
+			name, h->n);
+	pthread_mutex_lock(m);
+	h->m[h->n++] = m;
+}
+
+static inline void grace__mutex_unlock_dbg(pthread_mutex_t *m, const char *name, const char *func)
+{
+	struct grace__mutex_held *h = &grace__mutex_held;
+	int i = grace__mutex_find(m);
+
+	if (i < 0)
+		grace__fatal(func, "grace__mutex_unlock(%s): this thread does not hold it", name);
+	/* Unlocks may come in any order: close the gap. */
+	for (unsigned int j = (unsigned int)i + 1; j < h->n; j++)
+		h->m[j - 1] = h->m[j];
+	h->n--;
+	pthread_mutex_unlock(m);
+}
+
+#define grace__mutex_lock(m) grace__mutex_lock_dbg((m), #m, __func__)
+#define grace__mutex_unlock(m) grace__mutex_unlock_dbg((m), #m, __func__)
+#define grace__mutex_assert_held(m)                                              \
+	do {                                                                     \
+		if (grace__mutex_find(m) < 0)                                    \
+			grace__fatal(__func__, "called without holding %s", #m); \
+	} while (0)
+#else
+static inline void grace__mutex_lock(pthread_mutex_t *m)
+{
+	pthread_mutex_lock(m);
+}
+
+static inline void grace__mutex_unlock(pthread_mutex_t *m)
+{
+	pthread_mutex_unlock(m);
+}
+
+#define grace__mutex_assert_held(m) ((void)(m))
 #endif
 
 #endif

@@ -86,12 +86,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grace/hash.h>
+#include <grace/list.h>
 #include <grace/qsbr.h>
 #include <grace/rcu.h>
 
 #include "core/diag.h"
+#include "core/lock.h"
 #include "core/sys.h"
-#include "ds/fork.h"
+#include "ds/hash.h"
 #include "engine/callback.h"
 
 #define DEFAULT_INIT 64
@@ -100,7 +102,7 @@
 #define DEFAULT_LOCKS_CAP 256
 
 struct stripe {
-	pthread_mutex_t lock;
+	struct grace__lock lock;
 	size_t count; /* nodes of this stripe; written under lock, read relaxed */
 	long delta;   /* changes not yet added to upd->approx; under lock */
 	bool built;   /* RESIZE build: this stripe's nodes are in the future array; under lock */
@@ -130,7 +132,7 @@ struct grace__hash_upd {
 	struct grace_hash_table *future;
 
 	/* Resize driver, under rs_lock. */
-	pthread_mutex_t rs_lock;
+	struct grace__lock rs_lock;
 	bool resizing, dying;
 	bool inherited; /* fork child: `who` was RS_QUEUED at the fork (see "Fork") */
 	enum rs_step step;
@@ -142,7 +144,7 @@ struct grace__hash_upd {
 	struct grace_hash *ht;
 
 	/* On fk_tables (fk_lock). */
-	struct grace__hash_upd *fk_next, *fk_prev;
+	struct grace_list_head fk_node;
 
 	/*
 	 * Approximate node count for the automatic-resize thresholds, like Linux's percpu_counter:
@@ -202,13 +204,13 @@ static struct stripe *stripe_of(struct grace__hash_upd *u, uint64_t h)
 static void lock_all(struct grace__hash_upd *u)
 {
 	for (unsigned int i = 0; i < u->nlocks; i++)
-		pthread_mutex_lock(&u->stripes[i].lock);
+		grace__lock(&u->stripes[i].lock);
 }
 
 static void unlock_all(struct grace__hash_upd *u)
 {
 	for (unsigned int i = u->nlocks; i-- > 0;)
-		pthread_mutex_unlock(&u->stripes[i].lock);
+		grace__unlock(&u->stripes[i].lock);
 }
 
 /* The approximate counter's batch for a table of `size` buckets. */
@@ -224,6 +226,7 @@ static void count_change(struct grace__hash_upd *u, struct stripe *st, long d)
 {
 	long b = grace_load_relaxed(&u->batch);
 
+	grace__lock_assert_held(&st->lock);
 	grace_store_relaxed(&st->count, st->count + (size_t)d);
 	st->delta += d;
 	if (st->delta >= b || st->delta <= -b) {
@@ -240,7 +243,17 @@ struct view {
 	struct grace_hash_node **head[2];
 	unsigned int idx[2];
 	int n;
+#if GRACE__LIB_DEBUG
+	struct stripe *st; /* whose lock the updater holds */
+#endif
 };
+
+/* The view's stripe lock is held (debug builds; release builds keep no stripe in the view). */
+#if GRACE__LIB_DEBUG
+#define view_assert_locked(v) grace__lock_assert_held(&(v)->st->lock)
+#else
+#define view_assert_locked(v) ((void)(v))
+#endif
 
 static void get_view(struct grace_hash *ht, struct stripe *st, uint64_t h, struct view *v)
 {
@@ -249,6 +262,10 @@ static void get_view(struct grace_hash *ht, struct stripe *st, uint64_t h, struc
 	 * resize_publish()); only a built stripe uses it. */
 	struct grace_hash_table *f = grace_load_acquire(&ht->upd->future);
 
+	grace__lock_assert_held(&st->lock);
+#if GRACE__LIB_DEBUG
+	v->st = st;
+#endif
 	v->head[0] = &grace__hash_heads(t)[h & t->mask];
 	v->idx[0] = t->idx;
 	v->n = 1;
@@ -262,6 +279,7 @@ static void get_view(struct grace_hash *ht, struct stripe *st, uint64_t h, struc
 /* Publish x at the head of its chain in each array of the view. */
 static void view_insert(struct view *v, struct grace_hash_node *x)
 {
+	view_assert_locked(v);
 	/* x is not reachable yet: plain stores of its links first. */
 	for (int c = 0; c < v->n; c++)
 		x->next[v->idx[c]] = grace_load_relaxed(v->head[c]);
@@ -278,6 +296,7 @@ static struct grace_hash_node *view_find(struct grace_hash *ht, struct view *v, 
 {
 	unsigned int i = v->idx[0];
 
+	view_assert_locked(v);
 	for (struct grace_hash_node *n = *v->head[0]; n; n = n->next[i])
 		if (n->hash == h && ht->match(n, key, ht->arg))
 			return n;
@@ -295,6 +314,7 @@ static bool relink(struct view *v, struct grace_hash_node *n, struct grace_hash_
 {
 	bool found = false;
 
+	view_assert_locked(v);
 	for (int c = 0; c < v->n; c++) {
 		unsigned int i = v->idx[c];
 		struct grace_hash_node **link = v->head[c];
@@ -335,7 +355,7 @@ static struct grace_hash_table *resize_publish(struct grace_hash *ht, size_t nbu
 	/* Release: updaters that see `future` (acquire in get_view) see it zeroed and sized. */
 	grace_store_release(&u->future, f);
 	for (unsigned int s = 0; s < u->nlocks; s++) {
-		pthread_mutex_lock(&u->stripes[s].lock);
+		grace__lock(&u->stripes[s].lock);
 		for (uint64_t b = s; b <= t->mask; b += u->nlocks)
 			for (struct grace_hash_node *n = th[b]; n; n = n->next[i]) {
 				struct grace_hash_node **head = &fh[n->hash & f->mask];
@@ -347,7 +367,7 @@ static struct grace_hash_table *resize_publish(struct grace_hash *ht, size_t nbu
 				moved++;
 			}
 		u->stripes[s].built = true;
-		pthread_mutex_unlock(&u->stripes[s].lock);
+		grace__unlock(&u->stripes[s].lock);
 	}
 	lock_all(u);
 	/* Publish: store-release, so a reader that loads the new array sees every chain built
@@ -464,10 +484,11 @@ static void rs_requeue(struct grace__hash_upd *u)
 /* Hand the next step to the flavor: rs_lock held (released and taken again). */
 static void rs_queue_locked(struct grace__hash_upd *u)
 {
+	grace__lock_assert_held(&u->rs_lock);
 	grace_store_relaxed(&u->who, RS_QUEUED);
-	pthread_mutex_unlock(&u->rs_lock);
+	grace__unlock(&u->rs_lock);
 	rs_requeue(u);
-	pthread_mutex_lock(&u->rs_lock);
+	grace__lock(&u->rs_lock);
 }
 
 /*
@@ -482,7 +503,7 @@ static void rs_end(struct grace_hash *ht, bool background)
 	struct grace__hash_upd *u = ht->upd;
 	bool again = false;
 
-	pthread_mutex_lock(&u->rs_lock);
+	grace__lock(&u->rs_lock);
 	if (background && !u->dying && wanted(ht, cur_size(ht)) != 0) {
 		u->step = RS_START; /* `who` stays RS_THREAD: this thread goes on */
 		again = true;
@@ -490,7 +511,7 @@ static void rs_end(struct grace_hash *ht, bool background)
 		grace_store_relaxed(&u->who, RS_NONE);
 		grace_store_relaxed(&u->resizing, false);
 	}
-	pthread_mutex_unlock(&u->rs_lock);
+	grace__unlock(&u->rs_lock);
 	if (again)
 		rs_start(ht, false); /* `resizing` is still set: the table stays alive */
 }
@@ -515,15 +536,16 @@ static void wait_background_resize(struct grace__hash_upd *u, const char *call)
 	uint64_t t0 = grace__now_ns();
 	bool warned = false;
 
+	grace__lock_assert_held(&u->rs_lock);
 	while (u->resizing) {
 		if (u->who == RS_ORPHAN) {
 			rs_queue_locked(u);
 			continue;
 		}
 		if (u->inherited) {
-			pthread_mutex_unlock(&u->rs_lock);
+			grace__unlock(&u->rs_lock);
 			u->ops->barrier(u->ops->ctx);
-			pthread_mutex_lock(&u->rs_lock);
+			grace__lock(&u->rs_lock);
 			/* Every callback queued before the barrier has run, and a step that ran
 			 * cleared `inherited` (resize_cb()). Still set: it was never queued. */
 			if (u->inherited) {
@@ -532,7 +554,7 @@ static void wait_background_resize(struct grace__hash_upd *u, const char *call)
 			}
 			continue;
 		}
-		pthread_mutex_unlock(&u->rs_lock);
+		grace__unlock(&u->rs_lock);
 		u->ops->synchronize(u->ops->ctx);
 		if (!warned && grace__now_ns() - t0 >= RESIZE_WAIT_WARN_NS) {
 			warned = true;
@@ -543,7 +565,7 @@ static void wait_background_resize(struct grace__hash_upd *u, const char *call)
 				call, RESIZE_WAIT_WARN_NS / 1000000000ull,
 				u->ops->name ? u->ops->name : "");
 		}
-		pthread_mutex_lock(&u->rs_lock);
+		grace__lock(&u->rs_lock);
 	}
 }
 
@@ -551,10 +573,10 @@ static void wait_background_resize(struct grace__hash_upd *u, const char *call)
  * table: hand its free step to the flavor, so the table resizes again. No lock held. */
 static GRACE_COLD void adopt_orphan(struct grace__hash_upd *u)
 {
-	pthread_mutex_lock(&u->rs_lock);
+	grace__lock(&u->rs_lock);
 	if (u->resizing && u->who == RS_ORPHAN)
 		rs_queue_locked(u);
-	pthread_mutex_unlock(&u->rs_lock);
+	grace__unlock(&u->rs_lock);
 }
 
 /*
@@ -569,10 +591,10 @@ static void rs_start(struct grace_hash *ht, bool dying)
 
 	if (target && target != cur_size(ht) && resize_publish(ht, target)) {
 		/* The old array, and its link set, are free after a grace period. */
-		pthread_mutex_lock(&u->rs_lock);
+		grace__lock(&u->rs_lock);
 		u->step = RS_FREE;
 		grace_store_relaxed(&u->who, RS_QUEUED);
-		pthread_mutex_unlock(&u->rs_lock);
+		grace__unlock(&u->rs_lock);
 		rs_requeue(u);
 		return;
 	}
@@ -592,9 +614,9 @@ static void kick_resize(struct grace_hash *ht)
 	struct grace__hash_upd *u = ht->upd;
 	bool inline_step;
 
-	pthread_mutex_lock(&u->rs_lock);
+	grace__lock(&u->rs_lock);
 	if (u->resizing || u->dying) {
-		pthread_mutex_unlock(&u->rs_lock);
+		grace__unlock(&u->rs_lock);
 		return;
 	}
 	/* The size changes only under `resizing`, which is clear: stable here. */
@@ -602,7 +624,7 @@ static void kick_resize(struct grace_hash *ht)
 	grace_store_relaxed(&u->resizing, true);
 	grace_store_relaxed(&u->who, inline_step ? RS_THREAD : RS_QUEUED);
 	u->step = RS_START;
-	pthread_mutex_unlock(&u->rs_lock);
+	grace__unlock(&u->rs_lock);
 	/* Outside every lock: call_rcu may wait at its hard limit, and the build takes the
 	 * stripe locks. Neither waits for a grace period, so any updater may do this. */
 	if (inline_step)
@@ -619,7 +641,7 @@ static void resize_cb(struct rcu_head *head)
 	enum rs_step step;
 	bool dying;
 
-	pthread_mutex_lock(&u->rs_lock);
+	grace__lock(&u->rs_lock);
 	dying = u->dying;
 	step = u->step;
 	grace_store_relaxed(&u->who, RS_THREAD);
@@ -630,7 +652,7 @@ static void resize_cb(struct rcu_head *head)
 		free(u->rs_old);
 		u->rs_old = NULL;
 	}
-	pthread_mutex_unlock(&u->rs_lock);
+	grace__unlock(&u->rs_lock);
 
 	switch (step) {
 	case RS_START:
@@ -664,56 +686,67 @@ static void maybe_resize(struct grace_hash *ht, bool grew)
 
 /* ---- fork (argument: "Fork" at the top) ---- */
 
-static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct grace__hash_upd *fk_tables; /* every live table, under fk_lock */
+static struct grace__lock fk_lock = GRACE__LOCK_INIT;
+static GRACE_LIST_HEAD(fk_tables); /* every live table, under fk_lock */
 
 static void fk_add(struct grace__hash_upd *u)
 {
-	pthread_mutex_lock(&fk_lock);
-	u->fk_prev = NULL;
-	u->fk_next = fk_tables;
-	if (fk_tables)
-		fk_tables->fk_prev = u;
-	fk_tables = u;
-	pthread_mutex_unlock(&fk_lock);
+	grace__lock(&fk_lock);
+	grace_list_add(&u->fk_node, &fk_tables);
+	grace__unlock(&fk_lock);
 }
 
 /* No table lock held (lock order: fk_lock first). */
 static void fk_del(struct grace__hash_upd *u)
 {
-	pthread_mutex_lock(&fk_lock);
-	if (u->fk_prev)
-		u->fk_prev->fk_next = u->fk_next;
-	else
-		fk_tables = u->fk_next;
-	if (u->fk_next)
-		u->fk_next->fk_prev = u->fk_prev;
-	pthread_mutex_unlock(&fk_lock);
+	grace__lock(&fk_lock);
+	grace_list_del(&u->fk_node);
+	grace__unlock(&fk_lock);
 }
+
+/* Walk fk_tables. struct grace__hash_upd is cache-line aligned (`approx`), so no pointer to one
+ * is formed from the list's head, as list.h's typed iterators do to detect the end (UBSan
+ * rightly calls that a misaligned object; engine/free.c walks its caches the same way). */
+#define TABLES_FOR_EACH(u, it)                                                                     \
+	for (struct grace_list_head *it = fk_tables.next;                                          \
+	     it != &fk_tables && ((u) = grace_list_entry(it, struct grace__hash_upd, fk_node), 1); \
+	     it = it->next)
 
 void grace__hash_atfork_prepare(void)
 {
-	pthread_mutex_lock(&fk_lock);
-	for (struct grace__hash_upd *u = fk_tables; u; u = u->fk_next) {
-		pthread_mutex_lock(&u->rs_lock);
+	struct grace__hash_upd *u;
+
+	grace__lock(&fk_lock);
+	TABLES_FOR_EACH(u, it_)
+	{
+		grace__lock(&u->rs_lock);
 		lock_all(u);
 	}
 }
 
+/* The parent: this thread holds every lock prepare took. */
 void grace__hash_atfork_parent(void)
 {
-	for (struct grace__hash_upd *u = fk_tables; u; u = u->fk_next) {
+	struct grace__hash_upd *u;
+
+	grace__lock_assert_held(&fk_lock);
+	TABLES_FOR_EACH(u, it_)
+	{
 		unlock_all(u);
-		pthread_mutex_unlock(&u->rs_lock);
+		grace__unlock(&u->rs_lock);
 	}
-	pthread_mutex_unlock(&fk_lock);
+	grace__unlock(&fk_lock);
 }
 
 /* The child: one thread, which holds every lock prepare took. Make each table's resize state
- * one the child can finish (see "Fork" at the top), then release the locks. */
+ * one the child can finish (see "Fork" at the top), then release the locks. (Nothing asserts
+ * them held here: debug builds record the parent's thread id as their owner.) */
 void grace__hash_atfork_child(void)
 {
-	for (struct grace__hash_upd *u = fk_tables; u; u = u->fk_next) {
+	struct grace__hash_upd *u;
+
+	TABLES_FOR_EACH(u, it_)
+	{
 		/* Single-threaded here; relaxed stores where maybe_resize() reads relaxed. */
 		if (u->resizing && u->who == RS_THREAD) {
 			/* Its resizer does not exist here. An unpublished build is dropped: no
@@ -735,9 +768,9 @@ void grace__hash_atfork_child(void)
 			u->inherited = true;
 		}
 		unlock_all(u);
-		pthread_mutex_unlock(&u->rs_lock);
+		grace__unlock(&u->rs_lock);
 	}
-	pthread_mutex_unlock(&fk_lock);
+	grace__unlock(&fk_lock);
 }
 
 /* ---- API ---- */
@@ -795,9 +828,9 @@ struct grace_hash *grace_hash_create(const struct grace_hash_params *p)
 #endif
 	memset(st, 0, nlocks * sizeof(*st)); /* counts, deltas, built flags */
 	for (unsigned int i = 0; i < nlocks; i++)
-		pthread_mutex_init(&st[i].lock, &attr);
+		grace__lock_init_attr(&st[i].lock, &attr);
 	pthread_mutexattr_destroy(&attr);
-	pthread_mutex_init(&u->rs_lock, NULL);
+	grace__lock_init(&u->rs_lock);
 	u->ops = ops;
 	u->free_fn = p->free;
 	u->min_buckets = min;
@@ -829,10 +862,10 @@ void grace_hash_destroy(struct grace_hash *ht)
 		return;
 	u = ht->upd;
 	check_may_block(u, "grace_hash_destroy");
-	pthread_mutex_lock(&u->rs_lock);
+	grace__lock(&u->rs_lock);
 	u->dying = true;
 	wait_background_resize(u, "grace_hash_destroy");
-	pthread_mutex_unlock(&u->rs_lock);
+	grace__unlock(&u->rs_lock);
 
 	t = cur_tbl(ht);
 	if (u->free_fn) {
@@ -855,8 +888,8 @@ void grace_hash_destroy(struct grace_hash *ht)
 	free(u->rs_old); /* NULL: a background resize always ends with its free step */
 	fk_del(u);
 	for (unsigned int i = 0; i < u->nlocks; i++)
-		pthread_mutex_destroy(&u->stripes[i].lock);
-	pthread_mutex_destroy(&u->rs_lock);
+		grace__lock_destroy(&u->stripes[i].lock);
+	grace__lock_destroy(&u->rs_lock);
 	free(u->stripes);
 	free(u);
 	free(ht);
@@ -923,12 +956,12 @@ static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_n
 	struct view v;
 
 	node->hash = h; /* not reachable yet: plain store */
-	pthread_mutex_lock(&st->lock);
+	grace__lock(&st->lock);
 	get_view(ht, st, h, &v);
 	if (mode != ADD_DUP)
 		old = view_find(ht, &v, h, key);
 	if (old && mode == ADD_UNIQUE) {
-		pthread_mutex_unlock(&st->lock);
+		grace__unlock(&st->lock);
 		return old;
 	}
 	if (GRACE_UNLIKELY(old == node))
@@ -940,7 +973,7 @@ static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_n
 		/* Replace: each reader sees old or node, never neither, and no updater (all hold
 		 * this lock) sees both. */
 		replace_in_view(&v, old, node);
-		pthread_mutex_unlock(&st->lock);
+		grace__unlock(&st->lock);
 		retire(u, old); /* outside the lock: call_rcu may wait at its hard limit */
 		return old;
 	}
@@ -948,7 +981,7 @@ static struct grace_hash_node *do_add(struct grace_hash *ht, struct grace_hash_n
 		check_not_in_chain(&v, node, call);
 	view_insert(&v, node);
 	count_change(u, st, 1);
-	pthread_mutex_unlock(&st->lock);
+	grace__unlock(&st->lock);
 	if (u->flags & GRACE_HASH_AUTO_RESIZE)
 		maybe_resize(ht, true);
 	return NULL;
@@ -1000,16 +1033,16 @@ static int do_del(struct grace_hash *ht, struct grace_hash_node *n, const void *
 	struct stripe *st = stripe_of(u, h);
 	struct view v;
 
-	pthread_mutex_lock(&st->lock);
+	grace__lock(&st->lock);
 	get_view(ht, st, h, &v);
 	if (key)
 		n = view_find(ht, &v, h, key);
 	if (!n || !relink(&v, n, NULL)) {
-		pthread_mutex_unlock(&st->lock);
+		grace__unlock(&st->lock);
 		return -ENOENT;
 	}
 	count_change(u, st, -1);
-	pthread_mutex_unlock(&st->lock);
+	grace__unlock(&st->lock);
 	retire(u, n); /* outside the lock: call_rcu may wait at its hard limit */
 	if (u->flags & GRACE_HASH_AUTO_RESIZE)
 		maybe_resize(ht, false);
@@ -1045,14 +1078,14 @@ int grace_hash_replace(struct grace_hash *ht, struct grace_hash_node *old,
 	u = ht->upd;
 	h = old->hash;
 	st = stripe_of(u, h);
-	pthread_mutex_lock(&st->lock);
+	grace__lock(&st->lock);
 	get_view(ht, st, h, &v);
 	new_node->hash = h; /* not reachable yet */
 	if (!replace_in_view(&v, old, new_node)) {
-		pthread_mutex_unlock(&st->lock);
+		grace__unlock(&st->lock);
 		return -ENOENT;
 	}
-	pthread_mutex_unlock(&st->lock);
+	grace__unlock(&st->lock);
 	retire(u, old);
 	return 0;
 }
@@ -1116,15 +1149,15 @@ int grace_hash_resize(struct grace_hash *ht, size_t nbuckets)
 	if (target > u->max_buckets)
 		target = u->max_buckets;
 
-	pthread_mutex_lock(&u->rs_lock);
+	grace__lock(&u->rs_lock);
 	wait_background_resize(u, "grace_hash_resize");
 	if (u->dying) {
-		pthread_mutex_unlock(&u->rs_lock);
+		grace__unlock(&u->rs_lock);
 		return -EINVAL;
 	}
 	grace_store_relaxed(&u->resizing, true);
 	grace_store_relaxed(&u->who, RS_THREAD);
-	pthread_mutex_unlock(&u->rs_lock);
+	grace__unlock(&u->rs_lock);
 
 	if (cur_size(ht) != target) {
 		if (resize_publish(ht, target)) {
@@ -1132,10 +1165,10 @@ int grace_hash_resize(struct grace_hash *ht, size_t nbuckets)
 			 * free it, and the next resize may build through that link set. Under
 			 * rs_lock, so a fork copies it either pending or gone. */
 			u->ops->synchronize(u->ops->ctx);
-			pthread_mutex_lock(&u->rs_lock);
+			grace__lock(&u->rs_lock);
 			free(u->rs_old);
 			u->rs_old = NULL;
-			pthread_mutex_unlock(&u->rs_lock);
+			grace__unlock(&u->rs_lock);
 		} else {
 			err = -ENOMEM;
 		}

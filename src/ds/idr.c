@@ -7,6 +7,8 @@
  * Readers (grace_idr_lookup, grace_idr_get_next) run with no lock: they load the array pointer
  * (rcu_dereference), the array's size (immutable once published), then a slot's ptr
  * (load-acquire) and seq. Updaters serialise on idr->lock and write only the current array.
+ * The lock is a public struct's pthread_mutex_t: it is taken with grace__mutex_lock(), and
+ * the functions documented "Lock held" check it with grace__mutex_assert_held() (core/lock.h).
  *
  * 1. Array growth (grow_ary). The new array is filled (slots copied, the rest zero) before
  *    rcu_assign_pointer() publishes it, so a reader that sees the new pointer sees initialised
@@ -60,6 +62,7 @@
 #include <grace/idr.h>
 
 #include "core/diag.h"
+#include "core/lock.h"
 
 #define IDR_MAGIC 0x6772616365696472ull /* "graceidr" */
 
@@ -217,6 +220,7 @@ static int idr_grow(struct grace_idr *idr, uint32_t need, struct grace_idr_array
 	uint32_t size = old->size ? old->size : 1;
 	uint64_t *used;
 
+	grace__mutex_assert_held(&idr->lock);
 	while (size < need)
 		size = size > idr->max_ids / 2 ? idr->max_ids : size * 2;
 	if (size > idr->max_ids)
@@ -259,6 +263,7 @@ static uint32_t idr_find_slot(struct grace_idr *idr, int *err, struct grace_idr_
 	uint32_t size = a->size;
 	uint32_t s;
 
+	grace__mutex_assert_held(&idr->lock);
 	if (idr->count >= idr->max_ids) {
 		*err = -ENOSPC;
 		return UINT32_MAX;
@@ -301,10 +306,10 @@ int grace_idr_alloc(struct grace_idr *idr, void *ptr)
 
 	if (!idr_ok(idr))
 		return -EINVAL;
-	pthread_mutex_lock(&idr->lock);
+	grace__mutex_lock(&idr->lock);
 	s = idr_find_slot(idr, &err, &retire);
 	if (s == UINT32_MAX) {
-		pthread_mutex_unlock(&idr->lock);
+		grace__mutex_unlock(&idr->lock);
 		return err;
 	}
 	idr->used[s / 64] |= 1ull << (s % 64);
@@ -320,7 +325,7 @@ int grace_idr_alloc(struct grace_idr *idr, void *ptr)
 	/* Publish: store-release, so a reader that loads ptr sees the object initialised and the
 	 * slot's seq advanced by the last remove. Pairs with the load-acquire in lookup. */
 	grace_store_release(&slot->ptr, ptr);
-	pthread_mutex_unlock(&idr->lock);
+	grace__mutex_unlock(&idr->lock);
 	if (retire)
 		idr->ops->call(idr->ops->ctx, &retire->rcu,
 			       ary_free_cb); /* unlocked: see the top */
@@ -334,6 +339,7 @@ static struct grace_idr_slot *idr_live_slot(struct grace_idr *idr, int id, uint3
 	struct grace_idr_slot *slot;
 	uint32_t s;
 
+	grace__mutex_assert_held(&idr->lock);
 	if (id < 0)
 		return NULL;
 	s = (uint32_t)id & idr->slot_mask;
@@ -353,10 +359,10 @@ int grace_idr_replace(struct grace_idr *idr, int id, void *ptr, void **old)
 
 	if (!idr_ok(idr))
 		return -EINVAL;
-	pthread_mutex_lock(&idr->lock);
+	grace__mutex_lock(&idr->lock);
 	slot = idr_live_slot(idr, id, &s);
 	if (!slot) {
-		pthread_mutex_unlock(&idr->lock);
+		grace__mutex_unlock(&idr->lock);
 		return -ENOENT;
 	}
 	if (old)
@@ -364,7 +370,7 @@ int grace_idr_replace(struct grace_idr *idr, int id, void *ptr, void **old)
 	/* Store-release: the new object is initialised before a reader can load it (pairs with
 	 * the load-acquire in lookup). Readers see the old or the new pointer. */
 	grace_store_release(&slot->ptr, ptr);
-	pthread_mutex_unlock(&idr->lock);
+	grace__mutex_unlock(&idr->lock);
 	return 0;
 }
 
@@ -376,10 +382,10 @@ void *grace_idr_remove(struct grace_idr *idr, int id)
 
 	if (!idr_ok(idr))
 		return NULL;
-	pthread_mutex_lock(&idr->lock);
+	grace__mutex_lock(&idr->lock);
 	slot = idr_live_slot(idr, id, &s);
 	if (!slot) {
-		pthread_mutex_unlock(&idr->lock);
+		grace__mutex_unlock(&idr->lock);
 		return NULL;
 	}
 	p = grace_load_relaxed(&slot->ptr);
@@ -397,7 +403,7 @@ void *grace_idr_remove(struct grace_idr *idr, int id)
 		idr->hint = s;
 	if ((int32_t)s == idr->max_index)
 		grace_store_relaxed(&idr->max_index, find_last_set(idr->used, s));
-	pthread_mutex_unlock(&idr->lock);
+	grace__mutex_unlock(&idr->lock);
 	return p;
 }
 
