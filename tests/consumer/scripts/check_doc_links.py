@@ -7,6 +7,9 @@ Checks [text](target) and ![alt](target) whose target is not a URL (scheme:) nor
 #anchor; the part before '#' must name an existing file or directory, relative to the page.
 Run on the source tree and on an installed documentation directory (the install must ship what
 its pages point to). Exit status 1 lists the broken links.
+A benchmark family's about.md (bench/<family>/about.md, ipc/bench/about.md) is the stable text
+that scripts/figures.sh publishes as docs/figures/<family>.md: its links are resolved from
+docs/figures/, where they are read.
 """
 import os
 import re
@@ -24,6 +27,11 @@ for top in sys.argv[1:]:
                 continue
             path = os.path.join(dirpath, fn)
             pages += 1
+            base = dirpath
+            parts = os.path.normpath(os.path.relpath(path, top)).split(os.sep)
+            if fn == "about.md" and (parts[:1] == ["bench"] and len(parts) == 3 or
+                                     parts[:2] == ["ipc", "bench"] and len(parts) == 3):
+                base = os.path.join(top, "docs", "figures")
             in_code = False
             for no, line in enumerate(open(path, encoding="utf-8"), 1):
                 if fence.match(line.lstrip()):
@@ -39,7 +47,7 @@ for top in sys.argv[1:]:
                     rel = target.split("#", 1)[0]
                     if not rel:
                         continue
-                    if not os.path.exists(os.path.normpath(os.path.join(dirpath, rel))):
+                    if not os.path.exists(os.path.normpath(os.path.join(base, rel))):
                         broken.append("%s:%d: %s" % (path, no, target))
 if broken:
     print("\n".join(broken))
