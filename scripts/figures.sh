@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     *) fams+=("$1"); shift ;;
   esac
 done
-[ ${#fams[@]} -gt 0 ] || fams=(readside callbacks rseq srcu hashtable free hashapi semop scaling)
+[ ${#fams[@]} -gt 0 ] || fams=(readside callbacks rseq srcu hashtable free smr hashapi semop scaling)
 script_of() { case "$1" in semop) echo ipc/bench/run.sh ;; *) echo "bench/$1/run.sh" ;; esac; }
 about_of() { case "$1" in semop) echo ipc/bench/about.md ;; *) echo "bench/$1/about.md" ;; esac; }
 

@@ -21,7 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gracereport as gr  # noqa: E402
 
-ORDER = ["readside", "callbacks", "rseq", "srcu", "hashtable", "free", "hashapi", "semop",
+ORDER = ["readside", "callbacks", "rseq", "srcu", "hashtable", "free", "smr", "hashapi", "semop",
          "scaling"]
 TITLES = {
     "readside": "Read side",
@@ -30,6 +30,7 @@ TITLES = {
     "srcu": "SRCU",
     "hashtable": "Hash-table lookups: RCU against locking",
     "free": "free_rcu: memory under a flood of deferred frees",
+    "smr": "Safe memory reclamation: lock-free structures under each reclaimer",
     "hashapi": "The hash-table API against liburcu's",
     "semop": "System V IPC: semopbench",
     "scaling": "Scaling with the number of CPUs and threads",

@@ -1,0 +1,383 @@
+# SPDX-License-Identifier: MIT
+"""Turn smr.csv into smr.md (markdown fragment), smr.headlines.json and the plots: lock-free
+structures under safe-memory-reclamation schemes (issue 31), throughput per structure, workload
+and thread count with ratios to `none` and to the better of EBR and token-EBR, peak resident
+set, garbage outstanding, grace periods per second, allocators.
+
+Called by bench/smr/run.sh; run it again by hand to re-render without re-measuring:
+    /usr/bin/python3 bench/smr/report.py --csv DIR/smr.csv --raw DIR/smr-raw --out DIR
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "report"))
+import gracereport as gr  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+
+# Order and labels when smr-raw/designs.tsv (`smr_bench list`) is missing; designs found in the
+# CSV and in neither list (a reclaimer added later) follow, in name order.
+FALLBACK = [
+    ("none", "none (never free: the baseline)"),
+    ("ebr", "EBR, DEBRA style (3 limbo bags, bulk free)"),
+    ("token-ebr", "token EBR, amortized free (Too Epic, PPoPP 2024)"),
+    ("urcu-call", "liburcu memb call_rcu, free() callback"),
+    ("urcu-defer", "liburcu memb defer_rcu(free, node), after the operation"),
+    ("grace-call", "grace call_rcu, free() callback"),
+    ("grace-retire", "grace grace_rcu_retire (inline, inside the section)"),
+    ("grace-free", "grace free_rcu (caller frees, amortized)"),
+    ("grace-free-ms", "grace free_rcu_mightsleep, after the operation"),
+    ("grace-qsbr", "grace QSBR, free_qsbr after the operation"),
+    ("grace-srcu", "grace srcu domain, call_srcu, free() callback"),
+]
+EBRS = ("ebr", "token-ebr")
+DS_ORDER = ["list", "hash", "bst"]
+DS_TITLE = {"list": "Harris-Michael list", "hash": "Hash table of Harris-Michael lists",
+            "bst": "Natarajan-Mittal BST"}
+NO_GARBAGE = "not counted"
+# Looks of the designs the report's shared STYLE does not know (gracereport.py keeps those of
+# grace-call, grace-qsbr, grace-srcu and none).
+LOOK = {
+    "ebr": dict(color="#d62728", ls="-", marker="s"),
+    "token-ebr": dict(color="#8c564b", ls="-", marker="D"),
+    "urcu-call": dict(color="#ff7f0e", ls="-", marker="d"),
+    "urcu-defer": dict(color="#ffbb78", ls="--", marker="d"),
+    "grace-free": dict(color="#08306b", ls="-", marker="o"),
+    "grace-free-ms": dict(color="#6baed6", ls=":", marker="o"),
+    "grace-retire": dict(color="#000000", ls="-", marker="*"),
+}
+NO_GPS = {"none": "—", "urcu-call": "not exposed", "urcu-defer": "not exposed"}
+
+
+def designs_of(a, d):
+    order = []
+    path = os.path.join(a.raw, "designs.tsv") if a.raw else ""
+    if path and os.path.exists(path):
+        with open(path) as f:
+            order = [tuple(line.rstrip("\n").split("\t", 1)) for line in f if "\t" in line]
+    if not order:
+        order = FALLBACK
+    seen = set(d.designs())
+    out = [(n, lbl) for n, lbl in order if n in seen]
+    known = {n for n, _ in out}
+    fb = dict(FALLBACK)
+    out += [(n, fb.get(n, n)) for n in sorted(seen - known)]
+    return out
+
+
+def parse_bench(b):
+    """"bst/65536/u50/glibc" -> ("bst", 65536, 50.0, "glibc"), or None."""
+    try:
+        ds, rng, u, alloc = b.split("/")
+        return ds, int(rng), float(u[1:]), alloc
+    except ValueError:
+        return None
+
+
+def pow2(n):
+    k = n.bit_length() - 1
+    return "2^%d" % k if n == 1 << k else str(n)
+
+
+def upd(u):
+    return "%g%% updates" % u
+
+
+class Data:
+    def __init__(self, d):
+        self.d = d
+        self.bench = {}  # (ds, range, u, alloc) -> bench string
+        for key in d.groups:
+            p = parse_bench(key[0])
+            if p:
+                self.bench[p] = key[0]
+        cpus = [v for k, vals in d.groups.items() if k[3] == "cpus" for v in vals]
+        self.ncpu = int(gr.median(cpus)) if cpus else d.nproc
+
+    def med(self, p, design, t, metric):
+        b = self.bench.get(p)
+        return None if b is None else self.d.med(b, design, t, metric)
+
+    def spread(self, p, design, t, metric):
+        b = self.bench.get(p)
+        return (None, None) if b is None else self.d.spread(b, design, t, metric)
+
+    def threads(self, p):
+        b = self.bench.get(p)
+        return [] if b is None else self.d.threads(b, "ops_per_s")
+
+    def points(self, alloc="glibc"):
+        """(ds, range, u, t) measured under alloc."""
+        out = []
+        for p in self.bench:
+            if p[3] == alloc:
+                out += [(p[0], p[1], p[2], t) for t in self.threads(p)]
+        return out
+
+
+def ratio_text(v, ref):
+    r = gr.ratio(v, ref)
+    return "n/a" if gr.missing(r) else gr.fmt_x(r)
+
+
+def best_ebr(x, p, t):
+    vals = [x.med(p, e, t, "ops_per_s") for e in EBRS]
+    vals = [v for v in vals if v is not None]
+    return max(vals) if vals else None
+
+
+def col_label(x, rng, t):
+    s = "%s keys, %d thr" % (pow2(rng), t)
+    return s + " (over)" if t > x.ncpu else s
+
+
+def throughput_tables(x, designs, md):
+    md.append(gr.heading(3, "Throughput"))
+    md.append("Million operations per second, median of the runs; in brackets the ratio to "
+              "`none` (never free) and to the better of `ebr` and `token-ebr` at the same point "
+              "(above 1: faster). *(over)*: more threads than CPUs (%d), oversubscribed: the "
+              "figures show preemption, not scaling. Allocator: glibc.\n" % x.ncpu)
+    pts = x.points("glibc")
+    for ds in DS_ORDER:
+        for u in sorted({p[2] for p in pts if p[0] == ds}):
+            cols = sorted({(p[1], p[3]) for p in pts if p[0] == ds and p[2] == u})
+            if not cols:
+                continue
+            rows = []
+            for name, label in designs:
+                cells, any_ = [], False
+                for rng, t in cols:
+                    p = (ds, rng, u, "glibc")
+                    v = x.med(p, name, t, "ops_per_s")
+                    if v is None:
+                        cells.append("n/a")
+                        continue
+                    any_ = True
+                    cells.append("%s (%s, %s)" % (
+                        gr.fmt(v / 1e6), ratio_text(v, x.med(p, "none", t, "ops_per_s")),
+                        ratio_text(v, best_ebr(x, p, t))))
+                if any_:
+                    rows.append(["`%s`" % name] + cells)
+            md.append(gr.heading(4, "%s, %s" % (DS_TITLE.get(ds, ds), upd(u))))
+            md.append(gr.md_table(["design"] + [col_label(x, r, t) for r, t in cols], rows))
+
+
+def point_table(x, designs, md, title, text, cell, u=50.0):
+    """One row per design, one column per (ds, range) at ncpu threads, glibc."""
+    cols = sorted({(p[0], p[1]) for p in x.bench if p[3] == "glibc" and p[2] == u
+                   and x.ncpu in x.threads(p)},
+                  key=lambda c: (DS_ORDER.index(c[0]) if c[0] in DS_ORDER else 9, c[1]))
+    if not cols:
+        return
+    md.append(gr.heading(3, title))
+    md.append(text)
+    rows = []
+    for name, _ in designs:
+        cells = [cell(name, (ds, rng, u, "glibc"), x.ncpu) for ds, rng in cols]
+        if any(c != "n/a" for c in cells):
+            rows.append(["`%s`" % name] + cells)
+    md.append(gr.md_table(["design"] + ["%s %s" % (ds, pow2(r)) for ds, r in cols], rows))
+
+
+def threads_plot(path, panels, designs, ncpu):
+    """Throughput against threads, one panel per structure, one legend for all (the report's
+    shared panels_plot repeats the legend under every panel)."""
+    fig, axes = gr.plt.subplots(1, len(panels), figsize=(4.0 * len(panels) + 1.9, 4.4),
+                                squeeze=False)
+    index = {n: i for i, (n, _) in enumerate(designs)}
+    handles = {}
+    for ax, (title, series) in zip(axes[0], panels):
+        for name, ts, ys, lo, hi in series:
+            st = dict(gr.style_for(name, index.get(name, 0)), **LOOK.get(name, {}))
+            pts = [(t, y, lo_, hi_) for t, y, lo_, hi_ in zip(ts, ys, lo, hi) if y is not None]
+            h = ax.errorbar([q[0] for q in pts], [q[1] for q in pts],
+                            yerr=[[max(0, q[1] - q[2]) for q in pts],
+                                  [max(0, q[3] - q[1]) for q in pts]],
+                            color=st["color"], ls=st["ls"], marker=st["marker"],
+                            lw=st.get("lw", 1.5), ms=st.get("ms", 6), capsize=2.5,
+                            elinewidth=0.8)
+            handles.setdefault(name, h)
+        allts = sorted({t for ser in series for t in ser[1]})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(allts)
+        ax.set_xticklabels([str(t) for t in allts])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_ylim(bottom=0)
+        if allts and max(allts) > ncpu:
+            lo_x, hi_x = ax.get_xlim()
+            ax.axvspan(ncpu * 1.35, hi_x, color="#f2e6d9", alpha=0.7, zorder=0, lw=0)
+            ax.set_xlim(lo_x, hi_x)
+        ax.grid(True, alpha=0.35)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("threads (shaded: more than the %d CPUs)" % ncpu, fontsize=9)
+    axes[0][0].set_ylabel("Mops/s")
+    names = [n for n, _ in designs if n in handles]
+    fig.legend([handles[n] for n in names], names, loc="center right", fontsize=8.5,
+               framealpha=0.9)
+    fig.suptitle("Throughput, 50% updates (glibc): median of the runs, bars min-max",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1 - 1.5 / (4.0 * len(panels) + 1.9), 1))
+    fig.savefig(path, dpi=110)
+    gr.plt.close(fig)
+
+
+def fmt_count(v):
+    return "n/a" if v is None else gr.fmt_rate(v).replace(" ", "")
+
+
+def main():
+    a = gr.family_args(__doc__, "bench/smr/run.sh")
+    d = gr.load_bench(a.csv)
+    x = Data(d)
+    designs = designs_of(a, d)
+    labels = dict(designs)
+    hl = gr.Headlines("smr", "Safe memory reclamation: lock-free structures")
+    T = x.ncpu
+
+    md = [gr.heading(2, "Safe memory reclamation: lock-free structures under each reclaimer"),
+          gr.quick_note(a),
+          gr.run_line(a, d, "Each run is a process of its own (its peak resident set is its "
+                            "own): prefill to half the key range, then the threads run "
+                            "lookups, inserts and deletes of random keys. Runs per point: "
+                            "%d (figures are their medians), interleaved."
+                      % max(1, d.runs(None, "ops_per_s")))]
+    md.append("Designs: " + "; ".join("`%s`: %s" % (n, lbl) for n, lbl in designs) + ".\n")
+
+    throughput_tables(x, designs, md)
+
+    def rss_cell(name, p, t):
+        v = x.med(p, name, t, "peak_rss_mb")
+        if v is None:
+            return "n/a"
+        return "%s (%s)" % (gr.fmt(v), ratio_text(v, x.med(p, "ebr", t, "peak_rss_mb")))
+    point_table(x, designs, md, "Peak resident set, 50%% updates, %d threads" % T,
+                "Peak resident set of the process (getrusage: the kernel's high-water mark, "
+                "prefill included), MB, median; in brackets the ratio to `ebr` (below 1: less "
+                "memory). The prefilled structure alone is `base_rss_mb` in the CSV.\n",
+                rss_cell)
+
+    def garbage_cell(name, p, t):
+        m, mx = x.med(p, name, t, "garbage_mean"), x.med(p, name, t, "garbage_max")
+        if m is None:
+            return "n/a" if x.med(p, name, t, "ops_per_s") is None else NO_GARBAGE
+        return "%s / %s" % (fmt_count(m), fmt_count(mx))
+    point_table(x, designs, md, "Garbage outstanding, 50%% updates, %d threads" % T,
+                "Nodes retired and not yet freed, sampled every 5 ms from per-thread counters: "
+                "mean / maximum over the run (medians over the runs). *not counted*: the "
+                "library calls free() itself (grace's free_rcu family), out of the benchmark's "
+                "sight; the resident set shows the effect.\n", garbage_cell)
+
+    def gps_cell(name, p, t):
+        v = x.med(p, name, t, "gps_per_s")
+        if v is None:
+            return "n/a" if x.med(p, name, t, "ops_per_s") is None else NO_GPS.get(name, "n/a")
+        return gr.fmt_rate(v)
+    point_table(x, designs, md, "Grace periods per second, 50%% updates, %d threads" % T,
+                "Grace periods completed per second (grace: the flavor's or domain's count; "
+                "`ebr`: epoch advances; `token-ebr`: full rounds of the token). liburcu does not "
+                "expose a count.\n", gps_cell)
+
+    # Allocators: points measured under more than one.
+    multi = {}
+    for p in x.bench:
+        multi.setdefault((p[0], p[1], p[2]), set()).add(p[3])
+    for (ds, rng, u), allocs in sorted(multi.items()):
+        if len(allocs) < 2:
+            continue
+        order = ["glibc"] + sorted(allocs - {"glibc"})
+        md.append(gr.heading(3, "Allocators: %s %s, %s, %d threads" % (ds, pow2(rng), upd(u), T)))
+        md.append("Million operations per second / peak resident set (MB), medians. jemalloc "
+                  "and mimalloc by LD_PRELOAD of Debian's shared objects.\n")
+        rows = []
+        for name, _ in designs:
+            cells = []
+            for al in order:
+                v = x.med((ds, rng, u, al), name, T, "ops_per_s")
+                m = x.med((ds, rng, u, al), name, T, "peak_rss_mb")
+                cells.append("n/a" if v is None else "%s / %s" % (gr.fmt(v / 1e6), gr.fmt(m)))
+            if any(c != "n/a" for c in cells):
+                rows.append(["`%s`" % name] + cells)
+        md.append(gr.md_table(["design"] + order, rows))
+
+    # Plot: throughput against threads, 50% updates, one panel per structure (its range with
+    # the most thread counts: 2^10 for the list and 2^16 for the others in the standard run).
+    panels = []
+    for ds in DS_ORDER:
+        cands = [p for p in x.bench if p[0] == ds and p[2] == 50.0 and p[3] == "glibc"]
+        if not cands:
+            continue
+        p = max(cands, key=lambda q: (len(x.threads(q)), q[1]))
+        ts = x.threads(p)
+        if len(ts) < 2:
+            continue
+        series = []
+        for name, _ in designs:
+            ys = [x.med(p, name, t, "ops_per_s") for t in ts]
+            if all(y is None for y in ys):
+                continue
+            sp = [x.spread(p, name, t, "ops_per_s") for t in ts]
+            series.append((name, ts, [None if y is None else y / 1e6 for y in ys],
+                           [None if v[0] is None else v[0] / 1e6 for v in sp],
+                           [None if v[1] is None else v[1] / 1e6 for v in sp]))
+        panels.append(("%s, %s keys" % (DS_TITLE[ds], pow2(p[1])), series))
+    if panels:
+        threads_plot(os.path.join(a.out, "smr_threads.png"), panels, designs, T)
+        md.append("![Throughput against threads](smr_threads.png)\n")
+
+    # Plot: peak resident set, 50% updates, T threads, every hash and BST range measured.
+    bars = sorted({(p[0], p[1]) for p in x.bench
+                   if p[0] in ("hash", "bst") and p[2] == 50.0 and p[3] == "glibc"
+                   and x.med(p, "ebr", T, "peak_rss_mb") is not None},
+                  key=lambda c: (c[1], c[0]))
+    if bars:
+        names = [n for n, _ in designs
+                 if any(x.med((ds, rng, 50.0, "glibc"), n, T, "peak_rss_mb") is not None
+                        for ds, rng in bars)]
+        fig, ax = gr.plt.subplots(figsize=(8.5, 4.6))
+        groups = [("%s %s" % (ds, pow2(rng)),
+                   [x.med((ds, rng, 50.0, "glibc"), n, T, "peak_rss_mb") for n in names], {})
+                  for ds, rng in bars]
+        gr.grouped_bars(ax, names, groups, "peak RSS (MB)",
+                        "Peak resident set, 50%% updates, %d threads (glibc)" % T, logy=True)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: gr.fmt(v, 2)))
+        ax.yaxis.set_minor_formatter(FuncFormatter(
+            lambda v, _: gr.fmt(v, 1) if gr.fmt(v, 1)[0] in "25" else ""))
+        gr.save_fig(fig, os.path.join(a.out, "smr_rss.png"))
+        md.append("![Peak resident set](smr_rss.png)\n")
+
+    # Headlines: the BST at 50% updates and the hash table at 5%, as many threads as CPUs, the
+    # largest range up to 2^16 (2^16 in the standard run).
+    def headline_point(ds, u):
+        c = [p for p in x.bench if p[0] == ds and p[2] == u and p[3] == "glibc"
+             and p[1] <= 65536 and x.med(p, "ebr", T, "ops_per_s") is not None]
+        return max(c, key=lambda q: q[1]) if c else None
+
+    p = headline_point("bst", 50.0)
+    if p and x.med(p, "grace-free", T, "ops_per_s") is not None:
+        what = "BST %s keys, 50%% updates, %d threads" % (pow2(p[1]), T)
+        hl.add("%s: throughput, free_rcu against the better EBR" % what,
+               x.med(p, "grace-free", T, "ops_per_s"), best_ebr(x, p, T),
+               "best of EBR / token-EBR", unit="/s", better="higher", fmt_value="fmt_rate",
+               subject="grace free_rcu")
+        hl.add("%s: peak resident set, free_rcu against EBR" % what,
+               x.med(p, "grace-free", T, "peak_rss_mb"), x.med(p, "ebr", T, "peak_rss_mb"),
+               "EBR", unit="MB", better="lower", subject="grace free_rcu")
+        if x.med(p, "urcu-call", T, "ops_per_s") is not None:
+            hl.add("%s: throughput, call_rcu" % what, x.med(p, "grace-call", T, "ops_per_s"),
+                   x.med(p, "urcu-call", T, "ops_per_s"), "liburcu call_rcu", unit="/s",
+                   better="higher", fmt_value="fmt_rate", subject="grace call_rcu")
+    p = headline_point("hash", 5.0)
+    if p and x.med(p, "grace-free", T, "ops_per_s") is not None:
+        hl.add("Hash table %s keys, 5%% updates, %d threads: throughput, free_rcu against "
+               "the better EBR" % (pow2(p[1]), T), x.med(p, "grace-free", T, "ops_per_s"),
+               best_ebr(x, p, T), "best of EBR / token-EBR", unit="/s", better="higher",
+               fmt_value="fmt_rate", subject="grace free_rcu")
+
+    path = gr.write_fragment(a.out, "smr", md)
+    hl.write(a.out)
+    print("smr: wrote %s" % path)
+
+
+if __name__ == "__main__":
+    main()
