@@ -21,13 +21,13 @@
  */
 #include "ff.h"
 
-extern const struct ff_design ff_grace_free, ff_grace_free_hl, ff_grace_call;
+extern const struct ff_design ff_grace_free, ff_grace_free_hl, ff_grace_call, ff_grace_retire;
 #ifdef FF_HAVE_URCU
 extern const struct ff_design ff_urcu_call, ff_urcu_defer;
 #endif
 
 static const struct ff_design *const designs[] = {
-	&ff_grace_free, &ff_grace_free_hl, &ff_grace_call,
+	&ff_grace_free, &ff_grace_free_hl, &ff_grace_retire, &ff_grace_call,
 #ifdef FF_HAVE_URCU
 	&ff_urcu_call,  &ff_urcu_defer,
 #endif

@@ -23,10 +23,11 @@ FALLBACK = [
     ("urcu-call", "liburcu memb call_rcu, free() callback"),
     ("urcu-defer", "liburcu memb defer_rcu(free, node), after the operation"),
     ("grace-call", "grace call_rcu, free() callback"),
-    ("grace-retire", "grace grace_rcu_retire (inline, inside the section)"),
+    ("grace-retire", "grace rcu_retire (inline, inside the section)"),
     ("grace-free", "grace free_rcu (caller frees, amortized)"),
     ("grace-free-ms", "grace free_rcu_mightsleep, after the operation"),
     ("grace-qsbr", "grace QSBR, free_qsbr after the operation"),
+    ("grace-qsbr-retire", "grace QSBR, qsbr_retire (inline, inside the operation)"),
     ("grace-srcu", "grace srcu domain, call_srcu, free() callback"),
 ]
 EBRS = ("ebr", "token-ebr")
@@ -44,6 +45,7 @@ LOOK = {
     "grace-free": dict(color="#08306b", ls="-", marker="o"),
     "grace-free-ms": dict(color="#6baed6", ls=":", marker="o"),
     "grace-retire": dict(color="#000000", ls="-", marker="*"),
+    "grace-qsbr-retire": dict(color="#2ca02c", ls="-", marker="*"),
 }
 NO_GPS = {"none": "—", "urcu-call": "not exposed", "urcu-defer": "not exposed"}
 

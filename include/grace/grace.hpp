@@ -177,8 +177,9 @@ class rcu_domain
 	void unlock() noexcept { grace_rcu_read_unlock(); }
 	/** grace extension: synchronize_rcu(), as rcu_synchronize(*this). */
 	void synchronize() noexcept { grace_rcu_synchronize(); }
-	/** grace extension: rcu_barrier(), as rcu_barrier(*this). */
-	void barrier() noexcept { grace_rcu_barrier(); }
+	/** grace extension: rcu_barrier(*this): free_rcu_barrier(), which also waits for the
+	 * evaluations that rcu_retire() left in threads' blocks, then rcu_barrier(). */
+	void barrier() noexcept { grace_rcu_free_barrier(); }
 };
 
 /** The default-flavor domain: the same object on every call, in every shared object. */
@@ -210,7 +211,7 @@ class qsbr_domain
 	}
 	void unlock() noexcept { grace_qsbr_read_unlock(); }
 	void synchronize() noexcept { grace_qsbr_synchronize(); }
-	void barrier() noexcept { grace_qsbr_barrier(); }
+	void barrier() noexcept { grace_qsbr_free_barrier(); } /* as rcu_domain's */
 	/** Report a quiescent state for the calling thread (qsbr_quiescent_state()). */
 	void quiescent_state() noexcept { grace_qsbr_quiescent_state(); }
 };
@@ -324,6 +325,47 @@ inline void dom_call(srcu_domain &d, struct rcu_head *h, rcu_callback_t f) noexc
 {
 	grace_srcu_call(&d.native(), h, f);
 }
+inline void dom_retire_fn(rcu_domain &, void (*fn)(void *), void *p) noexcept
+{
+	grace_rcu_retire_fn(fn, p);
+}
+inline void dom_retire_fn(qsbr_domain &, void (*fn)(void *), void *p) noexcept
+{
+	grace_qsbr_retire_fn(fn, p);
+}
+inline void dom_retire_fn(srcu_domain &d, void (*fn)(void *), void *p) noexcept
+{
+	grace_srcu_retire_fn(&d.native(), fn, p);
+}
+
+/* A deleter with no state (std::default_delete, a function object that frees to a pool):
+ * rcu_retire() needs no record for it, the per-thread blocks of rcu_retire_fn() hold the
+ * pointer and this function, which evaluates D()(p). */
+template <class D>
+struct stateless_deleter
+    : std::integral_constant<bool, std::is_empty<D>::value &&
+					   std::is_trivially_default_constructible<D>::value &&
+					   std::is_trivially_destructible<D>::value> {
+};
+template <class T, class D> struct stateless_run {
+	static void run(void *p) noexcept
+	{
+		D d;
+		d(static_cast<typename std::remove_cv<T>::type *>(p));
+	}
+};
+template <class T, class D, class Dom>
+inline void retire_any(T *p, D &&, Dom &dom, std::true_type) noexcept
+{
+	dom_retire_fn(dom, &stateless_run<T, D>::run,
+		      static_cast<void *>(const_cast<typename std::remove_cv<T>::type *>(p)));
+}
+template <class T, class D, class Dom>
+inline void retire_any(T *p, D &&d, Dom &dom, std::false_type)
+{
+	retired<T, D> *r = new retired<T, D>(p, std::move(d));
+	dom_call(dom, &r->grace_rcu_head_, &retired<T, D>::run);
+}
 } // namespace detail
 
 /* ---- [saferecl.rcu.domain.func] ---- */
@@ -364,26 +406,28 @@ inline void rcu_barrier(Domain &dom = rcu_default_domain()) noexcept
 
 /**
  * rcu_retire(p, d, dom): evaluate d1(p) after a grace period of dom, d1 initialised from
- * std::move(d) (default: delete p). Allocates a record of the pointer and the deleter with
- * new: throws std::bad_alloc or what D's move constructor throws, and then schedules nothing.
- * The evaluation runs on a callback worker of the library; it must not throw (it is noexcept:
- * std::terminate).
+ * std::move(d) (default: delete p). May be called inside a read-side section.
+ * A deleter with no state (empty, trivially constructible and destructible: the default
+ * std::default_delete, a function object that returns the object to a pool) needs no record:
+ * the pointer goes into the calling thread's blocks (rcu_retire_fn() of the C API, inline for
+ * the default flavor and QSBR), and D()(p) runs on this thread, a few at each of its later
+ * retires, into its allocator's warm cache; it never throws. Any other deleter is moved into a
+ * record allocated with new (throws std::bad_alloc or what D's move constructor throws, and
+ * then schedules nothing) and runs on a callback worker of the library. Either way the
+ * evaluation must not throw (it is noexcept: std::terminate) nor wait for a grace period.
  */
 template <class T, class D = std::default_delete<T>>
 inline void rcu_retire(T *p, D d = D(), rcu_domain &dom = rcu_default_domain())
 {
-	detail::retired<T, D> *r = new detail::retired<T, D>(p, std::move(d));
-	detail::dom_call(dom, &r->grace_rcu_head_, &detail::retired<T, D>::run);
+	detail::retire_any(p, std::move(d), dom, detail::stateless_deleter<D>());
 }
 template <class T, class D> inline void rcu_retire(T *p, D d, qsbr_domain &dom)
 {
-	detail::retired<T, D> *r = new detail::retired<T, D>(p, std::move(d));
-	detail::dom_call(dom, &r->grace_rcu_head_, &detail::retired<T, D>::run);
+	detail::retire_any(p, std::move(d), dom, detail::stateless_deleter<D>());
 }
 template <class T, class D> inline void rcu_retire(T *p, D d, srcu_domain &dom)
 {
-	detail::retired<T, D> *r = new detail::retired<T, D>(p, std::move(d));
-	detail::dom_call(dom, &r->grace_rcu_head_, &detail::retired<T, D>::run);
+	detail::retire_any(p, std::move(d), dom, detail::stateless_deleter<D>());
 }
 
 /* ---- [saferecl.rcu.base] ---- */

@@ -22,6 +22,7 @@
 #include <grace/pointer.h>
 #include <grace/engine.h>
 #include <grace/internal/reader.h>
+#include <grace/internal/retire.h>
 #include <grace/internal/annotate.h>
 
 GRACE_BEGIN_DECLS
@@ -159,6 +160,22 @@ GRACE_API void grace_qsbr_free_ptr(void *ptr);
 /** grace_qsbr_free_barrier() / free_qsbr_barrier() - free_rcu_barrier() for QSBR. An online
  * caller is put offline for the wait. */
 GRACE_API void grace_qsbr_free_barrier(void);
+/**
+ * grace_qsbr_retire() / qsbr_retire(ptr), grace_qsbr_retire_fn() / qsbr_retire_fn(fn, ptr),
+ * grace_qsbr_set_free_hook(fn) - rcu_retire(), rcu_retire_fn() and grace_rcu_set_free_hook()
+ * for QSBR (rcu.h): inline, legal online and inside qsbr_read_lock(), where they never wait.
+ */
+GRACE_INLINE void grace_qsbr_retire(void *ptr)
+{
+	if (GRACE_UNLIKELY(!grace__retire_fast(grace__qsbr_retire, (void (*)(void *))0, ptr)))
+		grace__qsbr_retire_slow((void (*)(void *))0, ptr);
+}
+GRACE_INLINE void grace_qsbr_retire_fn(void (*fn)(void *), void *ptr)
+{
+	if (GRACE_UNLIKELY(!grace__retire_fast(grace__qsbr_retire, fn, ptr)))
+		grace__qsbr_retire_slow(fn, ptr);
+}
+GRACE_API int grace_qsbr_set_free_hook(void (*fn)(void *));
 /** Polled QSBR grace periods: same semantics as the default flavor's. */
 GRACE_API unsigned long grace_qsbr_get_state(void);
 GRACE_API unsigned long grace_qsbr_start_poll(void);
@@ -226,6 +243,14 @@ GRACE_INLINE void free_qsbr_mightsleep(void *ptr)
 GRACE_INLINE void free_qsbr_barrier(void)
 {
 	grace_qsbr_free_barrier();
+}
+GRACE_INLINE void qsbr_retire(void *ptr)
+{
+	grace_qsbr_retire(ptr);
+}
+GRACE_INLINE void qsbr_retire_fn(void (*fn)(void *), void *ptr)
+{
+	grace_qsbr_retire_fn(fn, ptr);
 }
 GRACE_INLINE unsigned long get_state_synchronize_qsbr(void)
 {

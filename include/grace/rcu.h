@@ -19,6 +19,7 @@
 #include <grace/pointer.h>
 #include <grace/engine.h>
 #include <grace/internal/reader.h>
+#include <grace/internal/retire.h>
 #include <grace/internal/annotate.h>
 
 GRACE_BEGIN_DECLS
@@ -226,9 +227,10 @@ GRACE_API void grace_rcu_call_hurry(struct rcu_head *head, rcu_callback_t func);
 
 /**
  * grace_rcu_barrier() / rcu_barrier() - wait until every callback queued (by any thread) before
- * the call has been invoked. Inside a read-side section or from a default-flavor callback it is
- * a misuse: message naming the call, then abort (a callback of another flavor or srcu domain
- * may call it). Context: blocks.
+ * the call has been invoked, and every object and function given to free_rcu(), rcu_retire()
+ * and their twins before it freed or run (the threads' caches are emptied first). Inside a
+ * read-side section or from a default-flavor callback it is a misuse: message naming the call,
+ * then abort (a callback of another flavor or srcu domain may call it). Context: blocks.
  */
 GRACE_API void grace_rcu_barrier(void);
 
@@ -254,8 +256,8 @@ GRACE_API void grace_rcu_barrier(void);
  * Misuse: a pointer queued twice while it waits is reported in debug builds (message naming
  *   free_rcu, then abort); debug builds also poison each object (0x6b bytes) before freeing
  *   it. An rcu_head outside the first 4096 bytes: message and abort.
- * Cost: a few tens of instructions and one uncontended atomic exchange on the caller's own
- *   cache line, plus the frees it performs (see docs/api.md, "Measured costs").
+ * Cost: a few tens of instructions, no atomic read-modify-write, plus the frees it performs
+ *   (see docs/api.md, "Measured costs").
  */
 GRACE_API void grace_rcu_free(void *ptr, struct rcu_head *head);
 #define free_rcu(ptr, field)                                              \
@@ -278,14 +280,71 @@ GRACE_API void grace_rcu_free(void *ptr, struct rcu_head *head);
 GRACE_API void grace_rcu_free_ptr(void *ptr);
 
 /**
- * grace_rcu_free_barrier() / free_rcu_barrier() - wait until every object given to free_rcu()
- * or free_rcu_mightsleep() (by any thread) before the call has been freed, then for every
- * callback queued before it (rcu_barrier()). rcu_barrier() alone does not wait for the objects
- * still kept by other threads' caches.
+ * grace_rcu_free_barrier() / free_rcu_barrier() - wait until every object given to free_rcu(),
+ * free_rcu_mightsleep() or rcu_retire() (by any thread) before the call has been freed, then
+ * for every callback queued before it: rcu_barrier(), which empties the caches too.
  * Context: blocks; inside a read-side section or from a callback it is a misuse: message naming
  * the call, then abort.
  */
 GRACE_API void grace_rcu_free_barrier(void);
+
+/**
+ * grace_rcu_retire() / rcu_retire(ptr) - free(ptr) after a grace period, for an object with no
+ * struct rcu_head, inline and legal inside a read-side section: a lock-free data structure
+ * retires the node it unlinked in the operation that unlinked it.
+ *
+ * ptr: an object that no new reader can reach any more, from malloc() (or from the pool of the
+ *   flavor's free hook, grace_rcu_set_free_hook()). NULL does nothing. Every reader section
+ *   that might hold ptr ends before it is freed.
+ * Where and when: as free_rcu(), in the same per-thread blocks: the pointer is appended to the
+ *   block this thread is filling (on the fast path: plain stores, no call, no atomic
+ *   read-modify-write); every few calls the call goes out of line, seals a full block with a
+ *   grace-period cookie and frees the objects whose grace period has ended, a few per call,
+ *   on this thread. free_rcu_barrier() waits for them.
+ * Context: any thread, with locks held, inside a read-side section, from a callback. Never
+ *   waits for a grace period inside a section or a callback: when no memory is left to queue
+ *   the pointer there, it is dropped (never freed) and the first loss is reported. Outside
+ *   both, past 65536 objects waiting in one thread, the call waits as free_rcu() does. Not
+ *   async-signal-safe: a signal handler that interrupts a call of the same thread must not
+ *   call it (a debug library reports it, naming the call, then aborts).
+ * Misuse: a pointer retired twice while it waits is reported by a debug library (message
+ *   naming rcu_retire, abort); debug builds of the program take the out-of-line path at every
+ *   call so that the library can check.
+ * Cost: 19 instructions on the fast path (x86-64; docs/api.md).
+ */
+GRACE_INLINE void grace_rcu_retire(void *ptr)
+{
+	if (GRACE_UNLIKELY(!grace__retire_fast(grace__memb_retire, (void (*)(void *))0, ptr)))
+		grace__memb_retire_slow((void (*)(void *))0, ptr);
+}
+
+/**
+ * grace_rcu_retire_fn() / rcu_retire_fn(fn, ptr) - fn(ptr) after a grace period: rcu_retire()
+ * with a function of the caller's in place of free(), per call (a sized free, a pool, a C++
+ * deleter). fn NULL: the flavor's free function. ptr NULL: nothing.
+ * fn runs on the retiring thread, inside one of its later calls of rcu_retire(), free_rcu(),
+ * ... (which may be inside a read-side section), or on a callback worker when the thread goes
+ * idle or exits; so it must not wait for a grace period (synchronize_rcu, rcu_barrier). It
+ * may retire or free more: those calls only queue.
+ * Context, misuse: as rcu_retire(). Cost: a few instructions more than rcu_retire().
+ */
+GRACE_INLINE void grace_rcu_retire_fn(void (*fn)(void *), void *ptr)
+{
+	if (GRACE_UNLIKELY(!grace__retire_fast(grace__memb_retire, fn, ptr)))
+		grace__memb_retire_slow(fn, ptr);
+}
+
+/**
+ * grace_rcu_set_free_hook(fn) - the function that frees the objects of free_rcu(),
+ * free_rcu_mightsleep() and rcu_retire() once their grace period has ended, in place of free()
+ * (fn NULL: free() again). It runs where free() would (mostly on the thread that queued the
+ * object, a few per later call), under the rules of rcu_retire_fn()'s fn.
+ * Returns 0, or -EBUSY once an object of the flavor was queued with another function: set it
+ * at start-up, before the first of those calls, so that no object reaches a function that did
+ * not allocate it. A pool the hook frees into must outlive the objects: free_rcu_barrier()
+ * before destroying it. Thread-safety: any thread.
+ */
+GRACE_API int grace_rcu_set_free_hook(void (*fn)(void *));
 
 /**
  * Polled grace periods (Linux semantics). A cookie names a grace period:
@@ -375,6 +434,14 @@ GRACE_INLINE void free_rcu_mightsleep(void *ptr)
 GRACE_INLINE void free_rcu_barrier(void)
 {
 	grace_rcu_free_barrier();
+}
+GRACE_INLINE void rcu_retire(void *ptr)
+{
+	grace_rcu_retire(ptr);
+}
+GRACE_INLINE void rcu_retire_fn(void (*fn)(void *), void *ptr)
+{
+	grace_rcu_retire_fn(fn, ptr);
 }
 GRACE_INLINE unsigned long get_state_synchronize_rcu(void)
 {

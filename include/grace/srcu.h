@@ -289,6 +289,18 @@ GRACE_API void grace_srcu_free_ptr(struct srcu_struct *ssp, void *ptr);
 /** grace_srcu_free_barrier() / free_srcu_barrier(ssp) - every object given to free_srcu() or
  * free_srcu_mightsleep() on ssp before the call has been freed (srcu_barrier() does as much). */
 GRACE_API void grace_srcu_free_barrier(struct srcu_struct *ssp);
+/**
+ * grace_srcu_retire() / srcu_retire(ssp, ptr), grace_srcu_retire_fn() / srcu_retire_fn(ssp, fn,
+ * ptr) - free(ptr) (or fn(ptr)) after a grace period of ssp, for an object with no rcu_head:
+ * rcu_retire() for a domain, out of line, on the domain's callback worker as free_srcu()'s
+ * objects. Context: never waits, also inside sections of ssp: with no memory left there the
+ * object is dropped and the first loss reported (as rcu_retire()). NULL ptr: nothing.
+ * grace_srcu_set_free_hook(ssp, fn) - grace_rcu_set_free_hook() for the domain: 0, or -EBUSY
+ * once an object of ssp was queued. srcu_barrier() waits for all of them.
+ */
+GRACE_API void grace_srcu_retire(struct srcu_struct *ssp, void *ptr);
+GRACE_API void grace_srcu_retire_fn(struct srcu_struct *ssp, void (*fn)(void *), void *ptr);
+GRACE_API int grace_srcu_set_free_hook(struct srcu_struct *ssp, void (*fn)(void *));
 
 /**
  * Polled grace periods of ssp (as the default flavor's, see rcu.h):
@@ -401,6 +413,14 @@ GRACE_INLINE void free_srcu_mightsleep(struct srcu_struct *ssp, void *ptr)
 GRACE_INLINE void free_srcu_barrier(struct srcu_struct *ssp)
 {
 	grace_srcu_free_barrier(ssp);
+}
+GRACE_INLINE void srcu_retire(struct srcu_struct *ssp, void *ptr)
+{
+	grace_srcu_retire(ssp, ptr);
+}
+GRACE_INLINE void srcu_retire_fn(struct srcu_struct *ssp, void (*fn)(void *), void *ptr)
+{
+	grace_srcu_retire_fn(ssp, fn, ptr);
 }
 GRACE_INLINE unsigned long get_state_synchronize_srcu(struct srcu_struct *ssp)
 {

@@ -31,19 +31,21 @@ struct grace__flavor;
 
 /* The public calls of a flavor, for messages that name the call the user made. */
 enum grace__call {
-	GRACE__CALL_SYNC,         /* synchronize_rcu */
-	GRACE__CALL_SYNC_EXP,     /* synchronize_rcu_expedited */
-	GRACE__CALL_CALL,         /* call_rcu */
-	GRACE__CALL_CALL_HURRY,   /* call_rcu_hurry */
-	GRACE__CALL_BARRIER,      /* rcu_barrier */
-	GRACE__CALL_COND_SYNC,    /* cond_synchronize_rcu */
-	GRACE__CALL_POLL_STATE,   /* poll_state_synchronize_rcu */
-	GRACE__CALL_START_POLL,   /* start_poll_synchronize_rcu */
-	GRACE__CALL_SET_POLICY,   /* grace_rcu_set_policy */
-	GRACE__CALL_SET_LIMITS,   /* grace_rcu_set_callback_limits */
-	GRACE__CALL_FREE,         /* free_rcu */
-	GRACE__CALL_FREE_PTR,     /* free_rcu_mightsleep */
-	GRACE__CALL_FREE_BARRIER, /* free_rcu_barrier */
+	GRACE__CALL_SYNC,          /* synchronize_rcu */
+	GRACE__CALL_SYNC_EXP,      /* synchronize_rcu_expedited */
+	GRACE__CALL_CALL,          /* call_rcu */
+	GRACE__CALL_CALL_HURRY,    /* call_rcu_hurry */
+	GRACE__CALL_BARRIER,       /* rcu_barrier */
+	GRACE__CALL_COND_SYNC,     /* cond_synchronize_rcu */
+	GRACE__CALL_POLL_STATE,    /* poll_state_synchronize_rcu */
+	GRACE__CALL_START_POLL,    /* start_poll_synchronize_rcu */
+	GRACE__CALL_SET_POLICY,    /* grace_rcu_set_policy */
+	GRACE__CALL_SET_LIMITS,    /* grace_rcu_set_callback_limits */
+	GRACE__CALL_FREE,          /* free_rcu */
+	GRACE__CALL_FREE_PTR,      /* free_rcu_mightsleep */
+	GRACE__CALL_FREE_BARRIER,  /* free_rcu_barrier */
+	GRACE__CALL_RETIRE,        /* rcu_retire */
+	GRACE__CALL_SET_FREE_HOOK, /* grace_rcu_set_free_hook */
 	GRACE__CALL_N
 };
 
@@ -80,6 +82,10 @@ struct grace__flavor {
 	/* free_rcu(): the slot of the calling thread's cache of this flavor (engine/free.c), or -1
 	 * when every free goes to the engine (srcu domains come and go). */
 	int free_slot;
+	/* The function that frees its objects once their grace period has ended (NULL: free()),
+	 * and whether one was queued already, after which it is fixed (engine/free.c). */
+	void (*free_fn)(void *);
+	uint32_t free_used;
 	/* Why exit() from a thread inside a section cannot wait for this flavor's callbacks (the
 	 * exit handler's warning, engine/callback.c). */
 	const char *exit_in_reader;

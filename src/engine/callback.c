@@ -237,7 +237,7 @@ static void invoke(struct worker *w)
 				 * head's offset in the object to free(). */
 				w->inv_done = ++n;     /* as below: a fork child counts it as run */
 				grace__ann_consume(l); /* race detectors: see grace__cbdom_call() */
-				grace__free_head(l);
+				grace__free_head(d->f, l);
 			} else {
 				w->inv_done = ++n;
 				grace__ann_consume(l); /* race detectors: see grace__cbdom_call() */

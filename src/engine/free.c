@@ -77,12 +77,14 @@
  */
 #include "engine/free.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <grace/arch/atomic.h>
+#include <grace/internal/retire.h>
 #include <grace/list.h>
 
 #include "core/diag.h"
@@ -96,9 +98,14 @@
 #include "engine/callback.h"
 
 #define FBLK_BYTES 1024
-#define FBLK_HDR 48
+#define FBLK_HDR 56
 #define FBLK_N ((FBLK_BYTES - FBLK_HDR) / sizeof(void *))
 #define BURST_MAX 16u /* ready pointers freed per call, at most */
+/* The inline retire appends this many slots between two slow calls (retire.h), which then
+ * free RETIRE_RUN + 1 ready entries at the least rate (burst()): glibc's tcache holds 7 chunks
+ * of a size. */
+#define RETIRE_RUN 6u
+#define BURST_OUT 32u /* entries one call takes out of the blocks, at most */
 #define THREAD_HARD 65536u
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call past THREAD_HARD */
 #define POISON_BYTE 0x6b
@@ -217,43 +224,98 @@ static inline void dbg_add(void *ptr, const char *call)
 }
 #endif
 
-/* The object's grace period has ended: free it. */
-static void release_obj(void *p)
+/* The object's grace period has ended: free it, with f's free function (its hook, or free()).
+ * A NULL pointer (rcu_retire(NULL) appends it on the fast path) frees nothing. */
+static void release_obj(struct grace__flavor *f, void *p)
 {
+	/* Relaxed: the hook is set before the flavor's first queued object (grace__free_hook),
+	 * which happens before this release (the queueing is ordered before it as any entry). */
+	void (*hook)(void *) = grace_load_relaxed(&f->free_fn);
+
+	if (GRACE_UNLIKELY(p == NULL))
+		return;
 #if GRACE__LIB_DEBUG
 	dbg_del(p); /* before the free: the address may be queued again once it is reused */
 	/* Poison: a reader that still holds the object (a pointer kept past its section, or a
-	 * grace-period bug) reads 0x6b bytes, not a plausible object. */
-	memset(p, POISON_BYTE, malloc_usable_size(p));
+	 * grace-period bug) reads 0x6b bytes, not a plausible object. Only for free()'s objects:
+	 * a hook's pool may not be the heap. */
+	if (!hook)
+		memset(p, POISON_BYTE, malloc_usable_size(p));
 #endif
-	grace__free_fn(p);
+	if (hook)
+		hook(p);
+	else
+		grace__free_fn(p);
 }
 
-void grace__free_head(struct rcu_head *head)
+void grace__free_head(struct grace__flavor *f, struct rcu_head *head)
 {
 	/* func holds the head's offset in the object plus one (free.h). */
-	release_obj((char *)head - ((uintptr_t)head->func - 1));
+	release_obj(f, (char *)head - ((uintptr_t)head->func - 1));
+}
+
+/* One entry of a block: an object to free with the flavor's free function (fn NULL), or a
+ * function to call on its argument (rcu_retire_fn()). */
+struct fent {
+	void (*fn)(void *);
+	void *p;
+};
+
+static inline void release_ent(struct grace__flavor *f, struct fent e)
+{
+	if (!e.fn) {
+		release_obj(f, e.p);
+	} else if (e.p) {
+#if GRACE__LIB_DEBUG
+		dbg_del(e.p);
+#endif
+		e.fn(e.p);
+	}
 }
 
 /* ---- blocks ---- */
 
+/*
+ * A block: the entries of one cache, in the order they were queued. An object takes one slot;
+ * a function entry three: GRACE__RETIRE_FN_MARK, the function, its argument (no object lies at
+ * address 1). n counts slots, as does the cache's `held`. While a block is its cache's cur, the
+ * inline retire appends to it too, and the count is the cache's rt.n (cur_sync()).
+ */
 struct fblk {
-	struct rcu_head rh; /* handed to the engine: blk_cb */
-	struct fblk *next;  /* sealed list, or a detached list */
-	uint64_t cookie;    /* sealed or detached: completes after every append */
-	uint32_t n;         /* pointers stored */
-	uint32_t head;      /* pointers before it are freed already */
-	uint32_t done;      /* the cookie is known complete */
+	struct rcu_head rh;      /* handed to the engine: blk_cb */
+	struct fblk *next;       /* sealed list, or a detached list */
+	uint64_t cookie;         /* sealed or detached: completes after every append */
+	struct grace__flavor *f; /* whose free function its objects go to */
+	uint32_t n;              /* slots used */
+	uint32_t head;           /* slots before it are freed already */
+	uint32_t done;           /* the cookie is known complete */
 	uint32_t pad_;
 	void *p[FBLK_N];
 };
 _Static_assert(offsetof(struct fblk, p) <= FBLK_HDR && sizeof(struct fblk) <= FBLK_BYTES,
 	       "a block is FBLK_BYTES");
 
+/* The entry at slot i of b; returns the slot after it. */
+static inline uint32_t ent_at(const struct fblk *b, uint32_t i, struct fent *e)
+{
+	if (GRACE_UNLIKELY(b->p[i] == GRACE__RETIRE_FN_MARK)) {
+		e->fn = (void (*)(void *))(uintptr_t)b->p[i + 1];
+		e->p = b->p[i + 2];
+		return i + 3;
+	}
+	e->fn = NULL;
+	e->p = b->p[i];
+	return i + 1;
+}
+
 static void blk_release(struct fblk *b)
 {
-	for (uint32_t i = b->head; i < b->n; i++)
-		release_obj(b->p[i]);
+	struct fent e;
+
+	for (uint32_t i = b->head; i < b->n;) {
+		i = ent_at(b, i, &e);
+		release_ent(b->f, e);
+	}
 	free(b);
 }
 
@@ -272,17 +334,18 @@ static void blk_release_list(struct fblk *l)
 	}
 }
 
-/* ---- headless pointers on the engine path ---- */
+/* ---- pointers on the engine path (no rcu_head): a carrier each ---- */
 
 struct carrier {
 	struct rcu_head rh;
-	void *p;
+	struct grace__flavor *f;
+	struct fent e;
 };
 
 static void carrier_cb(struct rcu_head *h)
 {
 	struct carrier *k = grace_container_of(h, struct carrier, rh);
-	release_obj(k->p);
+	release_ent(k->f, k->e);
 	free(k);
 }
 
@@ -293,22 +356,26 @@ struct fcache {
 	 * read-modify-write: "Who touches a cache", below); any other thread steals the cache
 	 * first and then holds `lock`. `calls`, `dead` and `waiting` are also read by the
 	 * monitor before it steals (relaxed: a hint it checks again once it holds the cache). */
-	uint32_t busy GRACE_ALIGNED_CACHE; /* the owner is in a call, without the lock */
-	uint32_t steal;                    /* threads stealing the cache (or stolen) */
-	uint32_t lock;                     /* 0 free, 1 held */
-	uint32_t mon_armed;                /* the monitor is queued on the engine */
-	uint64_t calls;                    /* the owner's calls, for the monitor's idle test */
-	struct fblk *cur;                  /* being filled (NULL: none) */
-	uint64_t cur_seq;                  /* the sequence when cur got its first pointer */
-	struct fblk *first, *last;         /* sealed, oldest first */
-	struct fblk *spare;                /* one empty block, kept for the next cur */
-	size_t held;                       /* pointers in cur and the sealed blocks */
-	uint64_t wave_seq;   /* the sequence when the owner last counted its ready pointers */
-	uint64_t wave_calls; /* the owner's calls since then */
-	uint32_t rate;       /* ready pointers freed per call until the next count, x 256 */
-	uint32_t credit;     /* the fraction of a pointer owed, x 256 */
+	/* busy: the owner is in a call, without the lock; steal: threads stealing the cache (or
+	 * stolen); n, lim, slot: the block being filled, as the inline retire sees it (cur_sync,
+	 * below). First on the line: the owner's TLS pointer is the cache's address. */
+	struct grace__retire rt GRACE_ALIGNED_CACHE;
+	uint32_t lock;             /* 0 free, 1 held */
+	uint32_t mon_armed;        /* the monitor is queued on the engine */
+	uint64_t calls;            /* the owner's calls, for the monitor's idle test */
+	struct fblk *cur;          /* being filled (NULL: none) */
+	uint64_t cur_seq;          /* the sequence when cur got its first pointer */
+	struct fblk *first, *last; /* sealed, oldest first */
+	struct fblk *spare;        /* one empty block, kept for the next cur */
+	size_t held;               /* pointers in cur and the sealed blocks */
+	uint64_t wave_seq;         /* the sequence when the owner last counted its ready pointers */
+	uint64_t wave_calls;       /* the owner's calls since then */
+	uint32_t rate;             /* ready pointers freed per call until the next count, x 256 */
+	uint32_t credit;           /* the fraction of a pointer owed, x 256 */
+	uint32_t fast_calls;       /* inline appends not yet counted by burst() (cur_sync) */
+	uint32_t releasing;        /* the owner runs released entries: a retire from one nests */
 	struct grace__flavor *f;
-	uint64_t mon_calls; /* calls when the monitor was queued or last looked */
+	uint64_t mon_calls; /* activity() when the monitor was queued or last looked */
 	uint32_t dead;      /* the owner exited: the monitor frees the cache */
 	uint32_t waiting;   /* the owner waits in over_limit(): busy, not idle */
 	uint32_t mon_idle;  /* monitor runs in a row that found no call */
@@ -337,9 +404,14 @@ static bool g_ready;       /* the thread-exit key exists */
 
 struct ftls {
 	struct fcache *c[NSLOT];
-	int exiting; /* the thread's exit began: its frees go to the engine */
+	int exiting;  /* the thread's exit began: its frees go to the engine */
+	int no_cache; /* releasing entries under all_lock: a retire they make takes the engine
+		       * path (creating a cache takes all_lock) */
 };
 static __thread struct ftls ftls GRACE_TLS_IE;
+/* The same caches, as the inline retire sees them (retire.h): &c->rt, or NULL. */
+GRACE_API __thread struct grace__retire *grace__memb_retire GRACE_TLS_IE;
+GRACE_API __thread struct grace__retire *grace__qsbr_retire GRACE_TLS_IE;
 static __thread struct grace__flavor *init_flavor GRACE_TLS_IE;
 static pthread_key_t ftls_key;
 static pthread_once_t free_once = PTHREAD_ONCE_INIT;
@@ -404,28 +476,28 @@ static inline void c_unlock(struct fcache *c)
  * just made to lines the readers share. bench/hashtable (2 threads, 25% updates) spent 17% of
  * the process there; the pair above costs two plain stores and a load.
  */
-static inline bool own_enter(struct fcache *c)
+static inline bool own_enter(struct fcache *c, const char *call)
 {
 #if GRACE__LIB_DEBUG
 	/* Only a signal handler that interrupted the owner's call can find busy set. */
-	if (grace_load_relaxed(&c->busy))
-		grace__misuse_fatal(c->f->calls[GRACE__CALL_FREE],
+	if (grace_load_relaxed(&c->rt.busy))
+		grace__misuse_fatal(call,
 				    "called from a signal handler that interrupted a call of this "
 				    "thread: the per-thread cache is not async-signal-safe");
 #endif
 	if (GRACE_LIKELY(grace__use_membarrier)) {
-		grace_store_relaxed(&c->busy, 1u);
+		grace_store_relaxed(&c->rt.busy, 1u);
 		grace_barrier(); /* barrier O: pairs with barrier S (membarrier) in the stealer */
 	} else {
 		/* Fallback: a full barrier between the store and the load (pairs with the
 		 * stealer's seq_cst increment and fence). */
-		(void)grace_xchg(&c->busy, 1u, __ATOMIC_SEQ_CST);
+		(void)grace_xchg(&c->rt.busy, 1u, __ATOMIC_SEQ_CST);
 	}
 	/* seq_cst: the Dekker load (a plain load on x86, ldar on arm64); it also acquires a
 	 * finished stealer's accesses (its release decrement). */
-	if (GRACE_LIKELY(__atomic_load_n(&c->steal, __ATOMIC_SEQ_CST) == 0))
+	if (GRACE_LIKELY(__atomic_load_n(&c->rt.steal, __ATOMIC_SEQ_CST) == 0))
 		return true;
-	grace_store_release(&c->busy, 0u); /* a stealer may be waiting for it */
+	grace_store_release(&c->rt.busy, 0u); /* a stealer may be waiting for it */
 	c_lock(c);
 	return false;
 }
@@ -434,7 +506,7 @@ static inline bool own_enter(struct fcache *c)
 static inline void own_exit(struct fcache *c, bool fast)
 {
 	if (GRACE_LIKELY(fast))
-		grace_store_release(&c->busy, 0u);
+		grace_store_release(&c->rt.busy, 0u);
 	else
 		c_unlock(c);
 }
@@ -442,7 +514,7 @@ static inline void own_exit(struct fcache *c, bool fast)
 /* Stealing: mark every cache wanted, one barrier S for all of them, then take each. */
 static inline void steal_mark(struct fcache *c)
 {
-	(void)grace_fetch_add(&c->steal, 1u, __ATOMIC_SEQ_CST);
+	(void)grace_fetch_add(&c->rt.steal, 1u, __ATOMIC_SEQ_CST);
 }
 
 /* Barrier S (above): after steal_mark, before steal_take. */
@@ -457,7 +529,7 @@ static inline void steal_barrier(void)
 static void steal_wait_owner(struct fcache *c)
 {
 	/* seq_cst (acquire): pairs with the owner's release of busy; the Dekker load. */
-	for (unsigned int i = 0; __atomic_load_n(&c->busy, __ATOMIC_SEQ_CST); i++) {
+	for (unsigned int i = 0; __atomic_load_n(&c->rt.busy, __ATOMIC_SEQ_CST); i++) {
 		if (i < 128)
 			grace_cpu_relax();
 		else
@@ -485,7 +557,7 @@ static bool steal_trytake(struct fcache *c)
  * the unlock. The owner's lock-free call does not touch `lock`, so it may start in between. */
 static inline void steal_release(struct fcache *c)
 {
-	(void)grace_fetch_sub(&c->steal, 1u, __ATOMIC_RELEASE);
+	(void)grace_fetch_sub(&c->rt.steal, 1u, __ATOMIC_RELEASE);
 	c_unlock(c);
 }
 
@@ -493,13 +565,71 @@ static inline void steal_release(struct fcache *c)
  * steal_release(), though nothing was touched; the owner's next call sees 0 or the others'. */
 static inline void steal_unmark(struct fcache *c)
 {
-	(void)grace_fetch_sub(&c->steal, 1u, __ATOMIC_RELEASE);
+	(void)grace_fetch_sub(&c->rt.steal, 1u, __ATOMIC_RELEASE);
 }
 
 /* Has a grace period completed since the sequence read seq0? (bits 2+ count completions) */
 static inline bool gp_moved(struct grace__gp *gp, uint64_t seq0)
 {
 	return (grace_load_relaxed(&gp->seq) >> 2) != (seq0 >> 2);
+}
+
+/* The TLS pointer of slot s, through which the inline retire finds the thread's cache. */
+static inline struct grace__retire **rt_tls(int s)
+{
+	return s == 0 ? &grace__memb_retire : &grace__qsbr_retire;
+}
+
+/*
+ * The inline retire appends to cur and counts in rt.n only (retire.h). Before anything reads
+ * cur's count or `held`, the owner in a call (lock-free or locked) or a thread that took the
+ * cache folds those appends in; each append counts as one of the owner's calls, for the
+ * monitor's idle test and for burst(). The stealer's view of the appends comes from its
+ * acquire of busy (the owner's release store at the end of each append).
+ */
+static inline void cur_sync(struct fcache *c)
+{
+	struct fblk *b = c->cur;
+
+	/* Only while the fast path is open (lim != 0) does rt.n run ahead of cur's count: the
+	 * library's own calls close it first (cache_put, put_nested) and count in b->n. */
+	if (b && c->rt.lim && c->rt.n != b->n) {
+		uint32_t k = c->rt.n - b->n;
+		b->n = c->rt.n;
+		c->held += k;
+		c->fast_calls += k;
+	}
+}
+
+/* At the end of the owner's call: let the inline retire append up to RETIRE_RUN slots to cur
+ * before the next slow call (none without membarrier: the fast path's Dekker pair needs it). */
+static inline void cur_open(struct fcache *c)
+{
+	struct fblk *b = c->cur;
+
+	if (b && GRACE_LIKELY(grace__use_membarrier) && !GRACE__LIB_DEBUG && !GRACE__TSAN_MODE) {
+		uint32_t lim = b->n + RETIRE_RUN;
+		c->rt.slot = b->p;
+		grace_store_relaxed(&c->rt.n, b->n); /* relaxed: activity() */
+		c->rt.lim = lim < FBLK_N ? lim : (uint32_t)FBLK_N;
+	} else {
+		c->rt.lim = 0;
+		grace_store_relaxed(&c->rt.n, 0u);
+		c->rt.slot = NULL;
+	}
+}
+
+/* (A debug library leaves lim at 0: every call takes the slow path, which checks that a pointer
+ * is not queued twice.) */
+
+/* cur is gone (sealed or detached): the fast path appends nowhere until the owner's next slow
+ * call opens the next one. */
+static inline void cur_close(struct fcache *c)
+{
+	c->cur = NULL;
+	c->rt.lim = 0;
+	grace_store_relaxed(&c->rt.n, 0u);
+	c->rt.slot = NULL;
 }
 
 /* An empty block for cur: the spare, or a new one. c locked. */
@@ -511,6 +641,7 @@ static struct fblk *blk_new(struct fcache *c)
 		c->spare = NULL;
 	else if (!(b = (struct fblk *)malloc(sizeof(*b))))
 		return NULL;
+	b->f = c->f;
 	b->n = 0;
 	b->head = 0;
 	b->done = 0;
@@ -524,6 +655,7 @@ static void seal(struct fcache *c)
 {
 	struct fblk *b = c->cur;
 
+	cur_sync(c);
 	b->cookie = grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_FREE]);
 	b->next = NULL;
 	if (c->last)
@@ -531,11 +663,11 @@ static void seal(struct fcache *c)
 	else
 		c->first = b;
 	c->last = b;
-	c->cur = NULL;
+	cur_close(c);
 }
 
-/* Take up to max pointers whose grace period has ended, oldest first, into out. c locked. */
-static inline unsigned int pop_ready(struct fcache *c, unsigned int max, void **out)
+/* Take up to max entries whose grace period has ended, oldest first, into out. c locked. */
+static inline unsigned int pop_ready(struct fcache *c, unsigned int max, struct fent *out)
 {
 	unsigned int n = 0;
 	struct fblk *b;
@@ -547,8 +679,9 @@ static inline unsigned int pop_ready(struct fcache *c, unsigned int max, void **
 				break;
 			b->done = 1;
 		}
-		out[n++] = b->p[b->head++];
-		c->held--;
+		uint32_t h = ent_at(b, b->head, &out[n++]);
+		c->held -= h - b->head;
+		b->head = h;
 		if (b->head == b->n) {
 			c->first = b->next;
 			if (!c->first)
@@ -568,6 +701,7 @@ static struct fblk *detach(struct fcache *c)
 {
 	struct fblk *l = c->first;
 
+	cur_sync(c);
 	if (c->cur) {
 		struct fblk *b = c->cur;
 		b->cookie = grace__gp_snap(c->f->gp);
@@ -577,7 +711,7 @@ static struct fblk *detach(struct fcache *c)
 			c->last->next = b;
 		else
 			l = b;
-		c->cur = NULL;
+		cur_close(c);
 	}
 	c->first = c->last = NULL;
 	c->held = 0;
@@ -609,6 +743,14 @@ static void cache_unlink(struct fcache *c)
 	grace_list_del(&c->link);
 }
 
+/* What the monitor compares to tell an active owner: its calls and the inline retire's count
+ * (below 256), which moves at each append between two calls. Relaxed loads: a hint, checked
+ * again once the monitor holds the cache. */
+static inline uint64_t activity(struct fcache *c)
+{
+	return (grace_load_relaxed(&c->calls) << 8) | grace_load_relaxed(&c->rt.n);
+}
+
 /* The monitor (top of the file): runs in the engine's worker, after a grace period. */
 static void mon_cb(struct rcu_head *h)
 {
@@ -618,7 +760,7 @@ static void mon_cb(struct rcu_head *h)
 
 	/* A first look without stealing (relaxed loads: a hint, checked again below). An owner
 	 * that made a call since the last look is active: most runs end here. */
-	uint64_t calls = grace_load_relaxed(&c->calls);
+	uint64_t calls = activity(c);
 	/* ghost: set in a fork child before any worker existed there (plain). */
 	if (!grace_load_relaxed(&c->dead) && !c->ghost) {
 		if (calls != c->mon_calls || grace_load_relaxed(&c->waiting)) {
@@ -648,8 +790,8 @@ static void mon_cb(struct rcu_head *h)
 			spare = c->spare;
 			c->spare = NULL;
 			retire = true;
-		} else if (c->calls != c->mon_calls || c->waiting) {
-			c->mon_calls = c->calls; /* the owner is active: look again */
+		} else if (activity(c) != c->mon_calls || c->waiting) {
+			c->mon_calls = activity(c); /* the owner is active: look again */
 			c->mon_idle = 0;
 			requeue = true;
 		} else if (c->held) {
@@ -800,8 +942,8 @@ static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 
 	init_flavor = f;
 	pthread_once(&free_once, free_init);
-	if (!g_ready || g_worker_mode || ftls.exiting || grace_load_relaxed(&g_exiting) ||
-	    grace__in_callback())
+	if (!g_ready || g_worker_mode || ftls.exiting || ftls.no_cache ||
+	    grace_load_relaxed(&g_exiting) || grace__in_callback())
 		return NULL;
 	if (posix_memalign((void **)&c, GRACE_CACHE_LINE, sizeof(*c)) != 0)
 		return NULL;
@@ -809,8 +951,10 @@ static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 	c->f = f;
 	grace__lock(&all_lock);
 	grace_list_add(&c->link, &all_caches);
+	grace_store_relaxed(&f->free_used, 1u); /* the hook is fixed (grace__free_hook) */
 	grace__unlock(&all_lock);
 	ftls.c[slot] = c;
+	*rt_tls(slot) = &c->rt;
 	(void)pthread_setspecific(ftls_key, &ftls); /* non-NULL: ftls_destroy runs at exit */
 	return c;
 }
@@ -862,6 +1006,7 @@ static void ftls_destroy(void *arg)
 		struct fcache *c = ftls.c[s];
 		if (c) {
 			ftls.c[s] = NULL;
+			*rt_tls(s) = NULL; /* later retires take the engine path */
 			cache_retire(c);
 		}
 	}
@@ -906,13 +1051,22 @@ static GRACE_COLD bool wait_bounded(struct grace__flavor *f, uint64_t ck, const 
 	return true;
 }
 
-/* More than THREAD_HARD pointers held: wait for the oldest block, then free it. */
-static GRACE_COLD void over_limit(struct fcache *c, bool headless)
+/* What a call queues, for over_limit()'s message and its right to wait. */
+enum put_kind { PUT_FREE, PUT_FREE_PTR, PUT_RETIRE };
+
+static const char *put_call(struct grace__flavor *f, enum put_kind k)
 {
-	const char *call = headless ? c->f->calls[GRACE__CALL_FREE_PTR]
-				    : c->f->calls[GRACE__CALL_FREE];
+	return f->calls[k == PUT_FREE       ? GRACE__CALL_FREE
+			: k == PUT_FREE_PTR ? GRACE__CALL_FREE_PTR
+					    : GRACE__CALL_RETIRE];
+}
+
+/* More than THREAD_HARD slots held: wait for the oldest block, then free it. */
+static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
+{
+	const char *call = put_call(c->f, kind);
 	struct grace__flavor *f = c->f;
-	void *out[FBLK_N];
+	struct fent out[FBLK_N];
 	uint64_t ck = 0;
 	bool have;
 	unsigned int n;
@@ -928,6 +1082,7 @@ static GRACE_COLD void over_limit(struct fcache *c, bool headless)
 		c->stuck_seq = 0;
 	}
 	c_lock(c);
+	cur_sync(c);
 	if (!c->first && c->cur)
 		seal(c);
 	have = c->first != NULL;
@@ -945,13 +1100,15 @@ static GRACE_COLD void over_limit(struct fcache *c, bool headless)
 	c_lock(c);
 	grace_store_relaxed(&c->waiting, 0u);
 	n = pop_ready(c, (unsigned int)FBLK_N, out);
+	c->releasing = 1; /* a retire from an entry's function nests (put_nested) */
 	for (unsigned int i = 0; i < n; i++)
-		release_obj(out[i]); /* before the unlock, as in cache_put() */
+		release_ent(f, out[i]); /* before the unlock, as in cache_put() */
+	c->releasing = 0;
 	c_unlock(c);
 }
 
 /*
- * How many ready pointers a call frees: the frees follow the owner's calls, one wave at a time.
+ * How many ready entries a call frees: the frees follow the owner's calls, one wave at a time.
  * Pointers become ready in waves, one per grace period; at the first call that sees a new one,
  * the ready pointers are counted (a walk over the blocks whose cookies have completed, once per
  * grace period) and spread over as many calls as the last wave took. An updater that allocates
@@ -960,13 +1117,17 @@ static GRACE_COLD void over_limit(struct fcache *c, bool headless)
  * to the arena with an atomic exchange, which cost more than the grace period (bench/hashtable:
  * a free burst of 2-16 per call spent 30% of the process in _int_free and _int_malloc). A
  * backlog (a slow grace period, a burst of deletions) is caught up by the next wave's rate, at
- * most BURST_MAX per call. c locked.
+ * most BURST_MAX per call. The inline retire's appends count as calls (cur_sync): the slow call
+ * after a run of them frees the run's share at once, RETIRE_RUN + 1 at the least rate, which
+ * the tcache still holds. c locked or the owner's.
  */
 static inline unsigned int burst(struct fcache *c)
 {
 	uint64_t seq = grace_load_relaxed(&c->f->gp->seq);
+	uint32_t calls = 1u + c->fast_calls;
 
-	c->wave_calls++;
+	c->fast_calls = 0;
+	c->wave_calls += calls;
 	if ((seq >> 2) != (c->wave_seq >> 2)) {
 		size_t ready = 0;
 		for (struct fblk *b = c->first; b; b = b->next) {
@@ -985,22 +1146,69 @@ static inline unsigned int burst(struct fcache *c)
 		c->wave_seq = seq;
 		c->wave_calls = 0;
 	}
-	uint32_t cr = c->credit + (c->rate ? c->rate : 256u);
-	c->credit = cr & 255u;
-	return cr >> 8;
+	uint64_t cr = c->credit + (uint64_t)(c->rate ? c->rate : 256u) * calls;
+	c->credit = (uint32_t)(cr & 255u);
+	cr >>= 8;
+	return cr < BURST_OUT ? (unsigned int)cr : BURST_OUT;
 }
 
-/* Queue p in the caller's cache and free a few ready pointers. false: no block (no memory).
- * Inlined into each entry point: the whole fast path is one function. */
-static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, void *p,
-							    bool headless)
+/*
+ * A call made while this thread runs entries its own call took out of the cache (a deleter or
+ * free hook that retires or frees more): the outer call holds the cache (busy or its lock), so
+ * only append. Ready entries wait for the next call. false: no block (no memory).
+ */
+static GRACE_NOINLINE bool put_nested(struct fcache *c, void (*fn)(void *), void *p)
 {
-	void *out[BURST_MAX];
-	unsigned int n;
+	unsigned int k = fn ? 3u : 1u;
+	bool open = c->rt.lim != 0; /* over_limit() runs entries with the fast path open */
+	struct fblk *b;
+
+	cur_sync(c);
+	c->rt.lim = 0;
+	b = c->cur;
+	if (b && b->n + k > FBLK_N) {
+		seal(c);
+		b = NULL;
+	}
+	if (!b) {
+		b = blk_new(c);
+		if (!b) {
+			if (open)
+				cur_open(c);
+			return false;
+		}
+		c->cur = b;
+		c->cur_seq = grace_load_relaxed(&c->f->gp->seq);
+	}
+	if (fn) {
+		b->p[b->n++] = GRACE__RETIRE_FN_MARK;
+		b->p[b->n++] = (void *)(uintptr_t)fn;
+	}
+	b->p[b->n++] = p;
+	c->held += k;
+	if (b->n == FBLK_N)
+		seal(c);
+	if (open)
+		cur_open(c);
+	return true;
+}
+
+/* Queue the entry (fn, p) (fn NULL: the object p) in the caller's cache and free a few ready
+ * entries. false: no block (no memory). Inlined into each entry point: the whole path is one
+ * function. */
+static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, void (*fn)(void *),
+							    void *p, enum put_kind kind)
+{
+	struct fent out[BURST_OUT];
+	unsigned int n, k = fn ? 3u : 1u;
 	bool arm = false;
 	size_t held;
 	struct fblk *b;
-	bool fast = own_enter(c);
+	bool fast;
+
+	if (GRACE_UNLIKELY(c->releasing))
+		return put_nested(c, fn, p);
+	fast = own_enter(c, put_call(c->f, kind));
 
 	/* The slow path may take the lock after the exit handler emptied every cache: a pointer
 	 * appended then would stay behind. Relaxed load: the lock's acquire orders it after the
@@ -1010,42 +1218,62 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 		own_exit(c, fast);
 		return false;
 	}
+	cur_sync(c);
+	/* Closed for the call: an inline retire made by a function this call runs (a deleter that
+	 * retires what its object points to) takes the nested path instead (put_nested). */
+	c->rt.lim = 0;
 	b = c->cur;
+	if (b && GRACE_UNLIKELY(b->n + k > FBLK_N)) {
+		seal(c); /* no room for a function entry's three slots */
+		b = NULL;
+	}
 	if (GRACE_UNLIKELY(!b)) {
 		b = blk_new(c);
 		if (!b) {
+			cur_open(c);
 			own_exit(c, fast);
 			return false;
 		}
 		c->cur = b;
 		c->cur_seq = grace_load_relaxed(&c->f->gp->seq);
 	}
+	if (GRACE_UNLIKELY(fn != NULL)) {
+		b->p[b->n++] = GRACE__RETIRE_FN_MARK;
+		b->p[b->n++] = (void *)(uintptr_t)fn;
+	}
 	b->p[b->n++] = p;
-	c->held++;
+	c->held += k;
 	if (b->n == FBLK_N || gp_moved(c->f->gp, c->cur_seq))
 		seal(c);
 	n = pop_ready(c, burst(c), out);
-	if (c->first && c->first->done && c->first->head < c->first->n)
+	if (c->first && c->first->done && c->first->head < c->first->n &&
+	    c->first->p[c->first->head] != GRACE__RETIRE_FN_MARK)
 		/* The next call frees this pointer: start the miss on the allocator's header now
 		 * (glibc reads the chunk's size word just below it), a call ahead of the free. */
 		__builtin_prefetch((char *)c->first->p[c->first->head] - sizeof(void *), 1, 3);
+	/* The ready entries are freed before the cache is let go: a barrier that takes it next
+	 * (free_rcu_barrier) must find them freed, not in flight on this thread. A function they
+	 * run may retire more: it nests (put_nested). */
+	if (n) {
+		c->releasing = 1;
+		for (unsigned int i = 0; i < n; i++)
+			release_ent(c->f, out[i]);
+		c->releasing = 0;
+	}
 	uint64_t calls = c->calls + 1;
 	grace_store_relaxed(&c->calls, calls); /* the monitor's first look reads it unlocked */
 	held = c->held;
 	if (held && !c->mon_armed) {
 		c->mon_armed = 1;
-		c->mon_calls = calls;
+		c->mon_calls = calls << 8; /* differs from activity() after any append */
 		arm = true;
 	}
-	/* The ready pointers are freed before the cache is let go: a barrier that takes it next
-	 * (free_rcu_barrier) must find them freed, not in flight on this thread. */
-	for (unsigned int i = 0; i < n; i++)
-		release_obj(out[i]);
+	cur_open(c);
 	own_exit(c, fast);
 	if (arm)
 		grace__engine_call(c->f, &c->mon, mon_cb);
 	if (GRACE_UNLIKELY(held > THREAD_HARD))
-		over_limit(c, headless);
+		over_limit(c, kind);
 	return true;
 }
 
@@ -1058,6 +1286,13 @@ static GRACE_COLD GRACE_NORETURN void bad_head(struct grace__flavor *f, void *pt
 		f->calls[GRACE__CALL_FREE],
 		"the rcu_head %p does not lie within the first %u bytes of the object %p",
 		(void *)head, GRACE__FREE_OFFSET_LIMIT, ptr);
+}
+
+/* An object of f is queued: its free function is fixed from now on (grace__free_hook). */
+static inline void mark_used(struct grace__flavor *f)
+{
+	if (GRACE_UNLIKELY(!grace_load_relaxed(&f->free_used)))
+		grace_store_relaxed(&f->free_used, 1u);
 }
 
 /* free_rcu(): s is slot_of(f), a constant in the exported functions. */
@@ -1075,9 +1310,10 @@ static inline __attribute__((always_inline)) void free_head(struct grace__flavor
 	dbg_add(ptr, f->calls[GRACE__CALL_FREE]);
 #endif
 	c = cache_of(f, s);
-	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, false)))
+	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, NULL, ptr, PUT_FREE)))
 		return;
 	/* The engine path: the head carries the offset in place of a function (free.h). */
+	mark_used(f);
 	grace__engine_call(f, head, (rcu_callback_t)(off + 1));
 }
 
@@ -1099,21 +1335,47 @@ static void check_may_sleep(struct grace__flavor *f, const char *call)
 }
 #endif
 
-/* The headless engine path: a carrier, or with no memory a grace period waited for here. */
-static GRACE_NOINLINE void free_ptr_engine(struct grace__flavor *f, void *ptr)
+/*
+ * The engine path of an entry with no rcu_head (free_rcu_mightsleep, the retires): a carrier.
+ * With no memory for one, free_rcu_mightsleep waits for a grace period here and frees at once.
+ * A retire may be inside a read-side section or a callback, where that wait would deadlock:
+ * when it can wait (outside both, a flavor whose calls may wait) it does as free_rcu_mightsleep;
+ * else the entry is dropped, never freed, and the first such loss says so (the promise of
+ * docs/api.md: a retire never waits inside a section, even when memory runs out).
+ */
+static GRACE_NOINLINE void ptr_engine(struct grace__flavor *f, void (*fn)(void *), void *ptr,
+				      enum put_kind kind)
 {
 	struct carrier *k = (struct carrier *)malloc(sizeof(*k));
+	const char *call = put_call(f, kind);
 
+	mark_used(f);
 	if (k) {
-		k->p = ptr;
+		k->f = f;
+		k->e.fn = fn;
+		k->e.p = ptr;
 		grace__engine_call(f, &k->rh, carrier_cb);
 		return;
 	}
+	if (kind == PUT_RETIRE &&
+	    (!f->call_may_wait || f->hooks->is_reader(f) || grace__in_callback())) {
+		static uint32_t warned;
+		if (!grace_xchg(&warned, 1u, __ATOMIC_RELAXED))
+			grace__warn(
+				"%s: out of memory inside a read-side section or a callback: "
+				"the object %p is never freed (it cannot wait for a grace period "
+				"there); later losses are not reported",
+				call, ptr);
+#if GRACE__LIB_DEBUG
+		dbg_del(ptr);
+#endif
+		return;
+	}
 	/* No memory to queue it: wait for a grace period here, then free (the "mightsleep"). */
-	int tok = f->hooks->enter_wait(f, f->calls[GRACE__CALL_FREE_PTR]);
+	int tok = f->hooks->enter_wait(f, call);
 	grace__gp_wait(f->gp, grace__gp_snap(f->gp), 0);
 	f->hooks->leave_wait(f, tok);
-	release_obj(ptr);
+	release_ent(f, (struct fent){ fn, ptr });
 }
 
 /* free_rcu_mightsleep(): s is slot_of(f). */
@@ -1129,9 +1391,9 @@ static inline __attribute__((always_inline)) void free_ptr(struct grace__flavor 
 	dbg_add(ptr, f->calls[GRACE__CALL_FREE_PTR]);
 #endif
 	c = cache_of(f, s);
-	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, ptr, true)))
+	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, NULL, ptr, PUT_FREE_PTR)))
 		return;
-	free_ptr_engine(f, ptr);
+	ptr_engine(f, NULL, ptr, PUT_FREE_PTR);
 }
 
 void grace__free_ptr(struct grace__flavor *f, void *ptr)
@@ -1139,39 +1401,89 @@ void grace__free_ptr(struct grace__flavor *f, void *ptr)
 	free_ptr(f, slot_of(f), ptr);
 }
 
+/* rcu_retire() and rcu_retire_fn() past their inline fast path (retire.h), and srcu_retire(). */
+void grace__retire(struct grace__flavor *f, void (*fn)(void *), void *ptr)
+{
+	int s = slot_of(f);
+	struct fcache *c;
+
+	if (!ptr)
+		return;
+#if GRACE__LIB_DEBUG
+	dbg_add(ptr, f->calls[GRACE__CALL_RETIRE]);
+#endif
+	c = cache_of(f, s);
+	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, fn, ptr, PUT_RETIRE)))
+		return;
+	ptr_engine(f, fn, ptr, PUT_RETIRE);
+}
+
+/*
+ * The flavor's free function, for every object it frees without a function of the caller's:
+ * free_rcu(), free_rcu_mightsleep(), rcu_retire(). Set once, before the first of them on f, so
+ * that no object queued for one function reaches another: -EBUSY after (or a second time with
+ * another function). NULL goes back to free() under the same rule.
+ */
+int grace__free_hook(struct grace__flavor *f, void (*fn)(void *))
+{
+	void (*cur)(void *) = grace_load_relaxed(&f->free_fn);
+	int err = 0;
+
+	grace__lock(&all_lock);
+	if (grace_load_relaxed(&f->free_used) && cur != fn)
+		err = -EBUSY;
+	else
+		grace_store_relaxed(&f->free_fn, fn);
+	grace__unlock(&all_lock);
+	return err;
+}
+
+/*
+ * Every cache of f: take its blocks under its lock (a hand-off made before we took the lock is
+ * queued on the engine already: the caller's engine barrier waits for it). Those whose grace
+ * period has ended are freed here, the others handed to the engine, which the caller's barrier
+ * waits for: nothing is held on this thread's stack across a wait (a fork child, where this
+ * thread does not exist, would lose it). Waits for no grace period.
+ */
+void grace__free_flush(struct grace__flavor *f)
+{
+	struct fblk *ready = NULL;
+	struct fcache *c;
+
+	/* Relaxed: a cache created before the caller's call (its free_used store under all_lock
+	 * happens before it) is seen; one created after holds nothing queued before it. */
+	if (slot_of(f) < 0 || !grace_load_relaxed(&f->free_used))
+		return;
+	grace__lock(&all_lock);
+	CACHES_FOR_EACH(c, it_)
+	if (c->f == f)
+		steal_mark(c);
+	steal_barrier();
+	CACHES_FOR_EACH(c, it_)
+	{
+		if (c->f != f)
+			continue;
+		steal_take(c);
+		dispose(f, detach(c), &ready);
+		steal_release(c);
+	}
+	/* Before all_lock is dropped: a barrier that takes it after us finds these caches empty,
+	 * so it must find their objects freed. A retire made by a function they run takes the
+	 * engine path (creating a cache would take all_lock again). */
+	ftls.no_cache = 1;
+	blk_release_list(ready);
+	ftls.no_cache = 0;
+	grace__unlock(&all_lock);
+}
+
 void grace__free_barrier(struct grace__flavor *f)
 {
 	const char *call = f->calls[GRACE__CALL_FREE_BARRIER];
-	struct fblk *ready = NULL;
-	struct fcache *c;
 
 	if (grace__in_callback())
 		grace__misuse_fatal(call, "called from a callback (would deadlock)");
 	int tok = f->hooks->enter_wait(f, call);
-	if (slot_of(f) >= 0) {
-		/* Every cache of f: take its blocks under its lock (a hand-off made before we took
-		 * the lock is queued on the engine already: the barrier below waits for it). Those
-		 * whose grace period has ended are freed here, the others handed to the engine,
-		 * which the barrier below waits for: nothing is held on this thread's stack across
-		 * a wait (a fork child, where this thread does not exist, would lose it). */
-		grace__lock(&all_lock);
-		CACHES_FOR_EACH(c, it_)
-		if (c->f == f)
-			steal_mark(c);
-		steal_barrier();
-		CACHES_FOR_EACH(c, it_)
-		{
-			if (c->f != f)
-				continue;
-			steal_take(c);
-			dispose(f, detach(c), &ready);
-			steal_release(c);
-		}
-		/* Before all_lock is dropped: a barrier that takes it after us finds these caches
-		 * empty, so it must find their objects freed. */
-		blk_release_list(ready);
-		grace__unlock(&all_lock);
-	}
+	grace__free_flush(f);
 	f->hooks->leave_wait(f, tok);
 	grace__engine_barrier(f, call); /* the engine: hand-offs, engine-path objects, carriers */
 }

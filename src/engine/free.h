@@ -33,8 +33,8 @@ static inline bool grace__free_is_offset(rcu_callback_t func)
 	return (uintptr_t)func <= GRACE__FREE_OFFSET_LIMIT;
 }
 
-/* The engine invokes a free_rcu() head: free the object the head lies in. */
-void grace__free_head(struct rcu_head *head);
+/* The engine of f invokes a free_rcu() head: free the object the head lies in. */
+void grace__free_head(struct grace__flavor *f, struct rcu_head *head);
 
 /* free_rcu(ptr, field): head is &ptr->field. NULL ptr: nothing. Never blocks in the common
  * case (as call_rcu: it may wait at the per-thread bound, see engine/free.c). */
@@ -42,6 +42,15 @@ void grace__free(struct grace__flavor *f, void *ptr, struct rcu_head *head);
 /* free_rcu_mightsleep(ptr): no rcu_head; waits for a grace period itself when no memory is
  * left to queue the pointer. */
 void grace__free_ptr(struct grace__flavor *f, void *ptr);
+/* rcu_retire(ptr) (fn NULL) and rcu_retire_fn(fn, ptr) past the inline fast path, and
+ * srcu_retire(): as free_rcu_mightsleep(), but never waits inside a read-side section or a
+ * callback, even with no memory left (engine/free.c, ptr_engine()). NULL ptr: nothing. */
+void grace__retire(struct grace__flavor *f, void (*fn)(void *), void *ptr);
+/* grace_rcu_set_free_hook(): 0, or -EBUSY once an object of f was queued. */
+int grace__free_hook(struct grace__flavor *f, void (*fn)(void *));
+/* The pass of free_rcu_barrier() and rcu_barrier() over the per-thread caches of f: every
+ * entry queued before it is freed or handed to the engine (whose barrier then waits for it). */
+void grace__free_flush(struct grace__flavor *f);
 /* free_rcu_barrier(): every pointer queued (by any thread) before the call has been freed. */
 void grace__free_barrier(struct grace__flavor *f);
 /* fork(): called by src/init.c's handlers, prepare after the engine paused its workers. */

@@ -513,6 +513,8 @@ static const char *const memb_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_FREE] = "free_rcu",
 	[GRACE__CALL_FREE_PTR] = "free_rcu_mightsleep",
 	[GRACE__CALL_FREE_BARRIER] = "free_rcu_barrier",
+	[GRACE__CALL_RETIRE] = "rcu_retire",
+	[GRACE__CALL_SET_FREE_HOOK] = "grace_rcu_set_free_hook",
 };
 
 struct grace__flavor grace__memb_flavor = {
@@ -605,6 +607,17 @@ void grace_rcu_free_ptr(void *ptr)
 void grace_rcu_free_barrier(void)
 {
 	grace__free_barrier(&grace__memb_flavor);
+}
+
+/* rcu_retire() past its inline fast path (grace/internal/retire.h). */
+void grace__memb_retire_slow(void (*fn)(void *), void *ptr)
+{
+	grace__retire(&grace__memb_flavor, fn, ptr);
+}
+
+int grace_rcu_set_free_hook(void (*fn)(void *))
+{
+	return grace__free_hook(&grace__memb_flavor, fn);
 }
 
 void grace_rcu_callback_stats(struct grace_cb_stats *stats)

@@ -301,6 +301,8 @@ static const char *const qsbr_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_FREE] = "free_qsbr",
 	[GRACE__CALL_FREE_PTR] = "free_qsbr_mightsleep",
 	[GRACE__CALL_FREE_BARRIER] = "free_qsbr_barrier",
+	[GRACE__CALL_RETIRE] = "qsbr_retire",
+	[GRACE__CALL_SET_FREE_HOOK] = "grace_qsbr_set_free_hook",
 };
 
 struct grace__flavor grace__qsbr_flavor = {
@@ -394,6 +396,17 @@ void grace_qsbr_free_ptr(void *ptr)
 void grace_qsbr_free_barrier(void)
 {
 	grace__free_barrier(&grace__qsbr_flavor);
+}
+
+/* qsbr_retire() past its inline fast path (grace/internal/retire.h). */
+void grace__qsbr_retire_slow(void (*fn)(void *), void *ptr)
+{
+	grace__retire(&grace__qsbr_flavor, fn, ptr);
+}
+
+int grace_qsbr_set_free_hook(void (*fn)(void *))
+{
+	return grace__free_hook(&grace__qsbr_flavor, fn);
 }
 
 void grace_qsbr_callback_stats(struct grace_cb_stats *stats)

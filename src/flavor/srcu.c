@@ -482,6 +482,8 @@ static struct grace__srcu_state *srcu_alloc(struct srcu_struct *ssp)
 	grace__lock_init(&st->flv.cb_lock);
 	st->flv.owner = ssp;
 	st->flv.free_slot = -1; /* free_srcu(): on the engine (domains come and go) */
+	st->flv.free_fn = NULL; /* free() until grace_srcu_set_free_hook() */
+	st->flv.free_used = 0;
 	st->flv.exit_in_reader = "exit() was called inside a read-side section";
 	st->ssp = ssp;
 	st->cpus = cpus;
@@ -839,6 +841,8 @@ static const char *const srcu_calls[GRACE__CALL_N] = {
 	[GRACE__CALL_FREE] = "free_srcu",
 	[GRACE__CALL_FREE_PTR] = "free_srcu_mightsleep",
 	[GRACE__CALL_FREE_BARRIER] = "free_srcu_barrier",
+	[GRACE__CALL_RETIRE] = "srcu_retire",
+	[GRACE__CALL_SET_FREE_HOOK] = "grace_srcu_set_free_hook",
 };
 
 void grace_flavor_ops_srcu(struct grace_flavor_ops *ops, struct srcu_struct *ssp)
@@ -917,6 +921,23 @@ void grace_srcu_free_ptr(struct srcu_struct *ssp, void *ptr)
 void grace_srcu_free_barrier(struct srcu_struct *ssp)
 {
 	grace__free_barrier(&srcu_get(ssp, "free_srcu_barrier")->flv);
+}
+
+void grace_srcu_retire(struct srcu_struct *ssp, void *ptr)
+{
+	if (ptr)
+		grace__retire(&srcu_get(ssp, "srcu_retire")->flv, NULL, ptr);
+}
+
+void grace_srcu_retire_fn(struct srcu_struct *ssp, void (*fn)(void *), void *ptr)
+{
+	if (ptr)
+		grace__retire(&srcu_get(ssp, "srcu_retire_fn")->flv, fn, ptr);
+}
+
+int grace_srcu_set_free_hook(struct srcu_struct *ssp, void (*fn)(void *))
+{
+	return grace__free_hook(&srcu_get(ssp, "grace_srcu_set_free_hook")->flv, fn);
 }
 
 int grace_srcu_set_policy(struct srcu_struct *ssp, enum grace_gp_policy policy,

@@ -96,9 +96,18 @@ void grace__flavor_cond_synchronize(struct grace__flavor *f, unsigned long cooki
 	f->hooks->leave_wait(f, tok);
 }
 
+/* rcu_barrier(): the callbacks, and the function entries and objects that threads' caches
+ * hold (rcu_retire_fn() of a deleter is an evaluation scheduled as much as call_rcu()): the
+ * caches' pass first (engine/free.c), once the context is known legal. */
 void grace__flavor_barrier(struct grace__flavor *f)
 {
-	grace__engine_barrier(f, f->calls[GRACE__CALL_BARRIER]);
+	const char *call = f->calls[GRACE__CALL_BARRIER];
+
+	grace__engine_check_not_driving(f, call);
+	int tok = f->hooks->enter_wait(f, call);
+	grace__free_flush(f);
+	f->hooks->leave_wait(f, tok);
+	grace__engine_barrier(f, call);
 }
 
 int grace__flavor_set_policy(struct grace__flavor *f, enum grace_gp_policy policy,

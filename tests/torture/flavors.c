@@ -15,7 +15,7 @@
  *                going through grace-urcu's defer_rcu() (built with grace-urcu)
  * Every writer chooses among the retire paths each flavor has: synchronize, expedited, call,
  * call_hurry, cond_synchronize, the polled API, and free_rcu() with and without an rcu_head
- * (free, headless) on heap elements.
+ * and rcu_retire() (free, headless, retire) on heap elements.
  * Every adapter is derived from the library's own table of the flavor, struct grace_flavor_ops
  * (grace_flavor_rcu, grace_flavor_qsbr, grace_flavor_ops_srcu()): one set of generic adapters
  * below serves every flavor; a flavor here only names its tables and its policy set-up.
@@ -132,6 +132,27 @@ static void g_free_bar(unsigned int d)
 {
 	F(d)->free_barrier(F(d)->ctx);
 }
+/* The retires are inline functions, not in struct grace_flavor_ops: one adapter per flavor. */
+static void rcu_retire_t(unsigned int d, void *p)
+{
+	(void)d;
+	rcu_retire(p);
+}
+static void qsbr_retire_t(unsigned int d, void *p)
+{
+	(void)d;
+	qsbr_retire(p);
+}
+static int rcu_hook_t(unsigned int d, void (*fn)(void *))
+{
+	(void)d;
+	return grace_rcu_set_free_hook(fn);
+}
+static int qsbr_hook_t(unsigned int d, void (*fn)(void *))
+{
+	(void)d;
+	return grace_qsbr_set_free_hook(fn);
+}
 static void g_stats(unsigned int d, struct grace_cb_stats *st)
 {
 	F(d)->callback_stats(F(d)->ctx, st);
@@ -236,7 +257,9 @@ static void rcu_park_stats(unsigned long *parks, unsigned long *unparks)
 {
 	grace_rcu_reader_stats(NULL, NULL, parks, unparks);
 }
-#define RCU_OPS GENERIC_OPS, .park_stats = rcu_park_stats
+#define RCU_OPS                                                            \
+	GENERIC_OPS, .park_stats = rcu_park_stats, .retire = rcu_retire_t, \
+		     .set_free_hook = rcu_hook_t
 
 static const struct torture_ops rcu_ops = {
 	.name = "rcu",
@@ -298,7 +321,7 @@ static int qsbr_batch_init(void)
 #define QSBR_OPS                                                                          \
 	.ndomains = 1, .qsbr = true, GENERIC_OPS, .quiescent = g_qs, .offline = g_off,    \
 	.online = g_on, .updater_start = g_updater_start, .updater_stop = g_updater_stop, \
-	.cleanup = restore
+	.cleanup = restore, .retire = qsbr_retire_t, .set_free_hook = qsbr_hook_t
 
 static const struct torture_ops qsbr_ops = {
 	.name = "qsbr",
@@ -414,12 +437,22 @@ static const char *srcu_mode(void)
 {
 	return grace_srcu_mode();
 }
+static void srcu_retire_t(unsigned int d, void *p)
+{
+	srcu_retire(srcu_dom[d], p);
+}
+static int srcu_hook_t(unsigned int d, void (*fn)(void *))
+{
+	return grace_srcu_set_free_hook(srcu_dom[d], fn);
+}
 
 static const struct torture_ops srcu_ops = {
 	.name = "srcu",
 	.desc = "srcu (srcu.h): three independent domains, nested sections of random domains",
 	.ndomains = SRCU_DOMAINS,
 	GENERIC_OPS,
+	.retire = srcu_retire_t,
+	.set_free_hook = srcu_hook_t,
 	.init = srcu_t_init,
 	.cleanup = srcu_t_cleanup,
 	.deref = srcu_deref,

@@ -14,7 +14,8 @@
  *   cond   cookie (get_state or start_poll), cond_synchronize, then age the list;
  *   poll   start_poll, loop on poll_state until it reports completion, then age the list;
  *   free   free_rcu(): for heap elements (below), freed by the library after a grace period;
- *   headless  free_rcu_mightsleep(): the same with no rcu_head.
+ *   headless  free_rcu_mightsleep(): the same with no rcu_head;
+ *   retire    rcu_retire(): the same, inline (also inside a read-side section).
  * When the flavor has the free paths, some of the elements writers publish come from malloc()
  * instead of the pool ("heap elements"), chosen in proportion to the paths in use; a heap
  * element is always retired by free or headless (sometimes inside a read-side section, where
@@ -113,9 +114,9 @@ static const char *const err_names[E_NKINDS] = {
 	"stall",
 };
 
-enum path { P_SYNC, P_EXP, P_CALL, P_COND, P_POLL, P_HURRY, P_FREE, P_HEADLESS, P_N };
-static const char *const path_names[P_N] = { "sync", "exp",   "call", "cond",
-					     "poll", "hurry", "free", "headless" };
+enum path { P_SYNC, P_EXP, P_CALL, P_COND, P_POLL, P_HURRY, P_FREE, P_HEADLESS, P_RETIRE, P_N };
+static const char *const path_names[P_N] = { "sync",  "exp",  "call",     "cond",  "poll",
+					     "hurry", "free", "headless", "retire" };
 enum fop { F_SYNC, F_EXP, F_BARRIER, F_COND, F_POLL, F_FREE_BARRIER, F_N };
 static const char *const fop_names[F_N] = {
 	"sync", "exp", "barrier", "cond", "poll", "free-barrier"
@@ -260,7 +261,9 @@ static struct {
 	enum path paths[P_N];
 	unsigned int npool_paths, nheap_paths; /* the paths split by the elements they retire */
 	enum path pool_paths[P_N], heap_paths[P_N];
-	uint64_t heap_gen, heap_allocs;                /* heap elements */
+	uint64_t heap_gen, heap_allocs; /* heap elements */
+	uint64_t heap_freed; /* objects the library freed through the free hook (counted) */
+	bool counting_frees; /* every domain's free hook is heap_free_hook */
 	uint64_t flood_free_phases, flood_free_posted; /* free_rcu floods */
 	unsigned int nfops;
 	enum fop fops[F_N];
@@ -400,6 +403,14 @@ static struct elem *heap_new(void)
 	e->next = NULL;
 	ADD(&R.heap_allocs, 1);
 	return e;
+}
+
+/* The library's free function for this run (ops->set_free_hook): the heap elements and the
+ * flood's objects it frees, counted. */
+static void heap_free_hook(void *p)
+{
+	ADD(&R.heap_freed, 1);
+	free(p);
 }
 
 static struct elem *pool_get(void)
@@ -884,6 +895,17 @@ static void *writer_thread(void *arg)
 					ops->read_unlock(d, idx);
 					ADD(&R.calls_in_section, 1);
 				}
+			} else if (p == P_RETIRE) {
+				/* rcu_retire: legal inside a section in every flavor (not done
+				 * there in QSBR: the writer is not a registered reader). */
+				doing("rcu_retire");
+				bool in_section = !ops->qsbr && ((x >> 20) & 1) == 0;
+				int idx = in_section ? ops->read_lock(d) : 0;
+				ops->retire(d, old);
+				if (in_section) {
+					ops->read_unlock(d, idx);
+					ADD(&R.calls_in_section, 1);
+				}
 			} else {
 				doing("free_rcu_mightsleep");
 				ops->free_headless(d, old);
@@ -1055,9 +1077,13 @@ static void flood_cb(struct rcu_head *h)
 static void flood_free_phase(struct rng *rng, unsigned int d, uint64_t t_end)
 {
 	const struct torture_ops *ops = R.ops;
-	bool headless = (rnd(rng) & 1) && ops->free_headless;
+	uint64_t x = rnd(rng);
+	bool headless = (x & 1) && ops->free_headless;
+	bool retire = !headless && (x & 2) && ops->retire;
 
-	doing(headless ? "free_rcu_mightsleep flood" : "free_rcu flood");
+	doing(headless ? "free_rcu_mightsleep flood"
+	      : retire ? "rcu_retire flood"
+		       : "free_rcu flood");
 	while (!stopping() && now_ns() < t_end) {
 		for (int i = 0; i < 256; i++) {
 			struct flood_head *fh = (struct flood_head *)malloc(sizeof(*fh));
@@ -1066,6 +1092,8 @@ static void flood_free_phase(struct rng *rng, unsigned int d, uint64_t t_end)
 			ADD(&R.flood_free_posted, 1);
 			if (headless)
 				ops->free_headless(d, fh);
+			else if (retire)
+				ops->retire(d, fh);
 			else
 				ops->free(d, fh, &fh->rh);
 		}
@@ -1270,7 +1298,7 @@ static void print_report(const char *verdict, double secs)
 	}
 	uint64_t nwaits = 0;
 	for (int p = 0; p < P_N; p++)
-		if (p != P_CALL && p != P_HURRY && p != P_FREE && p != P_HEADLESS)
+		if (p != P_CALL && p != P_HURRY && p != P_FREE && p != P_HEADLESS && p != P_RETIRE)
 			nwaits += R.waits[p];
 	printf("torture: %s: updates %" PRIu64 " (%.0f/s), writer grace-period waits %" PRIu64
 	       " (%.0f/s), pool empty %" PRIu64 ", retire paths:",
@@ -1420,6 +1448,13 @@ static int run_flavor(const struct torture_ops *ops)
 			return 0;
 		}
 	}
+	if (ops->set_free_hook) {
+		/* Before any object is queued (or already ours: a run before this one set it). */
+		R.counting_frees = true;
+		for (unsigned int d = 0; d < ops->ndomains; d++)
+			if (ops->set_free_hook(d, heap_free_hook) != 0)
+				R.counting_frees = false;
+	}
 	bool have[P_N] = { true,
 			   ops->exp_sync != NULL,
 			   ops->call != NULL,
@@ -1427,12 +1462,13 @@ static int run_flavor(const struct torture_ops *ops)
 			   ops->start_poll != NULL,
 			   ops->call_hurry != NULL,
 			   ops->free != NULL && ops->free_barrier != NULL,
-			   ops->free_headless != NULL && ops->free_barrier != NULL };
+			   ops->free_headless != NULL && ops->free_barrier != NULL,
+			   ops->retire != NULL && ops->free_barrier != NULL };
 	for (int p = 0; p < P_N; p++) {
 		if (!have[p] || !path_wanted(path_names[p]))
 			continue;
 		R.paths[R.npaths++] = (enum path)p;
-		if (p == P_FREE || p == P_HEADLESS)
+		if (p == P_FREE || p == P_HEADLESS || p == P_RETIRE)
 			R.heap_paths[R.nheap_paths++] = (enum path)p;
 		else
 			R.pool_paths[R.npool_paths++] = (enum path)p;
@@ -1584,11 +1620,19 @@ static int run_flavor(const struct torture_ops *ops)
 		for (int a = 0; a < TORTURE_MAX_AGE + 1; a++)
 			for (unsigned int d = 0; d < ops->ndomains; d++)
 				ops->barrier(d);
-	/* Heap elements: every one freed by the library (LSan checks it in the ASan build). */
+	/* Heap elements: every one freed by the library (counted by the free hook; LSan checks it
+	 * too in the ASan build). */
 	if (R.nheap_paths)
 		for (unsigned int d = 0; d < ops->ndomains; d++)
 			ops->free_barrier(d);
 	bool lost = false;
+	if (R.nheap_paths && R.counting_frees &&
+	    LOAD(&R.heap_freed) != LOAD(&R.heap_allocs) + LOAD(&R.flood_free_posted)) {
+		terror(E_LOST,
+		       "heap elements and flood objects: %" PRIu64 " queued, %" PRIu64
+		       " freed after the final barrier",
+		       LOAD(&R.heap_allocs) + LOAD(&R.flood_free_posted), LOAD(&R.heap_freed));
+	}
 	if (R.pool_free != R.nelems) {
 		terror(E_LOST, "%u of %u elements not back in the pool after the drain",
 		       R.nelems - R.pool_free, R.nelems);

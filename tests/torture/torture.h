@@ -60,6 +60,13 @@ struct torture_ops {
 	void (*free)(unsigned int d, void *ptr, struct rcu_head *head);
 	void (*free_headless)(unsigned int d, void *ptr);
 	void (*free_barrier)(unsigned int d);
+	/* rcu_retire() of domain d (qsbr_retire, srcu_retire; may be NULL): a third path for heap
+	 * elements ("retire"), inline, legal inside a section; free_barrier waits for it. */
+	void (*retire)(unsigned int d, void *ptr);
+	/* The free hook of domain d (grace_rcu_set_free_hook() and its twins; may be NULL): set
+	 * at init, it counts the heap elements the library frees, so that one lost (never freed)
+	 * fails the run. Not where some path frees outside the library's blocks (defer_rcu). */
+	int (*set_free_hook)(unsigned int d, void (*fn)(void *));
 	/* Fake-writer thread start/stop (may be NULL): the QSBR flavor registers some of them
 	 * so that synchronize is also called from online threads. */
 	void (*updater_start)(unsigned int idx);

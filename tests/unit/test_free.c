@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * free_rcu(), free_qsbr(), free_srcu() and their headless twins, with the library's free
+ * free_rcu(), free_qsbr(), free_srcu(), their headless twins and the retires (rcu_retire(),
+ * qsbr_retire(), srcu_retire()), in turn, with the library's free
  * replaced (grace__free_fn, engine/free.h) by a checker that counts every free, verifies that
  * it frees an object the test queued, poisons it and keeps it in a quarantine for a while, so
  * that a reader that still holds it finds the poison:
@@ -157,7 +158,39 @@ struct fl {
 	const char *name;
 	struct grace_flavor_ops ops;
 	bool qsbr;
+	void (*retire)(void *ptr); /* rcu_retire() and its twins (not in struct grace_flavor_ops) */
 };
+
+static void retire_rcu(void *p)
+{
+	rcu_retire(p);
+}
+static void retire_qsbr(void *p)
+{
+	qsbr_retire(p);
+}
+static void retire_srcu(void *p)
+{
+	srcu_retire(&test_srcu, p);
+}
+
+/* The three ways to queue an object with no callback, in turn. */
+static void queue_obj(const struct fl *f, struct obj *p, uint64_t n)
+{
+	const struct grace_flavor_ops *o = &f->ops;
+
+	switch (n % 3) {
+	case 0:
+		o->free(o->ctx, p, &p->rh);
+		break;
+	case 1:
+		o->free_headless(o->ctx, p);
+		break;
+	default:
+		f->retire(p);
+		break;
+	}
+}
 
 static void fl_get(struct fl *f, int which)
 {
@@ -165,13 +198,16 @@ static void fl_get(struct fl *f, int which)
 	if (which == 0) {
 		f->name = "rcu";
 		f->ops = grace_flavor_rcu;
+		f->retire = retire_rcu;
 	} else if (which == 1) {
 		f->name = "qsbr";
 		f->ops = grace_flavor_qsbr;
 		f->qsbr = true;
+		f->retire = retire_qsbr;
 	} else {
 		f->name = "srcu";
 		grace_flavor_ops_srcu(&f->ops, &test_srcu);
+		f->retire = retire_srcu;
 	}
 }
 
@@ -222,17 +258,12 @@ static void *race_reader(void *arg)
 static void *race_updater(void *arg)
 {
 	struct race *r = (struct race *)arg;
-	const struct grace_flavor_ops *o = &r->fl->ops;
 	uint64_t n = 0;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		struct obj *old = rcu_xchg_pointer(&r->slot, obj_new((uint32_t)n));
-		if (old) {
-			if (n & 1)
-				o->free(o->ctx, old, &old->rh);
-			else
-				o->free_headless(o->ctx, old);
-		}
+		if (old)
+			queue_obj(r->fl, old, n);
 		n++;
 	}
 	__atomic_fetch_add(&r->updates, n, __ATOMIC_RELAXED);
@@ -317,10 +348,7 @@ static void *steal_updater(void *arg)
 		o->register_thread();
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		struct obj *p = obj_new((uint32_t)n);
-		if (n & 1)
-			o->free(o->ctx, p, &p->rh);
-		else
-			o->free_headless(o->ctx, p);
+		queue_obj(r->fl, p, n);
 		if (r->fl->qsbr)
 			o->quiescent_state();
 		if ((++n & 4095) == 0) {
@@ -408,13 +436,11 @@ static void counts(int which)
 	const struct grace_flavor_ops *o = &fl.ops;
 	for (int i = 0; i < 5000; i++) {
 		struct obj *p = obj_new((uint32_t)i);
-		if (i % 3)
-			o->free(o->ctx, p, &p->rh);
-		else
-			o->free_headless(o->ctx, p);
+		queue_obj(&fl, p, (uint64_t)i);
 	}
 	o->free(o->ctx, NULL, NULL); /* NULL: nothing, whatever the head */
 	o->free_headless(o->ctx, NULL);
+	fl.retire(NULL);
 	o->free_barrier(o->ctx);
 	CHECK_MSG(freed() - f0 == allocated() - a0, "%s: %llu queued, %llu freed", fl.name,
 		  (unsigned long long)(allocated() - a0), (unsigned long long)(freed() - f0));

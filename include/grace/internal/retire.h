@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inline retire (rcu_retire(), qsbr_retire() and their _fn forms): the fast path and the
+ * per-thread state it reads. Not a public API: include <grace/rcu.h> or <grace/qsbr.h>. The
+ * layout is part of the ABI (inline code of programs reads it), as struct grace__reader's is
+ * (docs/abi.md).
+ *
+ * A retired pointer goes into the block that the calling thread's cache is filling (src/engine/
+ * free.c), where free_rcu() puts its pointers too. The fast path appends it with plain stores,
+ * no call and no atomic read-modify-write, while the cache lets it (n + k <= lim); the library
+ * sets lim a few slots past n at each slow call, so that every few calls, and whenever the
+ * block fills or another thread wants the cache, the slow path runs instead: it seals the block
+ * with a grace-period cookie and frees the pointers whose grace period has ended, on this
+ * thread, a few per call.
+ *
+ * Who else touches the state: another thread that takes the cache (the monitor of an idle
+ * thread, a barrier, fork, process exit) increments `steal`, runs membarrier and waits until
+ * `busy` is 0 (engine/free.c, "Who touches a cache": an asymmetric Dekker pair, as the default
+ * flavor's readers). So the owner's fast path stores busy, then (compiler barrier: the
+ * stealer's membarrier is the other half) loads steal, and appends only if no one steals.
+ * Without membarrier the library leaves lim at 0, and every call takes the slow path; so do
+ * TSan builds and debug builds of the program (which check, with a debug library, that a
+ * pointer is not retired twice).
+ */
+#ifndef GRACE_INTERNAL_RETIRE_H
+#define GRACE_INTERNAL_RETIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <grace/arch/atomic.h>
+#include <grace/compiler.h>
+
+GRACE_BEGIN_DECLS
+
+/* The head of a per-thread cache of engine/free.c, on the cache's own line. */
+struct grace__retire {
+	uint32_t busy;  /* the owner is in a call on the cache, without its lock */
+	uint32_t steal; /* threads taking the cache: the owner takes the slow path */
+	uint32_t n;     /* slots used in the block being filled */
+	uint32_t lim;   /* the fast path appends while n + k <= lim (0: every call is slow) */
+	void **slot;    /* that block's slots */
+};
+
+/* The calling thread's cache of the default flavor and of QSBR (NULL until its first call of
+ * free_rcu(), rcu_retire(), ..., and again once its exit began). */
+GRACE_API extern __thread struct grace__retire *grace__memb_retire GRACE_TLS_IE;
+GRACE_API extern __thread struct grace__retire *grace__qsbr_retire GRACE_TLS_IE;
+/* Out of line: the rest (fn NULL: free with the flavor's free function). */
+GRACE_API void grace__memb_retire_slow(void (*fn)(void *), void *ptr);
+GRACE_API void grace__qsbr_retire_slow(void (*fn)(void *), void *ptr);
+
+/* The mark of a slot that starts a function entry: FN_MARK, the function, its argument. No
+ * object lies at address 1. */
+#define GRACE__RETIRE_FN_MARK ((void *)1)
+
+/* Append ptr (fn NULL) or the entry (fn, ptr) to t's block: false if the slow path must run. */
+GRACE_INLINE bool grace__retire_fast(struct grace__retire *t, void (*fn)(void *), void *ptr)
+{
+#if !GRACE__DEBUG && !GRACE__TSAN_MODE
+	bool done = false;
+	uint32_t was;
+
+	if (GRACE_UNLIKELY(t == NULL))
+		return false;
+	/* Non-zero while the owner is in a call: a retire made by a function that call runs (a
+	 * deleter) nests, and must leave busy as it found it. */
+	was = grace_load_relaxed(&t->busy);
+	grace_store_relaxed(&t->busy, was + 1u);
+	/* Barrier O of engine/free.c: compiler only; pairs with the stealer's membarrier
+	 * (barrier S), which orders its increment of steal before its load of busy. */
+	grace_barrier();
+	/* seq_cst: the Dekker load (plain on x86-64, ldar on arm64); it also acquires what a
+	 * finished stealer did (its release decrement of steal). */
+	if (GRACE_LIKELY(__atomic_load_n(&t->steal, __ATOMIC_SEQ_CST) == 0)) {
+		uint32_t n = t->n; /* only the owner stores it while steal is 0 */
+		if (fn == NULL) {
+			if (GRACE_LIKELY(n < t->lim)) {
+				t->slot[n] = ptr;
+				/* relaxed: the monitor's look at n (engine/free.c, activity()) */
+				grace_store_relaxed(&t->n, n + 1);
+				done = true;
+			}
+		} else if (GRACE_LIKELY(n + 3 <= t->lim)) {
+			t->slot[n] = GRACE__RETIRE_FN_MARK;
+			t->slot[n + 1] = (void *)(uintptr_t)fn;
+			t->slot[n + 2] = ptr;
+			grace_store_relaxed(&t->n, n + 3);
+			done = true;
+		}
+	}
+	/* Release: the appends happen before a stealer's accesses (pairs with its acquire load
+	 * of busy). */
+	grace_store_release(&t->busy, was);
+	return done;
+#else
+	(void)t;
+	(void)fn;
+	(void)ptr;
+	return false;
+#endif
+}
+
+GRACE_END_DECLS
+
+#endif

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rcu_retire(), rcu_retire_fn() and the free hooks, as docs/api.md promises them:
+ *  - legal inside a read-side section, and nothing is freed while a reader may hold it;
+ *  - the frees run on the retiring thread, at its later calls, at most 32 per call;
+ *  - rcu_retire_fn() calls its function once per entry, and a function that retires more
+ *    (a deleter retiring its children) nests;
+ *  - grace_*_set_free_hook() is taken before the first queued object, -EBUSY after; the hook
+ *    gets every object of free_rcu(), free_rcu_mightsleep() and rcu_retire();
+ *  - a thread that exits hands its retired objects over; free_rcu_barrier() waits for them;
+ *  - inside a section with no memory left, the call returns (never waits) and says so;
+ *  - QSBR and srcu twins.
+ * The hooks count frees per thread; the allocation failure is a malloc() of this executable
+ * that interposes glibc's and fails on demand, in the calling thread only (not under the
+ * sanitizers, which interpose malloc themselves).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <grace/grace.h>
+
+#include "gtest_lite.h"
+
+#define MAGIC 0x2e71eeeu
+struct node {
+	uint32_t magic;
+	uint32_t freed;
+	struct node *child[2];
+};
+
+static pthread_t owner;
+static __thread unsigned int my_frees;
+static unsigned long frees_by_owner, frees_total, fn_calls, qsbr_frees, srcu_frees;
+static int freed_twice;
+
+static struct node *node_new(void)
+{
+	struct node *n = (struct node *)calloc(1, sizeof(*n));
+	REQUIRE(n);
+	n->magic = MAGIC;
+	return n;
+}
+
+/* Every object of the default flavor reaches here (grace_rcu_set_free_hook). Freed memory is
+ * released for real only at the end of a test (leak it meanwhile: the magic check needs the
+ * bytes to stay readable), so a second free of the same object is seen, not a crash. */
+static struct node *graveyard;
+static pthread_mutex_t grave_lock = PTHREAD_MUTEX_INITIALIZER;
+static void bury(struct node *n)
+{
+	if (__atomic_exchange_n(&n->freed, 1u, __ATOMIC_RELAXED))
+		__atomic_store_n(&freed_twice, 1, __ATOMIC_RELAXED);
+	n->magic = 0;
+	pthread_mutex_lock(&grave_lock);
+	n->child[0] = graveyard;
+	graveyard = n;
+	pthread_mutex_unlock(&grave_lock);
+}
+static void empty_graveyard(void)
+{
+	pthread_mutex_lock(&grave_lock);
+	while (graveyard) {
+		struct node *nx = graveyard->child[0];
+		free(graveyard);
+		graveyard = nx;
+	}
+	pthread_mutex_unlock(&grave_lock);
+}
+
+static void rcu_hook(void *p)
+{
+	my_frees++;
+	__atomic_fetch_add(&frees_total, 1, __ATOMIC_RELAXED);
+	if (pthread_equal(pthread_self(), owner))
+		__atomic_fetch_add(&frees_by_owner, 1, __ATOMIC_RELAXED);
+	bury((struct node *)p);
+}
+static void other_hook(void *p)
+{
+	free(p);
+}
+static void qsbr_hook(void *p)
+{
+	__atomic_fetch_add(&qsbr_frees, 1, __ATOMIC_RELAXED);
+	bury((struct node *)p);
+}
+static void srcu_hook(void *p)
+{
+	__atomic_fetch_add(&srcu_frees, 1, __ATOMIC_RELAXED);
+	bury((struct node *)p);
+}
+
+static void reset(void)
+{
+	owner = pthread_self();
+	frees_by_owner = frees_total = fn_calls = 0;
+	freed_twice = 0;
+}
+
+/* First: the hooks are set before any object of their flavor is queued (registered first,
+ * runs first). */
+TEST(set_free_hook_before_the_first_object)
+{
+	CHECK(grace_rcu_set_free_hook(rcu_hook) == 0);
+	CHECK(grace_rcu_set_free_hook(rcu_hook) == 0); /* the same again: fine */
+	CHECK(grace_qsbr_set_free_hook(qsbr_hook) == 0);
+}
+
+/* ---- inside a section, and no early free ---- */
+
+static struct node *gnode;
+static int holding, release_holder, holder_saw_freed;
+static void *holder(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	struct node *n = rcu_dereference(gnode);
+	__atomic_store_n(&holding, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&release_holder, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&n->magic, __ATOMIC_RELAXED) != MAGIC)
+			__atomic_store_n(&holder_saw_freed, 1, __ATOMIC_RELAXED);
+		usleep(1000);
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+
+static void start_holder(pthread_t *t)
+{
+	holding = release_holder = holder_saw_freed = 0;
+	REQUIRE(pthread_create(t, NULL, holder, NULL) == 0);
+	while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE))
+		usleep(1000);
+}
+
+TEST(retire_inside_a_section_frees_after_every_reader)
+{
+	pthread_t r;
+
+	reset();
+	gnode = node_new();
+	start_holder(&r);
+	rcu_read_lock();
+	struct node *old = rcu_xchg_pointer(&gnode, node_new());
+	rcu_retire(old); /* inside this thread's own section: legal, returns */
+	rcu_read_unlock();
+	/* Many more retires, so that blocks seal, grace periods run and the caller frees: old
+	 * must not be among the frees while the holder runs. */
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 300000000ull) {
+		for (int i = 0; i < 100; i++) {
+			rcu_read_lock();
+			rcu_retire(node_new());
+			rcu_read_unlock();
+		}
+		usleep(1000);
+	}
+	bool early = __atomic_load_n(&old->freed, __ATOMIC_RELAXED) != 0;
+	__atomic_store_n(&release_holder, 1, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	free_rcu_barrier();
+	CHECK_MSG(!early, "a retired object was freed while a reader held it");
+	CHECK(!holder_saw_freed);
+	CHECK_MSG(old->freed, "free_rcu_barrier() returned before the retired object was freed");
+	CHECK(!freed_twice);
+	free(gnode);
+	empty_graveyard();
+}
+
+/* ---- where the frees run ---- */
+
+TEST(retire_frees_on_the_calling_thread_at_most_32_per_call)
+{
+	unsigned int most = 0;
+	unsigned long calls = 0;
+
+	reset();
+	uint64_t t0 = gt_now_ns();
+	/* 20000 calls back to back, then (if no grace period has ended yet: a loaded machine)
+	 * one every 100 us until the caller has freed, at most 10 s. */
+	for (int i = 0; i < 20000 || (!__atomic_load_n(&frees_by_owner, __ATOMIC_RELAXED) &&
+				      gt_now_ns() - t0 < 10000000000ull);
+	     i++) {
+		unsigned int before = my_frees;
+		if (i >= 20000)
+			usleep(100);
+		rcu_retire(node_new());
+		unsigned int n = my_frees - before;
+		if (n > most && i < 60000) /* past 65536 waiting, a call that waits frees more */
+			most = n;
+		calls++;
+	}
+	unsigned long during = __atomic_load_n(&frees_by_owner, __ATOMIC_RELAXED);
+	free_rcu_barrier();
+	CHECK_MSG(most <= 32, "one rcu_retire() call freed %u objects (at most 32 promised)", most);
+	CHECK_MSG(during > 0, "no object was freed by the calling thread's later calls");
+	printf("  %lu of %lu freed by the caller's later calls (at most %u in one)\n", during,
+	       calls, most);
+	CHECK_MSG(__atomic_load_n(&frees_total, __ATOMIC_RELAXED) == calls, "%lu of %lu freed",
+		  frees_total, calls);
+	CHECK(!freed_twice);
+	empty_graveyard();
+}
+
+/* ---- rcu_retire_fn(), and a deleter that retires more ---- */
+
+static void node_fn(void *p);
+static void node_fn(void *p)
+{
+	struct node *n = (struct node *)p;
+	__atomic_fetch_add(&fn_calls, 1, __ATOMIC_RELAXED);
+	/* A tree's deleter: retire the children, then the node itself (to the hook). */
+	for (int i = 0; i < 2; i++)
+		if (n->child[i])
+			rcu_retire_fn(node_fn, n->child[i]);
+	n->child[0] = n->child[1] = NULL;
+	rcu_retire(n);
+}
+
+TEST(retire_fn_runs_once_and_a_deleter_may_retire_more)
+{
+	unsigned long roots = 3000, nodes = 0;
+
+	reset();
+	for (unsigned long i = 0; i < roots; i++) {
+		struct node *n = node_new();
+		n->child[0] = node_new();
+		n->child[1] = node_new();
+		n->child[0]->child[0] = node_new();
+		nodes += 4;
+		rcu_read_lock();
+		rcu_retire_fn(node_fn, n);
+		rcu_read_unlock();
+		if (i % 64 == 0)
+			rcu_retire_fn(node_fn, NULL); /* NULL: nothing, fn not called */
+	}
+	/* A deleter run by a barrier's pass queues its children anew, after that barrier began:
+	 * the next barrier waits for those (the contract: objects queued before the call). The
+	 * deepest chain here is four entries long. */
+	for (int k = 0; k < 5; k++)
+		free_rcu_barrier();
+	CHECK_MSG(fn_calls == nodes, "the function ran %lu times for %lu entries", fn_calls, nodes);
+	CHECK_MSG(frees_total == nodes, "%lu of %lu nodes reached the free hook", frees_total,
+		  nodes);
+	CHECK(!freed_twice);
+	empty_graveyard();
+}
+
+/* ---- the hook gets free_rcu()'s and free_rcu_mightsleep()'s objects too; -EBUSY after ---- */
+
+struct headed {
+	struct node n;
+	struct rcu_head rh;
+};
+
+TEST(the_hook_frees_every_path_and_is_fixed_once_used)
+{
+	reset();
+	for (int i = 0; i < 1000; i++) {
+		struct headed *h = (struct headed *)calloc(1, sizeof(*h));
+		REQUIRE(h);
+		h->n.magic = MAGIC;
+		free_rcu(h, rh);
+		free_rcu_mightsleep(node_new());
+		rcu_retire(node_new());
+	}
+	free_rcu_barrier();
+	CHECK_MSG(frees_total == 3000, "%lu of 3000 objects reached the hook", frees_total);
+	CHECK(!freed_twice);
+	CHECK(grace_rcu_set_free_hook(other_hook) == -EBUSY);
+	CHECK(grace_rcu_set_free_hook(NULL) == -EBUSY);
+	CHECK(grace_rcu_set_free_hook(rcu_hook) == 0);
+	empty_graveyard();
+}
+
+/* ---- rcu_barrier() and qsbr_barrier() wait for what threads' caches hold ---- */
+
+static unsigned long fn_runs;
+static void count_fn(void *p)
+{
+	__atomic_fetch_add(&fn_runs, 1, __ATOMIC_RELAXED);
+	free(p);
+}
+
+static void *retire_and_stay(void *arg)
+{
+	int *go = (int *)arg;
+	for (int i = 0; i < 300; i++) {
+		rcu_retire_fn(count_fn, node_new());
+		qsbr_retire_fn(count_fn, node_new());
+	}
+	__atomic_store_n(go, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(go, __ATOMIC_ACQUIRE) != 2)
+		usleep(1000); /* alive, its cache holding entries, until both barriers returned */
+	return NULL;
+}
+
+TEST(rcu_barrier_waits_for_what_threads_hold)
+{
+	pthread_t t;
+	int go = 0;
+
+	fn_runs = 0;
+	REQUIRE(pthread_create(&t, NULL, retire_and_stay, &go) == 0);
+	while (__atomic_load_n(&go, __ATOMIC_ACQUIRE) != 1)
+		usleep(1000);
+	rcu_barrier();
+	unsigned long after_rcu = __atomic_load_n(&fn_runs, __ATOMIC_RELAXED);
+	qsbr_barrier();
+	unsigned long after_qsbr = __atomic_load_n(&fn_runs, __ATOMIC_RELAXED);
+	__atomic_store_n(&go, 2, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK_MSG(after_rcu >= 300, "rcu_barrier() returned with %lu of the 300 rcu entries run",
+		  after_rcu);
+	CHECK_MSG(after_qsbr == 600, "qsbr_barrier() returned with %lu of 600 entries run",
+		  after_qsbr);
+}
+
+/* ---- a thread that exits ---- */
+
+static void *retire_and_exit(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 500; i++)
+		rcu_retire(node_new());
+	return NULL; /* with objects in its cache */
+}
+
+TEST(an_exiting_thread_hands_its_retired_objects_over)
+{
+	pthread_t t[4];
+
+	reset();
+	for (int i = 0; i < 4; i++)
+		REQUIRE(pthread_create(&t[i], NULL, retire_and_exit, NULL) == 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	free_rcu_barrier();
+	CHECK_MSG(frees_total == 2000, "%lu of 2000 retired objects freed", frees_total);
+	CHECK(!freed_twice);
+	empty_graveyard();
+}
+
+/* ---- no memory left inside a section: returns, says so ---- */
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define INTERPOSE_MALLOC 1
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern void *__libc_malloc(size_t size);
+#ifdef __cplusplus
+}
+#endif
+static __thread int fail_malloc;
+void *malloc(size_t size)
+{
+	if (fail_malloc)
+		return NULL;
+	return __libc_malloc(size);
+}
+#endif
+
+static void *retire_without_memory(void *arg)
+{
+#ifdef INTERPOSE_MALLOC
+	rcu_read_lock();
+	fail_malloc = 1;
+	rcu_retire(arg); /* a new thread: no cache, no block, no carrier */
+	fail_malloc = 0;
+	rcu_read_unlock();
+#endif
+	(void)arg;
+	return NULL;
+}
+
+static __attribute__((unused)) void no_memory_child(void *arg)
+{
+	pthread_t r, m;
+	(void)arg;
+	alarm(20); /* a call that waited would wait for its own section: never */
+	gnode = node_new();
+	start_holder(&r);
+	struct node *old = rcu_xchg_pointer(&gnode, node_new());
+	REQUIRE(pthread_create(&m, NULL, retire_without_memory, old) == 0);
+	pthread_join(m, NULL);
+	__atomic_store_n(&release_holder, 1, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(retire_without_memory_inside_a_section_returns_and_says_so)
+{
+#ifdef INTERPOSE_MALLOC
+	char out[4096];
+	int st = gt_run_child(no_memory_child, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the child did not return (status %#x): %s", st, out);
+	CHECK_MSG(strstr(out, "child: returned"), "%s", out);
+	CHECK_MSG(strstr(out, "rcu_retire: out of memory inside a read-side section"),
+		  "no report of the dropped object: %s", out);
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
+}
+
+/* ---- QSBR and srcu ---- */
+
+TEST(qsbr_retire_online_frees_after_quiescent_states)
+{
+	qsbr_frees = 0;
+	freed_twice = 0;
+	qsbr_register_thread();
+	for (int i = 0; i < 5000; i++) {
+		qsbr_read_lock();
+		qsbr_retire(node_new());
+		qsbr_read_unlock();
+		if (i % 100 == 0)
+			qsbr_quiescent_state();
+	}
+	free_qsbr_barrier();
+	qsbr_unregister_thread();
+	CHECK_MSG(qsbr_frees == 5000, "%lu of 5000 freed", qsbr_frees);
+	CHECK(!freed_twice);
+	empty_graveyard();
+}
+
+TEST(srcu_retire_inside_a_section_and_its_domain_hook)
+{
+	static struct srcu_struct d;
+
+	srcu_frees = 0;
+	freed_twice = 0;
+	REQUIRE(init_srcu_struct(&d) == 0);
+	CHECK(grace_srcu_set_free_hook(&d, srcu_hook) == 0);
+	struct node *held = node_new();
+	int idx = srcu_read_lock(&d);
+	srcu_retire(&d, held); /* inside a section of d: returns */
+	for (int i = 0; i < 999; i++)
+		srcu_retire_fn(&d, i & 1 ? srcu_hook : NULL, node_new());
+	usleep(50000);
+	bool early = __atomic_load_n(&held->freed, __ATOMIC_RELAXED) != 0;
+	srcu_read_unlock(&d, idx);
+	srcu_barrier(&d);
+	CHECK_MSG(!early, "freed while a section of the domain was open");
+	CHECK_MSG(srcu_frees == 1000, "%lu of 1000 freed", srcu_frees);
+	CHECK(grace_srcu_set_free_hook(&d, other_hook) == -EBUSY);
+	CHECK(!freed_twice);
+	cleanup_srcu_struct(&d);
+	empty_graveyard();
+}
+
+GT_MAIN()
