@@ -25,7 +25,7 @@
  *  - a monitor: an rcu_head queued on the flavor's engine while the cache holds pointers. When
  *    the engine invokes it (after a grace period), a cache whose owner has made no call since
  *    the monitor last looked, twice in a row (MON_IDLE_RUNS), is taken: ready pointers are
- *    freed by the worker, the other blocks are handed to the engine as callbacks (blk_cb). An
+ *    freed by the worker, the other blocks are handed to the engine as callbacks (grace__fblk_cb). An
  *    owner that keeps calling gets the monitor requeued. So a thread that stops calling does
  *    not keep its objects.
  *  - a thread that exits hands its blocks to the engine; at process exit every cache is
@@ -57,7 +57,7 @@
  *      the callback engine's harvest).
  *  (2) A pointer is freed only after grace__gp_done(cookie) returned true in the freeing thread
  *      (an acquire load pairing with the driver's release store of the sequence: every reader
- *      section of that grace period happens before the free), or by blk_cb() in the engine, for
+ *      section of that grace period happens before the free), or by grace__fblk_cb() in the engine, for
  *      a block queued after all of its appends (the engine's own argument, callback.c).
  *  (3) Each pointer is freed once: it lives in exactly one block; a block is reachable from one
  *      cache, or from one thread's local list after being detached under the cache's lock, or
@@ -96,10 +96,8 @@
 #include "core/sys.h"
 #include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 #include "engine/callback.h"
+#include "engine/freeblk.h"
 
-#define FBLK_BYTES 1024
-#define FBLK_HDR 56
-#define FBLK_N ((FBLK_BYTES - FBLK_HDR) / sizeof(void *))
 #define BURST_MAX 16u /* ready pointers freed per call, at most */
 /* The inline retire appends this many slots between two slow calls (retire.h), which then
  * free RETIRE_RUN + 1 ready entries at the least rate (burst()): glibc's tcache holds 7 chunks
@@ -108,13 +106,10 @@
 #define BURST_OUT 32u /* entries one call takes out of the blocks, at most */
 #define THREAD_HARD 65536u
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call past THREAD_HARD */
-#define POISON_BYTE 0x6b
 /* The monitor takes a cache whose owner made no call during this many of its runs (one grace
  * period apart): more than one, so that an owner merely preempted (by the very worker that runs
  * the monitor, on a busy machine) keeps its cache. */
 #define MON_IDLE_RUNS 2u
-
-void (*grace__free_fn)(void *ptr) = free;
 
 /* ---- what the descriptor says ---- */
 
@@ -123,230 +118,6 @@ void (*grace__free_fn)(void *ptr) = free;
 static inline int slot_of(const struct grace__flavor *f)
 {
 	return f->free_slot;
-}
-
-/* ---- debug builds: the set of queued pointers, and poisoning ---- */
-
-#if GRACE__LIB_DEBUG
-#define DBG_TOMB ((uintptr_t)1)
-static struct grace__lock dbg_lock = GRACE__LOCK_INIT;
-static uintptr_t *dbg_tab; /* open addressing: 0 empty, DBG_TOMB deleted, else a pointer */
-static size_t dbg_cap, dbg_used, dbg_live;
-
-static size_t dbg_hash(uintptr_t p, size_t cap)
-{
-	return (size_t)(((uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-/* Rehash into a table with room (twice the size unless tombstones filled it). dbg_lock held. */
-static bool dbg_grow(void)
-{
-	size_t ncap = dbg_cap == 0 ? 1024 : dbg_live * 4 < dbg_cap ? dbg_cap : dbg_cap * 2;
-	uintptr_t *n = (uintptr_t *)calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return false;
-	for (size_t i = 0; i < dbg_cap; i++) {
-		uintptr_t v = dbg_tab[i];
-		if (v <= DBG_TOMB)
-			continue;
-		size_t j = dbg_hash(v, ncap);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = v;
-	}
-	free(dbg_tab);
-	dbg_tab = n;
-	dbg_cap = ncap;
-	dbg_used = dbg_live;
-	return true;
-}
-
-static void dbg_add(void *ptr, const char *call)
-{
-	uintptr_t p = (uintptr_t)ptr;
-	size_t tomb = SIZE_MAX, i;
-
-	grace__lock(&dbg_lock);
-	if ((dbg_used + 1) * 2 > dbg_cap && !dbg_grow()) {
-		grace__unlock(&dbg_lock); /* no memory for the check: skip it */
-		return;
-	}
-	for (i = dbg_hash(p, dbg_cap);; i = (i + 1) & (dbg_cap - 1)) {
-		uintptr_t v = dbg_tab[i];
-		if (v == p) {
-			grace__unlock(&dbg_lock);
-			grace__misuse_fatal(call,
-					    "pointer %p queued twice: it already waits for a grace "
-					    "period (it would be freed twice)",
-					    ptr);
-		}
-		if (v == DBG_TOMB) {
-			if (tomb == SIZE_MAX)
-				tomb = i;
-			continue;
-		}
-		if (v == 0)
-			break;
-	}
-	if (tomb != SIZE_MAX) {
-		dbg_tab[tomb] = p;
-	} else {
-		dbg_tab[i] = p;
-		dbg_used++;
-	}
-	dbg_live++;
-	grace__unlock(&dbg_lock);
-}
-
-static void dbg_del(void *ptr)
-{
-	uintptr_t p = (uintptr_t)ptr;
-
-	grace__lock(&dbg_lock);
-	for (size_t i = dbg_cap ? dbg_hash(p, dbg_cap) : 0; dbg_cap; i = (i + 1) & (dbg_cap - 1)) {
-		uintptr_t v = dbg_tab[i];
-		if (v == p) {
-			dbg_tab[i] = DBG_TOMB;
-			dbg_live--;
-			break;
-		}
-		if (v == 0)
-			break;
-	}
-	grace__unlock(&dbg_lock);
-}
-#else
-static inline void dbg_add(void *ptr, const char *call)
-{
-	(void)ptr;
-	(void)call;
-}
-#endif
-
-/* The object's grace period has ended: free it, with f's free function (its hook, or free()).
- * A NULL pointer (rcu_retire(NULL) appends it on the fast path) frees nothing. */
-static void release_obj(struct grace__flavor *f, void *p)
-{
-	/* Relaxed: the hook is set before the flavor's first queued object (grace__free_hook),
-	 * which happens before this release (the queueing is ordered before it as any entry). */
-	void (*hook)(void *) = grace_load_relaxed(&f->free_fn);
-
-	if (GRACE_UNLIKELY(p == NULL))
-		return;
-#if GRACE__LIB_DEBUG
-	dbg_del(p); /* before the free: the address may be queued again once it is reused */
-	/* Poison: a reader that still holds the object (a pointer kept past its section, or a
-	 * grace-period bug) reads 0x6b bytes, not a plausible object. Only for free()'s objects:
-	 * a hook's pool may not be the heap. */
-	if (!hook)
-		memset(p, POISON_BYTE, malloc_usable_size(p));
-#endif
-	if (hook)
-		hook(p);
-	else
-		grace__free_fn(p);
-}
-
-void grace__free_head(struct grace__flavor *f, struct rcu_head *head)
-{
-	/* func holds the head's offset in the object plus one (free.h). */
-	release_obj(f, (char *)head - ((uintptr_t)head->func - 1));
-}
-
-/* One entry of a block: an object to free with the flavor's free function (fn NULL), or a
- * function to call on its argument (rcu_retire_fn()). */
-struct fent {
-	void (*fn)(void *);
-	void *p;
-};
-
-static inline void release_ent(struct grace__flavor *f, struct fent e)
-{
-	if (!e.fn) {
-		release_obj(f, e.p);
-	} else if (e.p) {
-#if GRACE__LIB_DEBUG
-		dbg_del(e.p);
-#endif
-		e.fn(e.p);
-	}
-}
-
-/* ---- blocks ---- */
-
-/*
- * A block: the entries of one cache, in the order they were queued. An object takes one slot;
- * a function entry three: GRACE__RETIRE_FN_MARK, the function, its argument (no object lies at
- * address 1). n counts slots, as does the cache's `held`. While a block is its cache's cur, the
- * inline retire appends to it too, and the count is the cache's rt.n (cur_sync()).
- */
-struct fblk {
-	struct rcu_head rh;      /* handed to the engine: blk_cb */
-	struct fblk *next;       /* sealed list, or a detached list */
-	uint64_t cookie;         /* sealed or detached: completes after every append */
-	struct grace__flavor *f; /* whose free function its objects go to */
-	uint32_t n;              /* slots used */
-	uint32_t head;           /* slots before it are freed already */
-	uint32_t done;           /* the cookie is known complete */
-	uint32_t pad_;
-	void *p[FBLK_N];
-};
-_Static_assert(offsetof(struct fblk, p) <= FBLK_HDR && sizeof(struct fblk) <= FBLK_BYTES,
-	       "a block is FBLK_BYTES");
-
-/* The entry at slot i of b; returns the slot after it. */
-static inline uint32_t ent_at(const struct fblk *b, uint32_t i, struct fent *e)
-{
-	if (GRACE_UNLIKELY(b->p[i] == GRACE__RETIRE_FN_MARK)) {
-		e->fn = (void (*)(void *))(uintptr_t)b->p[i + 1];
-		e->p = b->p[i + 2];
-		return i + 3;
-	}
-	e->fn = NULL;
-	e->p = b->p[i];
-	return i + 1;
-}
-
-static void blk_release(struct fblk *b)
-{
-	struct fent e;
-
-	for (uint32_t i = b->head; i < b->n;) {
-		i = ent_at(b, i, &e);
-		release_ent(b->f, e);
-	}
-	free(b);
-}
-
-/* A block handed to the engine: its grace period has ended. */
-static void blk_cb(struct rcu_head *h)
-{
-	blk_release(grace_container_of(h, struct fblk, rh));
-}
-
-static void blk_release_list(struct fblk *l)
-{
-	while (l) {
-		struct fblk *nx = l->next;
-		blk_release(l);
-		l = nx;
-	}
-}
-
-/* ---- pointers on the engine path (no rcu_head): a carrier each ---- */
-
-struct carrier {
-	struct rcu_head rh;
-	struct grace__flavor *f;
-	struct fent e;
-};
-
-static void carrier_cb(struct rcu_head *h)
-{
-	struct carrier *k = grace_container_of(h, struct carrier, rh);
-	release_ent(k->f, k->e);
-	free(k);
 }
 
 /* ---- per-thread caches ---- */
@@ -679,7 +450,7 @@ static inline unsigned int pop_ready(struct fcache *c, unsigned int max, struct 
 				break;
 			b->done = 1;
 		}
-		uint32_t h = ent_at(b, b->head, &out[n++]);
+		uint32_t h = grace__fblk_ent_at(b, b->head, &out[n++]);
 		c->held -= h - b->head;
 		b->head = h;
 		if (b->head == b->n) {
@@ -723,15 +494,30 @@ static struct fblk *detach(struct fcache *c)
  * barrier that takes the lock after us finds them queued ((3), and grace__free_barrier). */
 static void dispose(struct grace__flavor *f, struct fblk *l, struct fblk **ready)
 {
-	while (l) {
-		struct fblk *nx = l->next;
-		if (l->done || grace__gp_done(f->gp, l->cookie)) {
-			l->next = *ready;
-			*ready = l;
-		} else {
-			grace__engine_call(f, &l->rh, blk_cb);
+	/* A thread's function entries run in the order they were queued (rcu_retire_fn(),
+	 * grace-urcu's defer_rcu()). The caller runs its ready list after this returns, so if
+	 * one block must go to the engine, all go, and the engine runs them in order (one
+	 * queue's callbacks run in push order). Else the list goes ahead of the caller's, in
+	 * order. */
+	struct fblk *b, *last = NULL;
+
+	for (b = l; b; b = b->next) {
+		if (!b->done && !grace__gp_done(f->gp, b->cookie))
+			break;
+		b->done = 1;
+		last = b;
+	}
+	if (b) {
+		while (l) {
+			struct fblk *nx = l->next;
+			grace__engine_call(f, &l->rh, grace__fblk_cb);
+			l = nx;
 		}
-		l = nx;
+		return;
+	}
+	if (last) {
+		last->next = *ready;
+		*ready = l;
 	}
 }
 
@@ -819,7 +605,7 @@ static void mon_cb(struct rcu_head *h)
 	}
 	if (requeue)
 		grace__engine_call(c->f, &c->mon, mon_cb);
-	blk_release_list(ready);
+	grace__fblk_release_list(ready);
 	free(spare);
 	if (destroy)
 		free(c);
@@ -844,7 +630,7 @@ void grace__free_atfork_prepare(void)
 	CACHES_FOR_EACH(c, it_)
 	steal_take(c);
 #if GRACE__LIB_DEBUG
-	grace__lock(&dbg_lock);
+	grace__fblk_dbg_lock();
 #endif
 }
 
@@ -853,7 +639,7 @@ void grace__free_atfork_parent(void)
 	struct fcache *c;
 
 #if GRACE__LIB_DEBUG
-	grace__unlock(&dbg_lock);
+	grace__fblk_dbg_unlock();
 #endif
 	CACHES_FOR_EACH(c, it_)
 	steal_release(c);
@@ -916,8 +702,8 @@ static void free_at_exit(void)
 		steal_release(c);
 	}
 	grace__unlock(&all_lock);
-	blk_release_list(ready);
-	blk_release_list(spares); /* empty blocks: n == 0 */
+	grace__fblk_release_list(ready);
+	grace__fblk_release_list(spares); /* empty blocks: n == 0 */
 }
 
 static void free_init(void)
@@ -991,7 +777,7 @@ static void cache_retire(struct fcache *c)
 	c_unlock(c);
 	/* Freed before all_lock is dropped: a free_rcu_barrier() that takes it after us no longer
 	 * finds this cache, so it must find these objects freed already. */
-	blk_release_list(ready);
+	grace__fblk_release_list(ready);
 	grace__unlock(&all_lock);
 	free(spare);
 	if (destroy)
@@ -1102,7 +888,7 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 	n = pop_ready(c, (unsigned int)FBLK_N, out);
 	c->releasing = 1; /* a retire from an entry's function nests (put_nested) */
 	for (unsigned int i = 0; i < n; i++)
-		release_ent(f, out[i]); /* before the unlock, as in cache_put() */
+		grace__fblk_release_ent(f, out[i]); /* before the unlock, as in cache_put() */
 	c->releasing = 0;
 	c_unlock(c);
 }
@@ -1257,7 +1043,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	if (n) {
 		c->releasing = 1;
 		for (unsigned int i = 0; i < n; i++)
-			release_ent(c->f, out[i]);
+			grace__fblk_release_ent(c->f, out[i]);
 		c->releasing = 0;
 	}
 	uint64_t calls = c->calls + 1;
@@ -1307,7 +1093,7 @@ static inline __attribute__((always_inline)) void free_head(struct grace__flavor
 	if (GRACE_UNLIKELY(!head || off >= GRACE__FREE_OFFSET_LIMIT))
 		bad_head(f, ptr, head);
 #if GRACE__LIB_DEBUG
-	dbg_add(ptr, f->calls[GRACE__CALL_FREE]);
+	grace__fblk_dbg_add(ptr, f->calls[GRACE__CALL_FREE]);
 #endif
 	c = cache_of(f, s);
 	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, NULL, ptr, PUT_FREE)))
@@ -1354,7 +1140,7 @@ static GRACE_NOINLINE void ptr_engine(struct grace__flavor *f, void (*fn)(void *
 		k->f = f;
 		k->e.fn = fn;
 		k->e.p = ptr;
-		grace__engine_call(f, &k->rh, carrier_cb);
+		grace__engine_call(f, &k->rh, grace__fblk_carrier_cb);
 		return;
 	}
 	if (kind == PUT_RETIRE &&
@@ -1367,7 +1153,7 @@ static GRACE_NOINLINE void ptr_engine(struct grace__flavor *f, void (*fn)(void *
 				"there); later losses are not reported",
 				call, ptr);
 #if GRACE__LIB_DEBUG
-		dbg_del(ptr);
+		grace__fblk_dbg_del(ptr);
 #endif
 		return;
 	}
@@ -1375,7 +1161,7 @@ static GRACE_NOINLINE void ptr_engine(struct grace__flavor *f, void (*fn)(void *
 	int tok = f->hooks->enter_wait(f, call);
 	grace__gp_wait(f->gp, grace__gp_snap(f->gp), 0);
 	f->hooks->leave_wait(f, tok);
-	release_ent(f, (struct fent){ fn, ptr });
+	grace__fblk_release_ent(f, (struct fent){ fn, ptr });
 }
 
 /* free_rcu_mightsleep(): s is slot_of(f). */
@@ -1388,7 +1174,7 @@ static inline __attribute__((always_inline)) void free_ptr(struct grace__flavor 
 		return;
 #if GRACE__LIB_DEBUG
 	check_may_sleep(f, f->calls[GRACE__CALL_FREE_PTR]);
-	dbg_add(ptr, f->calls[GRACE__CALL_FREE_PTR]);
+	grace__fblk_dbg_add(ptr, f->calls[GRACE__CALL_FREE_PTR]);
 #endif
 	c = cache_of(f, s);
 	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, NULL, ptr, PUT_FREE_PTR)))
@@ -1410,7 +1196,7 @@ void grace__retire(struct grace__flavor *f, void (*fn)(void *), void *ptr)
 	if (!ptr)
 		return;
 #if GRACE__LIB_DEBUG
-	dbg_add(ptr, f->calls[GRACE__CALL_RETIRE]);
+	grace__fblk_dbg_add(ptr, f->calls[GRACE__CALL_RETIRE]);
 #endif
 	c = cache_of(f, s);
 	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, fn, ptr, PUT_RETIRE)))
@@ -1471,7 +1257,7 @@ void grace__free_flush(struct grace__flavor *f)
 	 * so it must find their objects freed. A retire made by a function they run takes the
 	 * engine path (creating a cache would take all_lock again). */
 	ftls.no_cache = 1;
-	blk_release_list(ready);
+	grace__fblk_release_list(ready);
 	ftls.no_cache = 0;
 	grace__unlock(&all_lock);
 }
