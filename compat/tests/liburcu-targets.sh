@@ -6,6 +6,10 @@
 #
 #   compat/tests/liburcu-targets.sh [--build-dir DIR] [--reps N] [--duration S] [--out FILE]
 #                                   [--only REGEX]   (only the runs whose name matches)
+#                                   [--page FILE]    (write the figures page: the method, the
+#                                                     run's command, machine and load, the table;
+#                                                     docs/figures/liburcu-targets.md is this,
+#                                                     from a quiet machine: ../shared/tools/quiet)
 #
 # Runs (each grace-urcu and liburcu alternately, N times, the first of each pair alternating):
 #   rcutorture_urcu_{membarrier,qsbr} T uperf S   T = 1, 2 updaters and no reader: synchronize
@@ -28,6 +32,7 @@ REPS=7
 DUR=2
 OUT=
 ONLY=
+PAGE=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) B=$2; shift ;;
@@ -35,6 +40,7 @@ while [ $# -gt 0 ]; do
     --duration) DUR=$2; shift ;;
     --out) OUT=$2; shift ;;
     --only) ONLY=$2; shift ;;
+    --page) PAGE=$2; shift ;;
     -h|--help) sed -n '3,20p' "$0"; exit 0 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -116,3 +122,48 @@ for name in order:
 EOF
 }
 if [ -n "$OUT" ]; then report | tee "$OUT"; else report; fi
+if [ -n "$PAGE" ]; then
+  commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  dirty=$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q . &&
+    echo " (with uncommitted changes)" || true)
+  cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+  lv=$(dpkg-query -W -f '${Version}' liburcu-dev 2>/dev/null || echo "?")
+  {
+    echo "<!-- SPDX-License-Identifier: MIT -->"
+    echo "<!-- Written by compat/tests/liburcu-targets.sh --page: edit the script, not this page."
+    echo "     Earlier runs are in git's history. -->"
+    echo "# liburcu's programs where grace was once behind: the re-measurement"
+    echo
+    printf 'Latest run: `compat/tests/liburcu-targets.sh --reps %s --duration %s --page %s` on %s, ' \
+      "$REPS" "$DUR" "$PAGE" "$(date -u +%Y-%m-%d)"
+    printf 'grace-urcu at commit %s%s beside Debian'"'"'s liburcu %s; %s, %s CPUs, Linux %s; ' \
+      "$commit" "$dirty" "$lv" "$cpu" "$(nproc)" "$(uname -r)"
+    printf 'load average %s before, %s after (the run'"'"'s own threads count in the second).\n' \
+      "$load0" "$load1"
+    cat <<'TEXT'
+
+## What is measured
+
+liburcu's own programs (from Debian's source package, built unchanged by
+`compat/tests/liburcu-tests.sh --build-only`, once against grace-urcu and once against liburcu)
+in the runs where grace-urcu was once behind liburcu:
+
+- `rcutorture_urcu_{membarrier,qsbr} T uperf`: 1 or 2 updaters and no reader, each calling
+  `synchronize_rcu()` with nothing to wait for: nanoseconds per update, lower is better;
+- `test_urcu[_qsbr] 2 1`: 2 readers and 1 writer on 2 CPUs (oversubscribed), writes and
+  reads per second; the same pinned two on one CPU and one on the other (`-a`: which thread is
+  alone varies between runs, as the program gives CPUs out in the order its threads start);
+  and `1 1`, not oversubscribed.
+
+Each repetition runs every row with grace-urcu and liburcu alternately, the first of each pair
+alternating between repetitions. The table gives the medians, the speed ratio (grace over
+liburcu: above 1 means grace is faster, whatever the unit) and each side's range: a wide range
+means a run that depends on how the scheduler places the threads, to be read with it.
+
+## Figures of this run
+
+TEXT
+    report | tail -n +4
+  } >"$PAGE"
+  echo "liburcu-targets: wrote $PAGE" >&2
+fi
