@@ -298,6 +298,7 @@ int grace__rseq_percpu_add_slow(uint64_t *base, size_t stride, unsigned int nslo
 #endif
 }
 
+#if GRACE__RSEQ_OPS /* its one caller, grace__rseq_list_push_slow(), uses it only with them */
 /*
  * Push node on ahead while a take drains l, and only then (contract rule 7 of internal/rseq.h):
  * the compare-and-swap requires GRACE__RSEQ_AHEAD_DRAINING, which the take's exchange of ahead
@@ -323,6 +324,7 @@ static bool list_push_draining(struct grace__rseq_list *l, struct rcu_head *node
 			return true;
 	}
 }
+#endif
 
 int grace__rseq_list_push_slow(struct grace__rseq_list *base, size_t stride, unsigned int nslots,
 			       struct rcu_head *node)
