@@ -29,7 +29,7 @@
  * live, and the keys must equal the replay of the successful updates (per key: prefill, plus
  * successful inserts, minus successful deletes, over all threads, is 0 or 1 and matches the
  * structure). Then the design drains (its barrier) and, where it frees through the benchmark,
- * every retired node must have been freed exactly once. Exit status 1 on the first failure, with
+ * every retired node must have been freed exactly once. Exit status 1 on a failure, with
  * a message; 0 when everything held.
  *
  * Output: CSV rows (bench.h's long format) on stdout or appended to --csv; a summary line per
@@ -38,6 +38,7 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include "bench.h"
 #include "smr.h"
@@ -596,9 +597,43 @@ int main(int argc, char **argv)
 		bench_fatal("cannot write %s: %s", csv_path, strerror(errno));
 	bench_cpus_init(&cpus);
 	signal(SIGALRM, wd_fire);
-	for (int i = 0; i < nsel; i++)
-		for (int k = 0; k < nds; k++)
-			run_one(sel[i], sel_ds[k], &o);
+	if (nsel * nds == 1) {
+		run_one(sel[0], sel_ds[0], &o);
+	} else {
+		/* Several runs (check mode): each in a child process of its own, as the figures'
+		 * runs are. A design may set up a flavor once per process (the free hook of the
+		 * *-retire designs can be set only before that flavor's first queued object), and
+		 * one run's garbage, threads or broken state never leak into the next. Nothing of
+		 * grace runs in this process, so each child starts from a clean library. */
+		int failed = 0;
+
+		for (int i = 0; i < nsel; i++)
+			for (int k = 0; k < nds; k++) {
+				int st = 0;
+				pid_t pid;
+
+				fflush(NULL);
+				pid = fork();
+				if (pid < 0)
+					bench_fatal("fork: %s", strerror(errno));
+				if (pid == 0) {
+					run_one(sel[i], sel_ds[k], &o);
+					fflush(NULL);
+					_exit(0);
+				}
+				while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+					;
+				if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+					fprintf(stderr, "smr_bench: %s on %s failed (%s %d)\n",
+						sel[i]->name, ds_names[sel_ds[k]],
+						WIFEXITED(st) ? "exit status" : "signal",
+						WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+					failed = 1;
+				}
+			}
+		if (failed)
+			return 1;
+	}
 	if (o.csv != stdout)
 		fclose(o.csv);
 	return 0;
