@@ -22,9 +22,18 @@
  *  GRACE_POLICY_BATCH  callbacks wait until the oldest has waited `period_us` (default 10000,
  *                      one 100 Hz tick as in rcu-ltimer), then one grace period serves all of
  *                      them: fewest grace periods and wake-ups per callback, lowest overhead.
+ *  GRACE_POLICY_LAZY   lazy callbacks (Linux's RCU_LAZY): a callback waits at most `period_us`
+ *                      (0: the default, 1 s) for its grace period to start, and while callbacks
+ *                      keep coming the worker wakes once per period, not at each call_rcu(),
+ *                      so one grace period and one wake-up serve every callback of the period.
+ *                      call_rcu_hurry(), barriers, the exit drain and start_poll_synchronize_*()
+ *                      do not wait; memory pressure ends the wait early: pending callbacks past
+ *                      a quarter of the soft limit, or the kernel's memory pressure (PSI, file
+ *                      GRACE_MEMORY_PRESSURE, default /proc/pressure/memory) showing tasks
+ *                      stalled on memory 1% of the time or more (docs/policies.md).
  * Expediting on demand: synchronize_*_expedited(), and the engine itself when a queue passes
  * its soft limit (a flood, or a stalled reader), whatever the policy. The environment variable
- * GRACE_POLICY=adaptive|poll|batch chooses the start-up policy of every domain.
+ * GRACE_POLICY=adaptive|poll|batch|lazy chooses the start-up policy of every domain.
  *
  * Memory bound: more than `soft` x CPUs callbacks queued and not yet invoked make the engine
  * expedite its grace periods and wake its workers (the queuing thread never drives a grace
@@ -58,6 +67,7 @@ enum grace_gp_policy {
 	GRACE_POLICY_POLL = 0,
 	GRACE_POLICY_BATCH = 1,
 	GRACE_POLICY_ADAPTIVE = 2,
+	GRACE_POLICY_LAZY = 3, /* after 0.3.0 */
 };
 
 struct grace_cb_stats {

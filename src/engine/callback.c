@@ -125,7 +125,7 @@ static int64_t domain_backlog(const struct grace__cbdom *d)
 /* Returns true if it found callbacks. */
 static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 {
-	struct rcu_head *l = NULL, *a;
+	struct rcu_head *l = NULL;
 
 	/* On the queue's own CPU (the pinned worker): an rseq pop, no atomic, plus the atomically
 	 * pushed nodes by exchange (acquire: pairs with their release CAS). Elsewhere: take, which
@@ -138,7 +138,8 @@ static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 		/* No take drains the list now (the queue's lock serializes its consumers), so
 		 * ahead holds the pushes of threads without rseq only: in push order per thread
 		 * after the rseq part (contract rule 7 of internal/rseq.h). */
-		a = grace_xchg(&q->list.ahead, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
+		struct rcu_head *a = grace_xchg(&q->list.ahead, (struct rcu_head *)NULL,
+						__ATOMIC_ACQUIRE);
 		l = grace__rseq_chain_fifo(l, a);
 	} else {
 		l = grace__rseq_list_take(&q->list); /* in push order per thread too */
@@ -267,6 +268,10 @@ static bool worker_has_work(struct worker *w, uint32_t mode)
 		return true;
 	if (mode == GAP_SLEEP)
 		return false;
+	/* Memory pressure under LAZY (grace__policy_pressure()): the next pass hurries what
+	 * waits. A worker asleep until a push holds nothing that waits. */
+	if (mode == TIMED_SLEEP && grace__policy_pressure_gen(&d->pol) != w->pressure_seen)
+		return true;
 	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 		struct cbq *q = &d->q[i];
 		/* Both are taken by the worker's next pass (queue_collect()): never a reason that
@@ -277,7 +282,13 @@ static bool worker_has_work(struct worker *w, uint32_t mode)
 		    (grace_load_relaxed(&q->list.head) || grace_load_relaxed(&q->list.ahead)))
 			return true;
 	}
-	if (!only_urgent && !grace__gp_done(d->gp, grace_load_relaxed(&d->gp_req)))
+	/* A polled request: a reason for every sleep but the gap, except a timed sleep under
+	 * BATCH (the request's own deadline, which grace__policy_decide() chose). LAZY never
+	 * chooses a timed sleep for a request (it starts its grace period at once), so a request
+	 * that finds the worker in one, a lazy wait or nap, ends it (grace__cbdom_request_gp()). */
+	if ((!only_urgent ||
+	     (mode == TIMED_SLEEP && grace_load_relaxed(&d->pol.kind) == GRACE_POLICY_LAZY)) &&
+	    !grace__gp_done(d->gp, grace_load_relaxed(&d->gp_req)))
 		return true;
 	return false;
 }
@@ -291,7 +302,7 @@ static void worker_sleep(struct worker *w, uint32_t mode, int64_t timeout_ns)
 	 * visible to the re-check. In the fence fallback the pusher fences itself. */
 	grace_store_relaxed(&w->sleeping, mode);
 	/* A timed sleep is never ended by a plain push, only by grace__cb_wake_worker() (urgent, hurry,
-	 * barrier, stop, policy change), which stores its reason and then exchanges the futex
+	 * barrier, stop, policy change, memory pressure), which stores its reason and then exchanges the futex
 	 * word (a full barrier): a local fence here is the other half of that store-buffering
 	 * pair, so the re-check below sees the reason or the exchange ends the futex wait. */
 	if (mode == IDLE_SLEEP)
@@ -313,6 +324,7 @@ void grace__cb_wake_worker(struct worker *w)
 struct pass {
 	bool waiting;    /* callbacks or a polled request wait for a grace period */
 	bool harvested;  /* new callbacks were found */
+	bool requested;  /* a polled request waits */
 	uint64_t need;   /* the earliest cookie they wait for */
 	uint64_t oldest; /* when the oldest of them was harvested (requested) */
 };
@@ -344,11 +356,12 @@ static void worker_flush(struct worker *w, uint64_t c)
 	w->flushing = true;
 }
 
-/* Harvest q, answer a barrier request, take out into ready[] the chains of the segments whose
- * grace period has completed, and note what the rest waits for. Returns how many chains are
- * ready. q->lock held. */
+/* Harvest q (stamping what it finds with `now`), answer a barrier request, take out into
+ * ready[] the chains of the segments whose grace period has completed, and note what the rest
+ * waits for; `pressed`: memory pressure (LAZY), hurry everything that waits, as a
+ * call_*_hurry() on q would. Returns how many chains are ready. q->lock held. */
 static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_t now,
-				  struct rcu_head **ready, struct pass *ps)
+				  struct rcu_head **ready, struct pass *ps, bool pressed)
 {
 	unsigned int nready;
 
@@ -361,7 +374,7 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 		ps->harvested = true;
 	/* The hurried callback waits in one of the segments, all of them at most the last one's
 	 * cookie (or it has already been taken to be invoked, and waits for nothing). */
-	if (hurried && !grace__segcb_empty(&q->cb))
+	if ((hurried || pressed) && !grace__segcb_empty(&q->cb))
 		worker_hurry(q->w, grace__segcb_last_cookie(&q->cb));
 	GRACE__TEST_PAUSE("collect"); /* a call and a barrier may land here: see below */
 	if (grace_load_relaxed(&q->barrier_req)) {
@@ -395,12 +408,21 @@ static unsigned int queue_collect(struct grace__cbdom *d, struct cbq *q, uint64_
 static void worker_pass(struct worker *w, uint64_t now, struct pass *ps)
 {
 	struct grace__cbdom *d = w->d;
+	/* The policy's stamp for what this pass finds (LAZY: since the worker last looked, if
+	 * no push could have woken it since), then this pass is the last look. */
+	uint64_t stamp = grace__policy_stamp(&d->pol, now, w->floor_ns);
+	w->floor_ns = now;
+	/* Relaxed: a generation bumped after this load ends the next timed sleep instead
+	 * (worker_has_work()); what it hurries is what the harvests below find. */
+	uint32_t gen = grace__policy_pressure_gen(&d->pol);
+	bool pressed = gen != w->pressure_seen;
+	w->pressure_seen = gen;
 
 	for (unsigned int i = w->idx; i < d->ncpu; i += d->nworkers) {
 		struct cbq *q = &d->q[i];
 
 		grace__lock(&q->lock);
-		unsigned int nready = queue_collect(d, q, now, w->inv, ps);
+		unsigned int nready = queue_collect(d, q, stamp, w->inv, ps, pressed);
 		if (nready)
 			batch_take(w, q, nready);
 		grace__unlock(&q->lock);
@@ -410,8 +432,10 @@ static void worker_pass(struct worker *w, uint64_t now, struct pass *ps)
 	uint64_t req = grace_load_relaxed(&d->gp_req);
 	/* The request waits since it was made (grace__cbdom_request_gp()), not since now: the
 	 * BATCH policy's deadline must not move forward on every pass. */
-	if (!grace__gp_done(d->gp, req))
+	if (!grace__gp_done(d->gp, req)) {
 		pass_note(ps, req, grace_load_relaxed(&d->gp_req_ns));
+		ps->requested = true;
+	}
 }
 
 /* Something waits for a grace period: ask the policy, then drive it now or sleep. */
@@ -436,10 +460,11 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	v.hurry = w->hurrying;
 	v.flush = w->flushing;
 	v.stopping = grace_load_relaxed(&d->stop) != 0;
+	v.requested = ps->requested;
 	dec = grace__policy_decide(&d->pol, &v);
 	if (dec.sleep_ns > 0) {
 		/* A hurry's sleep is only the gap between back-to-back grace periods. */
-		worker_sleep(w, v.hurry && !v.urgent ? GAP_SLEEP : TIMED_SLEEP, dec.sleep_ns);
+		worker_sleep(w, dec.gap ? GAP_SLEEP : TIMED_SLEEP, dec.sleep_ns);
 		return;
 	}
 	if (v.urgent)
@@ -485,7 +510,7 @@ static void *worker_main(void *arg)
 		invoke(w);
 	for (;;) {
 		uint64_t now = grace__now_ns();
-		struct pass ps = { false, false, 0, UINT64_MAX };
+		struct pass ps = { false, false, false, 0, UINT64_MAX };
 
 		worker_pass(w, now, &ps);
 		if (ps.harvested) {
@@ -502,11 +527,13 @@ static void *worker_main(void *arg)
 			break;
 		/* Nothing waits. A busy domain naps (a pusher does not wake a napping worker),
 		 * else sleep until a push wakes the worker. */
-		int64_t nap = grace__policy_linger_ns(&d->pol, now, w->arrival_ns);
-		if (nap > 0)
+		int64_t nap = grace__policy_linger_ns(&d->pol, now, w->arrival_ns, w->last_new);
+		if (nap > 0) {
 			worker_sleep(w, TIMED_SLEEP, nap);
-		else
+		} else {
 			worker_sleep(w, IDLE_SLEEP, -1);
+			w->floor_ns = 0; /* a push ends this sleep: what it finds is new */
+		}
 	}
 	return NULL;
 }
@@ -751,6 +778,26 @@ static int64_t limit_x_cpus(uint64_t per_cpu, unsigned int ncpu)
 }
 
 /*
+ * LAZY: memory pressure ends the workers' lazy waits (grace__policy_pressure(): pending
+ * callbacks past a quarter of the soft limit, or the kernel's memory stall time). A worker in a
+ * timed sleep is woken to hurry what it holds; one awake sees the new generation at its next
+ * pass; one asleep until a push holds nothing that waits.
+ */
+static GRACE_COLD void lazy_pressure(struct grace__cbdom *d, int64_t backlog, int64_t soft)
+{
+	if (!grace__policy_pressure(&d->pol, grace__now_ns(), backlog, soft))
+		return;
+	/* Full barrier: the generation before the loads of the sleeping words. Store-buffering
+	 * pair with a worker's store of sleeping, fence and re-check of the generation
+	 * (worker_sleep(), worker_has_work()): it sees the generation, or this sees it asleep. */
+	grace_smp_mb();
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (grace_load_acquire(&d->w[i].started) &&
+		    grace_load_relaxed(&d->w[i].sleeping) == TIMED_SLEEP)
+			grace__cb_wake_worker(&d->w[i]);
+}
+
+/*
  * Every CHECK_EVERY calls of a thread: past the soft limit, expedite the grace period and make
  * sure the worker is awake; past the hard limit, wait until the workers have brought the
  * backlog back under it, for at most the call's bound.
@@ -767,6 +814,8 @@ static GRACE_COLD void check_backlog(struct grace__cbdom *d, struct worker *w)
 	int64_t hard = limit_x_cpus(grace_load_relaxed(&d->hard), d->ncpu);
 	int64_t b = domain_backlog(d);
 
+	if (GRACE_UNLIKELY(grace_load_relaxed(&d->pol.kind) == GRACE_POLICY_LAZY))
+		lazy_pressure(d, b, soft);
 	if (b <= soft)
 		return;
 	grace_store_relaxed(&d->urgent, 1u);
@@ -892,7 +941,13 @@ void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie)
 	struct worker *w = d->q[current_cpu(d)].w;
 	if (!grace_load_acquire(&w->started))
 		start_worker(d, w);
-	if (grace_load_seq_cst(&w->sleeping) == IDLE_SLEEP)
+	/* Seq_cst: the compare-and-exchange of gp_req above (a full barrier) before this load,
+	 * store-buffering pair with the worker's store of sleeping, its fence and its re-check
+	 * of gp_req (worker_sleep(), worker_has_work()). Under LAZY a request also ends a timed
+	 * sleep: a lazy wait or nap would otherwise hold it up to a period. */
+	uint32_t sl = grace_load_seq_cst(&w->sleeping);
+	if (sl == IDLE_SLEEP ||
+	    (sl == TIMED_SLEEP && grace_load_relaxed(&d->pol.kind) == GRACE_POLICY_LAZY))
 		grace__cb_wake_worker(w);
 }
 

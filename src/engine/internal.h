@@ -86,6 +86,10 @@ struct worker {
 	uint32_t gps;         /* worker-private: grace periods waited for (cost sampling) */
 	uint64_t last_new;    /* worker-private: when a pass last found new callbacks */
 	uint64_t arrival_ns;  /* worker-private: running mean of the time between such passes */
+	/* worker-private: when the last pass began, unless the worker has since slept until a
+	 * push woke it (then 0): what it stamps callbacks with (grace__policy_stamp()). */
+	uint64_t floor_ns;
+	uint32_t pressure_seen; /* worker-private: the policy's pressure generation last seen */
 	/* worker-private: grace periods up to cookie hurry_gp are started without pacing but
 	 * with the least gap after one that just ended (a hurried callback waits for them), and
 	 * those up to flush_gp at once (a barrier waits for them); each over once its cookie

@@ -3,8 +3,10 @@
 #include "engine/policy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <grace/arch/atomic.h>
 
 #include "core/diag.h"
@@ -21,6 +23,10 @@ _Static_assert(opt_def_GRACE_BATCH_PERIOD_US == GRACE__POLICY_DEFAULT_PERIOD_US 
 		       opt_hi_GRACE_BATCH_PERIOD_US == GRACE__POLICY_MAX_PERIOD_US &&
 		       opt_lo_GRACE_BATCH_PERIOD_US == 1,
 	       "GRACE_BATCH_PERIOD_US: options.def and policy.h disagree");
+_Static_assert(opt_def_GRACE_LAZY_PERIOD_US == GRACE__POLICY_DEFAULT_LAZY_PERIOD_US &&
+		       opt_hi_GRACE_LAZY_PERIOD_US == GRACE__POLICY_MAX_PERIOD_US &&
+		       opt_lo_GRACE_LAZY_PERIOD_US == 1,
+	       "GRACE_LAZY_PERIOD_US: options.def and policy.h disagree");
 _Static_assert(opt_def_GRACE_PACE_CAP_US == 0 &&
 		       opt_hi_GRACE_PACE_CAP_US == GRACE__POLICY_MAX_PERIOD_US,
 	       "GRACE_PACE_CAP_US: options.def and policy.h disagree");
@@ -38,7 +44,7 @@ void grace__policy_init(struct grace__policy *p)
 {
 	/* The option table's ranges are grace__policy_set()'s (core/options.def). */
 	static const enum grace_gp_policy kinds[] = { GRACE_POLICY_ADAPTIVE, GRACE_POLICY_POLL,
-						      GRACE_POLICY_BATCH };
+						      GRACE_POLICY_BATCH, GRACE_POLICY_LAZY };
 
 	p->kind = kinds[grace__opt(GRACE__OPT_GRACE_POLICY)];
 	if (grace__opt(GRACE__OPT_GRACE_POLICY_BATCH) && !grace__opt_given(GRACE__OPT_GRACE_POLICY))
@@ -47,6 +53,8 @@ void grace__policy_init(struct grace__policy *p)
 	 * in the ranges grace__policy_set() takes them. */
 	if (p->kind == GRACE_POLICY_BATCH)
 		p->period_us = (uint32_t)grace__opt(GRACE__OPT_GRACE_BATCH_PERIOD_US);
+	else if (p->kind == GRACE_POLICY_LAZY)
+		p->period_us = (uint32_t)grace__opt(GRACE__OPT_GRACE_LAZY_PERIOD_US);
 	else
 		p->period_us = (uint32_t)grace__opt(GRACE__OPT_GRACE_PACE_CAP_US);
 	/* Range-checked like the periods: the gap also spaces hurried grace periods and barriers
@@ -54,6 +62,7 @@ void grace__policy_init(struct grace__policy *p)
 	p->min_gap_us = (uint32_t)grace__opt(GRACE__OPT_GRACE_POLL_MIN_GAP_US);
 	p->pace_ns = GRACE__POLICY_PACE_MIN_NS;
 	p->last_end = 0;
+	p->pressure = 0;
 }
 
 int grace__policy_set(struct grace__policy *p, enum grace_gp_policy kind, unsigned int period_us)
@@ -71,6 +80,12 @@ int grace__policy_set(struct grace__policy *p, enum grace_gp_policy kind, unsign
 			return -EINVAL;
 		grace_store_relaxed(&p->period_us, period_us);
 		break;
+	case GRACE_POLICY_LAZY:
+		if (period_us > GRACE__POLICY_MAX_PERIOD_US)
+			return -EINVAL;
+		grace_store_relaxed(&p->period_us,
+				    period_us ? period_us : GRACE__POLICY_DEFAULT_LAZY_PERIOD_US);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -78,10 +93,18 @@ int grace__policy_set(struct grace__policy *p, enum grace_gp_policy kind, unsign
 	return 0;
 }
 
+/* POLL's back-to-back rule: when the last grace period has just ended, the next starts
+ * min_gap_us after it; a lone request (none ended recently) starts at once. */
+static uint64_t gap_start(const struct grace__policy *p, const struct grace__policy_view *v)
+{
+	uint64_t gap = (uint64_t)grace_load_relaxed(&p->min_gap_us) * 1000;
+	return gap && v->last_gp_end ? v->last_gp_end + gap : 0;
+}
+
 struct grace__policy_decision grace__policy_decide(const struct grace__policy *p,
 						   const struct grace__policy_view *v)
 {
-	struct grace__policy_decision d = { 0, 0 };
+	struct grace__policy_decision d = { 0, 0, false };
 	uint64_t start;
 
 	if (v->urgent) {
@@ -94,22 +117,31 @@ struct grace__policy_decision grace__policy_decide(const struct grace__policy *p
 		/* No pacing and no batch period, but the back-to-back rule of POLL: a flood of
 		 * hurried callbacks would otherwise run grace periods with no gap, each for a
 		 * handful of callbacks, and starve the callbacks of the CPU it spends. */
-		uint64_t gap = (uint64_t)grace_load_relaxed(&p->min_gap_us) * 1000;
-		start = gap && v->last_gp_end ? v->last_gp_end + gap : 0;
+		start = gap_start(p, v);
+		d.gap = true;
 		goto out;
 	}
 	switch (grace_load_relaxed(&p->kind)) {
 	case GRACE_POLICY_BATCH:
 		start = v->oldest_ns + (uint64_t)grace_load_relaxed(&p->period_us) * 1000;
 		break;
-	case GRACE_POLICY_POLL: {
+	case GRACE_POLICY_LAZY:
+		if (v->requested) {
+			/* A polled request is not lazy (in Linux only call_rcu() is): at once, with
+			 * POLL's least gap, as a hurried callback. Memory pressure comes as a hurry
+			 * (see policy.h). */
+			start = gap_start(p, v);
+			d.gap = true;
+		} else {
+			start = v->oldest_ns + (uint64_t)grace_load_relaxed(&p->period_us) * 1000;
+		}
+		break;
+	case GRACE_POLICY_POLL:
 		/* When grace periods run back to back (a steady stream of callbacks), leave a short
 		 * gap so each serves a larger batch; a lone callback (no grace period just ended)
 		 * never waits for it. */
-		uint64_t gap = (uint64_t)grace_load_relaxed(&p->min_gap_us) * 1000;
-		start = gap && v->last_gp_end ? v->last_gp_end + gap : 0;
+		start = gap_start(p, v);
 		break;
-	}
 	default: { /* ADAPTIVE: at once, or pace after the domain's last grace period */
 		uint64_t last = grace_load_relaxed(&p->last_end);
 		start = last ? last + grace_load_relaxed(&p->pace_ns) : 0;
@@ -135,9 +167,27 @@ void grace__policy_gp_done(struct grace__policy *p, uint64_t now, uint64_t cost_
 	}
 }
 
-int64_t grace__policy_linger_ns(const struct grace__policy *p, uint64_t now, uint64_t arrival_ns)
+int64_t grace__policy_linger_ns(const struct grace__policy *p, uint64_t now, uint64_t arrival_ns,
+				uint64_t last_new)
 {
-	if (grace_load_relaxed(&p->kind) != GRACE_POLICY_ADAPTIVE)
+	uint32_t kind = grace_load_relaxed(&p->kind);
+
+	if (kind == GRACE_POLICY_LAZY) {
+		/* Busy: callbacks found within the last two periods, and at least once per two
+		 * periods on average. Then a nap of one period costs one timer wake-up and finds
+		 * the callbacks of that period, stamped with its start (grace__policy_stamp()):
+		 * their grace period starts when the nap ends, one per period. Sleeping until
+		 * woken would cost each period a heavy barrier, a wake-up call from the first
+		 * call_rcu(), and a timed wait of a period after it. Two periods, not one: the
+		 * passes of a napping worker are a period apart, so callbacks found at every
+		 * pass measure a period between passes, plus the grace period. A domain that goes
+		 * quiet costs at most one empty nap before the worker sleeps until woken. */
+		uint64_t two = 2000ull * grace_load_relaxed(&p->period_us);
+		if (last_new && now - last_new < two && arrival_ns && arrival_ns <= two)
+			return (int64_t)(two / 2);
+		return 0;
+	}
+	if (kind != GRACE_POLICY_ADAPTIVE)
 		return 0;
 	uint64_t pace = grace_load_relaxed(&p->pace_ns), last = grace_load_relaxed(&p->last_end);
 	/* Busy: a grace period ended within the last two paces and callbacks arrive at least
@@ -151,4 +201,126 @@ int64_t grace__policy_linger_ns(const struct grace__policy *p, uint64_t now, uin
 	if (last && now - last < 2 * pace && arrival_ns && arrival_ns <= 2 * pace)
 		return (int64_t)pace;
 	return 0;
+}
+
+uint64_t grace__policy_stamp(const struct grace__policy *p, uint64_t now, uint64_t floor_ns)
+{
+	/* LAZY: a callback found now was pushed after the worker last looked, and a push does not
+	 * end a nap or a timed wait: it may have waited since floor_ns, and its period counts
+	 * from there, so that no callback waits more than the period (a callback pushed early in
+	 * a nap would otherwise wait the nap and then a whole period). After a sleep that the
+	 * first push ends (floor 0), the push was a moment ago: now. */
+	if (floor_ns && grace_load_relaxed(&p->kind) == GRACE_POLICY_LAZY)
+		return floor_ns;
+	return now;
+}
+
+/*
+ * The PSI file, sampled for every lazy domain of the process (memory pressure is the system's
+ * or the cgroup's, not a domain's). A sampler claims the next slot by compare-and-exchange on
+ * next_ns, so one thread reads per GRACE__POLICY_PSI_EVERY_NS; total_us and at_ns are written
+ * by that thread only (relaxed atomics: a sampler delayed past the next slot may race with the
+ * next one, which at worst skews one estimate). No lock, so a fork child, whose parent may
+ * have been sampling, samples as well.
+ */
+#define PSI_UNOPENED (-2)
+#define PSI_NONE (-1)
+static struct {
+	uint64_t next_ns;  /* earliest time of the next sample */
+	uint64_t total_us; /* the "some" line's total stall time at the last sample */
+	uint64_t at_ns;    /* when it was read (0: no sample yet) */
+	int fd;            /* PSI_UNOPENED, PSI_NONE, or the open file */
+} psi = { 0, 0, 0, PSI_UNOPENED };
+
+/* The open PSI file, or PSI_NONE: none configured ("off"), or it cannot be opened. */
+static int psi_fd(void)
+{
+	int fd = grace_load_relaxed(&psi.fd);
+
+	if (fd != PSI_UNOPENED)
+		return fd;
+	const char *path = grace__opt_str(GRACE__OPT_GRACE_MEMORY_PRESSURE);
+	if (!path)
+		path = "/proc/pressure/memory";
+	fd = strcmp(path, "off") ? open(path, O_RDONLY | O_CLOEXEC) : PSI_NONE;
+	if (fd < 0)
+		fd = PSI_NONE;
+	int expect = PSI_UNOPENED;
+	/* Relaxed: the descriptor is the only thing published; a sampler that lost the race (a
+	 * delayed one, see above) closes its own. */
+	if (!grace_cmpxchg_mo(&psi.fd, &expect, fd, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		if (fd >= 0)
+			close(fd);
+		fd = expect;
+	}
+	return fd;
+}
+
+/* The total of the file's "some" line (microseconds tasks stalled on memory), or -1. */
+static int64_t psi_total_us(int fd)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	const char *t = strncmp(buf, "some ", 5) == 0 ? strstr(buf, " total=") : NULL;
+	if (!t)
+		return -1;
+	char *end;
+	unsigned long long v = strtoull(t + 7, &end, 10);
+	return end == t + 7 ? -1 : (int64_t)(v & INT64_MAX);
+}
+
+/* One PSI sample if one is due and this thread claims it: did tasks stall on memory at least
+ * GRACE__POLICY_PSI_STALL_PPM of the time since the last sample? */
+static bool psi_pressure(uint64_t now)
+{
+	uint64_t next = grace_load_relaxed(&psi.next_ns);
+
+	if (now < next)
+		return false;
+	/* Relaxed: the claim orders nothing, the fields below are each the claimer's. */
+	if (!grace_cmpxchg_mo(&psi.next_ns, &next, now + GRACE__POLICY_PSI_EVERY_NS,
+			      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return false;
+	int fd = psi_fd();
+	int64_t total = fd >= 0 ? psi_total_us(fd) : -1;
+	if (total < 0) {
+		/* No PSI here (or "off"): look again in a minute, not every 100 ms. */
+		grace_store_relaxed(&psi.next_ns, now + 600 * GRACE__POLICY_PSI_EVERY_NS);
+		return false;
+	}
+	uint64_t last_total = grace_load_relaxed(&psi.total_us),
+		 last_at = grace_load_relaxed(&psi.at_ns);
+	grace_store_relaxed(&psi.total_us, (uint64_t)total);
+	grace_store_relaxed(&psi.at_ns, now);
+	if (!last_at || now <= last_at || (uint64_t)total <= last_total)
+		return false;
+	/* Stall share in parts per million: stalled us * 1e6 / elapsed us. */
+	uint64_t elapsed_us = (now - last_at) / 1000 + 1;
+	return ((uint64_t)total - last_total) * 1000000ull / elapsed_us >=
+	       GRACE__POLICY_PSI_STALL_PPM;
+}
+
+bool grace__policy_pressure(struct grace__policy *p, uint64_t now, int64_t backlog,
+			    int64_t soft_total)
+{
+	if (!(backlog > soft_total / GRACE__POLICY_LAZY_SOFT_SHARE) && !psi_pressure(now))
+		return false;
+	/* Relaxed: the caller's full barrier before it loads the workers' sleeping words orders
+	 * it before them; it pairs with a sleeping worker's fence before its re-check
+	 * (worker_sleep()): either the worker sees the new generation or the caller sees it
+	 * asleep and wakes it. */
+	grace_fetch_add(&p->pressure, 1u, __ATOMIC_RELAXED);
+	return true;
+}
+
+uint32_t grace__policy_pressure_gen(const struct grace__policy *p)
+{
+	return grace_load_relaxed(&p->pressure);
 }

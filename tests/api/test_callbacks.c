@@ -134,6 +134,11 @@ TEST(policy_and_limits_validate)
 {
 	CHECK(grace_rcu_set_policy((enum grace_gp_policy)7, 0) == -EINVAL);
 	CHECK(grace_rcu_set_policy(GRACE_POLICY_BATCH, 0) == -EINVAL);
+	CHECK(grace_rcu_set_policy(GRACE_POLICY_LAZY, 10000001) == -EINVAL);
+	CHECK(grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 10000001) == -EINVAL);
+	CHECK(grace_rcu_set_policy(GRACE_POLICY_LAZY, 0) == 0); /* 0: the default period, 1 s */
+	CHECK(grace_qsbr_set_policy(GRACE_POLICY_LAZY, 10000001) == -EINVAL);
+	CHECK(grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) == 0);
 	CHECK(grace_rcu_set_callback_limits(10, 5) == -EINVAL);
 	CHECK(grace_rcu_set_callback_limits(0, 5) == -EINVAL);
 	CHECK(grace_rcu_set_callback_limits(10000, 100000) == 0);
@@ -158,6 +163,28 @@ TEST(batch_policy)
 	printf("  batch: %llu grace periods for 1000 callbacks over ~10 ms\n",
 	       (unsigned long long)(s1.grace_periods - s0.grace_periods));
 	CHECK(grace_rcu_set_policy(GRACE_POLICY_POLL, 0) == 0);
+}
+
+/* Lazy callbacks still run, in every way they can: a barrier, a hurried callback, a polled
+ * request (what ends a lazy wait early, and the laziness itself: fault_regress_lazy). */
+TEST(lazy_policy)
+{
+	static unsigned long n;
+	n = 0;
+	CHECK(grace_rcu_set_policy(GRACE_POLICY_LAZY, 10000000) == 0);
+	for (int i = 0; i < 1000; i++)
+		call_rcu(&obj_new(&n)->rh, obj_free);
+	rcu_barrier();
+	CHECK(n == 1000);
+	call_rcu_hurry(&obj_new(&n)->rh, obj_free);
+	for (int i = 0; i < 5000 && __atomic_load_n(&n, __ATOMIC_RELAXED) != 1001; i++)
+		gt_sleep_ms(1);
+	CHECK(__atomic_load_n(&n, __ATOMIC_RELAXED) == 1001);
+	unsigned long c = start_poll_synchronize_rcu();
+	for (int i = 0; i < 5000 && !poll_state_synchronize_rcu(c); i++)
+		gt_sleep_ms(1);
+	CHECK(poll_state_synchronize_rcu(c));
+	CHECK(grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) == 0);
 }
 
 TEST(qsbr_callbacks_and_poll)

@@ -31,3 +31,7 @@ set_tests_properties(fault_regress_dlclose fault_regress_dlclose_static PROPERTI
 # barriers and the exit drain under BATCH, exit racing fork or creating a domain, a hurry flag
 # left set, start_poll in a fork child (regress_engine.c has one case each).
 grace_test(NAME fault_regress_engine SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_engine.c TIMEOUT 300)
+
+# The lazy policy (GRACE_POLICY_LAZY): what ends a lazy wait (hurry, start_poll, barriers, the
+# exit drain, pending callbacks, memory stall), fork, and a flood behind a stuck reader.
+grace_test(NAME fault_regress_lazy SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_lazy.c TIMEOUT 300)

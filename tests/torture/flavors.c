@@ -8,6 +8,9 @@
  *                threads help and blocks them at the hard bound all the time
  *   rcu-pace-min adaptive policy capped at its shortest pacing (50 us): naps and grace periods
  *                back to back at the highest rate the policy allows
+ *   rcu-lazy     GRACE_POLICY_LAZY with a 100 ms period (the default, 1 s, would give a 3 s
+ *                run three lazy waits): naps of a period, hurries, barriers and the floods'
+ *                pending callbacks ending lazy waits
  *   qsbr         QSBR (qsbr.h), adaptive policy; qsbr-batch: batch policy
  *   srcu         srcu (srcu.h) with three independent domains (one DEFINE_SRCU, two
  *                init_srcu_struct), readers nesting sections of random domains; adaptive
@@ -32,6 +35,7 @@
 
 #define BATCH_PERIOD_US 10000 /* the engine's default: one 100 Hz tick, as rcu-ltimer */
 #define PACE_MIN_CAP_US 50    /* the adaptive policy's least pace (GRACE__POLICY_PACE_MIN_NS) */
+#define LAZY_PERIOD_US 100000 /* rcu-lazy */
 #define TIGHT_SOFT 32
 #define TIGHT_HARD 256
 #define DEFAULT_SOFT 10000 /* include/grace/engine.h */
@@ -222,6 +226,18 @@ static int rcu_pace_min_init(void)
 
 	return e ? e : fo[0].set_policy(fo[0].ctx, GRACE_POLICY_ADAPTIVE, PACE_MIN_CAP_US);
 }
+static int rcu_lazy_init(void)
+{
+	int e = use(&grace_flavor_rcu, GRACE_POLICY_ADAPTIVE, false);
+
+	return e ? e : fo[0].set_policy(fo[0].ctx, GRACE_POLICY_LAZY, LAZY_PERIOD_US);
+}
+static const char *rcu_lazy_mode(void)
+{
+	snprintf(mode_buf, sizeof(mode_buf), "%s, lazy policy %u us", grace_membarrier_mode(),
+		 LAZY_PERIOD_US);
+	return mode_buf;
+}
 static const char *rcu_mode(void)
 {
 	return grace_membarrier_mode();
@@ -305,6 +321,16 @@ static const struct torture_ops rcu_pace_min_ops = {
 	.init = rcu_pace_min_init,
 	.cleanup = restore,
 	.mode = rcu_pace_min_mode,
+};
+
+static const struct torture_ops rcu_lazy_ops = {
+	.name = "rcu-lazy",
+	.desc = "default flavor (rcu.h), callback engine lazy policy (100 ms)",
+	.ndomains = 1,
+	RCU_OPS,
+	.init = rcu_lazy_init,
+	.cleanup = restore,
+	.mode = rcu_lazy_mode,
 };
 
 /* ---- QSBR ---- */
@@ -465,6 +491,7 @@ const struct torture_ops *const torture_flavors[] = {
 	&rcu_batch_ops,
 	&rcu_limits_ops,
 	&rcu_pace_min_ops,
+	&rcu_lazy_ops,
 	&qsbr_ops,
 	&qsbr_batch_ops,
 	&srcu_ops,
