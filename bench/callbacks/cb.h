@@ -200,7 +200,13 @@ static inline struct cb_obj *cb_pool_get(struct cb_prod *p, size_t *i)
 
 /* ---- designs ------------------------------------------------------------------------------- */
 
-enum cb_policy { CB_POLICY_DEFAULT, CB_POLICY_POLL, CB_POLICY_BATCH, CB_POLICY_ADAPTIVE };
+enum cb_policy {
+	CB_POLICY_DEFAULT,
+	CB_POLICY_POLL,
+	CB_POLICY_BATCH,
+	CB_POLICY_ADAPTIVE,
+	CB_POLICY_LAZY
+};
 
 #define CB_STATS_GP 1u     /* grace_periods and waits are valid */
 #define CB_STATS_WORKER 2u /* worker_cpu_ns is valid */
@@ -214,8 +220,8 @@ struct cb_design {
 	const char *name;           /* command-line name */
 	const char *enqueue_symbol; /* the measured enqueue loop, for valgrind --toggle-collect */
 	const char *label;          /* one line for the report */
-	/* Once per process, before any call: choose the policy (period in us for BATCH).
-	 * Returns 0, or -1 if the design has no such policy. */
+	/* Once per process, before any call: choose the policy (period in us for BATCH and LAZY;
+	 * 0 for LAZY: its default). Returns 0, or -1 if the design has no such policy. */
 	int (*setup)(enum cb_policy policy, unsigned int period_us);
 	void (*teardown)(void);    /* after the last barrier */
 	void (*thread_init)(void); /* every thread that queues, waits or reads */

@@ -83,6 +83,8 @@ static int g_setup(enum cb_policy policy, unsigned int period_us)
 		return grace_rcu_set_policy(GRACE_POLICY_BATCH, period_us) == 0 ? 0 : -1;
 	case CB_POLICY_ADAPTIVE:
 		return grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) == 0 ? 0 : -1;
+	case CB_POLICY_LAZY:
+		return grace_rcu_set_policy(GRACE_POLICY_LAZY, period_us) == 0 ? 0 : -1;
 	}
 	return -1;
 }

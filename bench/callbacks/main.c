@@ -29,7 +29,7 @@
  *       CPU time of one timed futex wait that runs out after D us (the wake-up), for D = 50,
  *       200, 1000, 2000 and 5000, and of one membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED).
  *       No library is involved (bench "floor", design "machine")
- *   Every command: [--policy default|poll|batch] [--period-us U] [--run K] [--as NAME]
+ *   Every command: [--policy default|poll|batch|adaptive|lazy] [--period-us U] [--run K] [--as NAME]
  *   [--no-pin] [--header]. Rows: bench,design,threads,run,metric,value,unit (sweep rows have
  *   bench "sweep@R").
  *
@@ -37,6 +37,7 @@
  * second producer, load producer or reader on the second, unless --no-pin or there are fewer
  * CPUs than threads.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <stdio.h>
@@ -44,6 +45,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cb.h"
 
@@ -81,7 +84,7 @@ static void usage(void)
 		"                               [--raw FILE] [--hurry] [--no-calls]\n"
 		"       callbacks_bench floor   [--ms M]   (no design: the machine's wake-up and\n"
 		"                               membarrier costs)\n"
-		"       common: [--policy default|poll|batch|adaptive] [--period-us U] [--run K]\n"
+		"       common: [--policy default|poll|batch|adaptive|lazy] [--period-us U] [--run K]\n"
 		"               [--as NAME] [--no-pin] [--header]\n");
 	exit(2);
 }
@@ -429,6 +432,8 @@ struct sweep_ctx {
 	double proc0, proc1, reader0, reader1, main0, main1;
 	pthread_t reader_th;
 	bool has_reader;
+	pid_t own[3]; /* the benchmark's own threads: main, producer, reader (0: none) */
+	double wake0, wake1;
 	uint64_t sections, reader_ns, reader_cpu_ns;
 	int stop __attribute__((aligned(64)));
 	char pad_[60];
@@ -440,11 +445,46 @@ struct sweep_ctx {
 #define CB_NO_CALL(o) cb_done_flag(o) /* released at once: the pool never waits */
 CB_DEFINE_PACED(cb_paced_none, CB_NO_CALL, CB_NO_CALL)
 
+/*
+ * Wake-ups of the library's threads (call_rcu workers, grace-period threads): the voluntary
+ * context switches of every thread of the process but the benchmark's own (main, producer,
+ * reader), from /proc/self/task/<tid>/status. Each is a block (futex wait, timed wait) that a
+ * wake-up ended: the figure Linux's lazy RCU is measured by. A thread created inside the window
+ * counts from 0; one that exited in it is lost (none does here).
+ */
+static double lib_wakeups(const pid_t own[3])
+{
+	char path[64], line[128];
+	double sum = 0;
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir)) != NULL) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+
+		if (tid <= 0 || tid == own[0] || tid == own[1] || tid == own[2])
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+				sum += strtod(line + 24, NULL);
+		fclose(f);
+	}
+	closedir(dir);
+	return sum;
+}
+
 static void *sweep_reader(void *arg)
 {
 	struct sweep_ctx *c = (struct sweep_ctx *)arg;
 
 	pin_to(1);
+	c->own[2] = (pid_t)syscall(SYS_gettid);
 	c->d->thread_init();
 	bench_start_wait(&c->start);
 	uint64_t t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
@@ -461,9 +501,11 @@ static void *sweep_producer(void *arg)
 	struct sweep_ctx *c = (struct sweep_ctx *)arg;
 
 	pin_to(0);
+	c->own[1] = (pid_t)syscall(SYS_gettid);
 	c->d->thread_init();
 	bench_start_wait(&c->start);
 	/* The window of the CPU figures opens here and closes when the producer stops. */
+	c->wake0 = lib_wakeups(c->own);
 	engine_stats(c->d, &c->s0);
 	c->proc0 = proc_cpu_ns();
 	c->reader0 = c->has_reader ? thread_cpu_ns(c->reader_th) : 0;
@@ -475,6 +517,7 @@ static void *sweep_producer(void *arg)
 	c->reader1 = c->has_reader ? thread_cpu_ns(c->reader_th) : 0;
 	c->proc1 = proc_cpu_ns();
 	engine_stats(c->d, &c->s1);
+	c->wake1 = lib_wakeups(c->own);
 	c->d->thread_fini();
 	return NULL;
 }
@@ -507,6 +550,7 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 		return 2;
 	}
 	c.has_reader = readers == 1;
+	c.own[0] = (pid_t)syscall(SYS_gettid);
 	c.p.stop = &c.stop;
 	c.p.rate = rate;
 	c.p.max_samples = (uint32_t)max;
@@ -585,6 +629,9 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 		bench_csv_row(stdout, bench, as, readers, run, "hard_waits",
 			      (double)(c.s1.waits - c.s0.waits), "count");
 	}
+	if (c.wake0 >= 0 && c.wake1 >= c.wake0)
+		bench_csv_row(stdout, bench, as, readers, run, "lib_wakeups_per_s",
+			      (c.wake1 - c.wake0) * 1e9 / wall, "1/s");
 	bench_csv_row(stdout, bench, as, readers, run, "pool_stalls", (double)c.p.stalls, "count");
 	d->thread_fini();
 	d->teardown();
@@ -694,6 +741,8 @@ int main(int argc, char **argv)
 		policy = CB_POLICY_BATCH;
 	else if (pol && strcmp(pol, "adaptive") == 0)
 		policy = CB_POLICY_ADAPTIVE;
+	else if (pol && strcmp(pol, "lazy") == 0)
+		policy = CB_POLICY_LAZY;
 	else if (pol && strcmp(pol, "default") != 0)
 		usage();
 	if (d->setup(policy, (unsigned int)bench_arg_u64(argc, argv, "--period-us", 10000))) {

@@ -22,10 +22,13 @@ POLICIES = [
     ("grace-poll", "grace POLL: start a grace period at once (rcu-poll)"),
     ("grace-batch10ms", "grace BATCH, 10 ms period (rcu-ltimer at HZ=100)"),
     ("grace-batch1ms", "grace BATCH, 1 ms period"),
+    ("grace-lazy10ms", "grace LAZY, 10 ms period: liburcu's cadence, one wake-up a period"),
+    ("grace-lazy1s", "grace LAZY, 1 s period (Linux's RCU_LAZY): a wake-up a period while busy"),
     ("urcu-memb", "liburcu memb: worker sleeps 10 ms after each batch"),
 ]
 PEER = "urcu-memb"
 COLORS = {"grace-adaptive": "tab:purple", "grace-poll": "tab:blue", "grace-batch10ms": "tab:green", "grace-batch1ms": "tab:olive",
+          "grace-lazy10ms": "tab:cyan", "grace-lazy1s": "tab:brown",
           "urcu-memb": "tab:red"}
 
 
@@ -250,10 +253,12 @@ def main():
                            "engine CPU vs grace BATCH 10 ms"], rows, align="ll" + "r" * 9))
     md.append("![CPU overhead per policy against offered load](callbacks_overhead.png)\n")
     md.extend(adaptive_section(d, sweep_raw, rates, hl))
+    md.extend(frontier_section(d, sweep_raw, rates, pols, hl))
 
     gr.write_fragment(a.out, "callbacks", md)
     hl.write(a.out)
     plots(d, sweep_raw, rates, pols, a.out)
+    frontier_plot(d, sweep_raw, rates, pols, a.out)
 
 
 def overhead(d, r, x, base):
@@ -330,6 +335,85 @@ def adaptive_section(d, sweep_raw, rates, hl):
                       gr.compare_words(g_o, u_o, "lower", "liburcu", words=(
                           "less extra CPU per callback", "more extra CPU per callback"))))
     return md
+
+
+def frontier_point(d, sweep_raw, r, x):
+    """(extra CPU ns per callback, p50 us, library wake-ups/s) of design x at offered load r."""
+    base = "urcu-nocalls" if x == PEER else "grace-nocalls"
+    p50 = gr.percentile(sweep_raw.get((x, r)), 50)
+    return (overhead(d, r, x, base), None if p50 is None else p50 / 1000.0,
+            d.med("sweep@%d" % r, x, 1, "lib_wakeups_per_s"))
+
+
+def dominates(g, u):
+    """g at least as good as u on all three (CPU, p50, wake-ups); a CPU figure at or below 0
+    is within noise of the no-call baseline and counts as 0."""
+    if any(v is None for v in g + u):
+        return None
+    return max(g[0], 0) <= max(u[0], 0) and g[1] <= u[1] and g[2] <= u[2]
+
+
+def frontier_section(d, sweep_raw, rates, pols, hl):
+    """Latency against CPU and wake-ups: for every liburcu operating point, is there a grace
+    policy at least as good on all three?"""
+    if PEER not in pols:
+        return []
+    md = [gr.heading(3, "The latency and overhead frontier: every policy against liburcu")]
+    md.append("Per offered load, from the sweep above: *CPU* is the extra CPU per callback of "
+              "the whole process beyond the reader (the process's CPU per call, reader and "
+              "driver excluded, minus the same loop with no call); *wake-ups/s* are the "
+              "voluntary context switches per second of the library's own threads (every "
+              "thread of the process but the producer, the reader and the driver, from "
+              "`/proc/self/task/*/status`): each is a block that a wake-up ended. A grace "
+              "setting *dominates* liburcu at a load when it is at least as good on all three "
+              "(CPU within noise of the no-call baseline counts as 0). Plot: "
+              "`callbacks_frontier.png`.\n")
+    rows = []
+    for r in rates:
+        u = frontier_point(d, sweep_raw, r, PEER)
+        cells, best = [], []
+        for x in pols:
+            c, p, w = frontier_point(d, sweep_raw, r, x)
+            cells.append("%s / %s / %s" % (gr.fmt(c), gr.fmt(p), gr.fmt(w)))
+            if x != PEER and dominates((c, p, w), u):
+                best.append(x)
+        known = all(v is not None for v in u)
+        rows.append([rate_label(r)] + cells +
+                     [", ".join(best) if best else ("**none**" if known else "n/a")])
+    md.append(gr.md_table(["offered (cb/s)"] + ["%s: CPU ns/cb / p50 ms / wake-ups/s" % x
+                                                for x in pols] + ["dominates liburcu"], rows))
+    return md
+
+
+def frontier_plot(d, sweep_raw, rates, pols, out):
+    plt = gr.plt
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+    for ax, idx, label in ((axes[0], 0, "extra CPU per callback (ns, whole process)"),
+                           (axes[1], 2, "wake-ups per second of the library's threads")):
+        for x in pols:
+            xs, ys, rs = [], [], []
+            for r in rates:
+                pt = frontier_point(d, sweep_raw, r, x)
+                if pt[idx] is None or pt[1] is None:
+                    continue
+                xs.append(max(pt[idx], 1.0))  # log scale: noise at or below 0 drawn at 1
+                ys.append(max(pt[1], 1e-3))
+                rs.append(r)
+            if not xs:
+                continue
+            ax.plot(xs, ys, "o-", color=COLORS.get(x), label=x, alpha=0.85)
+            for xv, yv, r in zip(xs, ys, rs):
+                ax.annotate(rate_label(r), (xv, yv), fontsize=6, alpha=0.7,
+                            xytext=(3, 3), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(label)
+        ax.set_ylabel("p50 enqueue-to-invoke latency (ms)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_title("p50 latency against CPU per callback (points: offered cb/s)", fontsize=10)
+    axes[1].set_title("p50 latency against wake-ups per second", fontsize=10)
+    gr.save_fig(fig, os.path.join(out, "callbacks_frontier.png"))
 
 
 FLOOR_CYCLES_PER_S = 500  # a grace period every 2 ms at least: p50 about 1 ms
