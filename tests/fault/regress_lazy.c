@@ -320,8 +320,7 @@ static void fork_with_lazy_pending(void *arg)
 }
 TEST(fork_with_lazy_pending)
 {
-	CHECK(run_case(fork_with_lazy_pending, "fork with lazy callbacks pending", "not run") ==
-	      0);
+	CHECK(run_case(fork_with_lazy_pending, "fork with lazy callbacks pending", "not run") == 0);
 }
 
 /* ---- 7 ---- */
