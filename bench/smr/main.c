@@ -39,6 +39,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <grace/diag.h>
 
 #include "bench.h"
 #include "smr.h"
@@ -345,7 +346,7 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 	struct smr_run *run = (struct smr_run *)bench_xalloc(sizeof(*run));
 	struct smr_thread *th = (struct smr_thread *)bench_xalloc((n + 1) * sizeof(*th));
 	struct sampler smp;
-	uint64_t r0, f0, gp0 = 0, gp1 = 0, t0, tstop, tend = 0, c0, c1;
+	uint64_t r0, f0, gp0 = 0, gp1 = 0, mb0, mb1, t0, tstop, tend = 0, c0, c1;
 	uint64_t ops = 0, lookups = 0, found = 0, ins = 0, del = 0, base_rss;
 	char bench[96];
 	bool over = n > (unsigned int)cpus.n;
@@ -403,6 +404,7 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 		sched_yield();
 	if (d->flags & SMR_F_GPS)
 		gp0 = d->gps();
+	mb0 = grace_membarrier_calls();
 	c0 = bench_process_cpu_ns();
 	t0 = bench_now_ns();
 	/* Release: pairs with the acquire loads of go in the workers and the sampler. */
@@ -410,6 +412,7 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 	bench_sleep_until_ns(t0 + (uint64_t)(o->duration * 1e9));
 	if (d->flags & SMR_F_GPS)
 		gp1 = d->gps();
+	mb1 = grace_membarrier_calls();
 	tstop = bench_now_ns();
 	c1 = bench_process_cpu_ns();
 	/* Relaxed: the flag publishes nothing; the joins order the results. */
@@ -450,6 +453,11 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 	}
 	if (d->flags & SMR_F_GPS)
 		bench_csv_row(c, bench, nm, T, R, "gps_per_s", (double)(gp1 - gp0) / gsecs, "1/s");
+	/* grace's designs: the expedited membarriers the library made (every cause), each an
+	 * interrupt of every other CPU running the process. liburcu keeps no such count. */
+	if (!strncmp(nm, "grace", 5))
+		bench_csv_row(c, bench, nm, T, R, "membarriers_per_s", (double)(mb1 - mb0) / gsecs,
+			      "1/s");
 	bench_csv_row(c, bench, nm, T, R, "retired_per_s", (double)(r1 - r0) / secs, "1/s");
 	bench_csv_row(c, bench, nm, T, R, "cpu_s", (double)(c1 - c0) * 1e-9, "s");
 	bench_csv_row(c, bench, nm, T, R, "updates_ok_frac",

@@ -272,13 +272,16 @@ def main():
 
     def gps_cell(name, p, t):
         v = x.med(p, name, t, "gps_per_s")
+        m = x.med(p, name, t, "membarriers_per_s")
         if v is None:
             return "n/a" if x.med(p, name, t, "ops_per_s") is None else NO_GPS.get(name, "n/a")
-        return gr.fmt_rate(v)
+        return gr.fmt_rate(v) + ("" if m is None else " (%s)" % gr.fmt_rate(m))
     point_table(x, designs, md, "Grace periods per second, 50%% updates, %d threads" % T,
                 "Grace periods completed per second (grace: the flavor's or domain's count; "
-                "`ebr`: epoch advances; `token-ebr`: full rounds of the token). liburcu does not "
-                "expose a count.\n", gps_cell)
+                "`ebr`: epoch advances; `token-ebr`: full rounds of the token); in brackets, "
+                "grace's expedited membarrier(2) calls per second, every cause "
+                "(`grace_membarrier_calls()`), each an interrupt of every other CPU running the "
+                "process. liburcu exposes neither count.\n", gps_cell)
 
     # Allocators: points measured under more than one.
     multi = {}

@@ -43,6 +43,12 @@ GRACE_API void grace_set_stall_handler(grace_stall_handler_t fn, void *arg);
 /** Which ordering mechanism the library chose at start-up: "membarrier" or "fence". */
 GRACE_API const char *grace_membarrier_mode(void);
 /**
+ * How many expedited membarrier(2) calls (PRIVATE_EXPEDITED and PRIVATE_EXPEDITED_RSEQ) the
+ * library has made in this process so far: what its grace periods, srcu scans and workers
+ * cost the other CPUs in interrupts (0 in "fence" mode). For benchmarks; any thread, any time.
+ */
+GRACE_API uint64_t grace_membarrier_calls(void);
+/**
  * Which restartable-sequences area the process uses: "glibc" (glibc registered one), "grace"
  * (the library registered its own) or, when there is none, why ("disabled by GRACE_NO_RSEQ",
  * "kernel without rseq", "architecture not supported", ...). Without one, srcu readers and the

@@ -10,10 +10,24 @@
 #include <unistd.h>
 
 #include "core/diag.h"
+#include <grace/arch/atomic.h>
+#include <grace/diag.h>
+
+/* Expedited membarrier(2) calls made (grace_membarrier_calls()): a statistic, relaxed. */
+static uint64_t membarrier_calls;
+
+uint64_t grace_membarrier_calls(void)
+{
+	return grace_load_relaxed(&membarrier_calls);
+}
 
 int grace__sys_membarrier_cmd(int cmd, unsigned int flags)
 {
 #ifdef __NR_membarrier
+	/* Relaxed: a count for benchmarks; the system call itself is the barrier it counts. One
+	 * atomic add beside a system call of microseconds. */
+	if (cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED || cmd == MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ)
+		grace_fetch_add(&membarrier_calls, 1, __ATOMIC_RELAXED);
 	long r = syscall(__NR_membarrier, cmd, flags, 0);
 
 	return r < 0 ? -errno : (int)r;

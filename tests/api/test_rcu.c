@@ -2,6 +2,7 @@
 /* Default flavor API: nesting, implicit registration, synchronize with and without readers.
  * Runs twice under ctest: with membarrier, and with GRACE_NO_MEMBARRIER=1 (fence fallback). */
 #include <pthread.h>
+#include <sched.h>
 #include <grace/grace.h>
 #include "gtest_lite.h"
 
@@ -17,6 +18,46 @@ TEST(mode_is_as_requested)
 	printf("  mode: %s\n", m);
 	if (expect_fallback())
 		CHECK(strcmp(m, "fence") == 0);
+}
+
+/* grace_membarrier_calls(): counts the expedited membarriers a grace period makes in
+ * "membarrier" mode (a synchronize with a reader busy in another thread needs at least one), and
+ * stays 0 in "fence" mode; it never goes back. */
+static int mb_stop, mb_ready;
+static void *mb_reader(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	while (!__atomic_load_n(&mb_stop, __ATOMIC_ACQUIRE)) {
+		rcu_read_lock();
+		__atomic_store_n(&mb_ready, 1, __ATOMIC_RELEASE);
+		rcu_read_unlock();
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+TEST(membarrier_calls_count)
+{
+	pthread_t th;
+
+	CHECK(pthread_create(&th, NULL, mb_reader, NULL) == 0);
+	while (!__atomic_load_n(&mb_ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	uint64_t before = grace_membarrier_calls();
+
+	synchronize_rcu();
+	synchronize_rcu();
+	uint64_t after = grace_membarrier_calls();
+	__atomic_store_n(&mb_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	printf("  membarrier calls: %llu -> %llu\n", (unsigned long long)before,
+	       (unsigned long long)after);
+	CHECK(after >= before);
+	if (strcmp(grace_membarrier_mode(), "fence") == 0)
+		CHECK(after == 0);
+	else
+		CHECK(after > before);
 }
 
 TEST(nesting)
