@@ -50,6 +50,22 @@ if(NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(compat_contract_liburcu_mix PROPERTIES TIMEOUT 120 LABELS quick
                        SKIP_REGULAR_EXPRESSION "grace-urcu mix: skipped")
 
+  # compat_contract_transitive: programs that rely on what a header brings (assert(),
+  # caa_unlikely(), struct cds_list_head, SYS_gettid, poll(), futex_async()) compile with
+  # -Werror=implicit-function-declaration after it alone, with and without _LGPL_SOURCE, and
+  # against liburcu's own headers where installed. Checked against: <urcu/arch.h> without its
+  # #include <urcu/syscall-compat.h> (SYS_gettid after <urcu.h>), and <urcu/wfcqueue.h>
+  # without <assert.h>: each fails.
+  add_test(NAME compat_contract_transitive
+           COMMAND ${CMAKE_COMMAND} -DC_COMPILER=${CMAKE_C_COMPILER}
+                   -DCOMPAT_INCLUDE=${PROJECT_SOURCE_DIR}/compat/include
+                   -DSRC_INCLUDE=${PROJECT_SOURCE_DIR}/include
+                   -DBIN_INCLUDE=${PROJECT_BINARY_DIR}/include
+                   -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/contract-transitive-work
+                   "-DEXTRA_FLAGS=${_cc_mix_flags}"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/contract/check_transitive.cmake)
+  set_tests_properties(compat_contract_transitive PROPERTIES TIMEOUT 300 LABELS quick)
+
   # compat_contract_headers: every header docs/compat.md lists compiles alone as C and C++,
   # warning-free, in this build's configuration; two mapped flavors in one unit are an #error.
   # Checked against: <urcu/rculist.h> without its #include <urcu/list.h>, and

@@ -13,6 +13,9 @@
 #define GRACE_URCU_URCU_MB_H
 
 #include <urcu/grace/base.h>
+/* As liburcu's flavor headers, in both modes: assert() (with <unistd.h> and <syscall.h>
+ * through <urcu/arch.h>). */
+#include <assert.h>
 #include <urcu/config.h>
 #include <urcu/pointer.h>
 #include <urcu/urcu-poll.h>
