@@ -8,7 +8,7 @@
  *   F_ID      the enum grace_urcu_flavor_id
  *   F_QSBR, F_BP, F_SIGNAL  1 for that flavor, else 0
  * The bodies are grace's calls: the inline read side of <urcu/grace/flavor-api.h>
- * (_urcu_<flavor>_read_lock(), ...) and libgrace-urcu's grace_urcu_* functions.
+ * (_urcu_memb_read_lock() and its like) and libgrace-urcu's grace_urcu_* functions.
  */
 #define N_CAT2(a, b) a##b
 #define N_CAT(a, b) N_CAT2(a, b)

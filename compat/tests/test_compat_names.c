@@ -8,13 +8,35 @@
  *  - the non-LGPL pointer operations (through rcu_*_sym) and read side work.
  */
 #include <urcu.h>
+#include <urcu/lfstack.h>
+#include <urcu/rculfhash.h>
+#include <urcu/rculfqueue.h>
+#include <urcu/wfcqueue.h>
+#include <urcu/wfqueue.h>
+#include <urcu/wfstack.h>
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #if defined(_LGPL_SOURCE)
 #error "test_compat_names: built without _LGPL_SOURCE on purpose"
+#endif
+
+/* The structures a liburcu program holds have liburcu 0.13's sizes and offsets on LP64
+ * (docs/compat.md, "Binary compatibility"); the flavor table is larger (0.14's members). */
+#if defined(__LP64__) && defined(__x86_64__)
+_Static_assert(sizeof(struct rcu_head) == 16 && offsetof(struct rcu_head, func) == 8, "rcu_head");
+_Static_assert(sizeof(struct cds_lfht_node) == 16, "cds_lfht_node");
+_Static_assert(sizeof(struct cds_lfht_iter) == 16, "cds_lfht_iter");
+_Static_assert(sizeof(struct cds_wfcq_head) == 48, "cds_wfcq_head");
+_Static_assert(sizeof(struct cds_wfs_stack) == 48, "cds_wfs_stack");
+_Static_assert(sizeof(struct cds_lfs_stack) == 48, "cds_lfs_stack");
+_Static_assert(sizeof(struct cds_lfq_queue_rcu) == 24, "cds_lfq_queue_rcu");
+_Static_assert(sizeof(struct cds_wfq_queue) == 64, "cds_wfq_queue");
+_Static_assert(sizeof(struct urcu_atfork) == 32, "urcu_atfork");
+_Static_assert(sizeof(struct rcu_flavor_struct) == 128, "rcu_flavor_struct");
 #endif
 
 static int own_register_calls;

@@ -8,9 +8,9 @@
  *   GRACE_URCU_FLAVOR_BP       1 for bp (registration optional and idempotent)
  *
  * As liburcu's headers have it:
- *  - _urcu_<flavor>_read_lock() and the rest of the read side are inline (always here; liburcu
- *    has them with _LGPL_SOURCE only); <urcu/urcu-FLAVOR.h> maps urcu_<flavor>_read_lock to them
- *    when the program defines _LGPL_SOURCE;
+ *  - _urcu_memb_read_lock() (each flavor's) and the rest of the read side are inline (always
+ *    here; liburcu has them with _LGPL_SOURCE only); <urcu/urcu-FLAVOR.h> maps
+ *    urcu_<flavor>_read_lock to them when the program defines _LGPL_SOURCE;
  *  - without _LGPL_SOURCE the read side is a function of libgrace-urcu, declared here (QSBR's
  *    read_lock/read_unlock stay inline unless DEBUG_RCU, as liburcu's do);
  *  - every other liburcu function of the flavor is a function of libgrace-urcu in both modes
