@@ -2,6 +2,8 @@
 # Installation of grace-urcu (included by compat/CMakeLists.txt):
 #   <includedir>/grace-urcu/urcu.h, urcu/*.h      the headers, apart from grace's own
 #   <libdir>/libgrace-urcu.so.X.Y.Z, libgrace-urcu.a
+#   <libdir>/grace-urcu/liburcu*.so                liburcu's library names: linker scripts
+#                                                  onto libgrace-urcu (compat/CMakeLists.txt)
 #   <libdir>/grace-urcu/pkgconfig/liburcu*.pc      liburcu's module names, in a directory of their
 #                                                  own: PKG_CONFIG_PATH=<libdir>/grace-urcu/pkgconfig
 #                                                  switches a liburcu build to grace
@@ -12,6 +14,25 @@ include(CMakePackageConfigHelpers)
 # users.
 set(GRACE_URCU_API_VERSION 0.15.0)
 set(GRACE_URCU_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/grace-urcu)
+set(GRACE_URCU_INSTALL_LINKDIR ${CMAKE_INSTALL_LIBDIR}/grace-urcu)
+
+# The libraries under liburcu's names and, next to them, links to the two libraries their
+# scripts name (relative: the prefix may move, DESTDIR may stage it).
+foreach(n ${GRACE_URCU_LINK_NAMES})
+  install(FILES ${GRACE_URCU_LINK_DIR}/lib${n}.so DESTINATION ${GRACE_URCU_INSTALL_LINKDIR}
+          COMPONENT development)
+endforeach()
+install(CODE "
+  if(IS_ABSOLUTE \"${GRACE_URCU_INSTALL_LINKDIR}\")
+    set(_d \"\$ENV{DESTDIR}${GRACE_URCU_INSTALL_LINKDIR}\")
+  else()
+    set(_d \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${GRACE_URCU_INSTALL_LINKDIR}\")
+  endif()
+  file(MAKE_DIRECTORY \"\${_d}\")
+  foreach(_l $<TARGET_SONAME_FILE_NAME:grace_urcu> $<TARGET_SONAME_FILE_NAME:grace>)
+    file(CREATE_LINK \"../\${_l}\" \"\${_d}/\${_l}\" SYMBOLIC)
+  endforeach()
+" COMPONENT development)
 
 install(TARGETS grace_urcu grace_urcu_static EXPORT grace-urcuTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
@@ -27,7 +48,8 @@ install(EXPORT grace-urcuTargets NAMESPACE grace-urcu:: DESTINATION ${GRACE_URCU
         COMPONENT development)
 configure_package_config_file(${CMAKE_CURRENT_SOURCE_DIR}/grace-urcuConfig.cmake.in
                               ${CMAKE_CURRENT_BINARY_DIR}/grace-urcuConfig.cmake
-                              INSTALL_DESTINATION ${GRACE_URCU_INSTALL_CMAKEDIR})
+                              INSTALL_DESTINATION ${GRACE_URCU_INSTALL_CMAKEDIR}
+                              PATH_VARS GRACE_URCU_INSTALL_LINKDIR)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/grace-urcuConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/grace-urcuConfig.cmake
@@ -62,6 +84,7 @@ install(CODE "
     set(_dest \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/grace-urcu/pkgconfig\")
   endif()
   foreach(GRACE_URCU_MODULE ${GRACE_URCU_MODULES})
+    string(REGEX REPLACE \"^lib\" \"\" GRACE_URCU_LINK_NAME \"\${GRACE_URCU_MODULE}\")
     set(_pc \"${GRACE_URCU_PC_DIR}/\${_h}/\${GRACE_URCU_MODULE}.pc\")
     configure_file(\"${CMAKE_CURRENT_SOURCE_DIR}/liburcu.pc.in\" \"\${_pc}\" @ONLY)
     file(INSTALL DESTINATION \"\${_dest}\" TYPE FILE FILES \"\${_pc}\")

@@ -8,10 +8,22 @@
  * per-thread handle, what get_call_rcu_data() picks), not a thread. Each liburcu flavor has its
  * own set, as each liburcu flavor library has. The exact behaviour of every function is listed
  * in docs/compat.md.
+ *
+ * get_call_rcu_thread(): liburcu returns the handle's worker thread, and programs join it after
+ * call_rcu_data_free() (multipathd's shutdown does), or set its priority or affinity. grace's
+ * workers are not per handle, so the first get_call_rcu_thread() of a handle starts a thread of
+ * the handle's own that runs no callback: it sleeps until the handle is freed
+ * (call_rcu_data_free(), free_all_cpu_call_rcu_data(), a fork child dropping the per-CPU
+ * handles), then exits, so joining it after the free returns, as with liburcu. The default
+ * handle is never freed: its thread never exits (liburcu's default worker does not either).
+ * The thread belongs to the process that started it: in a fork child the handle gets a new one
+ * at its next get_call_rcu_thread().
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +31,23 @@
 
 #include "compat.h"
 
+/* A handle's thread and what it waits on. Owned by the thread once stop is set: the thread
+ * frees it, and whoever set stop no longer touches it. */
+struct handle_thread {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+};
+
 struct call_rcu_data {
 	unsigned long flags;
 	int cpu_affinity; /* -1: none */
 	int flavor;
+	/* get_call_rcu_thread(): its thread, started by process thread_pid (0: none). */
+	pthread_mutex_t thread_lock;
+	struct handle_thread *ht;
+	pthread_t thread;
+	pid_t thread_pid;
 };
 
 struct flavor_state {
@@ -35,9 +60,13 @@ struct flavor_state {
 };
 
 static struct flavor_state fs[GRACE_URCU_NR_FLAVORS] = {
-#define FS_INIT(id)                                                        \
-	{                                                                  \
-		PTHREAD_MUTEX_INITIALIZER, { 0, -1, id }, NULL, 0, NULL, 0 \
+#define FS_INIT(id)                                                    \
+	{                                                              \
+		.lock = PTHREAD_MUTEX_INITIALIZER,                     \
+		.deflt = { .flags = 0,                                 \
+			   .cpu_affinity = -1,                         \
+			   .flavor = (id),                             \
+			   .thread_lock = PTHREAD_MUTEX_INITIALIZER }, \
 	}
 	FS_INIT(GRACE_URCU_MEMB), FS_INIT(GRACE_URCU_MB),   FS_INIT(GRACE_URCU_SIGNAL),
 	FS_INIT(GRACE_URCU_BP),   FS_INIT(GRACE_URCU_QSBR),
@@ -51,6 +80,50 @@ static struct flavor_state *state(int flavor)
 	if (flavor < 0 || flavor >= GRACE_URCU_NR_FLAVORS)
 		grace_urcu__misuse("call_rcu_data", "unknown flavor %d", flavor);
 	return &fs[flavor];
+}
+
+static void *handle_thread_main(void *arg)
+{
+	struct handle_thread *ht = (struct handle_thread *)arg;
+
+	pthread_mutex_lock(&ht->lock);
+	while (!ht->stop)
+		pthread_cond_wait(&ht->cond, &ht->lock);
+	pthread_mutex_unlock(&ht->lock);
+	/* Whoever set stop no longer touches ht (handle_stop()). */
+	pthread_cond_destroy(&ht->cond);
+	pthread_mutex_destroy(&ht->lock);
+	free(ht);
+	return NULL;
+}
+
+/* The handle is being freed: its thread, if this process started it, exits (and may be
+ * joined); one inherited from the parent over fork() does not exist here, only its memory. */
+static void handle_stop(struct call_rcu_data *c)
+{
+	struct handle_thread *ht = c->ht;
+
+	if (!ht)
+		return;
+	c->ht = NULL;
+	if (c->thread_pid != getpid()) {
+		free(ht);
+		return;
+	}
+	pthread_mutex_lock(&ht->lock);
+	ht->stop = true;
+	pthread_cond_signal(&ht->cond);
+	pthread_mutex_unlock(&ht->lock);
+	/* ht is the thread's now. */
+}
+
+static void handle_free(struct call_rcu_data *c)
+{
+	if (!c) /* an empty per-CPU slot */
+		return;
+	handle_stop(c);
+	pthread_mutex_destroy(&c->thread_lock);
+	free(c);
 }
 
 static int handle_cmp(const void *a, const void *b)
@@ -71,7 +144,7 @@ static void free_handles(struct flavor_state *s, struct call_rcu_data **v, long 
 	qsort(v, (size_t)n, sizeof(*v), handle_cmp);
 	for (long i = 0; i < n; i++)
 		if (v[i] != &s->deflt && (i == 0 || v[i] != v[i - 1]))
-			free(v[i]);
+			handle_free(v[i]);
 }
 
 /* The per-CPU table, allocated once with the number of configured CPUs. Lock held. */
@@ -110,6 +183,9 @@ struct call_rcu_data *grace_urcu_create_call_rcu_data(int flavor, unsigned long 
 	c->flags = flags;
 	c->cpu_affinity = cpu_affinity;
 	c->flavor = flavor;
+	pthread_mutex_init(&c->thread_lock, NULL);
+	c->ht = NULL;
+	c->thread_pid = 0;
 	return c;
 }
 
@@ -120,7 +196,7 @@ void grace_urcu_call_rcu_data_free(int flavor, struct call_rcu_data *crdp)
 	/* Callbacks queued through it are in grace's engine: they run whatever happens here. */
 	if (!crdp || crdp == &s->deflt)
 		return;
-	free(crdp);
+	handle_free(crdp);
 }
 
 struct call_rcu_data *grace_urcu_get_default_call_rcu_data(int flavor)
@@ -166,10 +242,41 @@ struct call_rcu_data *grace_urcu_get_call_rcu_data(int flavor)
 
 pthread_t grace_urcu_get_call_rcu_thread(struct call_rcu_data *crdp)
 {
-	/* grace's callback workers are not addressable (no priority or affinity to set). */
-	(void)crdp;
-	errno = ENOTSUP;
-	return (pthread_t)0;
+	pthread_t t;
+
+	if (!crdp)
+		grace_urcu__misuse("get_call_rcu_thread", "NULL call_rcu_data handle");
+	pthread_mutex_lock(&crdp->thread_lock);
+	if (!crdp->ht || crdp->thread_pid != getpid()) {
+		/* None yet, or the parent's over fork(): start this process's. */
+		struct handle_thread *ht = (struct handle_thread *)calloc(1, sizeof(*ht));
+		if (crdp->ht)
+			free(crdp->ht); /* the parent's: no thread here */
+		crdp->ht = NULL;
+		if (!ht) {
+			pthread_mutex_unlock(&crdp->thread_lock);
+			grace_urcu__misuse("get_call_rcu_thread",
+					   "out of memory for the handle's thread");
+		}
+		pthread_mutex_init(&ht->lock, NULL);
+		pthread_cond_init(&ht->cond, NULL);
+		/* All signals blocked in it: it takes none meant for the program's threads. */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		int r = pthread_create(&crdp->thread, NULL, handle_thread_main, ht);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (r != 0) {
+			pthread_mutex_unlock(&crdp->thread_lock);
+			grace_urcu__misuse("get_call_rcu_thread",
+					   "cannot start the handle's thread: %s", strerror(r));
+		}
+		crdp->ht = ht;
+		crdp->thread_pid = getpid();
+	}
+	t = crdp->thread;
+	pthread_mutex_unlock(&crdp->thread_lock);
+	return t;
 }
 
 int grace_urcu_set_cpu_call_rcu_data(int flavor, int cpu, struct call_rcu_data *crdp)
@@ -220,7 +327,7 @@ int grace_urcu_create_all_cpu_call_rcu_data(int flavor, unsigned long flags)
 		}
 		r = grace_urcu_set_cpu_call_rcu_data(flavor, (int)i, c);
 		if (r) {
-			free(c);
+			handle_free(c);
 			if (r == -EEXIST) /* another thread set it meanwhile */
 				continue;
 			return r;

@@ -141,7 +141,7 @@ FLAVOR_FNS(bp, GRACE_URCU_BP)
 FLAVOR_FNS(qsbr, GRACE_URCU_QSBR)
 
 #define DEFAULT_FLAVOR(f, reg, unreg)                                                           \
-	GRACE_API const struct rcu_flavor_struct grace_urcu_flavor_##f = {                      \
+	GRACE_API const struct rcu_flavor_struct urcu_##f##_flavor = {                          \
 		d_read_lock,    d_read_unlock,    d_read_ongoing, d_nothing, d_call, d_sync,    \
 		f##_defer,      d_nothing,        d_nothing,      reg,       unreg,  d_barrier, \
 		f##_reg_atfork, f##_unreg_atfork, d_start_poll,   d_poll,                       \
@@ -151,7 +151,7 @@ DEFAULT_FLAVOR(mb, d_register, d_unregister);
 DEFAULT_FLAVOR(signal, d_register, d_unregister);
 DEFAULT_FLAVOR(bp, bp_register, d_nothing);
 
-GRACE_API const struct rcu_flavor_struct grace_urcu_flavor_qsbr = {
+GRACE_API const struct rcu_flavor_struct urcu_qsbr_flavor = {
 	q_read_lock,     q_read_unlock,     q_read_ongoing, q_qs,       q_call,       q_sync,
 	qsbr_defer,      q_offline,         q_online,       q_register, q_unregister, q_barrier,
 	qsbr_reg_atfork, qsbr_unreg_atfork, q_start_poll,   q_poll,

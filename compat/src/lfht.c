@@ -720,10 +720,10 @@ static void check_may_block(struct lfht *h, const char *call)
 {
 	bool in = false;
 
-	if (h->flavor == &grace_urcu_flavor_qsbr)
+	if (h->flavor == &urcu_qsbr_flavor)
 		in = grace_urcu__qsbr_nest != 0; /* known when the caller uses GRACE_DEBUG */
-	else if (h->flavor == &grace_urcu_flavor_memb || h->flavor == &grace_urcu_flavor_mb ||
-		 h->flavor == &grace_urcu_flavor_signal || h->flavor == &grace_urcu_flavor_bp)
+	else if (h->flavor == &urcu_memb_flavor || h->flavor == &urcu_mb_flavor ||
+		 h->flavor == &urcu_signal_flavor || h->flavor == &urcu_bp_flavor)
 		in = grace_rcu_read_ongoing();
 	if (in)
 		grace_urcu__misuse(call,

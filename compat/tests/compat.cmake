@@ -49,3 +49,7 @@ grace_test(NAME compat_lfht_resize_huge
 # hand-over of an exiting thread's queue (docs/compat.md, "Order").
 grace_test(NAME compat_order SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_order.c
            LIBS grace_urcu TIMEOUT 120)
+# liburcu's functions as symbols (issue 32): a program without _LGPL_SOURCE that defines
+# rcu_register_thread_memb() itself, dlsym() of both API generations and rcu_*_sym.
+grace_test(NAME compat_names SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_names.c
+           LIBS grace_urcu ${CMAKE_DL_LIBS} TIMEOUT 60)

@@ -27,6 +27,45 @@ if(NOT CMAKE_CROSSCOMPILING)
                    -P ${CMAKE_CURRENT_LIST_DIR}/contract/check_exports.cmake)
   set_tests_properties(compat_contract_exports PROPERTIES TIMEOUT 60 LABELS quick)
 
+  # compat_contract_liburcu_mix: grace-urcu's headers linked against liburcu's own library fail
+  # naming grace_urcu_link_grace_urcu_not_liburcu; -L<grace-urcu dir> -lurcu-qsbr gets grace-urcu
+  # with liburcu-dev installed; liburcu's header then grace-urcu's is an #error (skipped without
+  # liburcu-dev). Checked against: <urcu/grace/link.h> emptied, and <urcu/grace/guard.h>
+  # emptied: each fails.
+  set(_cc_mix_flags "")
+  if(GRACE_DEBUG)
+    list(APPEND _cc_mix_flags -DGRACE_DEBUG=1)
+  endif()
+  add_test(NAME compat_contract_liburcu_mix
+           COMMAND ${CMAKE_COMMAND} -DC_COMPILER=${CMAKE_C_COMPILER}
+                   -DCOMPAT_INCLUDE=${PROJECT_SOURCE_DIR}/compat/include
+                   -DSRC_INCLUDE=${PROJECT_SOURCE_DIR}/include
+                   -DBIN_INCLUDE=${PROJECT_BINARY_DIR}/include
+                   -DLINK_DIR=${GRACE_URCU_LINK_DIR}
+                   -DLIB_DIR=$<TARGET_FILE_DIR:grace_urcu>:$<TARGET_FILE_DIR:grace>
+                   -DPROGRAM=${CMAKE_CURRENT_LIST_DIR}/consumer/byname.c
+                   -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/contract-mix-work
+                   "-DEXTRA_FLAGS=${_cc_mix_flags}"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/contract/check_liburcu_mix.cmake)
+  set_tests_properties(compat_contract_liburcu_mix PROPERTIES TIMEOUT 120 LABELS quick
+                       SKIP_REGULAR_EXPRESSION "grace-urcu mix: skipped")
+
+  # compat_contract_transitive: programs that rely on what a header brings (assert(),
+  # caa_unlikely(), struct cds_list_head, SYS_gettid, poll(), futex_async()) compile with
+  # -Werror=implicit-function-declaration after it alone, with and without _LGPL_SOURCE, and
+  # against liburcu's own headers where installed. Checked against: <urcu/arch.h> without its
+  # #include <urcu/syscall-compat.h> (SYS_gettid after <urcu.h>), and <urcu/wfcqueue.h>
+  # without <assert.h>: each fails.
+  add_test(NAME compat_contract_transitive
+           COMMAND ${CMAKE_COMMAND} -DC_COMPILER=${CMAKE_C_COMPILER}
+                   -DCOMPAT_INCLUDE=${PROJECT_SOURCE_DIR}/compat/include
+                   -DSRC_INCLUDE=${PROJECT_SOURCE_DIR}/include
+                   -DBIN_INCLUDE=${PROJECT_BINARY_DIR}/include
+                   -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/contract-transitive-work
+                   "-DEXTRA_FLAGS=${_cc_mix_flags}"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/contract/check_transitive.cmake)
+  set_tests_properties(compat_contract_transitive PROPERTIES TIMEOUT 300 LABELS quick)
+
   # compat_contract_headers: every header docs/compat.md lists compiles alone as C and C++,
   # warning-free, in this build's configuration; two mapped flavors in one unit are an #error.
   # Checked against: <urcu/rculist.h> without its #include <urcu/list.h>, and

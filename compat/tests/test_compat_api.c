@@ -132,12 +132,18 @@ TEST(call_rcu_worker_control)
 	urcu_memb_call_rcu(&h, count_cb);
 	urcu_memb_barrier();
 	CHECK(cb_count == 1);
-	errno = 0;
+	/* The handle's thread: the same each time, joinable once the handle is freed, as
+	 * multipathd's shutdown does it (get the thread, detach, free, join). */
 	pthread_t t = urcu_memb_get_call_rcu_thread(mine);
-	CHECK(errno == ENOTSUP);
-	(void)t;
+	CHECK(pthread_equal(t, urcu_memb_get_call_rcu_thread(mine)));
+	CHECK(!pthread_equal(t, pthread_self()));
 	urcu_memb_set_thread_call_rcu_data(NULL);
+	urcu_memb_synchronize_rcu();
 	urcu_memb_call_rcu_data_free(mine);
+	CHECK(pthread_join(t, NULL) == 0);
+	/* The default handle's thread is one too (never freed, so never joined here). */
+	pthread_t dt = urcu_memb_get_call_rcu_thread(def);
+	CHECK(pthread_equal(dt, urcu_memb_get_call_rcu_thread(def)));
 	urcu_memb_call_rcu_data_free(def); /* the default one is never freed */
 	urcu_memb_call_rcu_data_free(NULL);
 
@@ -240,6 +246,33 @@ static void fork_child_with_handles(void *arg)
 	int st = 0;
 	waitpid(pid, &st, 0);
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 3);
+}
+
+/* In a fork child (the parent started the default handle's thread, which the child does not
+ * have): the handles' threads are the child's own, and a freed handle's thread is joinable. */
+static void handle_threads_in_child(void *arg)
+{
+	(void)arg;
+	pthread_t d = urcu_memb_get_call_rcu_thread(urcu_memb_get_default_call_rcu_data());
+	struct call_rcu_data *c = urcu_memb_create_call_rcu_data(0, -1);
+	if (!c)
+		_exit(2);
+	pthread_t t = urcu_memb_get_call_rcu_thread(c);
+	urcu_memb_call_rcu_data_free(c);
+	if (pthread_join(t, NULL) != 0)
+		_exit(3);
+	/* The default handle's thread runs (signal 0: it exists in this process). */
+	_exit(pthread_kill(d, 0) == 0 ? 0 : 4);
+}
+
+TEST(call_rcu_thread_in_fork_child)
+{
+	static char out[4096];
+
+	/* The parent's default handle gets its thread first. */
+	(void)urcu_memb_get_call_rcu_thread(urcu_memb_get_default_call_rcu_data());
+	int st = gt_run_child(handle_threads_in_child, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x, stderr: %s", st, out);
 }
 
 TEST(call_rcu_data_default_and_shared_handles)

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		destroy_fn rm;
 		*(void **)&mk = dlsym(h, "grace_urcu_lfht_new");
 		*(void **)&rm = dlsym(h, "grace_urcu_lfht_destroy");
-		const void *flavor = dlsym(h, "grace_urcu_flavor_memb");
+		const void *flavor = dlsym(h, "urcu_memb_flavor");
 		if (!mk || !rm || !flavor)
 			return fail("a symbol is missing");
 		void *ht = mk(16, 1, 0, 0, flavor, NULL);

@@ -9,8 +9,11 @@
 
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 #include <urcu/compiler.h>
 #include <urcu/config.h>
+/* As liburcu's <urcu/arch.h>: <unistd.h> and the system-call numbers come with it. */
+#include <urcu/syscall-compat.h>
 
 #if defined(__x86_64__)
 #define URCU_ARCH_X86 1

@@ -29,6 +29,16 @@
 #define GRACE_URCU_CALL_RCU_H
 
 #include <urcu/grace/base.h>
+/* As liburcu's: assert(), <urcu/compiler.h>, <urcu/arch.h>; with _LGPL_SOURCE also poll() and
+ * the atomics (programs rely on these). */
+#include <assert.h>
+#include <urcu/compiler.h>
+#include <urcu/arch.h>
+#if GRACE_URCU__LGPL
+#include <poll.h>
+#include <urcu/system.h>
+#include <urcu/uatomic.h>
+#endif
 
 GRACE_BEGIN_DECLS
 

@@ -41,11 +41,11 @@ struct rcu_flavor_struct {
 };
 
 /* The tables, one per liburcu flavor (memb, mb, signal and bp are grace's default flavor). */
-GRACE_API extern const struct rcu_flavor_struct grace_urcu_flavor_memb;
-GRACE_API extern const struct rcu_flavor_struct grace_urcu_flavor_mb;
-GRACE_API extern const struct rcu_flavor_struct grace_urcu_flavor_signal;
-GRACE_API extern const struct rcu_flavor_struct grace_urcu_flavor_bp;
-GRACE_API extern const struct rcu_flavor_struct grace_urcu_flavor_qsbr;
+GRACE_API extern const struct rcu_flavor_struct urcu_memb_flavor;
+GRACE_API extern const struct rcu_flavor_struct urcu_mb_flavor;
+GRACE_API extern const struct rcu_flavor_struct urcu_signal_flavor;
+GRACE_API extern const struct rcu_flavor_struct urcu_bp_flavor;
+GRACE_API extern const struct rcu_flavor_struct urcu_qsbr_flavor;
 
 /* Hooks run by the flavor's call_rcu_before_fork() and call_rcu_after_fork_*() (one set per
  * flavor, reference-counted, as liburcu keeps them). */

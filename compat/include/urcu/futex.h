@@ -14,6 +14,9 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <urcu/config.h>
+/* As liburcu's: <urcu/compiler.h> and <urcu/arch.h> come with it. */
+#include <urcu/compiler.h>
+#include <urcu/arch.h>
 
 #ifndef FUTEX_WAIT
 #define FUTEX_WAIT 0

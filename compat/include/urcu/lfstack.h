@@ -13,11 +13,15 @@
 #ifndef GRACE_URCU_LFSTACK_H
 #define GRACE_URCU_LFSTACK_H
 
+/* As liburcu's: assert() and the atomics come with it (programs rely on that). */
+#include <assert.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <urcu/compiler.h>
 #include <urcu/arch.h>
+#include <urcu/system.h>
+#include <urcu/uatomic.h>
 
 GRACE_BEGIN_DECLS
 

@@ -16,11 +16,16 @@
 #ifndef GRACE_URCU_RCULFQUEUE_H
 #define GRACE_URCU_RCULFQUEUE_H
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <urcu/grace/base.h>
 #include <urcu/compiler.h>
 #include <urcu/pointer.h>
+/* With _LGPL_SOURCE, liburcu's inline queue brings poll(). */
+#if GRACE_URCU__LGPL
+#include <poll.h>
+#endif
 
 GRACE_BEGIN_DECLS
 

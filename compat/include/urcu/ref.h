@@ -9,6 +9,8 @@
 #ifndef GRACE_URCU_REF_H
 #define GRACE_URCU_REF_H
 
+/* As liburcu's: assert() comes with it. */
+#include <assert.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>

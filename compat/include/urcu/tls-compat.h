@@ -3,7 +3,12 @@
 #ifndef GRACE_URCU_TLS_COMPAT_H
 #define GRACE_URCU_TLS_COMPAT_H
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <urcu/config.h>
+/* As liburcu's: caa_likely(), caa_container_of(), the barriers come with it. */
+#include <urcu/compiler.h>
+#include <urcu/arch.h>
 
 #ifdef __cplusplus
 #define URCU_TLS_STORAGE thread_local

@@ -11,37 +11,63 @@
 #define GRACE_URCU_URCU_BP_H
 
 #include <urcu/grace/base.h>
+/* As liburcu's flavor headers, in both modes: assert() (with <unistd.h> and <syscall.h>
+ * through <urcu/arch.h>). */
+#include <assert.h>
+#include <urcu/config.h>
 #include <urcu/pointer.h>
 #include <urcu/urcu-poll.h>
 #include <urcu/call-rcu.h>
 #include <urcu/defer.h>
 #include <urcu/flavor.h>
+#include <urcu/grace/link.h>
+/* What liburcu's flavor header brings with _LGPL_SOURCE (its inline read side includes them);
+ * programs rely on it (struct cds_list_head, poll(), the futex wrappers, urcu_assert()). */
+#if GRACE_URCU__LGPL
+#include <poll.h>
+#include <unistd.h>
+#include <urcu/debug.h>
+#include <urcu/futex.h>
+#include <urcu/list.h>
+#include <urcu/tls-compat.h>
+#endif
 
 #define GRACE_URCU_FLAVOR_PREFIX urcu_bp
 #define GRACE_URCU_FLAVOR_ID GRACE_URCU_BP
 #define GRACE_URCU_FLAVOR_QSBR 0
 #define GRACE_URCU_FLAVOR_BP 1
+#define GRACE_URCU_FLAVOR_SIGNAL 0
 #include <urcu/grace/flavor-api.h>
+#undef GRACE_URCU_FLAVOR_SIGNAL
 #undef GRACE_URCU_FLAVOR_BP
 #undef GRACE_URCU_FLAVOR_QSBR
 #undef GRACE_URCU_FLAVOR_ID
 #undef GRACE_URCU_FLAVOR_PREFIX
 
-/* The flavor's table (struct rcu_flavor_struct) and its pointer helpers. */
-#define urcu_bp_flavor grace_urcu_flavor_bp
+/* _LGPL_SOURCE: the read side inline, as liburcu maps it. */
+#if GRACE_URCU__LGPL
+#define urcu_bp_read_lock _urcu_bp_read_lock
+#define urcu_bp_read_unlock _urcu_bp_read_unlock
+#define urcu_bp_read_ongoing _urcu_bp_read_ongoing
+#endif
+
+/* The pointer operations under the flavor's names: liburcu-bp's own functions without
+ * _LGPL_SOURCE (urcu/pointer.h explains the loads), the generic macros with it. */
+#if GRACE_URCU__LGPL || defined(URCU_INLINE_SMALL_FUNCTIONS)
 #define urcu_bp_dereference(p) rcu_dereference(p)
 #define urcu_bp_cmpxchg_pointer(p, old, new_) rcu_cmpxchg_pointer(p, old, new_)
 #define urcu_bp_xchg_pointer(p, v) rcu_xchg_pointer(p, v)
 #define urcu_bp_set_pointer(p, v) rcu_set_pointer(p, v)
-/* liburcu's inline (_LGPL_SOURCE) names: the same functions here. */
-#define _urcu_bp_read_lock urcu_bp_read_lock
-#define _urcu_bp_read_unlock urcu_bp_read_unlock
-#define _urcu_bp_read_ongoing urcu_bp_read_ongoing
-#define _urcu_bp_quiescent_state urcu_bp_quiescent_state
-#define _urcu_bp_thread_offline urcu_bp_thread_offline
-#define _urcu_bp_thread_online urcu_bp_thread_online
+#else
+#define urcu_bp_dereference(p) GRACE_URCU__DEREF_SYM(urcu_bp_dereference_sym, p)
+#define urcu_bp_cmpxchg_pointer(p, old, new_) \
+	GRACE_URCU__CMPXCHG_SYM(urcu_bp_cmpxchg_pointer_sym, p, old, new_)
+#define urcu_bp_xchg_pointer(p, v) GRACE_URCU__XCHG_SYM(urcu_bp_xchg_pointer_sym, p, v)
+#define urcu_bp_set_pointer(p, v) GRACE_URCU__SET_SYM(urcu_bp_set_pointer_sym, p, v)
+#endif
 
-/* The first generation's names (rcu_read_lock_bp(), ...), unless URCU_NO_COMPAT_IDENTIFIERS. */
+/* The first generation's names (liburcu <= 0.10: rcu_read_lock_bp(), ...), unless
+ * URCU_NO_COMPAT_IDENTIFIERS. The functions among them are also symbols of libgrace-urcu. */
 #ifndef URCU_NO_COMPAT_IDENTIFIERS
 #define rcu_dereference_bp urcu_bp_dereference
 #define rcu_cmpxchg_pointer_bp urcu_bp_cmpxchg_pointer
@@ -51,11 +77,11 @@
 #define rcu_bp_after_fork_parent urcu_bp_after_fork_parent
 #define rcu_bp_after_fork_child urcu_bp_after_fork_child
 #define rcu_read_lock_bp urcu_bp_read_lock
-#define _rcu_read_lock_bp urcu_bp_read_lock
+#define _rcu_read_lock_bp _urcu_bp_read_lock
 #define rcu_read_unlock_bp urcu_bp_read_unlock
-#define _rcu_read_unlock_bp urcu_bp_read_unlock
+#define _rcu_read_unlock_bp _urcu_bp_read_unlock
 #define rcu_read_ongoing_bp urcu_bp_read_ongoing
-#define _rcu_read_ongoing_bp urcu_bp_read_ongoing
+#define _rcu_read_ongoing_bp _urcu_bp_read_ongoing
 #define rcu_register_thread_bp urcu_bp_register_thread
 #define rcu_unregister_thread_bp urcu_bp_unregister_thread
 #define rcu_init_bp urcu_bp_init
@@ -90,7 +116,8 @@
 
 #endif /* GRACE_URCU_URCU_BP_H */
 
-/* <urcu-bp.h> (URCU_API_MAP): the unprefixed names are this flavor's. */
+/* <urcu.h> and the other main headers define URCU_API_MAP: the unprefixed names are this
+ * flavor's. */
 #ifdef URCU_API_MAP
 #include <urcu/map/urcu-bp.h>
 #endif

@@ -13,37 +13,54 @@
 #define GRACE_URCU_URCU_MB_H
 
 #include <urcu/grace/base.h>
+/* As liburcu's flavor headers, in both modes: assert() (with <unistd.h> and <syscall.h>
+ * through <urcu/arch.h>). */
+#include <assert.h>
+#include <urcu/config.h>
 #include <urcu/pointer.h>
 #include <urcu/urcu-poll.h>
 #include <urcu/call-rcu.h>
 #include <urcu/defer.h>
 #include <urcu/flavor.h>
+#include <urcu/grace/link.h>
+/* What liburcu's flavor header brings with _LGPL_SOURCE (its inline read side includes them);
+ * programs rely on it (struct cds_list_head, poll(), the futex wrappers, urcu_assert()). */
+#if GRACE_URCU__LGPL
+#include <poll.h>
+#include <unistd.h>
+#include <urcu/debug.h>
+#include <urcu/futex.h>
+#include <urcu/list.h>
+#include <urcu/tls-compat.h>
+#endif
 
 #define GRACE_URCU_FLAVOR_PREFIX urcu_mb
 #define GRACE_URCU_FLAVOR_ID GRACE_URCU_MB
 #define GRACE_URCU_FLAVOR_QSBR 0
 #define GRACE_URCU_FLAVOR_BP 0
+#define GRACE_URCU_FLAVOR_SIGNAL 0
 #include <urcu/grace/flavor-api.h>
+#undef GRACE_URCU_FLAVOR_SIGNAL
 #undef GRACE_URCU_FLAVOR_BP
 #undef GRACE_URCU_FLAVOR_QSBR
 #undef GRACE_URCU_FLAVOR_ID
 #undef GRACE_URCU_FLAVOR_PREFIX
 
-/* The flavor's table (struct rcu_flavor_struct) and its pointer helpers. */
-#define urcu_mb_flavor grace_urcu_flavor_mb
+/* _LGPL_SOURCE: the read side inline, as liburcu maps it. */
+#if GRACE_URCU__LGPL
+#define urcu_mb_read_lock _urcu_mb_read_lock
+#define urcu_mb_read_unlock _urcu_mb_read_unlock
+#define urcu_mb_read_ongoing _urcu_mb_read_ongoing
+#endif
+
+/* The pointer operations under the flavor's names. */
 #define urcu_mb_dereference(p) rcu_dereference(p)
 #define urcu_mb_cmpxchg_pointer(p, old, new_) rcu_cmpxchg_pointer(p, old, new_)
 #define urcu_mb_xchg_pointer(p, v) rcu_xchg_pointer(p, v)
 #define urcu_mb_set_pointer(p, v) rcu_set_pointer(p, v)
-/* liburcu's inline (_LGPL_SOURCE) names: the same functions here. */
-#define _urcu_mb_read_lock urcu_mb_read_lock
-#define _urcu_mb_read_unlock urcu_mb_read_unlock
-#define _urcu_mb_read_ongoing urcu_mb_read_ongoing
-#define _urcu_mb_quiescent_state urcu_mb_quiescent_state
-#define _urcu_mb_thread_offline urcu_mb_thread_offline
-#define _urcu_mb_thread_online urcu_mb_thread_online
 
-/* The first generation's names (rcu_read_lock_mb(), ...), unless URCU_NO_COMPAT_IDENTIFIERS. */
+/* The first generation's names (liburcu <= 0.10: rcu_read_lock_mb(), ...), unless
+ * URCU_NO_COMPAT_IDENTIFIERS. The functions among them are also symbols of libgrace-urcu. */
 #ifndef URCU_NO_COMPAT_IDENTIFIERS
 #define rcu_dereference_mb urcu_mb_dereference
 #define rcu_cmpxchg_pointer_mb urcu_mb_cmpxchg_pointer
@@ -53,11 +70,11 @@
 #define rcu_mb_after_fork_parent urcu_mb_after_fork_parent
 #define rcu_mb_after_fork_child urcu_mb_after_fork_child
 #define rcu_read_lock_mb urcu_mb_read_lock
-#define _rcu_read_lock_mb urcu_mb_read_lock
+#define _rcu_read_lock_mb _urcu_mb_read_lock
 #define rcu_read_unlock_mb urcu_mb_read_unlock
-#define _rcu_read_unlock_mb urcu_mb_read_unlock
+#define _rcu_read_unlock_mb _urcu_mb_read_unlock
 #define rcu_read_ongoing_mb urcu_mb_read_ongoing
-#define _rcu_read_ongoing_mb urcu_mb_read_ongoing
+#define _rcu_read_ongoing_mb _urcu_mb_read_ongoing
 #define rcu_register_thread_mb urcu_mb_register_thread
 #define rcu_unregister_thread_mb urcu_mb_unregister_thread
 #define rcu_init_mb urcu_mb_init
@@ -92,7 +109,8 @@
 
 #endif /* GRACE_URCU_URCU_MB_H */
 
-/* <urcu-mb.h> (URCU_API_MAP): the unprefixed names are this flavor's. */
+/* <urcu.h> and the other main headers define URCU_API_MAP: the unprefixed names are this
+ * flavor's. */
 #ifdef URCU_API_MAP
 #include <urcu/map/urcu-mb.h>
 #endif

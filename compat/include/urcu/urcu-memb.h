@@ -12,37 +12,54 @@
 #define GRACE_URCU_URCU_MEMB_H
 
 #include <urcu/grace/base.h>
+/* As liburcu's flavor headers, in both modes: assert() (with <unistd.h> and <syscall.h>
+ * through <urcu/arch.h>). */
+#include <assert.h>
+#include <urcu/config.h>
 #include <urcu/pointer.h>
 #include <urcu/urcu-poll.h>
 #include <urcu/call-rcu.h>
 #include <urcu/defer.h>
 #include <urcu/flavor.h>
+#include <urcu/grace/link.h>
+/* What liburcu's flavor header brings with _LGPL_SOURCE (its inline read side includes them);
+ * programs rely on it (struct cds_list_head, poll(), the futex wrappers, urcu_assert()). */
+#if GRACE_URCU__LGPL
+#include <poll.h>
+#include <unistd.h>
+#include <urcu/debug.h>
+#include <urcu/futex.h>
+#include <urcu/list.h>
+#include <urcu/tls-compat.h>
+#endif
 
 #define GRACE_URCU_FLAVOR_PREFIX urcu_memb
 #define GRACE_URCU_FLAVOR_ID GRACE_URCU_MEMB
 #define GRACE_URCU_FLAVOR_QSBR 0
 #define GRACE_URCU_FLAVOR_BP 0
+#define GRACE_URCU_FLAVOR_SIGNAL 0
 #include <urcu/grace/flavor-api.h>
+#undef GRACE_URCU_FLAVOR_SIGNAL
 #undef GRACE_URCU_FLAVOR_BP
 #undef GRACE_URCU_FLAVOR_QSBR
 #undef GRACE_URCU_FLAVOR_ID
 #undef GRACE_URCU_FLAVOR_PREFIX
 
-/* The flavor's table (struct rcu_flavor_struct) and its pointer helpers. */
-#define urcu_memb_flavor grace_urcu_flavor_memb
+/* _LGPL_SOURCE: the read side inline, as liburcu maps it. */
+#if GRACE_URCU__LGPL
+#define urcu_memb_read_lock _urcu_memb_read_lock
+#define urcu_memb_read_unlock _urcu_memb_read_unlock
+#define urcu_memb_read_ongoing _urcu_memb_read_ongoing
+#endif
+
+/* The pointer operations under the flavor's names. */
 #define urcu_memb_dereference(p) rcu_dereference(p)
 #define urcu_memb_cmpxchg_pointer(p, old, new_) rcu_cmpxchg_pointer(p, old, new_)
 #define urcu_memb_xchg_pointer(p, v) rcu_xchg_pointer(p, v)
 #define urcu_memb_set_pointer(p, v) rcu_set_pointer(p, v)
-/* liburcu's inline (_LGPL_SOURCE) names: the same functions here. */
-#define _urcu_memb_read_lock urcu_memb_read_lock
-#define _urcu_memb_read_unlock urcu_memb_read_unlock
-#define _urcu_memb_read_ongoing urcu_memb_read_ongoing
-#define _urcu_memb_quiescent_state urcu_memb_quiescent_state
-#define _urcu_memb_thread_offline urcu_memb_thread_offline
-#define _urcu_memb_thread_online urcu_memb_thread_online
 
-/* The first generation's names (rcu_read_lock_memb(), ...), unless URCU_NO_COMPAT_IDENTIFIERS. */
+/* The first generation's names (liburcu <= 0.10: rcu_read_lock_memb(), ...), unless
+ * URCU_NO_COMPAT_IDENTIFIERS. The functions among them are also symbols of libgrace-urcu. */
 #ifndef URCU_NO_COMPAT_IDENTIFIERS
 #define rcu_dereference_memb urcu_memb_dereference
 #define rcu_cmpxchg_pointer_memb urcu_memb_cmpxchg_pointer
@@ -52,11 +69,11 @@
 #define rcu_memb_after_fork_parent urcu_memb_after_fork_parent
 #define rcu_memb_after_fork_child urcu_memb_after_fork_child
 #define rcu_read_lock_memb urcu_memb_read_lock
-#define _rcu_read_lock_memb urcu_memb_read_lock
+#define _rcu_read_lock_memb _urcu_memb_read_lock
 #define rcu_read_unlock_memb urcu_memb_read_unlock
-#define _rcu_read_unlock_memb urcu_memb_read_unlock
+#define _rcu_read_unlock_memb _urcu_memb_read_unlock
 #define rcu_read_ongoing_memb urcu_memb_read_ongoing
-#define _rcu_read_ongoing_memb urcu_memb_read_ongoing
+#define _rcu_read_ongoing_memb _urcu_memb_read_ongoing
 #define rcu_register_thread_memb urcu_memb_register_thread
 #define rcu_unregister_thread_memb urcu_memb_unregister_thread
 #define rcu_init_memb urcu_memb_init
@@ -91,7 +108,8 @@
 
 #endif /* GRACE_URCU_URCU_MEMB_H */
 
-/* <urcu.h> (URCU_API_MAP): the unprefixed names are this flavor's. */
+/* <urcu.h> and the other main headers define URCU_API_MAP: the unprefixed names are this
+ * flavor's. */
 #ifdef URCU_API_MAP
 #include <urcu/map/urcu-memb.h>
 #endif

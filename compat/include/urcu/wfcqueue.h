@@ -17,12 +17,16 @@
 #ifndef GRACE_URCU_WFCQUEUE_H
 #define GRACE_URCU_WFCQUEUE_H
 
+/* As liburcu's: assert() and the atomics come with it (programs rely on that). */
+#include <assert.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <urcu/compiler.h>
 #include <urcu/arch.h>
+#include <urcu/system.h>
+#include <urcu/uatomic.h>
 #include <urcu/grace/wait.h>
 
 GRACE_BEGIN_DECLS

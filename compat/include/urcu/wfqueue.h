@@ -10,10 +10,14 @@
 #ifndef GRACE_URCU_WFQUEUE_H
 #define GRACE_URCU_WFQUEUE_H
 
+/* As liburcu's: assert() and the atomics come with it (programs rely on that). */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <urcu/compiler.h>
 #include <urcu/arch.h>
+#include <urcu/system.h>
+#include <urcu/uatomic.h>
 #include <urcu/grace/wait.h>
 
 #ifndef CDS_WFQ_DEPRECATED

@@ -27,6 +27,10 @@ foreach(f include/grace-urcu/urcu.h include/grace-urcu/urcu-qsbr.h include/grace
           ${LIBDIR}/grace-urcu/pkgconfig/liburcu-bp.pc ${LIBDIR}/grace-urcu/pkgconfig/liburcu-mb.pc
           ${LIBDIR}/grace-urcu/pkgconfig/liburcu-signal.pc
           ${LIBDIR}/grace-urcu/pkgconfig/liburcu-cds.pc
+          ${LIBDIR}/grace-urcu/liburcu.so ${LIBDIR}/grace-urcu/liburcu-memb.so
+          ${LIBDIR}/grace-urcu/liburcu-mb.so ${LIBDIR}/grace-urcu/liburcu-signal.so
+          ${LIBDIR}/grace-urcu/liburcu-bp.so ${LIBDIR}/grace-urcu/liburcu-qsbr.so
+          ${LIBDIR}/grace-urcu/liburcu-cds.so ${LIBDIR}/grace-urcu/liburcu-common.so
           ${LIBDIR}/cmake/grace-urcu/grace-urcuConfig.cmake)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "grace-urcu consumer: ${f} was not installed")
@@ -38,6 +42,22 @@ if(EXISTS ${prefix}/include/urcu.h OR EXISTS ${prefix}/include/urcu
    OR EXISTS ${prefix}/${LIBDIR}/pkgconfig/liburcu.pc)
   message(FATAL_ERROR "grace-urcu consumer: liburcu's names installed outside grace-urcu/")
 endif()
+
+# Builds that write liburcu's library names (-lurcu-qsbr, as gdnsd's Makefile does) link with
+# the one LDFLAGS line of docs/compat.md, no pkg-config: every name, with and without
+# _LGPL_SOURCE, and the program runs on the installed libgrace-urcu.
+# (The prefix is not in the loader's path: LD_LIBRARY_PATH finds libgrace-urcu's own
+# dependency, libgrace, which an -rpath of the program's (a RUNPATH) would not.)
+set(ENV{LD_LIBRARY_PATH} ${prefix}/${LIBDIR})
+set(lflags -L${prefix}/${LIBDIR}/grace-urcu)
+foreach(n urcu urcu-memb urcu-mb urcu-signal urcu-bp urcu-qsbr urcu-cds urcu-common)
+  foreach(lgpl "" "-D_LGPL_SOURCE")
+    set(exe ${WORK_DIR}/byname-${n}${lgpl})
+    run("link -l${n} ${lgpl}" ${C_COMPILER} ${EXTRA_FLAGS} ${lgpl} -I${prefix}/include/grace-urcu
+        -I${prefix}/include ${PROJECT_DIR}/../byname.c -o ${exe} ${lflags} -l${n} -pthread)
+    run("run -l${n} ${lgpl}" ${exe})
+  endforeach()
+endforeach()
 
 string(REPLACE ";" " " flags "${EXTRA_FLAGS}")
 set(ENV{PKG_CONFIG_PATH} ${prefix}/${LIBDIR}/grace-urcu/pkgconfig)

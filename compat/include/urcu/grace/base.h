@@ -10,6 +10,8 @@
 #ifndef GRACE_URCU_BASE_H
 #define GRACE_URCU_BASE_H
 
+#include <urcu/grace/guard.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -38,7 +40,23 @@
 /* This is grace-urcu, not liburcu: programs may test for it. */
 #define GRACE_URCU 1
 
+/*
+ * The two ways of using liburcu's API, as liburcu has them: a program that defines _LGPL_SOURCE
+ * gets the fast paths inline (read side, pointer operations, queues and stacks; with grace-urcu
+ * also the hash table's lookups); one that does not calls functions of the library for all of
+ * them, so that it may define, interpose or look up (dlsym) any liburcu function by its name.
+ * libgrace-urcu itself is built with GRACE_URCU__BUILD_LIB: it defines those functions.
+ */
+#if defined(_LGPL_SOURCE)
+#define GRACE_URCU__LGPL 1
+#else
+#define GRACE_URCU__LGPL 0
+#endif
+
 GRACE_BEGIN_DECLS
+
+/* Defined by libgrace-urcu only: see <urcu/grace/link.h>. */
+GRACE_API extern const int grace_urcu_link_grace_urcu_not_liburcu;
 
 /* The liburcu flavors. memb, mb, signal and bp are all served by grace's default flavor (one
  * set of readers and grace periods); qsbr by grace's QSBR flavor. */

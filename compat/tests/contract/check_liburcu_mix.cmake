@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+# cmake -P check_liburcu_mix.cmake: a build that mixes grace-urcu with liburcu itself gets a
+# clear error, not a silent mix (issue 32, "Bad input"), and a build that writes -lurcu-qsbr
+# with grace-urcu's library directory gets grace-urcu even where liburcu-dev is installed:
+#  1. grace-urcu's headers, linked against liburcu's own libraries (-lurcu-qsbr, no grace-urcu
+#     directory): the link fails naming grace_urcu_link_grace_urcu_not_liburcu;
+#  2. the same with -L<grace-urcu's library directory>: links, records no liburcu library, runs;
+#  3. a header of liburcu itself, then grace-urcu's: #error naming the mix.
+# Needs liburcu's own development files (Debian's liburcu-dev); without them, it says skipped.
+# Inputs (-D): C_COMPILER, COMPAT_INCLUDE, SRC_INCLUDE, BIN_INCLUDE, LINK_DIR, LIB_DIR (where
+#              libgrace-urcu.so.N and libgrace.so.N are, for running), PROGRAM, WORK_DIR,
+#              EXTRA_FLAGS (;-separated)
+foreach(v C_COMPILER COMPAT_INCLUDE SRC_INCLUDE BIN_INCLUDE LINK_DIR LIB_DIR PROGRAM WORK_DIR)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "check_liburcu_mix.cmake: -D${v}=... missing")
+  endif()
+endforeach()
+
+execute_process(COMMAND ${C_COMPILER} -print-file-name=liburcu-qsbr.so
+                OUTPUT_VARIABLE peer OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT IS_ABSOLUTE "${peer}")
+  message(STATUS "grace-urcu mix: skipped: liburcu's own liburcu-qsbr.so is not installed")
+  return()
+endif()
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(inc -I${COMPAT_INCLUDE} -I${SRC_INCLUDE} -I${BIN_INCLUDE})
+
+# 1. grace-urcu's headers, liburcu's library.
+execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${PROGRAM} -o ${WORK_DIR}/mixed
+                        -lurcu-qsbr -pthread
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "grace-urcu mix: grace-urcu's headers linked against ${peer}: "
+                      "the link should have failed")
+endif()
+if(NOT "${out}${err}" MATCHES "grace_urcu_link_grace_urcu_not_liburcu")
+  message(FATAL_ERROR "grace-urcu mix: the link failed, but without naming "
+                      "grace_urcu_link_grace_urcu_not_liburcu:\n${out}${err}")
+endif()
+message(STATUS "grace-urcu mix: against liburcu's library: fails by name: ok")
+
+# 2. With grace-urcu's directory first: grace-urcu, not the installed liburcu.
+execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${PROGRAM} -o ${WORK_DIR}/byname
+                        -L${LINK_DIR} -lurcu-qsbr -pthread -Wl,-rpath,${LIB_DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "grace-urcu mix: -L${LINK_DIR} -lurcu-qsbr failed:\n${out}${err}")
+endif()
+file(STRINGS ${WORK_DIR}/byname needed REGEX "liburcu[-a-z]*\\.so")
+if(needed)
+  message(FATAL_ERROR "grace-urcu mix: -L${LINK_DIR} -lurcu-qsbr recorded liburcu: ${needed}")
+endif()
+execute_process(COMMAND ${WORK_DIR}/byname RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "grace-urcu mix: the program linked by name failed (${rc}):\n${out}${err}")
+endif()
+message(STATUS "grace-urcu mix: -L<grace-urcu> -lurcu-qsbr: grace-urcu: ok")
+
+# 3. liburcu's own header first, then grace-urcu's.
+file(WRITE ${WORK_DIR}/probe.c "#include <urcu/list.h>\n")
+execute_process(COMMAND ${C_COMPILER} -H -fsyntax-only ${WORK_DIR}/probe.c
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT err MATCHES "\\. ([^\n]*/urcu/list\\.h)")
+  message(FATAL_ERROR "grace-urcu mix: liburcu's <urcu/list.h> not found:\n${err}")
+endif()
+set(peer_list ${CMAKE_MATCH_1})
+file(WRITE ${WORK_DIR}/mixed.c "#include \"${peer_list}\"\n#include <urcu.h>\nint main(void)\n{\n\treturn 0;\n}\n")
+execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} -fsyntax-only ${WORK_DIR}/mixed.c
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT "${out}${err}" MATCHES "a header of liburcu itself came first")
+  message(FATAL_ERROR "grace-urcu mix: ${peer_list} then <urcu.h> should stop with an #error "
+                      "(${rc}):\n${out}${err}")
+endif()
+message(STATUS "grace-urcu mix: liburcu's header, then grace-urcu's: #error: ok")
+file(REMOVE_RECURSE ${WORK_DIR})
