@@ -707,17 +707,18 @@ static void fk_del(struct grace__hash_upd *u)
 /* Walk fk_tables. struct grace__hash_upd is cache-line aligned (`approx`), so no pointer to one
  * is formed from the list's head, as list.h's typed iterators do to detect the end (UBSan
  * rightly calls that a misaligned object; engine/free.c walks its caches the same way). */
-#define TABLES_FOR_EACH(u, it)                                                                     \
-	for (struct grace_list_head *it = fk_tables.next;                                          \
-	     it != &fk_tables && ((u) = grace_list_entry(it, struct grace__hash_upd, fk_node), 1); \
-	     it = it->next)
+#define TABLES_FOR_EACH(u)                                                      \
+	for (struct grace_list_head *it_ = fk_tables.next;                      \
+	     it_ != &fk_tables &&                                               \
+	     ((u) = grace_list_entry(it_, struct grace__hash_upd, fk_node), 1); \
+	     it_ = it_->next)
 
 void grace__hash_atfork_prepare(void)
 {
 	struct grace__hash_upd *u;
 
 	grace__lock(&fk_lock);
-	TABLES_FOR_EACH(u, it_)
+	TABLES_FOR_EACH(u)
 	{
 		grace__lock(&u->rs_lock);
 		lock_all(u);
@@ -730,7 +731,7 @@ void grace__hash_atfork_parent(void)
 	struct grace__hash_upd *u;
 
 	grace__lock_assert_held(&fk_lock);
-	TABLES_FOR_EACH(u, it_)
+	TABLES_FOR_EACH(u)
 	{
 		unlock_all(u);
 		grace__unlock(&u->rs_lock);
@@ -745,7 +746,7 @@ void grace__hash_atfork_child(void)
 {
 	struct grace__hash_upd *u;
 
-	TABLES_FOR_EACH(u, it_)
+	TABLES_FOR_EACH(u)
 	{
 		/* Single-threaded here; relaxed stores where maybe_resize() reads relaxed. */
 		if (u->resizing && u->who == RS_THREAD) {

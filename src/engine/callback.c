@@ -125,7 +125,7 @@ static int64_t domain_backlog(const struct grace__cbdom *d)
 /* Returns true if it found callbacks. */
 static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 {
-	struct rcu_head *l = NULL, *a;
+	struct rcu_head *l = NULL;
 
 	/* On the queue's own CPU (the pinned worker): an rseq pop, no atomic, plus the atomically
 	 * pushed nodes by exchange (acquire: pairs with their release CAS). Elsewhere: take, which
@@ -138,7 +138,8 @@ static bool harvest(struct grace__cbdom *d, struct cbq *q, uint64_t now)
 		/* No take drains the list now (the queue's lock serializes its consumers), so
 		 * ahead holds the pushes of threads without rseq only: in push order per thread
 		 * after the rseq part (contract rule 7 of internal/rseq.h). */
-		a = grace_xchg(&q->list.ahead, (struct rcu_head *)NULL, __ATOMIC_ACQUIRE);
+		struct rcu_head *a = grace_xchg(&q->list.ahead, (struct rcu_head *)NULL,
+						__ATOMIC_ACQUIRE);
 		l = grace__rseq_chain_fifo(l, a);
 	} else {
 		l = grace__rseq_list_take(&q->list); /* in push order per thread too */

@@ -161,14 +161,14 @@ static GRACE_LIST_HEAD(all_caches);
 /* Walk a list of caches. struct fcache is cache-line aligned, so no pointer to one is formed
  * from the list's head, as list.h's typed iterators do to detect the end (UBSan rightly calls
  * that a misaligned object). The _SAFE form lets the body unlink c. */
-#define CACHES_FOR_EACH(c, it)                                                          \
-	for (struct grace_list_head *it = all_caches.next;                              \
-	     it != &all_caches && ((c) = grace_list_entry(it, struct fcache, link), 1); \
-	     it = it->next)
-#define CACHES_FOR_EACH_SAFE(c, it, nx, head)                                      \
-	for (struct grace_list_head *it = (head)->next, *nx = it->next;            \
-	     it != (head) && ((c) = grace_list_entry(it, struct fcache, link), 1); \
-	     it = nx, nx = it->next)
+#define CACHES_FOR_EACH(c)                                                                \
+	for (struct grace_list_head *it_ = all_caches.next;                               \
+	     it_ != &all_caches && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
+	     it_ = it_->next)
+#define CACHES_FOR_EACH_SAFE(c, head)                                                \
+	for (struct grace_list_head *it_ = (head)->next, *nx_ = it_->next;           \
+	     it_ != (head) && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
+	     it_ = nx_, nx_ = it_->next)
 static uint32_t g_exiting; /* process exit began: every free goes to the engine */
 static bool g_worker_mode; /* GRACE_FREE_WORKER=1 */
 static bool g_ready;       /* the thread-exit key exists */
@@ -624,10 +624,10 @@ void grace__free_atfork_prepare(void)
 	struct fcache *c;
 
 	grace__lock(&all_lock);
-	CACHES_FOR_EACH(c, it_)
+	CACHES_FOR_EACH(c)
 	steal_mark(c);
 	steal_barrier();
-	CACHES_FOR_EACH(c, it_)
+	CACHES_FOR_EACH(c)
 	steal_take(c);
 #if GRACE__LIB_DEBUG
 	grace__fblk_dbg_lock();
@@ -641,7 +641,7 @@ void grace__free_atfork_parent(void)
 #if GRACE__LIB_DEBUG
 	grace__fblk_dbg_unlock();
 #endif
-	CACHES_FOR_EACH(c, it_)
+	CACHES_FOR_EACH(c)
 	steal_release(c);
 	grace__unlock(&all_lock);
 }
@@ -659,7 +659,7 @@ void grace__free_atfork_child(void)
 	struct fcache *c;
 	GRACE_LIST_HEAD(gone);
 
-	CACHES_FOR_EACH_SAFE(c, it_, nx_, &all_caches)
+	CACHES_FOR_EACH_SAFE(c, &all_caches)
 	{
 		grace_store_relaxed(&c->waiting, 0u);
 		if (c == ftls.c[0] || c == ftls.c[1])
@@ -671,7 +671,7 @@ void grace__free_atfork_child(void)
 		}
 	}
 	grace__free_atfork_parent();
-	CACHES_FOR_EACH_SAFE(c, it_, nx_, &gone)
+	CACHES_FOR_EACH_SAFE(c, &gone)
 	{
 		free(c->spare);
 		free(c);
@@ -687,10 +687,10 @@ static void free_at_exit(void)
 
 	grace_store_relaxed(&g_exiting, 1u);
 	grace__lock(&all_lock);
-	CACHES_FOR_EACH(c, it_)
+	CACHES_FOR_EACH(c)
 	steal_mark(c);
 	steal_barrier();
-	CACHES_FOR_EACH(c, it_)
+	CACHES_FOR_EACH(c)
 	{
 		steal_take(c);
 		dispose(c->f, detach(c), &ready);
@@ -1241,11 +1241,11 @@ void grace__free_flush(struct grace__flavor *f)
 	if (slot_of(f) < 0 || !grace_load_relaxed(&f->free_used))
 		return;
 	grace__lock(&all_lock);
-	CACHES_FOR_EACH(c, it_)
+	CACHES_FOR_EACH(c)
 	if (c->f == f)
 		steal_mark(c);
 	steal_barrier();
-	CACHES_FOR_EACH(c, it_)
+	CACHES_FOR_EACH(c)
 	{
 		if (c->f != f)
 			continue;
