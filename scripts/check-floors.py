@@ -7,6 +7,7 @@ own floor and the floors below, never one above. Drawn from the #include lines o
     floor 1  rseq/     restartable sequences
     floor 2  engine/   callbacks, per-thread frees, policies
     floor 3  flavor/   memb, qsbr, srcu, and the update side written once (update.c)
+    floor 3  hazptr/   hazard pointers (uses the ground floor only; beside the flavors)
     floor 4  ds/       hash table, ID registry, lists
     floor 5  init.c    start-up and the fork order: the one file that names every module
 
@@ -22,7 +23,7 @@ import re
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-FLOORS = {"core": 0, "rseq": 1, "engine": 2, "flavor": 3, "ds": 4, "init": 5}
+FLOORS = {"core": 0, "rseq": 1, "engine": 2, "flavor": 3, "hazptr": 3, "ds": 4, "init": 5}
 
 
 def module(path):

@@ -34,6 +34,7 @@
 #include "flavor/update.h"
 #include "flavor/qsbr.h"
 #include "flavor/srcu.h"
+#include "hazptr/hazptr.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -44,11 +45,14 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * up on and its callback counted as run unfinished in the child. Then the locks that threads
  * inside a call may need before they leave it (free_rcu's caches wait for their owners to
  * leave; srcu's list), then the engine's queues, the hash tables and the registries. Parent and
- * child release in the reverse order.
+ * child release in the reverse order. The hazard pointers' caches (hazptr/) come before
+ * free_rcu's: a retired object's function that frees with free_rcu() (a hazard-pointer
+ * structure over RCU memory) finishes before free_rcu's caches are taken.
  */
 static void atfork_prepare(void)
 {
 	grace__cb_atfork_pause();
+	grace__hazptr_atfork_prepare();
 	grace__free_atfork_prepare();
 	grace__srcu_atfork_prepare();
 	grace__cb_atfork_prepare();
@@ -64,6 +68,7 @@ static void atfork_parent(void)
 	grace__hash_atfork_parent();
 	grace__srcu_atfork_parent();
 	grace__free_atfork_parent();
+	grace__hazptr_atfork_parent();
 	grace__cb_atfork_parent(); /* and resumes the workers */
 }
 
@@ -75,6 +80,7 @@ static void atfork_child(void)
 	grace__cb_atfork_child();
 	grace__srcu_atfork_child();
 	grace__free_atfork_child();
+	grace__hazptr_atfork_child();
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <grace/rcu.h>
 #include <grace/qsbr.h>
 #include <grace/srcu.h>
+#include <grace/hazptr.h>
 #include <grace/list.h>
 #include <grace/hlist.h>
 #include <grace/hash.h>

@@ -12,6 +12,10 @@
  * and two more domain types with the same interface: qsbr_domain (qsbr_default_domain()) and
  * srcu_domain (an srcu domain of its own, or a wrapper of a struct srcu_struct). Every function
  * that takes an rcu_domain& also takes a qsbr_domain& or an srcu_domain&.
+ * And the C++26 <hazard_pointer> shape (P2530, [saferecl.hp]) over <grace/hazptr.h>:
+ *   hazard_pointer_obj_base<T, D>      base class with retire(d) ([saferecl.hp.base])
+ *   hazard_pointer, make_hazard_pointer()   ([saferecl.hp.holder])
+ * plus make_hazard_pointer(n), grace's batch: a std::vector of n hazard pointers.
  *
  *   struct config : grace::rcu_obj_base<config> { int timeout; };
  *   std::atomic<config *> cur;
@@ -33,6 +37,7 @@
 #error "grace/grace.hpp is the C++ interface; C code includes <grace/grace.h>"
 #endif
 
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +45,7 @@
 #include <new>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <grace/grace.h>
 
@@ -596,6 +602,161 @@ inline void srcu_synchronize(struct srcu_struct &d) noexcept
 inline void srcu_barrier(struct srcu_struct &d) noexcept
 {
 	grace_srcu_barrier(&d);
+}
+
+/* ---- hazard pointers: C++26 <hazard_pointer> ([saferecl.hp]) over <grace/hazptr.h> ---- */
+
+template <class T, class D> class hazard_pointer_obj_base;
+
+namespace detail
+{
+/* T is hazard-protectable: derived from hazard_pointer_obj_base<T, D> for some D (the standard
+ * also asks for exactly one such base, public and non-virtual; the conversion below checks
+ * public and unambiguous). */
+template <class T> struct hp_base_of {
+	template <class D> static std::true_type test(const hazard_pointer_obj_base<T, D> *);
+	static std::false_type test(...);
+	static constexpr bool value = decltype(test(static_cast<const T *>(nullptr)))::value;
+};
+} // namespace detail
+
+/**
+ * Base class of a hazard-protectable type T ([saferecl.hp.base]): retire(d) stores d and hands
+ * the object to hazptr_retire_fn(): d(static_cast<T *>(this)) runs on the retiring thread once
+ * no hazard pointer protects the object (a few objects per later retire, in a barrier, at the
+ * thread's exit). The object must be unlinked first and retired once. D must be
+ * default-constructible and move-assignable. Never blocks; noexcept.
+ */
+template <class T, class D = std::default_delete<T>>
+class hazard_pointer_obj_base : private detail::obj_deleter<T, D>
+{
+      public:
+	void retire(D d = D()) noexcept
+	{
+		static_assert(std::is_base_of<hazard_pointer_obj_base, T>::value,
+			      "grace::hazard_pointer_obj_base<T, D>: T must derive from it");
+		this->grace_set_deleter_(std::move(d));
+		grace_hazptr_retire_fn(nullptr, &hazard_pointer_obj_base::invoke,
+				       static_cast<T *>(this));
+	}
+
+      protected:
+	hazard_pointer_obj_base() = default;
+	hazard_pointer_obj_base(const hazard_pointer_obj_base &) = default;
+	hazard_pointer_obj_base(hazard_pointer_obj_base &&) = default;
+	hazard_pointer_obj_base &operator=(const hazard_pointer_obj_base &) = default;
+	hazard_pointer_obj_base &operator=(hazard_pointer_obj_base &&) = default;
+	~hazard_pointer_obj_base() = default;
+
+      private:
+	static void invoke(void *p) noexcept
+	{
+		T *x = static_cast<T *>(p);
+		static_cast<hazard_pointer_obj_base *>(x)->grace_run_deleter_(x);
+	}
+};
+
+/**
+ * A hazard pointer holder ([saferecl.hp.holder]): empty, or owns one struct grace_hazptr.
+ * Move-only; the destructor ends the protection and gives the hazard pointer back. protect()
+ * is hazptr_protect() over a std::atomic<T *> (a store, a compiler barrier, an acquire reload:
+ * no fence, no atomic read-modify-write on x86-64); reset_protection() is hazptr_reset() or
+ * hazptr_set(). The holder may move between threads; a protection belongs to whoever holds it.
+ */
+class hazard_pointer
+{
+      public:
+	hazard_pointer() noexcept : h_(nullptr) {}
+	hazard_pointer(hazard_pointer &&o) noexcept : h_(o.h_) { o.h_ = nullptr; }
+	hazard_pointer &operator=(hazard_pointer &&o) noexcept
+	{
+		if (this != &o) {
+			grace_hazptr_free(h_);
+			h_ = o.h_;
+			o.h_ = nullptr;
+		}
+		return *this;
+	}
+	~hazard_pointer() { grace_hazptr_free(h_); }
+	hazard_pointer(const hazard_pointer &) = delete;
+	hazard_pointer &operator=(const hazard_pointer &) = delete;
+
+	bool empty() const noexcept { return h_ == nullptr; }
+
+	template <class T> T *protect(const std::atomic<T *> &src) noexcept
+	{
+		T *ptr = src.load(std::memory_order_relaxed);
+		while (!try_protect(ptr, src)) {
+		}
+		return ptr;
+	}
+
+	template <class T> bool try_protect(T *&ptr, const std::atomic<T *> &src) noexcept
+	{
+		static_assert(detail::hp_base_of<T>::value,
+			      "grace::hazard_pointer: T must be hazard-protectable");
+		T *old = ptr;
+		reset_protection(old);
+		/* Acquire, as the standard says (a plain load on x86-64): the validating reload
+		 * after barrier P of the publication (include/grace/hazptr.h). */
+		ptr = src.load(std::memory_order_acquire);
+		if (old != ptr) {
+			reset_protection();
+			return false;
+		}
+		return true;
+	}
+
+	template <class T> void reset_protection(const T *ptr) noexcept
+	{
+		static_assert(detail::hp_base_of<T>::value,
+			      "grace::hazard_pointer: T must be hazard-protectable");
+		grace__hazptr_publish(h_, const_cast<T *>(ptr), "hazard_pointer::reset_protection");
+	}
+	void reset_protection(std::nullptr_t = nullptr) noexcept { grace_hazptr_reset(h_); }
+
+	void swap(hazard_pointer &o) noexcept { std::swap(h_, o.h_); }
+
+	/** grace: the C hazard pointer it owns (NULL when empty), for the C API. */
+	struct grace_hazptr *native_handle() const noexcept { return h_; }
+
+      private:
+	friend hazard_pointer make_hazard_pointer();
+	explicit hazard_pointer(struct grace_hazptr *h) noexcept : h_(h) {}
+	struct grace_hazptr *h_;
+};
+
+/** A hazard_pointer that owns an unassociated hazard pointer; std::bad_alloc when no memory is
+ * left (without exceptions: reported, abort). */
+inline hazard_pointer make_hazard_pointer()
+{
+	struct grace_hazptr *h = grace_hazptr_alloc();
+
+	if (!h) {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+		throw std::bad_alloc();
+#else
+		detail::cxx_misuse("grace::make_hazard_pointer", "out of memory");
+#endif
+	}
+	return hazard_pointer(h);
+}
+
+/** grace's batch (issue 34): n non-empty hazard pointers, for a traversal that holds several
+ * (hand over hand). Not P2530's; see docs/api.md for what of the batch proposals is offered. */
+inline std::vector<hazard_pointer> make_hazard_pointer(std::size_t n)
+{
+	std::vector<hazard_pointer> v;
+
+	v.reserve(n);
+	for (std::size_t i = 0; i < n; i++)
+		v.push_back(make_hazard_pointer());
+	return v;
+}
+
+inline void swap(hazard_pointer &a, hazard_pointer &b) noexcept
+{
+	a.swap(b);
 }
 
 } // namespace grace

@@ -34,3 +34,11 @@ if(GRACE_VALGRIND AND NOT GRACE_SANITIZE AND NOT GRACE_TSAN AND NOT GRACE_DEBUG
                    $<TARGET_FILE:cxx_rcu_domain_count>)
   set_tests_properties(cxx_rcu_domain_instructions PROPERTIES TIMEOUT 120 LABELS quick)
 endif()
+
+# cxx_p2530_hazptr: C++26 <hazard_pointer> (P2530) as a user writes it from the draft's text
+# (tests/cxx/p2530_hazptr.cpp), in C++17 and C++20.
+foreach(_std 17 20)
+  grace_test(NAME cxx_p2530_hazptr_cxx${_std} SOURCES ${CMAKE_CURRENT_LIST_DIR}/p2530_hazptr.cpp)
+  set_target_properties(cxx_p2530_hazptr_cxx${_std} PROPERTIES CXX_STANDARD ${_std}
+                        CXX_STANDARD_REQUIRED ON)
+endforeach()

@@ -91,11 +91,23 @@
 #   local-batch         LOCAL_BATCH             violated (fault 2: the batch lost in the child)
 #   no-pause            NO_PAUSE                violated (fork does not wait for the worker)
 #
+# tests/model/hazptr.pml, hazard-pointer protect against the asymmetric fence and the scan
+# (x86-TSO store buffers; safety only: a reader never uses a freed object):
+#   hazptr              (none)                  holds (store, compiler barrier, reload; the scan
+#                                               pays membarrier)
+#   hazptr-fallback     FALLBACK                holds (fences on both sides)
+#   hazptr-no-membarrier NO_MEMBARRIER          violated (the scan loads with no barrier M)
+#   hazptr-no-validate  NO_VALIDATE             violated (publish without validate)
+#   hazptr-no-barrier-p NO_BARRIER_P            violated (the reload hoisted above the publish)
+#   hazptr-fallback-no-rfence FALLBACK FALLBACK_NO_RFENCE  violated (the reader's fence removed)
+#   hazptr-scan-first   SCAN_FIRST              violated (a scan judges an object unlinked after
+#                                               its barrier)
+#
 # One verification per variant: pan -a with the LTL claim updater_finishes (<> updater_done)
 # also evaluates every assert (the safety property). Safety-violating variants are checked a
 # second time in safety mode, ignoring end states (-E), so the verdict names the assertion.
 #
-# usage: check.sh [--quick|--full] [--keep DIR]
+# usage: check.sh [--quick|--full|--hazptr] [--keep DIR]   (--hazptr: hazptr.pml only, 1 s)
 #   --quick  one grace period (NUPD=1), nesting in reader 0 only: ~2-3M states; parking: one
 #            reader, 3 sections, 4 grace periods (~0.5M states); the ctest run, about 100 s
 #   --full   (default) two grace periods, every reader may nest: ~14-18M states, up to ~1.7 GB
@@ -106,12 +118,15 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/memb.pml
 bmodel=$here/barrier.pml
+hmodel=$here/hazptr.pml
 full=1
+only_hp=0
 keep=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) full=0 ;;
 	--full) full=1 ;;
+	--hazptr) only_hp=1 ;;
 	--keep) keep=$2; shift ;;
 	*) echo "usage: $0 [--quick|--full] [--keep DIR]" >&2; exit 2 ;;
 	esac
@@ -283,6 +298,60 @@ run_barrier() {
 	fi
 }
 
+# run_hp VARIANT MACROS EXPECT   (EXPECT: pass | safety): hazptr.pml, safety mode
+run_hp() {
+	name=$1 macros=$2 expect=$3
+	dir=$work/$name
+	mkdir -p "$dir"
+	cp "$hmodel" "$dir/hazptr.pml"
+	# shellcheck disable=SC2086
+	(cd "$dir" && spin -a $macros hazptr.pml >spin.log 2>&1 &&
+		$cc -O1 -w -DSAFETY -o pan pan.c >cc.log 2>&1 && ./pan -m100000 >pan.log 2>&1) || true
+	if [ ! -s "$dir/pan.log" ]; then
+		echo "model: $name: spin or cc failed"; cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null
+		fails=$((fails + 1))
+		return
+	fi
+	errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.log" | head -n 1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | head -n 1)
+	what=ok
+	if grep -q "assertion violated" "$dir/pan.log"; then
+		what="violated: a reader used a freed object"
+	elif [ "${errs:-1}" != 0 ]; then
+		what="error: $(grep -m1 '^pan:' "$dir/pan.log")"
+	fi
+	case $expect in
+	pass) [ "$errs" = 0 ] && ok=1 || ok=0 ;;
+	safety) case $what in violated*) ok=1 ;; *) ok=0 ;; esac ;;
+	esac
+	if [ $ok = 1 ]; then
+		verdict=as-expected
+	else
+		verdict=UNEXPECTED
+		fails=$((fails + 1))
+	fi
+	printf 'model: %-26s expect %-6s -> %s (%s states) [%s]\n' "$name" "$expect" "$what" \
+		"${states:-?}" "$verdict"
+}
+
+run_hazptr() {
+	echo "model: $hmodel"
+	run_hp hazptr "" pass
+	run_hp hazptr-fallback "-DFALLBACK" pass
+	run_hp hazptr-no-membarrier "-DNO_MEMBARRIER" safety
+	run_hp hazptr-no-validate "-DNO_VALIDATE" safety
+	run_hp hazptr-no-barrier-p "-DNO_BARRIER_P" safety
+	run_hp hazptr-fallback-no-rfence "-DFALLBACK -DFALLBACK_NO_RFENCE" safety
+	run_hp hazptr-scan-first "-DSCAN_FIRST" safety
+}
+
+if [ $only_hp = 1 ]; then
+	run_hazptr
+	[ $fails -eq 0 ] && { echo "model: SUCCESS (hazptr.pml)"; exit 0; }
+	echo "model: FAILURE ($fails variant(s) with an unexpected verdict)"
+	exit 1
+fi
+
 echo "model: $model, bounds $bounds, spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p')"
 run membarrier "" pass
 run fallback "-DFALLBACK" pass
@@ -317,6 +386,7 @@ run_barrier barrier "" pass
 run_barrier shared-marker "-DSHARED_MARKER" safety
 run_barrier local-batch "-DLOCAL_BATCH" safety
 run_barrier no-pause "-DNO_PAUSE" safety
+run_hazptr
 if [ $fails -eq 0 ]; then
 	echo "model: SUCCESS (the protocols hold; every broken variant is caught)"
 	exit 0

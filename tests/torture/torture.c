@@ -1703,6 +1703,11 @@ static const struct torture_ops *find_flavor(const char *name)
 			return torture_flavors[i];
 	if (strcmp(name, torture_broken_ops.name) == 0)
 		return &torture_broken_ops;
+	/* Hazard pointers: named runs only (no callbacks, no grace periods of a flavor). */
+	if (strcmp(name, torture_hazptr_ops.name) == 0)
+		return &torture_hazptr_ops;
+	if (strcmp(name, torture_hazptr_broken_ops.name) == 0)
+		return &torture_hazptr_broken_ops;
 	return NULL;
 }
 
@@ -1782,6 +1787,9 @@ int main(int argc, char **argv)
 				printf("%-12s %s\n", torture_flavors[k]->name,
 				       torture_flavors[k]->desc);
 			printf("%-12s %s\n", torture_broken_ops.name, torture_broken_ops.desc);
+			printf("%-12s %s\n", torture_hazptr_ops.name, torture_hazptr_ops.desc);
+			printf("%-12s %s\n", torture_hazptr_broken_ops.name,
+			       torture_hazptr_broken_ops.desc);
 			return 0;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);

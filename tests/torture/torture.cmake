@@ -4,7 +4,7 @@
 #   long:  one hour per flavor (ctest -L long, or tests/torture/long.sh), outside the test command;
 #   torture_broken: the deliberately broken flavor must be reported as FAILURE within 10 s.
 add_executable(torture ${CMAKE_CURRENT_LIST_DIR}/torture.c ${CMAKE_CURRENT_LIST_DIR}/flavors.c
-               ${CMAKE_CURRENT_LIST_DIR}/broken.c)
+               ${CMAKE_CURRENT_LIST_DIR}/broken.c ${CMAKE_CURRENT_LIST_DIR}/flavor_hazptr.c)
 target_compile_options(torture PRIVATE ${GRACE_WARN})
 target_link_libraries(torture PRIVATE grace Threads::Threads)
 # grace-urcu's defer_rcu() as a retire path (flavors urcu-defer, urcu-qsbr-defer). compat/ is
@@ -66,5 +66,13 @@ add_test(NAME torture_broken_call
 add_test(NAME torture_broken_free
          COMMAND ${GRACE_TORTURE_EXPECT} any $<TARGET_FILE:torture> ${GRACE_TORTURE_BROKEN}
                  --paths free,headless --cookie-checks 0 --fake-writers 0 --barrier-threads 0)
+# Hazard pointers whose protect publishes without validating (flavor_hazptr.c): the readers must
+# find an element aged twice or recycled while they held it. Pool paths only (a heap element
+# would be a real use after free).
+add_test(NAME torture_broken_hazptr
+         COMMAND ${GRACE_TORTURE_EXPECT} age>=2,recycled-while-held,freed-while-held,mark-at-deref
+                 $<TARGET_FILE:torture> --flavor hazptr-broken --duration 10 --fail-fast
+                 --readers 3 --paths sync,exp --cookie-checks 0 --fake-writers 0
+                 --barrier-threads 0 --flood 0)
 set_tests_properties(torture_broken torture_broken_sync torture_broken_call torture_broken_free
-                     PROPERTIES TIMEOUT 60 LABELS quick)
+                     torture_broken_hazptr PROPERTIES TIMEOUT 60 LABELS quick)

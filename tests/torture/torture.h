@@ -83,5 +83,8 @@ struct torture_ops {
 extern const struct torture_ops *const torture_flavors[];
 /* The deliberately broken flavor (broken.c). */
 extern const struct torture_ops torture_broken_ops;
+/* Hazard pointers, and their broken protect (flavor_hazptr.c): by name only, not in "all". */
+extern const struct torture_ops torture_hazptr_ops;
+extern const struct torture_ops torture_hazptr_broken_ops;
 
 #endif /* GRACE_TORTURE_H */

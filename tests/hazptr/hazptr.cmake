@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: MIT
+# hazptr_api: the API and every hostile path of issue 34 (tests/hazptr/test_hazptr.c), also as
+# C++; hazptr_api_fallback: the same without membarrier (fences on both sides).
+grace_test(NAME hazptr_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hazptr.c CXX TIMEOUT 120)
+grace_test(NAME hazptr_api_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hazptr.c TIMEOUT 120
+           ENV GRACE_NO_MEMBARRIER=1)
+# hazptr_bound: the bound H*T + BATCH*T with a reader stuck for the whole test (2 s of flood);
+# hazptr_srcu_stall_*: an srcu reader converted to a hazard pointer under a retire flood (issue
+# 34, item 3), 3 s in the quick suite and 60 s under the label long.
+set(_hp_bound ${CMAKE_CURRENT_LIST_DIR}/test_bound.c)
+grace_test(NAME hazptr_bound SOURCES ${_hp_bound} CXX TIMEOUT 120 ARGS stuck_reader_flood)
+grace_test(NAME hazptr_bound_fallback SOURCES ${_hp_bound} TIMEOUT 120 ARGS stuck_reader_flood
+           ENV GRACE_NO_MEMBARRIER=1)
+grace_test(NAME hazptr_srcu_stall_quick SOURCES ${_hp_bound} TIMEOUT 120 ARGS srcu_stall
+           ENV HP_BOUND_MS=3000)
+grace_test(NAME hazptr_srcu_stall_60s SOURCES ${_hp_bound} TIMEOUT 300 ARGS srcu_stall
+           ENV HP_BOUND_MS=60000 LABELS long)
+# hazptr_instructions: protect + reset <= 10 x86-64 instructions, no fence, no atomic
+# read-modify-write (callgrind; tests/hazptr/check_instructions.sh). Optimised builds of the
+# program only (debug and TSan builds go out of line on purpose), on x86-64, with valgrind.
+add_executable(hazptr_protect_cost ${CMAKE_CURRENT_LIST_DIR}/protect_cost.c)
+target_compile_options(hazptr_protect_cost PRIVATE ${GRACE_WARN})
+target_link_libraries(hazptr_protect_cost PRIVATE grace Threads::Threads)
+find_program(GRACE_VALGRIND valgrind)
+if(GRACE_VALGRIND AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT GRACE_DEBUG
+   AND NOT GRACE_TSAN AND NOT GRACE_SANITIZE AND NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
+  add_test(NAME hazptr_instructions
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_instructions.sh
+                   $<TARGET_FILE:hazptr_protect_cost> 10)
+  set_tests_properties(hazptr_instructions PROPERTIES TIMEOUT 120 LABELS quick SKIP_RETURN_CODE 77)
+endif()

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hazard pointers as a program uses them (<grace/hazptr.h>), also compiled as C++: protect,
+ * try_protect, set, reset; retire into the default domain and into domains with a counting
+ * free hook; barriers; and every hostile path of issue 34, each supported or reported by name
+ * in debug builds:
+ *   many_protections            more protections than the per-thread slots (supported)
+ *   thread_exit_holding         a thread that exits holding a protection (supported: it stays
+ *                               in force; debug builds report it, naming hazptr_protect)
+ *   fork_with_protections       fork() while threads hold protections (supported: the child's
+ *                               ghosts keep their objects, the forking thread's own hold)
+ *   retire_protected            retiring an object the caller protects (supported: it waits)
+ *   double_retire               reported in debug builds (naming hazptr_retire), abort
+ *   null_paths                  NULL objects, NULL values, NULL domain and hazard pointer
+ *   domain_destroy_outstanding  a domain destroyed with objects outstanding (supported: they
+ *                               are freed first, waiting for the protection that holds one)
+ * plus the misuse reports (a freed hazard pointer used, freed twice, a barrier that would wait
+ * for its caller or runs from a retired object's function, a retire into a destroyed domain).
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <grace/hazptr.h>
+#include <grace/rcu.h>
+
+#include "gtest_lite.h"
+#define MC_WANT_FMT "grace: misuse: %s: "
+#include "misuse_child.h"
+#define EXPECT_MISUSE(fn, e, call, what) EXPECT_MISUSE_CHILD(fn, MC_##e, call, what)
+
+struct obj {
+	uint64_t magic; /* LIVE until the hook frees it */
+	uint64_t v;
+};
+#define LIVE 0x6c6976656f626a31ull
+#define DEAD 0xdeaddeaddeaddeadull
+
+static uint64_t n_freed;
+
+/* The counting hook of the tests' domains: poisons, then frees. */
+static void counting_free(void *p)
+{
+	struct obj *o = (struct obj *)p;
+
+	REQUIRE(o->magic == LIVE); /* freed once */
+	o->magic = DEAD;
+	free(o);
+	__atomic_fetch_add(&n_freed, 1, __ATOMIC_RELEASE);
+}
+
+static uint64_t freed(void)
+{
+	return __atomic_load_n(&n_freed, __ATOMIC_ACQUIRE);
+}
+
+static struct obj *obj_new(uint64_t v)
+{
+	struct obj *o = (struct obj *)malloc(sizeof(*o));
+
+	REQUIRE(o);
+	o->magic = LIVE;
+	o->v = v;
+	return o;
+}
+
+static struct grace_hazptr_domain *counting_domain(void)
+{
+	struct grace_hazptr_domain *d = grace_hazptr_domain_create();
+
+	REQUIRE(d);
+	REQUIRE(grace_hazptr_set_free_hook(d, counting_free) == 0);
+	return d;
+}
+
+/* Retire n fresh objects into d: enough of them make the calling thread scan. */
+static void churn(struct grace_hazptr_domain *d, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		hazptr_retire(d, obj_new(i));
+}
+
+TEST(protect_reset_free)
+{
+	struct obj *o = obj_new(7), *none = NULL;
+	struct obj *src = o;
+	struct grace_hazptr *h = hazptr_alloc();
+
+	CHECK(h != NULL);
+	CHECK(h->ptr == NULL);
+	CHECK(hazptr_protect(h, &none) == NULL);
+	CHECK(h->ptr == NULL);
+	struct obj *p = hazptr_protect(h, &src);
+	CHECK(p == o && p->v == 7);
+	CHECK(h->ptr == (void *)o);
+	hazptr_reset(h);
+	CHECK(h->ptr == NULL);
+	hazptr_set(h, o);
+	CHECK(h->ptr == (void *)o);
+	hazptr_set(h, NULL);
+	CHECK(h->ptr == NULL);
+	hazptr_free(h);
+	/* The next allocation of this thread takes it back from the thread's cache. */
+	struct grace_hazptr *h2 = hazptr_alloc();
+	CHECK(h2 == h && h2->ptr == NULL);
+	hazptr_free(h2);
+	free(o);
+}
+
+TEST(try_protect)
+{
+	struct obj *a = obj_new(1), *b = obj_new(2);
+	struct obj *src = a, *p = b; /* a stale value: try_protect must fail */
+	struct grace_hazptr *h = hazptr_alloc();
+
+	CHECK(!hazptr_try_protect(h, &p, &src));
+	CHECK(p == a);         /* the current value */
+	CHECK(h->ptr == NULL); /* reset on failure */
+	CHECK(hazptr_try_protect(h, &p, &src));
+	CHECK(p == a && h->ptr == (void *)a);
+	hazptr_free(h);
+	CHECK(h->ptr == NULL);
+	free(a);
+	free(b);
+}
+
+TEST(retire_protected)
+{
+	struct grace_hazptr_domain *d = counting_domain();
+	struct obj *o = obj_new(42);
+	struct obj *src = o;
+	struct grace_hazptr *h = hazptr_alloc();
+	uint64_t f0 = freed();
+
+	CHECK(hazptr_protect(h, &src) == o);
+	src = NULL; /* unlinked */
+	hazptr_retire(d, o);
+	churn(d, 4 * GRACE_HAZPTR_BATCH); /* several scans: o is kept by each */
+	CHECK(o->magic == LIVE && o->v == 42);
+	CHECK(freed() - f0 >= 2 * GRACE_HAZPTR_BATCH); /* the others went */
+	hazptr_reset(h);
+	hazptr_barrier(d);
+	CHECK(freed() - f0 == 4 * GRACE_HAZPTR_BATCH + 1);
+	hazptr_free(h);
+	grace_hazptr_domain_destroy(d);
+}
+
+TEST(default_domain_inline)
+{
+	struct grace_hazptr_stats a, b;
+
+	grace_hazptr_get_stats(&a);
+	for (int i = 0; i < 10 * GRACE_HAZPTR_BATCH; i++)
+		hazptr_retire(NULL, malloc(32));
+	hazptr_retire_fn(NULL, free, malloc(16));
+	hazptr_barrier(NULL);
+	grace_hazptr_get_stats(&b);
+	CHECK(b.retired - a.retired == 10 * GRACE_HAZPTR_BATCH + 1);
+	CHECK(b.reclaimed - a.reclaimed == 10 * GRACE_HAZPTR_BATCH + 1);
+	CHECK(b.scans > a.scans);
+	CHECK(b.records >= 1);
+}
+
+static int fn_runs;
+static void fn_count(void *p)
+{
+	fn_runs++;
+	free(p);
+}
+
+TEST(retire_fn_and_hook)
+{
+	struct grace_hazptr_domain *d = grace_hazptr_domain_create();
+
+	CHECK(d != NULL);
+	CHECK(grace_hazptr_set_free_hook(d, counting_free) == 0);
+	CHECK(grace_hazptr_set_free_hook(d, counting_free) == 0); /* the same again */
+	uint64_t f0 = freed();
+	hazptr_retire(d, obj_new(1));
+	CHECK(grace_hazptr_set_free_hook(d, NULL) == -EBUSY); /* fixed once used */
+	hazptr_retire_fn(d, fn_count, malloc(8));
+	hazptr_barrier(d);
+	CHECK(freed() - f0 == 1);
+	CHECK(fn_runs == 1);
+	grace_hazptr_domain_destroy(d);
+}
+
+TEST(null_paths)
+{
+	struct grace_hazptr_domain *d = counting_domain();
+	struct grace_hazptr *h = hazptr_alloc();
+	void *nothing = NULL;
+
+	hazptr_free(NULL);
+	hazptr_retire(NULL, NULL);
+	hazptr_retire(d, NULL);
+	hazptr_retire_fn(d, fn_count, NULL); /* fn not called */
+	CHECK(grace_hazptr_protect(h, &nothing) == NULL);
+	hazptr_set(h, NULL);
+	hazptr_reset(h);
+	grace_hazptr_retire_srcu(NULL, NULL, NULL);
+	hazptr_barrier(d);
+	hazptr_barrier(NULL);
+	grace_hazptr_domain_destroy(NULL);
+	grace_hazptr_domain_destroy(d);
+	hazptr_free(h);
+}
+
+/* More protections than the per-thread slots (8): the pool provides them. */
+TEST(many_protections)
+{
+	enum { N = 100 };
+	struct grace_hazptr_domain *d = counting_domain();
+	struct grace_hazptr *h[N];
+	struct obj *o[N], *src;
+	struct grace_hazptr_stats st;
+	uint64_t f0 = freed();
+
+	for (int i = 0; i < N; i++) {
+		h[i] = hazptr_alloc();
+		CHECK(h[i] != NULL);
+		o[i] = obj_new((uint64_t)i);
+		src = o[i];
+		CHECK(hazptr_protect(h[i], &src) == o[i]);
+		hazptr_retire(d, o[i]);
+	}
+	grace_hazptr_get_stats(&st);
+	CHECK(st.records >= N);
+	churn(d, 4 * GRACE_HAZPTR_BATCH);
+	for (int i = 0; i < N; i++)
+		CHECK(o[i]->magic == LIVE && o[i]->v == (uint64_t)i);
+	for (int i = 0; i < N; i++)
+		hazptr_free(h[i]);
+	hazptr_barrier(d);
+	CHECK(freed() - f0 == N + 4 * GRACE_HAZPTR_BATCH);
+	grace_hazptr_domain_destroy(d);
+}
+
+/* ---- a domain destroyed with objects outstanding ---- */
+
+static struct obj *volatile held_obj;
+static struct grace_hazptr *volatile held_hp;
+static int hold_go, hold_release;
+
+static void *holder(void *arg)
+{
+	struct obj *src = (struct obj *)arg;
+	struct grace_hazptr *h = hazptr_alloc();
+
+	REQUIRE(hazptr_protect(h, &src) == arg);
+	__atomic_store_n(&hold_go, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&hold_release, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	REQUIRE(((struct obj *)arg)->magic == LIVE);
+	hazptr_free(h);
+	return NULL;
+}
+
+static void *releaser(void *arg)
+{
+	(void)arg;
+	gt_sleep_ms(50);
+	__atomic_store_n(&hold_release, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(domain_destroy_outstanding)
+{
+	struct grace_hazptr_domain *d = counting_domain();
+	struct obj *o = obj_new(5);
+	pthread_t t, r;
+	uint64_t f0 = freed();
+
+	hold_go = hold_release = 0;
+	CHECK(pthread_create(&t, NULL, holder, o) == 0);
+	while (!__atomic_load_n(&hold_go, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	hazptr_retire(d, o);
+	for (int i = 0; i < 50; i++)
+		hazptr_retire(d, obj_new((uint64_t)i));
+	CHECK(pthread_create(&r, NULL, releaser, NULL) == 0);
+	grace_hazptr_domain_destroy(d); /* waits for the holder, then frees all 51 */
+	CHECK(freed() - f0 == 51);
+	pthread_join(t, NULL);
+	pthread_join(r, NULL);
+}
+
+/* ---- readers and an updater ---- */
+
+static struct obj *volatile shared;
+static int stop_readers;
+static uint64_t reads, bad_reads;
+
+static void *reader(void *arg)
+{
+	struct grace_hazptr *h = hazptr_alloc();
+	uint64_t n = 0, bad = 0;
+
+	(void)arg;
+	REQUIRE(h);
+	while (!__atomic_load_n(&stop_readers, __ATOMIC_RELAXED)) {
+		struct obj *p = (struct obj *)grace_hazptr_protect(h, (const void *)&shared);
+		if (p) {
+			if (p->magic != LIVE)
+				bad++;
+			for (int i = 0; i < 20; i++)
+				__asm__ __volatile__("" ::: "memory");
+			if (p->magic != LIVE)
+				bad++;
+		}
+		hazptr_reset(h);
+		n++;
+	}
+	hazptr_free(h);
+	__atomic_fetch_add(&reads, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&bad_reads, bad, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+TEST(readers_and_updater)
+{
+	struct grace_hazptr_domain *d = counting_domain();
+	pthread_t t[3];
+	uint64_t f0 = freed(), updates = 0, t0;
+
+	shared = obj_new(0);
+	stop_readers = 0;
+	for (int i = 0; i < 3; i++)
+		CHECK(pthread_create(&t[i], NULL, reader, NULL) == 0);
+	t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 500000000ull) {
+		struct obj *n = obj_new(++updates);
+		struct obj *old = rcu_xchg_pointer(&shared, n);
+		hazptr_retire(d, old);
+	}
+	__atomic_store_n(&stop_readers, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	hazptr_retire(d, shared);
+	shared = NULL;
+	hazptr_barrier(d);
+	printf("  %llu updates, %llu reads\n", (unsigned long long)updates,
+	       (unsigned long long)reads);
+	CHECK(bad_reads == 0);
+	CHECK(freed() - f0 == updates + 1);
+	grace_hazptr_domain_destroy(d);
+}
+
+/* ---- a thread that exits holding a protection ---- */
+
+static void *exit_holding(void *arg)
+{
+	struct obj *src = (struct obj *)arg;
+	struct grace_hazptr *h = hazptr_alloc();
+
+	REQUIRE(hazptr_protect(h, &src) == arg);
+	held_hp = h; /* handed out; never reset by this thread */
+	return NULL;
+}
+
+static void exit_holding_child(void)
+{
+	pthread_t t;
+	struct obj *o = obj_new(9);
+
+	pthread_create(&t, NULL, exit_holding, o);
+	pthread_join(t, NULL); /* debug builds: reported at the thread's exit, abort */
+}
+
+TEST(thread_exit_holding)
+{
+	if (MC_DEBUG_BUILD) {
+		EXPECT_MISUSE(exit_holding_child, DEBUG_ONLY, "hazptr_protect",
+			      "thread exits holding a protection");
+		return;
+	}
+	/* Release builds: supported, the protection stays in force after the exit. */
+	struct grace_hazptr_domain *d = counting_domain();
+	struct obj *o = obj_new(9);
+	pthread_t t;
+	uint64_t f0 = freed();
+
+	CHECK(pthread_create(&t, NULL, exit_holding, o) == 0);
+	pthread_join(t, NULL);
+	hazptr_retire(d, o);
+	churn(d, 4 * GRACE_HAZPTR_BATCH);
+	CHECK(o->magic == LIVE && o->v == 9);
+	hazptr_reset(held_hp); /* whoever holds the hazard pointer ends it */
+	hazptr_free(held_hp);
+	hazptr_barrier(d);
+	CHECK(freed() - f0 == 4 * GRACE_HAZPTR_BATCH + 1);
+	grace_hazptr_domain_destroy(d);
+}
+
+/* ---- fork with protections held ---- */
+
+static void *fork_holder(void *arg)
+{
+	struct obj *src = (struct obj *)arg;
+	struct grace_hazptr *h = hazptr_alloc();
+
+	REQUIRE(hazptr_protect(h, &src) == arg);
+	__atomic_store_n(&hold_go, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&hold_release, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	hazptr_free(h);
+	return NULL;
+}
+
+TEST(fork_with_protections)
+{
+	struct grace_hazptr_domain *d = counting_domain();
+	struct obj *a = obj_new(1), *b = obj_new(2), *src = b;
+	struct grace_hazptr *hb = hazptr_alloc();
+	pthread_t t;
+	int st = 0;
+	uint64_t f0 = freed();
+
+	hold_go = hold_release = 0;
+	CHECK(pthread_create(&t, NULL, fork_holder, a) == 0); /* another thread protects a */
+	while (!__atomic_load_n(&hold_go, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	CHECK(hazptr_protect(hb, &src) == b); /* this thread protects b */
+	hazptr_retire(d, a);
+	hazptr_retire(d, b);
+	churn(d, GRACE_HAZPTR_BATCH / 2); /* some waiting in this thread's batch at the fork */
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* The child: a's holder is a ghost, its protection stays; b is ours. */
+		churn(d, 4 * GRACE_HAZPTR_BATCH);
+		if (a->magic != LIVE || b->magic != LIVE)
+			_exit(3);
+		hazptr_reset(hb);
+		churn(d, 4 * GRACE_HAZPTR_BATCH);
+		if (a->magic != LIVE)
+			_exit(4);
+		/* b: now unprotected, freed by a scan or at the latest by exit; a stays. */
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* The parent goes on: both protections hold here too. */
+	churn(d, 4 * GRACE_HAZPTR_BATCH);
+	CHECK(a->magic == LIVE && b->magic == LIVE);
+	hazptr_free(hb);
+	__atomic_store_n(&hold_release, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	hazptr_barrier(d);
+	CHECK(freed() - f0 == 2 + GRACE_HAZPTR_BATCH / 2 + 4 * GRACE_HAZPTR_BATCH);
+	grace_hazptr_domain_destroy(d);
+}
+
+/* ---- misuse ---- */
+
+static void double_retire(void)
+{
+	void *p = malloc(8);
+
+	hazptr_retire(NULL, p);
+	hazptr_retire(NULL, p);
+	hazptr_barrier(NULL);
+}
+
+static void use_after_free(void)
+{
+	struct grace_hazptr *h = hazptr_alloc();
+	void *x = &h, *src = x;
+
+	hazptr_free(h);
+	(void)grace_hazptr_protect(h, &src);
+}
+
+static void free_twice(void)
+{
+	struct grace_hazptr *h = hazptr_alloc();
+
+	hazptr_free(h);
+	grace_hazptr_free(h);
+}
+
+static void barrier_own_protection(void)
+{
+	struct grace_hazptr_domain *d = grace_hazptr_domain_create();
+	struct grace_hazptr *h = hazptr_alloc();
+	void *o = malloc(8), *src = o;
+
+	(void)grace_hazptr_protect(h, &src);
+	hazptr_retire(d, o);
+	hazptr_barrier(d); /* would wait for itself */
+}
+
+static void barrier_in_fn(void *p)
+{
+	free(p);
+	hazptr_barrier(NULL);
+}
+
+static void barrier_from_fn(void)
+{
+	hazptr_retire_fn(NULL, barrier_in_fn, malloc(8));
+	hazptr_barrier(NULL);
+}
+
+static void retire_destroyed(void)
+{
+	struct grace_hazptr_domain *d = grace_hazptr_domain_create();
+
+	grace_hazptr_domain_destroy(d);
+	hazptr_retire(d, malloc(8));
+}
+
+TEST(misuse)
+{
+	EXPECT_MISUSE(double_retire, DEBUG_UB, "hazptr_retire", "retired twice");
+	EXPECT_MISUSE(use_after_free, DEBUG_ONLY, "hazptr_protect", "not held");
+	EXPECT_MISUSE(free_twice, DEBUG_UB, "hazptr_free", "not held");
+	EXPECT_MISUSE(barrier_own_protection, DEBUG_HANG, "hazptr_barrier",
+		      "the calling thread protects");
+	EXPECT_MISUSE(barrier_from_fn, FATAL, "hazptr_barrier", "retired object's function");
+	EXPECT_MISUSE(retire_destroyed, DEBUG_UB, "hazptr_retire", "was destroyed");
+}
+
+GT_MAIN()
