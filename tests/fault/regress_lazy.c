@@ -320,6 +320,12 @@ static void fork_with_lazy_pending(void *arg)
 }
 TEST(fork_with_lazy_pending)
 {
+#if defined(__SANITIZE_THREAD__)
+	/* TSan's runtime is not fork-safe once threads ran: the child can die in TSan itself
+	 * ("dup thread with used id") before the library runs. Release, debug and ASan run it. */
+	printf("  skipped under ThreadSanitizer (fork after threads)\n");
+	return;
+#endif
 	CHECK(run_case(fork_with_lazy_pending, "fork with lazy callbacks pending", "not run") == 0);
 }
 
