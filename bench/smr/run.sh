@@ -34,10 +34,13 @@ threads_sweep() {
 }
 
 # The allocators: glibc always; the others when their shared object is installed.
+# awk reads ldconfig's whole output: exiting at the first match could end ldconfig with
+# SIGPIPE, which pipefail turns into a failure of the assignment and set -e into the end of
+# the run (it happened at the last allocator point of a full run).
 alloc_so() {
   case "$1" in
-    jemalloc) ldconfig -p 2>/dev/null | awk '/libjemalloc\.so\.2 /{print $NF; exit}' ;;
-    mimalloc) ldconfig -p 2>/dev/null | awk '/libmimalloc\.so\.2 /{print $NF; exit}' ;;
+    jemalloc) ldconfig -p 2>/dev/null | awk '/libjemalloc\.so\.2 / && !f {print $NF; f = 1}' ;;
+    mimalloc) ldconfig -p 2>/dev/null | awk '/libmimalloc\.so\.2 / && !f {print $NF; f = 1}' ;;
   esac
 }
 allocs=""
