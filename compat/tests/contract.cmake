@@ -36,6 +36,13 @@ if(NOT CMAKE_CROSSCOMPILING)
   if(GRACE_DEBUG)
     list(APPEND _cc_mix_flags -DGRACE_DEBUG=1)
   endif()
+  # A sanitized libgrace needs its runtime first in the program it is linked into.
+  if(GRACE_SANITIZE)
+    list(APPEND _cc_mix_flags -fsanitize=address,undefined -fno-omit-frame-pointer)
+  endif()
+  if(GRACE_TSAN)
+    list(APPEND _cc_mix_flags -fsanitize=thread)
+  endif()
   add_test(NAME compat_contract_liburcu_mix
            COMMAND ${CMAKE_COMMAND} -DC_COMPILER=${CMAKE_C_COMPILER}
                    -DCOMPAT_INCLUDE=${PROJECT_SOURCE_DIR}/compat/include

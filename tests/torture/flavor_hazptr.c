@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <grace/arch/atomic.h>
 #include <grace/hazptr.h>
 
 #include "torture.h"
@@ -138,7 +139,7 @@ static bool hp_ongoing(void)
 static void barrier_m(void)
 {
 	if (slots[0].h[0] && slots[0].h[0]->fence) {
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		grace_smp_mb(); /* TSan builds: an RMW it models (arch/atomic.h) */
 		return;
 	}
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
