@@ -44,7 +44,7 @@ GRACE_BEGIN_DECLS
  * of the ABI (the inline protect reads `fence` and writes `ptr`).
  */
 struct grace_hazptr {
-	void *ptr;             /* the protected object, NULL: none (owner: release stores) */
+	void *ptr;             /* the protected object or NULL (stored with release) */
 	uint32_t fence;        /* fence fallback: publish with a full fence (fixed at creation) */
 	uint32_t grace__state; /* library: free, cached or held */
 	struct grace_hazptr *grace__next; /* library: the pool's free list */
