@@ -238,15 +238,29 @@ static void memb_register_blocked(struct grace__reader *r, bool explicit_)
 	r->tid = grace__gettid();
 	r->stall_seq = 0;
 	r->flags = GRACE__F_REGISTERED | (explicit_ ? GRACE__F_EXPLICIT : 0) |
-		   (r->flags & GRACE__F_EXITING);
+		   (r->flags & (GRACE__F_EXITING | GRACE__F_KEYED));
 	/* No updater writes the word before grace__registry_add() publishes the thread. */
 	r->waiter = memb_own_bits(r);
 	grace__ann_ignore(r, sizeof(*r)); /* Valgrind: ctr and waiter are shared atomics */
 	/* At rest before it becomes visible to scans: not holding any grace period. */
 	grace_store_relaxed(&r->ctr, memb_rest(r));
 	grace__registry_add(&memb_registry, r);
-	/* Unregister at thread exit (pthread key destructors run while TLS is still valid). */
-	pthread_setspecific(memb_key, r);
+	/*
+	 * Unregister at thread exit (pthread key destructors run while TLS is still valid). The
+	 * key stays set from the first registration to the exit destructor, across
+	 * rcu_unregister_thread(): a thread that unregistered and then enters a section after
+	 * glibc's key destructors are done (a handler in libc's last steps of thread exit, or
+	 * another key's destructor in the last round) would otherwise register for good with no
+	 * destructor left to run, leaving its dead TLS in the registry. With the key kept, the
+	 * destructor runs for every thread that ever registered and sets GRACE__F_EXITING, after
+	 * which a section registers the thread for its own length only. An exiting thread's
+	 * section sets nothing: it unregisters at its unlock, and a key set again would only cost
+	 * glibc another round.
+	 */
+	if (!(r->flags & GRACE__F_EXITING) && !(r->flags & GRACE__F_KEYED)) {
+		pthread_setspecific(memb_key, r);
+		r->flags |= GRACE__F_KEYED;
+	}
 }
 
 /* Signals blocked: see memb_register(). A handler that ran a section before the block may
@@ -257,11 +271,10 @@ static void memb_unregister_blocked(struct grace__reader *r)
 		return;
 	grace__registry_del(&memb_registry, r);
 	GRACE__TEST_PAUSE("unregister"); /* debug builds: tests signal the thread here */
-	r->flags &= GRACE__F_EXITING;
+	r->flags &= GRACE__F_EXITING | GRACE__F_KEYED; /* the key stays: see memb_register() */
 	grace_store_relaxed(&r->ctr, GRACE__R_SLOW);
 	/* No updater writes it any more (grace__registry_del() under the lock). */
 	grace_store_relaxed(&r->waiter, 0);
-	pthread_setspecific(memb_key, NULL);
 }
 
 static void memb_unregister(struct grace__reader *r)
@@ -293,8 +306,11 @@ static void memb_thread_exit_blocked(struct grace__reader *r)
 {
 	uint64_t c = grace_load_relaxed(&r->ctr);
 
-	if (!(r->flags & GRACE__F_REGISTERED))
+	if (!(r->flags & GRACE__F_REGISTERED)) {
+		/* Unregistered by rcu_unregister_thread() (the key stays: memb_register()). */
+		r->flags = GRACE__F_EXITING;
 		return;
+	}
 	if (memb_underflow(c))
 		grace__misuse_fatal(
 			"rcu_read_unlock",

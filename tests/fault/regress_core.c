@@ -19,6 +19,7 @@
  * The cases that hang on the old code run in a child with a time limit (fault_run) or an
  * alarm (misuse_child.h).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -299,6 +300,7 @@ TEST(stall_handler_other_flavor_is_fine)
 /* ---- sections in other keys' destructors, after grace's ---- */
 
 static pthread_key_t late_key;
+static bool late_unregister;
 
 /* Created after grace's keys, so in each round it runs after grace's destructor; it keeps
  * itself set, so it runs in every one of glibc's rounds, the last included. */
@@ -306,11 +308,15 @@ static void late_dtor(void *v)
 {
 	long n = (long)v;
 
-	rcu_register_thread(); /* optional: after the exit destructor it does nothing */
-	rcu_read_lock();
-	rcu_read_lock();
-	rcu_read_unlock();
-	rcu_read_unlock();
+	/* After rcu_unregister_thread(): the first section in glibc's last round, when no
+	 * destructor set then would run again. */
+	if (!late_unregister || n >= PTHREAD_DESTRUCTOR_ITERATIONS) {
+		rcu_register_thread(); /* optional: after the exit destructor it does nothing */
+		rcu_read_lock();
+		rcu_read_lock();
+		rcu_read_unlock();
+		rcu_read_unlock();
+	}
 	if (n < 16)
 		pthread_setspecific(late_key, (void *)(n + 1));
 }
@@ -321,6 +327,8 @@ static void *late_thread(void *arg)
 	pthread_setspecific(late_key, (void *)1);
 	rcu_read_lock();
 	rcu_read_unlock();
+	if (late_unregister)
+		rcu_unregister_thread(); /* unregistered before exit: the destructor still runs */
 	return NULL;
 }
 
@@ -357,6 +365,20 @@ TEST(reads_in_a_later_key_destructor)
 #endif
 	CHECK(run_child(late_child, "synchronize_rcu after reads in the last destructor round") ==
 	      0);
+}
+
+/* The same after rcu_unregister_thread(): the thread's sections in the last round (or in a
+ * signal handler after glibc's key destructors) must not register it for good. */
+TEST(reads_in_a_later_key_destructor_after_unregister)
+{
+#if defined(__SANITIZE_THREAD__) || defined(GRACE_TSAN)
+	printf("  TSan: not run (the case scribbles over a dead thread's stack and TLS)\n");
+	return;
+#endif
+	late_unregister = true; /* the child inherits it */
+	CHECK(run_child(late_child, "synchronize_rcu after an unregistered thread read in the last "
+				    "destructor round") == 0);
+	late_unregister = false;
 }
 
 /* ---- a barrier waiting on a blocked callback ---- */

@@ -78,5 +78,8 @@ struct grace__shared_ctr {
 /* Default flavor: the thread's exit destructor has run; later sections (other pthread key
  * destructors of the exiting thread) register only for their own length (flavor/memb.c). */
 #define GRACE__F_EXITING 4u
+/* Default flavor: the thread's exit destructor is set (its pthread key holds the reader; kept
+ * from the first registration to thread exit, flavor/memb.c). */
+#define GRACE__F_KEYED 8u
 
 #endif /* GRACE_INTERNAL_READER_H */
