@@ -94,6 +94,7 @@
 #include "core/lock.h"
 #include "core/options.h"
 #include "core/sys.h"
+#include "core/ownsteal.h"
 #include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 #include "engine/callback.h"
 #include "engine/freeblk.h"
@@ -187,156 +188,63 @@ static __thread struct grace__flavor *init_flavor GRACE_TLS_IE;
 static pthread_key_t ftls_key;
 static pthread_once_t free_once = PTHREAD_ONCE_INIT;
 
-static GRACE_NOINLINE void c_lock_slow(struct fcache *c)
-{
-	for (unsigned int i = 0;; i++) {
-		if (grace_load_relaxed(&c->lock) == 0 &&
-		    grace_xchg(&c->lock, 1u, __ATOMIC_ACQUIRE) == 0)
-			return;
-		if (i < 128)
-			grace_cpu_relax();
-		else
-			sched_yield(); /* the holder was preempted: let it run */
-	}
-}
-
-/* Acquire: everything the previous holder did to the cache happens before what we do next
- * (pairs with the release in c_unlock). */
-static inline void c_lock(struct fcache *c)
-{
-	if (GRACE_LIKELY(grace_xchg(&c->lock, 1u, __ATOMIC_ACQUIRE) == 0))
-		return;
-	c_lock_slow(c);
-}
-
-static inline bool c_trylock(struct fcache *c)
-{
-	return grace_load_relaxed(&c->lock) == 0 && grace_xchg(&c->lock, 1u, __ATOMIC_ACQUIRE) == 0;
-}
-
-/* Release: pairs with the acquire exchange of the next holder. */
-static inline void c_unlock(struct fcache *c)
-{
-	grace_store_release(&c->lock, 0u);
-}
-
 /*
  * Who touches a cache. The owner calls free_rcu() at every update; another thread touches its
  * cache rarely: the monitor when the owner has gone idle, a barrier, fork, process exit. So the
- * owner pays nothing: an asymmetric Dekker pair, as the default flavor's readers (memb.c).
- *
- *   owner (own_enter/own_exit)            other thread (steal_mark, barrier S, steal_take)
- *   busy = 1                              steal += 1
- *   barrier O: compiler only              barrier S: membarrier (a full barrier on every
- *   if steal == 0: the call, lock-free        running thread of the process)
- *   busy = 0 (release)                    wait until busy == 0 (acquire); take `lock`
- *   else: busy = 0; take `lock` (slow)    ... steal_release: drop `lock`, steal -= 1 (release)
- *
- * Barrier S orders the stealer's increment before its load of busy, and puts a full barrier
- * on the owner's CPU between the owner's store of busy and its load of steal if the owner runs
- * then; an owner that does not run is past a context switch, a full barrier too. So either the
- * stealer sees busy == 1 and waits for the owner's release store (which orders the whole call
- * before the stealer's accesses), or the owner's load of steal follows barrier S and sees the
- * increment, and the owner takes the lock instead, which the stealer holds. A stealer's
- * accesses precede its release decrement of steal, so an owner that later reads 0 (acquire)
- * sees them. Without membarrier (fallback, TSan builds) both sides use seq_cst operations and
- * a fence: the exchange the owner paid before.
- *
- * The owner's fast path was an exchange on `lock`: an atomic read-modify-write that waits
- * for every store before it to reach the cache, in an updater the stores of the update it
- * just made to lines the readers share. bench/hashtable (2 threads, 25% updates) spent 17% of
- * the process there; the pair above costs two plain stores and a load.
+ * owner pays nothing: the asymmetric Dekker pair of core/ownsteal.h (its argument is there), on
+ * the cache's rt.busy and rt.steal, and the cache's spin lock `lock`. An exiting owner frees
+ * its cache once it holds the lock (cache_retire): steal_release() drops the count first.
  */
-static inline bool own_enter(struct fcache *c, const char *call)
+static inline void c_lock(struct fcache *c)
 {
-#if GRACE__LIB_DEBUG
-	/* Only a signal handler that interrupted the owner's call can find busy set. */
-	if (grace_load_relaxed(&c->rt.busy))
-		grace__misuse_fatal(call,
-				    "called from a signal handler that interrupted a call of this "
-				    "thread: the per-thread cache is not async-signal-safe");
-#endif
-	if (GRACE_LIKELY(grace__use_membarrier)) {
-		grace_store_relaxed(&c->rt.busy, 1u);
-		grace_barrier(); /* barrier O: pairs with barrier S (membarrier) in the stealer */
-	} else {
-		/* Fallback: a full barrier between the store and the load (pairs with the
-		 * stealer's seq_cst increment and fence). */
-		(void)grace_xchg(&c->rt.busy, 1u, __ATOMIC_SEQ_CST);
-	}
-	/* seq_cst: the Dekker load (a plain load on x86, ldar on arm64); it also acquires a
-	 * finished stealer's accesses (its release decrement). */
-	if (GRACE_LIKELY(__atomic_load_n(&c->rt.steal, __ATOMIC_SEQ_CST) == 0))
-		return true;
-	grace_store_release(&c->rt.busy, 0u); /* a stealer may be waiting for it */
-	c_lock(c);
-	return false;
+	grace__spin_lock(&c->lock);
 }
 
-/* Release: the call's accesses happen before a stealer's (pairs with its acquire of busy). */
+static inline void c_unlock(struct fcache *c)
+{
+	grace__spin_unlock(&c->lock);
+}
+
+static inline bool own_enter(struct fcache *c, const char *call)
+{
+	return grace__own_enter(&c->rt, &c->lock, call, "the per-thread cache");
+}
+
 static inline void own_exit(struct fcache *c, bool fast)
 {
-	if (GRACE_LIKELY(fast))
-		grace_store_release(&c->rt.busy, 0u);
-	else
-		c_unlock(c);
+	grace__own_exit(&c->rt, &c->lock, fast);
 }
 
 /* Stealing: mark every cache wanted, one barrier S for all of them, then take each. */
 static inline void steal_mark(struct fcache *c)
 {
-	(void)grace_fetch_add(&c->rt.steal, 1u, __ATOMIC_SEQ_CST);
+	grace__steal_mark(&c->rt);
 }
 
-/* Barrier S (above): after steal_mark, before steal_take. */
 static inline void steal_barrier(void)
 {
-	grace__heavy_barrier();
+	grace__steal_barrier();
 }
 
-/* Wait until the owner is out of its call. A marked cache's owner finishes its call and takes
- * the slow path at its next one, so the wait is one call long (or the owner's preemption: yield
- * to it). */
-static void steal_wait_owner(struct fcache *c)
-{
-	/* seq_cst (acquire): pairs with the owner's release of busy; the Dekker load. */
-	for (unsigned int i = 0; __atomic_load_n(&c->rt.busy, __ATOMIC_SEQ_CST); i++) {
-		if (i < 128)
-			grace_cpu_relax();
-		else
-			sched_yield();
-	}
-}
-
-/* Wait for the owner, then take the lock. */
 static void steal_take(struct fcache *c)
 {
-	steal_wait_owner(c);
-	c_lock(c);
+	grace__steal_take(&c->rt, &c->lock);
 }
 
 /* The monitor's variant: give up if another stealer or the owner's slow path holds the lock. */
 static bool steal_trytake(struct fcache *c)
 {
-	steal_wait_owner(c);
-	return c_trylock(c);
+	return grace__steal_trytake(&c->rt, &c->lock);
 }
 
-/* Release: what the stealer did happens before the owner's next lock-free call (pairs with the
- * owner's seq_cst load of steal). The count drops first and the lock last: an exiting owner
- * frees its cache once it holds the lock (cache_retire), so nothing may touch the cache after
- * the unlock. The owner's lock-free call does not touch `lock`, so it may start in between. */
 static inline void steal_release(struct fcache *c)
 {
-	(void)grace_fetch_sub(&c->rt.steal, 1u, __ATOMIC_RELEASE);
-	c_unlock(c);
+	grace__steal_release(&c->rt, &c->lock);
 }
 
-/* A mark given up without taking the cache (the monitor's trylock failed): release, like
- * steal_release(), though nothing was touched; the owner's next call sees 0 or the others'. */
 static inline void steal_unmark(struct fcache *c)
 {
-	(void)grace_fetch_sub(&c->rt.steal, 1u, __ATOMIC_RELEASE);
+	grace__steal_unmark(&c->rt);
 }
 
 /* Has a grace period completed since the sequence read seq0? (bits 2+ count completions) */

@@ -13,6 +13,7 @@
 
 #include "core/diag.h"
 #include "core/lock.h"
+#include "core/ptrset.h"
 #include "engine/free.h"
 
 #define POISON_BYTE 0x6b
@@ -22,105 +23,30 @@ void (*grace__free_fn)(void *ptr) = free;
 /* ---- debug builds: the set of queued pointers, and poisoning ---- */
 
 #if GRACE__LIB_DEBUG
-#define DBG_TOMB ((uintptr_t)1)
-static struct grace__lock dbg_lock = GRACE__LOCK_INIT;
-static uintptr_t *dbg_tab; /* open addressing: 0 empty, DBG_TOMB deleted, else a pointer */
-static size_t dbg_cap, dbg_used, dbg_live;
-
-static size_t dbg_hash(uintptr_t p, size_t cap)
-{
-	return (size_t)(((uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-/* Rehash into a table with room (twice the size unless tombstones filled it). dbg_lock held. */
-static bool dbg_grow(void)
-{
-	size_t ncap = dbg_cap == 0 ? 1024 : dbg_live * 4 < dbg_cap ? dbg_cap : dbg_cap * 2;
-	uintptr_t *n = (uintptr_t *)calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return false;
-	for (size_t i = 0; i < dbg_cap; i++) {
-		uintptr_t v = dbg_tab[i];
-		if (v <= DBG_TOMB)
-			continue;
-		size_t j = dbg_hash(v, ncap);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = v;
-	}
-	free(dbg_tab);
-	dbg_tab = n;
-	dbg_cap = ncap;
-	dbg_used = dbg_live;
-	return true;
-}
+static struct grace__ptrset queued = GRACE__PTRSET_INIT;
 
 void grace__fblk_dbg_add(void *ptr, const char *call)
 {
-	uintptr_t p = (uintptr_t)ptr;
-	size_t tomb = SIZE_MAX, i;
-
-	grace__lock(&dbg_lock);
-	if ((dbg_used + 1) * 2 > dbg_cap && !dbg_grow()) {
-		grace__unlock(&dbg_lock); /* no memory for the check: skip it */
-		return;
-	}
-	for (i = dbg_hash(p, dbg_cap);; i = (i + 1) & (dbg_cap - 1)) {
-		uintptr_t v = dbg_tab[i];
-		if (v == p) {
-			grace__unlock(&dbg_lock);
-			grace__misuse_fatal(call,
-					    "pointer %p queued twice: it already waits for a grace "
-					    "period (it would be freed twice)",
-					    ptr);
-		}
-		if (v == DBG_TOMB) {
-			if (tomb == SIZE_MAX)
-				tomb = i;
-			continue;
-		}
-		if (v == 0)
-			break;
-	}
-	if (tomb != SIZE_MAX) {
-		dbg_tab[tomb] = p;
-	} else {
-		dbg_tab[i] = p;
-		dbg_used++;
-	}
-	dbg_live++;
-	grace__unlock(&dbg_lock);
+	if (!grace__ptrset_add(&queued, ptr))
+		grace__misuse_fatal(call,
+				    "pointer %p queued twice: it already waits for a grace "
+				    "period (it would be freed twice)",
+				    ptr);
 }
 
 void grace__fblk_dbg_del(void *ptr)
 {
-	uintptr_t p = (uintptr_t)ptr;
-
-	grace__lock(&dbg_lock);
-	for (size_t i = dbg_cap ? dbg_hash(p, dbg_cap) : 0; dbg_cap; i = (i + 1) & (dbg_cap - 1)) {
-		uintptr_t v = dbg_tab[i];
-		if (v == p) {
-			dbg_tab[i] = DBG_TOMB;
-			dbg_live--;
-			break;
-		}
-		if (v == 0)
-			break;
-	}
-	grace__unlock(&dbg_lock);
+	grace__ptrset_del(&queued, ptr);
 }
-#endif
 
-#if GRACE__LIB_DEBUG
 void grace__fblk_dbg_lock(void)
 {
-	grace__lock(&dbg_lock);
+	grace__lock(&queued.lock);
 }
 
 void grace__fblk_dbg_unlock(void)
 {
-	grace__unlock(&dbg_lock);
+	grace__unlock(&queued.lock);
 }
 #endif
 

@@ -73,8 +73,8 @@
  *  tests/hazptr/test_bound.c checks it with a reader stuck for the whole test.
  *
  * Who touches a cache. Its owner at every retire; another thread rarely: a barrier, fork, process
- * exit. The owner pays no atomic: the asymmetric Dekker pair of engine/free.c ("Who touches a
- * cache"), on the same words (struct grace__retire: busy, steal), so that the inline retire
+ * exit. The owner pays no atomic: the asymmetric Dekker pair of core/ownsteal.h (shared with
+ * engine/free.c), on the same words (struct grace__retire: busy, steal), so that the inline retire
  * of internal/retire.h serves both:
  *   owner: busy = 1; barrier O (compiler; pairs with S); if steal == 0: the call, lock-free;
  *          busy = 0 (release). Else busy = 0 and take the cache's lock.
@@ -124,7 +124,9 @@
 #include "core/diag.h"
 #include "core/init.h"
 #include "core/lock.h"
+#include "core/ptrset.h"
 #include "core/sys.h"
+#include "core/ownsteal.h"
 #include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 
 #define BLK_RECS 8
@@ -274,96 +276,23 @@ static bool thread_register(void)
 /* ---- debug builds: the set of retired pointers, and poisoning ---- */
 
 #if GRACE__LIB_DEBUG
-#define DBG_TOMB ((uintptr_t)1)
-static struct grace__lock dbg_lock = GRACE__LOCK_INIT;
-static uintptr_t *dbg_tab; /* open addressing: 0 empty, DBG_TOMB deleted, else a pointer */
-static size_t dbg_cap, dbg_used, dbg_live;
+static struct grace__ptrset retired_set = GRACE__PTRSET_INIT;
 /* Destroyed domains are kept (poisoned), so that a retire into one is reported, not a use
  * after free. */
 static struct grace_hazptr_domain *dbg_dead_doms;
 
-static size_t dbg_hash(uintptr_t p, size_t cap)
-{
-	return (size_t)(((uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-static bool dbg_grow(void)
-{
-	size_t ncap = dbg_cap == 0 ? 1024 : dbg_live * 4 < dbg_cap ? dbg_cap : dbg_cap * 2;
-	uintptr_t *n = (uintptr_t *)calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return false;
-	for (size_t i = 0; i < dbg_cap; i++) {
-		uintptr_t v = dbg_tab[i];
-		if (v <= DBG_TOMB)
-			continue;
-		size_t j = dbg_hash(v, ncap);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = v;
-	}
-	free(dbg_tab);
-	dbg_tab = n;
-	dbg_cap = ncap;
-	dbg_used = dbg_live;
-	return true;
-}
-
 static void dbg_add(void *ptr, const char *call)
 {
-	uintptr_t p = (uintptr_t)ptr;
-	size_t tomb = SIZE_MAX, i;
-
-	grace__lock(&dbg_lock);
-	if ((dbg_used + 1) * 2 > dbg_cap && !dbg_grow()) {
-		grace__unlock(&dbg_lock);
-		return;
-	}
-	for (i = dbg_hash(p, dbg_cap);; i = (i + 1) & (dbg_cap - 1)) {
-		uintptr_t v = dbg_tab[i];
-		if (v == p) {
-			grace__unlock(&dbg_lock);
-			grace__misuse_fatal(
-				call,
-				"object %p retired twice: it already waits for the hazard "
-				"pointers to let go (it would be freed twice)",
-				ptr);
-		}
-		if (v == DBG_TOMB) {
-			if (tomb == SIZE_MAX)
-				tomb = i;
-			continue;
-		}
-		if (v == 0)
-			break;
-	}
-	if (tomb != SIZE_MAX) {
-		dbg_tab[tomb] = p;
-	} else {
-		dbg_tab[i] = p;
-		dbg_used++;
-	}
-	dbg_live++;
-	grace__unlock(&dbg_lock);
+	if (!grace__ptrset_add(&retired_set, ptr))
+		grace__misuse_fatal(call,
+				    "object %p retired twice: it already waits for the hazard "
+				    "pointers to let go (it would be freed twice)",
+				    ptr);
 }
 
 static void dbg_del(void *ptr)
 {
-	uintptr_t p = (uintptr_t)ptr;
-
-	grace__lock(&dbg_lock);
-	for (size_t i = dbg_cap ? dbg_hash(p, dbg_cap) : 0; dbg_cap; i = (i + 1) & (dbg_cap - 1)) {
-		uintptr_t v = dbg_tab[i];
-		if (v == p) {
-			dbg_tab[i] = DBG_TOMB;
-			dbg_live--;
-			break;
-		}
-		if (v == 0)
-			break;
-	}
-	grace__unlock(&dbg_lock);
+	grace__ptrset_del(&retired_set, ptr);
 }
 #endif
 
@@ -660,91 +589,40 @@ static void orphans_judge(struct hp_cache *c, bool have)
 
 /* ---- who touches a cache (top of the file) ---- */
 
-static GRACE_NOINLINE void c_lock_slow(struct hp_cache *c)
-{
-	for (unsigned int i = 0;; i++) {
-		if (grace_load_relaxed(&c->lock) == 0 &&
-		    grace_xchg(&c->lock, 1u, __ATOMIC_ACQUIRE) == 0)
-			return;
-		if (i < 128)
-			grace_cpu_relax();
-		else
-			sched_yield();
-	}
-}
-
-/* Acquire: pairs with the release in c_unlock. */
+/* The owner/stealer pair and the spin lock of core/ownsteal.h, on the cache's rt and lock. */
 static inline void c_lock(struct hp_cache *c)
 {
-	if (GRACE_LIKELY(grace_xchg(&c->lock, 1u, __ATOMIC_ACQUIRE) == 0))
-		return;
-	c_lock_slow(c);
+	grace__spin_lock(&c->lock);
 }
 
 static inline void c_unlock(struct hp_cache *c)
 {
-	grace_store_release(&c->lock, 0u); /* pairs with the next holder's acquire */
+	grace__spin_unlock(&c->lock);
 }
 
 static inline bool own_enter(struct hp_cache *c, const char *call)
 {
-#if GRACE__LIB_DEBUG
-	if (grace_load_relaxed(&c->rt.busy))
-		grace__misuse_fatal(call, "called from a signal handler that interrupted a call of "
-					  "this thread: the retire cache is not async-signal-safe");
-#else
-	(void)call;
-#endif
-	if (GRACE_LIKELY(grace__use_membarrier)) {
-		grace_store_relaxed(&c->rt.busy, 1u);
-		grace_barrier(); /* barrier O: pairs with barrier S (membarrier) in the stealer */
-	} else {
-		/* Fallback: a full barrier between the store and the load (pairs with the
-		 * stealer's seq_cst increment and fence). */
-		(void)grace_xchg(&c->rt.busy, 1u, __ATOMIC_SEQ_CST);
-	}
-	/* seq_cst: the Dekker load; it also acquires a finished stealer's accesses (its release
-	 * decrement of steal). */
-	if (GRACE_LIKELY(__atomic_load_n(&c->rt.steal, __ATOMIC_SEQ_CST) == 0))
-		return true;
-	grace_store_release(&c->rt.busy, 0u); /* a stealer may be waiting for it */
-	c_lock(c);
-	return false;
+	return grace__own_enter(&c->rt, &c->lock, call, "the retire cache");
 }
 
-/* Release: the call's accesses happen before a stealer's (pairs with its acquire of busy). */
 static inline void own_exit(struct hp_cache *c, bool fast)
 {
-	if (GRACE_LIKELY(fast))
-		grace_store_release(&c->rt.busy, 0u);
-	else
-		c_unlock(c);
+	grace__own_exit(&c->rt, &c->lock, fast);
 }
 
 static inline void steal_mark(struct hp_cache *c)
 {
-	(void)grace_fetch_add(&c->rt.steal, 1u, __ATOMIC_SEQ_CST);
+	grace__steal_mark(&c->rt);
 }
 
-/* Wait until the owner is out of its call, then take the lock. */
 static void steal_take(struct hp_cache *c)
 {
-	/* seq_cst (acquire): pairs with the owner's release of busy; the Dekker load. */
-	for (unsigned int i = 0; __atomic_load_n(&c->rt.busy, __ATOMIC_SEQ_CST); i++) {
-		if (i < 128)
-			grace_cpu_relax();
-		else
-			sched_yield();
-	}
-	c_lock(c);
+	grace__steal_take(&c->rt, &c->lock);
 }
 
-/* Release: what the stealer did happens before the owner's next lock-free call (pairs with
- * the owner's seq_cst load of steal). */
 static inline void steal_release(struct hp_cache *c)
 {
-	(void)grace_fetch_sub(&c->rt.steal, 1u, __ATOMIC_RELEASE);
-	c_unlock(c);
+	grace__steal_release(&c->rt, &c->lock);
 }
 
 /* ---- pend ---- */
@@ -1440,7 +1318,7 @@ void grace__hazptr_atfork_prepare(void)
 	grace__lock(&thr_lock);
 	grace__lock(&rec_lock);
 #if GRACE__LIB_DEBUG
-	grace__lock(&dbg_lock);
+	grace__lock(&retired_set.lock);
 #endif
 }
 
@@ -1449,7 +1327,7 @@ void grace__hazptr_atfork_parent(void)
 	struct hp_cache *c;
 
 #if GRACE__LIB_DEBUG
-	grace__unlock(&dbg_lock);
+	grace__unlock(&retired_set.lock);
 #endif
 	grace__unlock(&rec_lock);
 	grace__unlock(&thr_lock);
@@ -1499,7 +1377,7 @@ void grace__hazptr_atfork_child(void)
 	/* The locks of prepare, in the parent's order; the forking thread's cache is the only
 	 * one left (the others were freed above). */
 #if GRACE__LIB_DEBUG
-	grace__unlock(&dbg_lock);
+	grace__unlock(&retired_set.lock);
 #endif
 	grace__unlock(&rec_lock);
 	grace__unlock(&thr_lock);
