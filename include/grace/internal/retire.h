@@ -15,7 +15,7 @@
  *
  * Who else touches the state: another thread that takes the cache (the monitor of an idle
  * thread, a barrier, fork, process exit) increments `steal`, runs membarrier and waits until
- * `busy` is 0 (engine/free.c, "Who touches a cache": an asymmetric Dekker pair, as the default
+ * `busy` is 0 (src/core/ownsteal.h: an asymmetric Dekker pair, as the default
  * flavor's readers). So the owner's fast path stores busy, then (compiler barrier: the
  * stealer's membarrier is the other half) loads steal, and appends only if no one steals.
  * Without membarrier the library leaves lim at 0, and every call takes the slow path; so do
