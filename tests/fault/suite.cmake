@@ -18,6 +18,10 @@ target_link_libraries(fault_dlopen PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 foreach(_v "" _static)
   add_test(NAME fault_dlopen${_v} COMMAND fault_dlopen $<TARGET_FILE:fault_plugin${_v}>)
   set_tests_properties(fault_dlopen${_v} PROPERTIES TIMEOUT 300 LABELS quick)
+  # The same under the lazy policy: workers that sleep on a timer when the plugin goes.
+  add_test(NAME fault_dlopen${_v}_lazy COMMAND fault_dlopen $<TARGET_FILE:fault_plugin${_v}>)
+  set_tests_properties(fault_dlopen${_v}_lazy PROPERTIES TIMEOUT 300 LABELS quick
+                       ENVIRONMENT GRACE_POLICY=lazy)
   add_test(NAME fault_dlopen${_v}_long COMMAND fault_dlopen $<TARGET_FILE:fault_plugin${_v}>)
   set_tests_properties(fault_dlopen${_v}_long PROPERTIES TIMEOUT 3600 LABELS long
                        ENVIRONMENT GRACE_FAULT_RUNS=5000)
