@@ -30,6 +30,7 @@ docs_done=0
 for c in "${configs[@]}"; do
   if [ "$c" = lint ]; then
     scripts/lint.sh || fail=1
+    echo "=== lint: done at ${SECONDS} s"
     continue
   fi
   case "$c" in
@@ -70,7 +71,7 @@ for c in "${configs[@]}"; do
     echo "=== release: ABI check (abi/libgrace.abi)"
     scripts/abi-check.sh "$dir" || fail=1
   fi
-  echo "=== $c: ctest"
+  echo "=== $c: built at ${SECONDS} s; ctest"
   label=quick
   exclude='^$'
   # The Promela model (model_memb: spin on tests/model/*.pml, 2-4 minutes on 2 CPUs) builds
@@ -101,5 +102,7 @@ for c in "${configs[@]}"; do
   if ! env "${env_extra[@]}" ctest --test-dir "$dir" -L "$label" -E "$exclude" -j"$jobs" --output-on-failure --timeout 600; then
     fail=1
   fi
+  echo "=== $c: done at ${SECONDS} s"
 done
+echo "=== all configurations: ${SECONDS} s, $([ $fail = 0 ] && echo passed || echo FAILED)"
 exit $fail
