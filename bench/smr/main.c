@@ -351,6 +351,14 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 	char bench[96];
 	bool over = n > (unsigned int)cpus.n;
 
+	if (!d->ds[ds].loop) {
+		/* The design does not run on this structure (design.h, REC_NO_BST): say why. */
+		fprintf(stderr, "smr_bench: %s on %s: not run: %s\n", d->name, ds_names[ds],
+			d->skip[ds] ? d->skip[ds] : "not supported");
+		free(th);
+		free(run);
+		return;
+	}
 	D = d;
 	OPS = &d->ds[ds];
 	snprintf(what, sizeof(what), "%s %s range %llu, %g%% updates, %u threads", d->name,

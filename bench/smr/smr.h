@@ -323,6 +323,9 @@ struct smr_design {
 	/* Grace periods (or epoch advances) completed so far, when SMR_F_GPS. */
 	uint64_t (*gps)(void);
 	struct smr_ds_ops ds[SMR_NDS];
+	/* A structure the design does not run on (its ds[] entry is empty): why, for the output.
+	 * NULL where it runs. */
+	const char *skip[SMR_NDS];
 };
 
 /* Called by every design's constructor (design.h). */
