@@ -36,7 +36,9 @@
  *                         then return whether *src still holds expect (n, unmarked). false:
  *                         the structure restarts its traversal.
  *   REC_NO_BST            a string: the reclaimer does not run on the BST, and why (the driver
- *                         prints it instead of running; ds_bst.h says why for hazard pointers)
+ *                         prints it instead of running; about.md says why for hazard pointers)
+ *   REC_BOUND             1: the reclaimer defines uint64_t rec_bound(void), the most retired
+ *                         nodes that may wait unfreed now whatever readers do
  *
  * Each rec_*.c is compiled twice (SMR_CHECK 0 and 1) and registers both variants.
  */
@@ -140,6 +142,17 @@ SMR_INLINE void smr_retire(struct smr_thread *t, struct smr_node *n)
 		t->inserts = ins;                                                        \
 		t->deletes = del;                                                        \
 	}                                                                                \
+	static void fn##_stall(void *ds_, struct smr_thread *t, void (*wait)(void *),    \
+			       void *arg)                                                \
+	{                                                                                \
+		T *ds = (T *)ds_;                                                        \
+		uint64_t key = ((smr_rng(&t->rng) & 0xffffffffu) * t->run->range) >> 32; \
+		rec_begin(t);                                                            \
+		t->found = CONTAINS(ds, key, t);                                         \
+		wait(arg);                                                               \
+		rec_end(t);                                                              \
+		rec_between(t);                                                          \
+	}                                                                                \
 	static void fn##_prefill(void *ds_, struct smr_thread *t, uint64_t n)            \
 	{                                                                                \
 		T *ds = (T *)ds_;                                                        \
@@ -236,14 +249,17 @@ static const struct smr_design smr_this_design = {
 	.thread_init = rec_thread_init,
 	.thread_fini = rec_thread_fini,
 	.gps = rec_gps,
+#if defined(REC_BOUND) && REC_BOUND
+	.bound = rec_bound,
+#endif
 	.ds = {
 		[SMR_LIST] = { smr_list_create, smr_loop_list_prefill, smr_loop_list,
-			       smr_list_verify, smr_list_destroy },
+			       smr_list_verify, smr_list_destroy, smr_loop_list_stall },
 		[SMR_HASH] = { smr_hash_create, smr_loop_hash_prefill, smr_loop_hash,
-			       smr_hash_verify, smr_hash_destroy },
+			       smr_hash_verify, smr_hash_destroy, smr_loop_hash_stall },
 #ifndef REC_NO_BST
 		[SMR_BST] = { smr_bst_create, smr_loop_bst_prefill, smr_loop_bst, smr_bst_verify,
-			      smr_bst_destroy },
+			      smr_bst_destroy, smr_loop_bst_stall },
 #endif
 	},
 #ifdef REC_NO_BST

@@ -108,5 +108,16 @@ static uint64_t rec_gps(void)
 {
 	return 0;
 }
+/* docs/design.md, section 13, Claim 2: H hazard pointers, T batches (threads with a retire
+ * cache, plus the orphan list); every node is retired into the default domain without a
+ * function, one slot of a batch each. */
+#define REC_BOUND 1
+static uint64_t rec_bound(void)
+{
+	struct grace_hazptr_stats st;
+
+	grace_hazptr_get_stats(&st);
+	return st.records * st.batches + (uint64_t)GRACE_HAZPTR_BATCH * st.batches;
+}
 
 #include "design.h"
