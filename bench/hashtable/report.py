@@ -201,8 +201,9 @@ def main():
            "ideal: %s M/s (wall)" % gr.fmt(med("ideal", T, 0, W)))
     for d in GRACE + PEERS:
         if has(d):
+            rcu = d in GRACE and d != "grace-hazptr"  # the 10x target is the RCU flavors'
             target("read-only: %s / global rwlock" % label(d), d, "global-rwlock", 0,
-                   10 if d in GRACE else None, "" if d in GRACE else "the peer, for reference")
+                   10 if rcu else None, "" if rcu else "for reference")
     for d in ["grace-call", "grace-poll", "grace-qsbr", "grace-srcu"] + PEERS:
         if has(d, T, 0.1) and has("global-rwlock", T, 0.1):
             target("10%% updates: %s / global rwlock" % label(d), d, "global-rwlock", 0.1,
@@ -215,7 +216,7 @@ def main():
     # element protected, at 0% and 10% updates.
     for f in (0, 0.1):
         if has("grace-hazptr", T, f) and has(gdef, T, f):
-            target("%s: grace hazptr / %s" % ("read-only" if f == 0 else "10%% updates",
+            target("%s: grace hazptr / %s" % ("read-only" if f == 0 else "10% updates",
                                               label(gdef)),
                    "grace-hazptr", gdef, f, 0.8, "issue 34: a hazard pointer per element")
 

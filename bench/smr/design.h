@@ -100,76 +100,75 @@ SMR_INLINE void smr_retire(struct smr_thread *t, struct smr_node *n)
  * operations. Check mode records, per key, successful inserts minus successful deletes (the
  * driver's replay check).
  */
-#define SMR_DEFINE_LOOP(fn, T, INSERT, DELETE, CONTAINS)                                 \
-	static void fn(void *ds_, struct smr_thread *t)                                  \
-	{                                                                                \
-		T *ds = (T *)ds_;                                                        \
-		struct smr_run *run = t->run;                                            \
-		const uint64_t range = run->range;                                       \
-		const uint32_t thresh = run->upd_thresh;                                 \
-		uint64_t ops = 0, lookups = 0, found = 0, ins = 0, del = 0;              \
-		while (!smr_stopped(run)) {                                              \
-			for (int i = 0; i < SMR_BATCH; i++) {                            \
-				uint64_t r = smr_rng(&t->rng);                           \
-				uint64_t key = ((r & 0xffffffffu) * range) >> 32;        \
-				uint32_t dice = (uint32_t)(r >> 32);                     \
-				bool ok;                                                 \
-				rec_begin(t);                                            \
-				if (dice < thresh) {                                     \
-					if (dice & 1) {                                  \
-						ok = INSERT(ds, key, t);                 \
-						ins += ok;                               \
-						if (SMR_CHECK && ok)                     \
-							t->delta[key]++;                 \
-					} else {                                         \
-						ok = DELETE(ds, key, t);                 \
-						del += ok;                               \
-						if (SMR_CHECK && ok)                     \
-							t->delta[key]--;                 \
-					}                                                \
-				} else {                                                 \
-					found += CONTAINS(ds, key, t);                   \
-					lookups++;                                       \
-				}                                                        \
-				rec_end(t);                                              \
-				rec_between(t);                                          \
-			}                                                                \
-			ops += SMR_BATCH;                                                \
-		}                                                                        \
-		t->ops = ops;                                                            \
-		t->lookups = lookups;                                                    \
-		t->found = found;                                                        \
-		t->inserts = ins;                                                        \
-		t->deletes = del;                                                        \
-	}                                                                                \
-	static void fn##_stall(void *ds_, struct smr_thread *t, void (*wait)(void *),    \
-			       void *arg)                                                \
-	{                                                                                \
-		T *ds = (T *)ds_;                                                        \
-		uint64_t key = ((smr_rng(&t->rng) & 0xffffffffu) * t->run->range) >> 32; \
-		rec_begin(t);                                                            \
-		t->found = CONTAINS(ds, key, t);                                         \
-		wait(arg);                                                               \
-		rec_end(t);                                                              \
-		rec_between(t);                                                          \
-	}                                                                                \
-	static void fn##_prefill(void *ds_, struct smr_thread *t, uint64_t n)            \
-	{                                                                                \
-		T *ds = (T *)ds_;                                                        \
-		const uint64_t range = t->run->range;                                    \
-		for (uint64_t have = 0; have < n;) {                                     \
-			uint64_t key = ((smr_rng(&t->rng) & 0xffffffffu) * range) >> 32; \
-			bool ok;                                                         \
-			rec_begin(t);                                                    \
-			ok = INSERT(ds, key, t);                                         \
-			rec_end(t);                                                      \
-			rec_between(t);                                                  \
-			if (ok) {                                                        \
-				have++;                                                  \
-				if (SMR_CHECK)                                           \
-					t->delta[key]++;                                 \
-			}                                                                \
-		}                                                                        \
+#define SMR_DEFINE_LOOP(fn, T, INSERT, DELETE, CONTAINS)                                         \
+	static void fn(void *ds_, struct smr_thread *t)                                          \
+	{                                                                                        \
+		T *ds = (T *)ds_;                                                                \
+		struct smr_run *run = t->run;                                                    \
+		const uint64_t range = run->range;                                               \
+		const uint32_t thresh = run->upd_thresh;                                         \
+		uint64_t ops = 0, lookups = 0, found = 0, ins = 0, del = 0;                      \
+		while (!smr_stopped(run)) {                                                      \
+			for (int i = 0; i < SMR_BATCH; i++) {                                    \
+				uint64_t r = smr_rng(&t->rng);                                   \
+				uint64_t key = ((r & 0xffffffffu) * range) >> 32;                \
+				uint32_t dice = (uint32_t)(r >> 32);                             \
+				bool ok;                                                         \
+				rec_begin(t);                                                    \
+				if (dice < thresh) {                                             \
+					if (dice & 1) {                                          \
+						ok = INSERT(ds, key, t);                         \
+						ins += ok;                                       \
+						if (SMR_CHECK && ok)                             \
+							t->delta[key]++;                         \
+					} else {                                                 \
+						ok = DELETE(ds, key, t);                         \
+						del += ok;                                       \
+						if (SMR_CHECK && ok)                             \
+							t->delta[key]--;                         \
+					}                                                        \
+				} else {                                                         \
+					found += CONTAINS(ds, key, t);                           \
+					lookups++;                                               \
+				}                                                                \
+				rec_end(t);                                                      \
+				rec_between(t);                                                  \
+			}                                                                        \
+			ops += SMR_BATCH;                                                        \
+		}                                                                                \
+		t->ops = ops;                                                                    \
+		t->lookups = lookups;                                                            \
+		t->found = found;                                                                \
+		t->inserts = ins;                                                                \
+		t->deletes = del;                                                                \
+	}                                                                                        \
+	static void fn##_stall(void *ds_, struct smr_thread *t, void (*wait)(void *), void *arg) \
+	{                                                                                        \
+		T *ds = (T *)ds_;                                                                \
+		uint64_t key = ((smr_rng(&t->rng) & 0xffffffffu) * t->run->range) >> 32;         \
+		rec_begin(t);                                                                    \
+		t->found = CONTAINS(ds, key, t);                                                 \
+		wait(arg);                                                                       \
+		rec_end(t);                                                                      \
+		rec_between(t);                                                                  \
+	}                                                                                        \
+	static void fn##_prefill(void *ds_, struct smr_thread *t, uint64_t n)                    \
+	{                                                                                        \
+		T *ds = (T *)ds_;                                                                \
+		const uint64_t range = t->run->range;                                            \
+		for (uint64_t have = 0; have < n;) {                                             \
+			uint64_t key = ((smr_rng(&t->rng) & 0xffffffffu) * range) >> 32;         \
+			bool ok;                                                                 \
+			rec_begin(t);                                                            \
+			ok = INSERT(ds, key, t);                                                 \
+			rec_end(t);                                                              \
+			rec_between(t);                                                          \
+			if (ok) {                                                                \
+				have++;                                                          \
+				if (SMR_CHECK)                                                   \
+					t->delta[key]++;                                         \
+			}                                                                        \
+		}                                                                                \
 	}
 
 /* The structures behind one signature: (ds, key, t). */

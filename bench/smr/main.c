@@ -246,8 +246,8 @@ struct series_pt {
 
 struct sampler {
 	struct smr_run *run;
-	bool series;            /* keep every sample (--series) */
-	struct series_pt *pts;  /* the samples, when series */
+	bool series;           /* keep every sample (--series) */
+	struct series_pt *pts; /* the samples, when series */
 	size_t npts, cap;
 	uint64_t bound_max;     /* the design's bound, largest seen (when it has one) */
 	uint64_t g0;            /* garbage at the start */

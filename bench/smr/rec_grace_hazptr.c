@@ -26,9 +26,9 @@
 #define REC_ORDER 70
 #define REC_FLAGS SMR_F_FREES
 #define REC_PROTECTS 1
-#define REC_NO_BST                                                                              \
-	"hazard pointers are not safe on the Natarajan-Mittal BST (its seek passes through "   \
-	"flagged and tagged edges into removed segments, where validating an edge proves "    \
+#define REC_NO_BST                                                                           \
+	"hazard pointers are not safe on the Natarajan-Mittal BST (its seek passes through " \
+	"flagged and tagged edges into removed segments, where validating an edge proves "   \
 	"nothing): see bench/smr/about.md"
 
 struct rec_thread {
@@ -78,7 +78,8 @@ static void rec_init(struct smr_run *run)
 	(void)run;
 	/* One design per process: nothing was retired into the default domain before. */
 	if (grace_hazptr_set_free_hook(NULL, g_free_hook) != 0) {
-		fprintf(stderr, "smr: grace_hazptr_set_free_hook: objects were retired before it\n");
+		fprintf(stderr,
+			"smr: grace_hazptr_set_free_hook: objects were retired before it\n");
 		exit(1);
 	}
 }
