@@ -23,9 +23,9 @@
  * IEEE TPDS 2004): the node that holds the link *prev stays protected in one slot while its
  * successor is protected in the other. The validation (the link still holds the node, unmarked)
  * is what makes the protection safe: an unmarked link belongs to a node that is not deleted, so
- * not unlinked, so the node it points to is reachable and not retired at the moment the hazard
- * pointer is already published. A node reached only through a marked link can be retired already,
- * so such a reader restarts, and contains() goes through find() (which unlinks the marked nodes
+ * not unlinked, so the node it points to is reachable, not retired, at the moment of the reload,
+ * when the hazard pointer is already published. A node reached only through a marked link can
+ * be retired already, so such a reader restarts, and contains() goes through find() (which unlinks the marked nodes
  * it meets instead of walking through them). For every other reclaimer rec_protect() is a
  * constant true and this code is the one it always was.
  *
