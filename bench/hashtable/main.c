@@ -217,6 +217,7 @@ static void wd_fire(int sig)
 	X(qsbr_sync)        \
 	X(qsbr_call)        \
 	X(qsbr_free)        \
+	X(hazptr)           \
 	X(never_free)
 #define HB_DESIGNS(X)       \
 	HB_DESIGNS_BASE(X)  \

@@ -25,7 +25,7 @@ import gracereport as gr  # noqa: E402
 LOCKS = ["global-spinlock", "global-rwlock", "bucket-spinlock", "bucket-rwlock", "brlock",
          "refcnt"]
 GRACE = ["grace-call", "grace-free", "grace-sync", "grace-poll", "grace-qsbr", "grace-qsbr-free",
-         "grace-qsbr-sync", "grace-srcu"]
+         "grace-qsbr-sync", "grace-srcu", "grace-hazptr"]
 PEERS = ["urcu-memb", "urcu-memb-lgpl"]
 REF = ["never-free"]  # the reference PPoPP 2024 measures reclamation against
 RCU = GRACE + PEERS
@@ -47,6 +47,7 @@ LABELS = {
     "grace-qsbr-free": "grace qsbr (free_qsbr)",
     "grace-qsbr-sync": "grace qsbr (synchronize_qsbr)",
     "grace-srcu": "grace srcu",
+    "grace-hazptr": "grace hazard pointers (hazptr_retire)",
     "urcu-memb": "liburcu memb",
     "urcu-memb-lgpl": "liburcu memb, _LGPL_SOURCE",
 }
@@ -200,8 +201,9 @@ def main():
            "ideal: %s M/s (wall)" % gr.fmt(med("ideal", T, 0, W)))
     for d in GRACE + PEERS:
         if has(d):
+            rcu = d in GRACE and d != "grace-hazptr"  # the 10x target is the RCU flavors'
             target("read-only: %s / global rwlock" % label(d), d, "global-rwlock", 0,
-                   10 if d in GRACE else None, "" if d in GRACE else "the peer, for reference")
+                   10 if rcu else None, "" if rcu else "for reference")
     for d in ["grace-call", "grace-poll", "grace-qsbr", "grace-srcu"] + PEERS:
         if has(d, T, 0.1) and has("global-rwlock", T, 0.1):
             target("10%% updates: %s / global rwlock" % label(d), d, "global-rwlock", 0.1,
@@ -209,6 +211,14 @@ def main():
                    "vs per-bucket rwlock: %s (wall), %s (CPU)" % (
                        gr.fmt_x(gr.ratio(med(d, T, 0.1, W), med("bucket-rwlock", T, 0.1, W))),
                        gr.fmt_x(gr.ratio(med(d, T, 0.1, C), med("bucket-rwlock", T, 0.1, C)))))
+
+    # Hazard pointers against grace's default RCU read side (issue 34): lookups with every
+    # element protected, at 0% and 10% updates.
+    for f in (0, 0.1):
+        if has("grace-hazptr", T, f) and has(gdef, T, f):
+            target("%s: grace hazptr / %s" % ("read-only" if f == 0 else "10% updates",
+                                              label(gdef)),
+                   "grace-hazptr", gdef, f, 0.8, "issue 34: a hazard pointer per element")
 
     # ---- read-only tables ----
     cpu_threads = [t for t in ro_all if t <= CORES and C]

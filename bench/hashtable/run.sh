@@ -36,9 +36,9 @@ echo "hashtable: $reps x $duration s per point and design (load average $load)"
 icsv=$out/hashtable_instr.csv
 if command -v valgrind >/dev/null 2>&1; then
   if [ $quick = 1 ]; then
-    idesigns="ideal grace-call urcu-memb-lgpl"
+    idesigns="ideal grace-call grace-hazptr urcu-memb-lgpl"
   else
-    idesigns="ideal grace-call grace-qsbr urcu-memb urcu-memb-lgpl global-rwlock bucket-spinlock refcnt"
+    idesigns="ideal grace-call grace-qsbr grace-hazptr urcu-memb urcu-memb-lgpl global-rwlock bucket-spinlock refcnt"
   fi
   echo "hashtable: instructions per lookup under callgrind ($(echo $idesigns | wc -w) designs)"
   tmp=$(mktemp -d)

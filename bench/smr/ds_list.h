@@ -15,8 +15,19 @@
  *    search), so a lookup never writes a shared line.
  *
  * The list is a head word (a next field with no node around it). The functions are instantiated
- * in each reclaimer's translation unit (design.h), which defines smr_retire() before including
- * this file; every operation runs between the reclaimer's begin and end.
+ * in each reclaimer's translation unit (design.h), which defines smr_retire() and rec_protect()
+ * before including this file; every operation runs between the reclaimer's begin and end.
+ *
+ * Per-node protection (hazard pointers, REC_PROTECTS): find() calls rec_protect() on every node
+ * before it reads the node, with the link it was loaded from, hand over hand in two slots (Michael,
+ * IEEE TPDS 2004): the node that holds the link *prev stays protected in one slot while its
+ * successor is protected in the other. The validation (the link still holds the node, unmarked)
+ * is what makes the protection safe: an unmarked link belongs to a node that is not deleted, so
+ * not unlinked, so the node it points to is reachable, not retired, at the moment of the reload,
+ * when the hazard pointer is already published. A node reached only through a marked link can
+ * be retired already, so such a reader restarts, and contains() goes through find() (which unlinks the marked nodes
+ * it meets instead of walking through them). For every other reclaimer rec_protect() is a
+ * constant true and this code is the one it always was.
  *
  * Memory ordering, the same for every link:
  *  - Loads of a next field (or the head) are acquire: the thread then reads the node the value
@@ -72,12 +83,16 @@ struct hml_pos {
  */
 SMR_INLINE bool hml_find(uintptr_t *head, uint64_t key, struct hml_pos *p, struct smr_thread *t)
 {
+	unsigned int slot = 0; /* the slot of cur; the other holds prev's node */
+
 retry:
 	p->prev = head;
 	p->cur = hml_ptr(hml_load(head)); /* the head is never marked */
 	for (;;) {
 		if (!p->cur)
 			return false;
+		if (!rec_protect(t, slot, &p->cur->h, p->prev, (uintptr_t)p->cur))
+			goto retry;
 		smr_check_node(&p->cur->h);
 		uintptr_t next = hml_load(&p->cur->next);
 		uint64_t ckey = p->cur->h.key;
@@ -96,6 +111,7 @@ retry:
 				return ckey == key;
 			}
 			p->prev = &p->cur->next;
+			slot ^= 1u; /* cur, now prev's node, keeps its slot */
 		} else {
 			/* cur is logically deleted: unlink it; the thread that succeeds
 			 * retires it. */
@@ -103,6 +119,7 @@ retry:
 			if (!hml_cas(p->prev, (uintptr_t)p->cur, next))
 				goto retry;
 			smr_retire(t, &p->cur->h);
+			/* cur's slot is free again: next goes into it. */
 		}
 		p->cur = hml_ptr(next);
 	}
@@ -149,8 +166,16 @@ SMR_INLINE bool hml_delete(uintptr_t *head, uint64_t key, struct smr_thread *t)
 	}
 }
 
-SMR_INLINE bool hml_contains(uintptr_t *head, uint64_t key)
+SMR_INLINE bool hml_contains(uintptr_t *head, uint64_t key, struct smr_thread *t)
 {
+	if (REC_PROTECTS) {
+		/* Per-node protection cannot walk through marked nodes (top of the file): find()
+		 * unlinks them on the way. It returns whether an unmarked node holds key. */
+		struct hml_pos p;
+
+		return hml_find(head, key, &p, t);
+	}
+	(void)t;
 	struct hml_node *cur = hml_ptr(hml_load(head));
 
 	while (cur) {

@@ -7,6 +7,7 @@
  *   smr_bench --design NAME --ds list|hash|bst --range N --update PCT --threads N
  *             [--duration S] [--run N] [--seed N] [--csv FILE] [--no-pin]
  *   smr_bench --check --design NAME[,NAME...]|all --ds list,hash,bst|all [same options]
+ *   smr_bench ... --stall [--series FILE]
  *
  * A run: the structure is prefilled to range/2 random keys (by the main thread, through the
  * design), then --threads workers run operations for --duration seconds: a random key in
@@ -31,6 +32,14 @@
  * structure). Then the design drains (its barrier) and, where it frees through the benchmark,
  * every retired node must have been freed exactly once. Exit status 1 on a failure, with
  * a message; 0 when everything held.
+ *
+ * --stall: one more thread, a reader that begins an operation, looks a key up and then sleeps
+ * inside the operation until the run ends (an RCU read-side section, an EBR announcement, or
+ * the hazard pointers its lookup left set), while the workers update. Its bench name ends in
+ * "+stall". Where the design states a bound on the garbage (hazard pointers: H*T + one batch
+ * per thread), the largest bound seen is written beside the measured maximum. --series FILE
+ * appends the garbage and the resident set of every 5 ms sample to FILE, as CSV lines
+ * "design,bench,t_s,garbage,rss_mb,bound" (for the stalled-reader plot).
  *
  * Output: CSV rows (bench.h's long format) on stdout or appended to --csv; a summary line per
  * run on stderr. Exit status 2 on bad input, 3 when a thread cannot be created.
@@ -220,8 +229,9 @@ struct opts {
 	double duration;
 	unsigned int run;
 	uint64_t seed;
-	bool pin, check;
+	bool pin, check, stall;
 	FILE *csv;
+	const char *series; /* --series FILE, or NULL */
 };
 
 static struct bench_cpus cpus;
@@ -229,8 +239,17 @@ static const struct smr_design *D;
 static const struct smr_ds_ops *OPS;
 static void *DS;
 
+struct series_pt {
+	double t_s;
+	uint64_t garbage, rss, bound;
+};
+
 struct sampler {
 	struct smr_run *run;
+	bool series;           /* keep every sample (--series) */
+	struct series_pt *pts; /* the samples, when series */
+	size_t npts, cap;
+	uint64_t bound_max;     /* the design's bound, largest seen (when it has one) */
 	uint64_t g0;            /* garbage at the start */
 	uint64_t samples, gsum; /* garbage outstanding: sum over the samples */
 	uint64_t gmax;
@@ -245,8 +264,9 @@ static void *sampler_main(void *arg)
 	/* Acquire: pairs with the release store of go in run_one(). */
 	while (!__atomic_load_n(&s->run->go, __ATOMIC_ACQUIRE))
 		bench_sleep_ms(1);
+	uint64_t tgo = bench_now_ns();
 	while (!smr_stopped(s->run)) {
-		uint64_t r, f, g, rss;
+		uint64_t r, f, g, rss, bound = 0;
 		int64_t d;
 
 		smr_ctr_sum(&r, &f);
@@ -259,6 +279,23 @@ static void *sampler_main(void *arg)
 		rss = bench_rss_bytes();
 		if (rss > s->rss_max)
 			s->rss_max = rss;
+		if (D->bound) {
+			bound = D->bound();
+			if (bound > s->bound_max)
+				s->bound_max = bound;
+		}
+		if (s->series) {
+			if (s->npts == s->cap) {
+				s->cap = s->cap ? 2 * s->cap : 1024;
+				s->pts = (struct series_pt *)realloc(s->pts,
+								     s->cap * sizeof(*s->pts));
+				if (!s->pts)
+					smr_fail("out of memory");
+			}
+			s->pts[s->npts++] = (struct series_pt){
+				(double)(bench_now_ns() - tgo) * 1e-9, g, rss, bound
+			};
+		}
 		bench_sleep_ms(5);
 	}
 	return NULL;
@@ -278,6 +315,28 @@ static void *worker_main(void *arg)
 		sched_yield(); /* threads may outnumber CPUs: let the others get ready */
 	OPS->loop(DS, t);
 	t->t_end_ns = bench_now_ns();
+	D->thread_fini(t);
+	return NULL;
+}
+
+/* The stalled reader's wait, inside its operation: it is ready (counted with the workers), then
+ * sleeps until the run's end. */
+static void stall_wait(void *arg)
+{
+	struct smr_run *run = (struct smr_run *)arg;
+
+	/* Release: as a worker's, this thread's set-up and its lookup happen before the start. */
+	__atomic_fetch_add(&run->ready, 1, __ATOMIC_RELEASE);
+	while (!smr_stopped(run))
+		bench_sleep_ms(1);
+}
+
+static void *staller_main(void *arg)
+{
+	struct smr_thread *t = (struct smr_thread *)arg;
+
+	D->thread_init(t);
+	OPS->stall(DS, t, stall_wait, t->run);
 	D->thread_fini(t);
 	return NULL;
 }
@@ -343,21 +402,30 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 	static char what[160];
 	const char *alloc = allocator_name();
 	unsigned int n = o->threads;
+	unsigned int nall = n + 1 + (o->stall ? 1 : 0); /* workers, prefill, the stalled reader */
 	struct smr_run *run = (struct smr_run *)bench_xalloc(sizeof(*run));
-	struct smr_thread *th = (struct smr_thread *)bench_xalloc((n + 1) * sizeof(*th));
+	struct smr_thread *th = (struct smr_thread *)bench_xalloc(nall * sizeof(*th));
 	struct sampler smp;
 	uint64_t r0, f0, gp0 = 0, gp1 = 0, mb0, mb1, t0, tstop, tend = 0, c0, c1;
 	uint64_t ops = 0, lookups = 0, found = 0, ins = 0, del = 0, base_rss;
 	char bench[96];
 	bool over = n > (unsigned int)cpus.n;
 
+	if (!d->ds[ds].loop) {
+		/* The design does not run on this structure (design.h, REC_NO_BST): say why. */
+		fprintf(stderr, "smr_bench: %s on %s: not run: %s\n", d->name, ds_names[ds],
+			d->skip[ds] ? d->skip[ds] : "not supported");
+		free(th);
+		free(run);
+		return;
+	}
 	D = d;
 	OPS = &d->ds[ds];
 	snprintf(what, sizeof(what), "%s %s range %llu, %g%% updates, %u threads", d->name,
 		 ds_names[ds], (unsigned long long)o->range, o->update_pct, n);
 	cur_what = what;
-	snprintf(bench, sizeof(bench), "%s/%llu/u%g/%s", ds_names[ds], (unsigned long long)o->range,
-		 o->update_pct, alloc);
+	snprintf(bench, sizeof(bench), "%s/%llu/u%g/%s%s", ds_names[ds],
+		 (unsigned long long)o->range, o->update_pct, alloc, o->stall ? "+stall" : "");
 	cpus.pin = o->pin && !over;
 
 	run->range = o->range;
@@ -367,7 +435,7 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 	run->ds = ds;
 	run->check = o->check;
 	run->threads = th;
-	for (unsigned int i = 0; i <= n; i++) {
+	for (unsigned int i = 0; i < nall; i++) {
 		th[i].run = run;
 		th[i].id = i;
 		th[i].rng = splitmix(o->seed * 1000003u + i) | 1; /* xorshift needs nonzero */
@@ -389,6 +457,7 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 
 	memset(&smp, 0, sizeof(smp));
 	smp.run = run;
+	smp.series = o->series != NULL;
 	{
 		uint64_t r, f;
 
@@ -399,8 +468,16 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 		bench_fatal("pthread_create failed");
 	for (unsigned int i = 0; i < n; i++)
 		bench_thread_create(&th[i].tid, worker_main, &th[i], (int)i, (int)n);
-	/* Acquire: pairs with the workers' release increments (their set-up is done). */
-	while (__atomic_load_n(&run->ready, __ATOMIC_ACQUIRE) != (int)n)
+	/* The stalled reader takes the prefill thread's id (nthreads), whose run is over: the
+	 * reclaimers size their per-thread tables by nthreads + 1 (EBR's announcements). */
+	if (o->stall) {
+		th[n + 1].id = n;
+		if (pthread_create(&th[n + 1].tid, NULL, staller_main, &th[n + 1]) != 0)
+			bench_fatal("pthread_create failed");
+	}
+	/* Acquire: pairs with the workers' (and the stalled reader's) release increments: their
+	 * set-up is done. */
+	while (__atomic_load_n(&run->ready, __ATOMIC_ACQUIRE) != (int)(nall - 1))
 		sched_yield();
 	if (d->flags & SMR_F_GPS)
 		gp0 = d->gps();
@@ -428,6 +505,8 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 			tend = th[i].t_end_ns;
 	}
 	pthread_join(smp.tid, NULL);
+	if (o->stall)
+		pthread_join(th[n + 1].tid, NULL);
 
 	double secs = (double)(tend - t0) * 1e-9, gsecs = (double)(tstop - t0) * 1e-9;
 	uint64_t r1, f1;
@@ -451,6 +530,8 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 			      "nodes");
 		bench_csv_row(c, bench, nm, T, R, "garbage_max", (double)smp.gmax, "nodes");
 	}
+	if (d->bound)
+		bench_csv_row(c, bench, nm, T, R, "garbage_bound", (double)smp.bound_max, "nodes");
 	if (d->flags & SMR_F_GPS)
 		bench_csv_row(c, bench, nm, T, R, "gps_per_s", (double)(gp1 - gp0) / gsecs, "1/s");
 	/* grace's designs: the expedited membarriers the library made (every cause), each an
@@ -472,12 +553,28 @@ static void run_one(const struct smr_design *d, int ds, const struct opts *o)
 	if ((d->flags & SMR_F_FREES) && smp.samples)
 		fprintf(stderr, ", garbage mean %.0f max %llu", (double)smp.gsum / smp.samples,
 			(unsigned long long)smp.gmax);
+	if (d->bound)
+		fprintf(stderr, " (bound H*T + batch*T: %llu)", (unsigned long long)smp.bound_max);
+	if (o->stall)
+		fputs(", one reader stalled for the run", stderr);
 	if (d->flags & SMR_F_GPS)
 		fprintf(stderr, ", %.0f GP/s", (double)(gp1 - gp0) / gsecs);
 	fputc('\n', stderr);
 	(void)found;
+	if (o->series) {
+		FILE *f = fopen(o->series, "a");
 
-	for (unsigned int i = 0; i <= n; i++) {
+		if (!f)
+			bench_fatal("cannot write %s: %s", o->series, strerror(errno));
+		for (size_t i = 0; i < smp.npts; i++)
+			fprintf(f, "%s,%s,%.4f,%llu,%.2f,%llu\n", nm, bench, smp.pts[i].t_s,
+				(unsigned long long)smp.pts[i].garbage, mb(smp.pts[i].rss),
+				(unsigned long long)smp.pts[i].bound);
+		fclose(f);
+		free(smp.pts);
+	}
+
+	for (unsigned int i = 0; i < nall; i++) {
 		free(th[i].delta);
 		free(th[i].stash.v);
 	}
@@ -532,6 +629,8 @@ int main(int argc, char **argv)
 	}
 	memset(&o, 0, sizeof(o));
 	o.check = bench_arg_flag(argc, argv, "--check");
+	o.stall = bench_arg_flag(argc, argv, "--stall");
+	o.series = bench_arg_str(argc, argv, "--series");
 	o.pin = !bench_arg_flag(argc, argv, "--no-pin");
 	o.range = bench_arg_u64(argc, argv, "--range", 1024);
 	o.update_pct = arg_double(argc, argv, "--update", 50);

@@ -29,6 +29,7 @@ FALLBACK = [
     ("grace-qsbr", "grace QSBR, free_qsbr after the operation"),
     ("grace-qsbr-retire", "grace QSBR, qsbr_retire (inline, inside the operation)"),
     ("grace-srcu", "grace srcu domain, call_srcu, free() callback"),
+    ("grace-hazptr", "grace hazard pointers, 2 per thread, hazptr_retire"),
 ]
 EBRS = ("ebr", "token-ebr")
 DS_ORDER = ["list", "hash", "bst"]
@@ -46,7 +47,9 @@ LOOK = {
     "grace-free-ms": dict(color="#6baed6", ls=":", marker="o"),
     "grace-retire": dict(color="#000000", ls="-", marker="*"),
     "grace-qsbr-retire": dict(color="#2ca02c", ls="-", marker="*"),
+    "grace-hazptr": dict(color="#9467bd", ls="-", marker="P"),
 }
+STALL = "glibc+stall"  # the allocator field of the stalled-reader runs' bench names
 NO_GPS = {"none": "—", "urcu-call": "not exposed", "urcu-defer": "not exposed"}
 
 
@@ -228,6 +231,168 @@ def fmt_count(v):
     return "n/a" if v is None else gr.fmt_rate(v).replace(" ", "")
 
 
+def hazptr_section(x, md, hl, raw):
+    """Issue 34: hazard pointers against liburcu's call_rcu at 50% updates (target >= 1.2x),
+    and the designs that do not run on a structure, with the reason smr_bench gave."""
+    pts = sorted({(p[0], p[1], t) for p in x.bench if p[3] == "glibc" and p[2] == 50.0
+                  for t in x.threads(p)},
+                 key=lambda c: (DS_ORDER.index(c[0]) if c[0] in DS_ORDER else 9, c[1], c[2]))
+    rows = []
+    for ds, rng, t in pts:
+        p = (ds, rng, 50.0, "glibc")
+        h, u = x.med(p, "grace-hazptr", t, "ops_per_s"), x.med(p, "urcu-call", t, "ops_per_s")
+        if h is None and u is None:
+            continue
+        r = gr.ratio(h, u) if h is not None and u is not None else float("nan")
+        ok = "n/a" if gr.missing(r) else ("**met**" if r >= 1.2 else "**missed**")
+        rows.append(["%s %s" % (ds, pow2(rng)), "%d%s" % (t, " (over)" if t > x.ncpu else ""),
+                     "n/a" if h is None else gr.fmt(h / 1e6),
+                     "n/a" if u is None else gr.fmt(u / 1e6), ratio_text(h, u), ok])
+    notes = []
+    path = os.path.join(raw, "not_run.txt") if raw else ""
+    if path and os.path.exists(path):
+        with open(path) as f:
+            notes = [line.strip() for line in f if line.strip()]
+    if not rows and not notes:
+        return
+    md.append(gr.heading(3, "Hazard pointers against liburcu call_rcu, 50% updates"))
+    md.append("Million operations per second, medians: `grace-hazptr` (a hazard pointer on "
+              "every node a traversal reads) and `urcu-call`, and their ratio; the target of "
+              "issue 34 is 1.2x or more. Every point at 50% updates (glibc).\n")
+    if rows:
+        md.append(gr.md_table(["structure", "threads", "grace-hazptr", "urcu-call",
+                               "ratio", ">= 1.2x"], rows))
+    for n in notes:
+        # "DESIGN on DS: not run: REASON", as smr_bench prints it
+        head, _, why = n.partition(": not run: ")
+        name, _, ds = head.partition(" on ")
+        md.append("- `%s` does not run on the %s: %s\n"
+                  % (name, DS_TITLE.get(ds, ds), why or n))
+    T = x.ncpu
+    c = [p for p in x.bench if p[0] == "hash" and p[2] == 50.0 and p[3] == "glibc"
+         and p[1] <= 65536 and x.med(p, "grace-hazptr", T, "ops_per_s") is not None
+         and x.med(p, "urcu-call", T, "ops_per_s") is not None]
+    if c:
+        p = max(c, key=lambda q: q[1])
+        hl.add("Hash table %s keys, 50%% updates, %d threads: throughput, hazard pointers "
+               "against liburcu call_rcu" % (pow2(p[1]), T),
+               x.med(p, "grace-hazptr", T, "ops_per_s"), x.med(p, "urcu-call", T, "ops_per_s"),
+               "liburcu call_rcu", unit="/s", better="higher", fmt_value="fmt_rate",
+               subject="grace hazard pointers", target=("ratio", ">=", 1.2))
+
+
+def read_series(raw):
+    """smr-raw/stall_series.csv: design,bench,t_s,garbage,rss_mb,bound -> {design: [...]}"""
+    out = {}
+    path = os.path.join(raw, "stall_series.csv") if raw else ""
+    if not path or not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            v = line.strip().split(",")
+            if len(v) != 6:
+                continue
+            try:
+                out.setdefault(v[0], []).append((float(v[2]), float(v[3]), float(v[4]),
+                                                 float(v[5])))
+            except ValueError:
+                continue
+    return out
+
+
+def stall_section(x, designs, md, hl, raw, out):
+    """Issue 34: one reader stalled for the whole run, updaters at 100%: garbage and memory,
+    against the hazard pointers' bound H*T + one batch per thread (docs/design.md, 13)."""
+    sp = sorted(p for p in x.bench if p[3] == STALL)
+    if not sp:
+        return
+    md.append(gr.heading(3, "A stalled reader: garbage and memory"))
+    md.append("One reader begins an operation, looks a key up and then sleeps inside it for the "
+              "whole run (`smr_bench --stall`): it holds a read-side section, an EBR "
+              "announcement, or the hazard pointers of its lookup. The workers update at 100%. "
+              "Garbage: nodes retired and not yet freed (maximum over the run, median over the "
+              "runs). The bound is that of docs/design.md, section 13: H\\*T + "
+              "`GRACE_HAZPTR_BATCH`\\*T, H the hazard pointers in the process and T the threads "
+              "with a retire batch (from `grace_hazptr_get_stats()` during the run, the largest "
+              "seen); it applies to hazard pointers only. RCU and EBR have no bound: their "
+              "garbage grows with the run's length.\n")
+    rows = []
+    for p in sp:
+        for t in x.threads(p):
+            for name, _ in designs:
+                v = x.med(p, name, t, "ops_per_s")
+                if v is None:
+                    continue
+                g = x.med(p, name, t, "garbage_max")
+                b = x.med(p, name, t, "garbage_bound")
+                rss, base = x.med(p, name, t, "peak_rss_mb"), x.med(p, name, t, "base_rss_mb")
+                secs = x.med(p, name, t, "seconds")
+                under = "-"
+                if b is not None and g is not None:
+                    under = "%s (%.0f%% of it)" % ("**yes**" if g <= b else "**no**",
+                                                   100.0 * g / b if b else 0)
+                rows.append(["%s %s" % (p[0], pow2(p[1])), str(t), "`%s`" % name,
+                             gr.fmt(v / 1e6), fmt_count(g),
+                             "none" if b is None else fmt_count(b), under,
+                             "n/a" if rss is None else gr.fmt(rss),
+                             "n/a" if base is None else gr.fmt(base),
+                             "n/a" if secs is None else gr.fmt(secs)])
+    md.append(gr.md_table(["structure", "threads", "design", "Mops/s", "garbage max",
+                           "bound", "under the bound", "peak RSS (MB)", "after prefill (MB)",
+                           "run (s)"], rows))
+    ser = read_series(raw)
+    if ser:
+        index = {n: i for i, (n, _) in enumerate(designs)}
+        fig, (ax1, ax2) = gr.plt.subplots(1, 2, figsize=(11.5, 4.4))
+        bound = None
+        for name in sorted(ser, key=lambda n: index.get(n, 99)):
+            pts = ser[name]
+            st = dict(gr.style_for(name, index.get(name, 0)), **LOOK.get(name, {}))
+            ts = [q[0] for q in pts]
+            ax1.plot(ts, [max(q[1], 1) for q in pts], color=st["color"], ls=st["ls"],
+                     lw=1.6, label=name)
+            ax2.plot(ts, [q[2] for q in pts], color=st["color"], ls=st["ls"], lw=1.6,
+                     label=name)
+            bs = [q[3] for q in pts if q[3] > 0]
+            if bs:
+                bound = max(bs) if bound is None else max(bound, max(bs))
+        if bound:
+            ax1.axhline(bound, color="#9467bd", ls="--", lw=1.0)
+            ax1.text(ax1.get_xlim()[1], bound, " hazptr bound\n H*T + batch*T = %d" % bound,
+                     va="bottom", ha="right", fontsize=8, color="#9467bd")
+        ax1.set_yscale("log")
+        ax1.set_ylabel("garbage outstanding (nodes, log scale)")
+        ax2.set_ylabel("resident set (MB)")
+        ax2.set_ylim(bottom=0)
+        for ax in (ax1, ax2):
+            ax.set_xlabel("seconds since the start (one reader stalled throughout)")
+            ax.grid(True, alpha=0.35)
+            for side in ("top", "right"):
+                ax.spines[side].set_visible(False)
+        ax2.legend(fontsize=8.5, framealpha=0.9)
+        p = sp[0]
+        fig.suptitle("A stalled reader, %s %s keys, 100%% updates (first run, sampled every "
+                     "5 ms)" % (DS_TITLE.get(p[0], p[0]), pow2(p[1])), fontsize=11)
+        fig.tight_layout()
+        gr.save_fig(fig, os.path.join(out, "smr_stall.png"))
+        md.append("![Garbage and resident set with a stalled reader](smr_stall.png)\n")
+    T = x.ncpu
+    for p in sp:
+        g = x.med(p, "grace-hazptr", T, "garbage_max")
+        b = x.med(p, "grace-hazptr", T, "garbage_bound")
+        if g is not None and b is not None:
+            hl.add("Stalled reader, %s %s keys, 100%% updates, %d threads: garbage of hazard "
+                   "pointers against their bound H*T + batch*T" % (p[0], pow2(p[1]), T), g, b,
+                   "the bound", unit="nodes", better="lower", subject="grace hazard pointers",
+                   target=("ratio", "<=", 1.0))
+            r = x.med(p, "grace-retire", T, "garbage_max")
+            if r is not None:
+                hl.add("Stalled reader, %s %s keys, 100%% updates, %d threads: garbage of hazard "
+                       "pointers against rcu_retire" % (p[0], pow2(p[1]), T), g, r,
+                       "grace rcu_retire", unit="nodes", better="lower",
+                       subject="grace hazard pointers")
+
+
 def main():
     a = gr.family_args(__doc__, "bench/smr/run.sh")
     d = gr.load_bench(a.csv)
@@ -283,9 +448,14 @@ def main():
                 "(`grace_membarrier_calls()`), each an interrupt of every other CPU running the "
                 "process. liburcu exposes neither count.\n", gps_cell)
 
+    hazptr_section(x, md, hl, a.raw)
+    stall_section(x, designs, md, hl, a.raw, a.out)
+
     # Allocators: points measured under more than one.
     multi = {}
     for p in x.bench:
+        if p[3] == STALL:
+            continue
         multi.setdefault((p[0], p[1], p[2]), set()).add(p[3])
     for (ds, rng, u), allocs in sorted(multi.items()):
         if len(allocs) < 2:

@@ -8,6 +8,9 @@
 # next point; every repetition visits every point), figures are medians.
 #   bench/smr/run.sh [--out DIR] [--quick] [--budget S]   build dir from $GRACE_BUILD
 #                                                         (default build/bench)
+# Then the stalled-reader runs (issue 34): grace-hazptr, grace-retire, grace-call, urcu-call
+# and ebr on the hash table, 100% updates, one reader stalled for the whole run (smr_bench
+# --stall; SMR_STALL_DURATION, default 1.5 s, 0.5 with --quick), plotted in smr_stall.png.
 # Standard run (about 15 minutes on 2 CPUs): 5% and 50% updates; threads 1, 2, 4, ... up to the
 # CPU count, then twice the CPU count (oversubscribed) for the list (range 2^10), the hash table
 # and the BST (2^16); ranges 2^10 and 2^20 for the hash table and the BST, and 2^7 for the list,
@@ -77,6 +80,21 @@ else
 fi
 mapfile -t designs < <("$exe" list | cut -f1)
 
+# The stalled reader (issue 34): one reader holds its operation (a read-side section, an EBR
+# announcement, or hazard pointers) for the whole run while the workers update the hash table
+# at 100%: garbage over time, against the hazard pointers' bound (smr_bench --stall).
+stall_designs=()
+for d in grace-hazptr grace-retire grace-call urcu-call ebr; do
+  printf '%s\n' "${designs[@]}" | grep -qx "$d" && stall_designs+=("$d")
+done
+if [ $quick = 1 ]; then
+  stall_range=4096
+  stall_duration=${SMR_STALL_DURATION:-0.5}
+else
+  stall_range=65536
+  stall_duration=${SMR_STALL_DURATION:-1.5}
+fi
+
 # Time: the runs plus each process's start, prefill and exit (the BST at 2^20 takes a second to
 # prefill). Too long for the budget: fewer repetitions, then shorter runs.
 estimate() { # reps duration -> seconds
@@ -89,11 +107,16 @@ estimate() { # reps duration -> seconds
     }
     printf "%d\n", reps * s + 10 }'
 }
+stall_estimate() { # reps -> seconds
+  awk -v reps="$1" -v n="${#stall_designs[@]}" -v d="$stall_duration" \
+    'BEGIN { printf "%d\n", reps * n * (d + 0.5) }'
+}
 left=$(bench_time_left)
-while [ "$(estimate "$reps" "$duration")" -gt "$left" ] && [ "$reps" -gt 1 ]; do
+while [ $(($(estimate "$reps" "$duration") + $(stall_estimate "$reps"))) -gt "$left" ] &&
+  [ "$reps" -gt 1 ]; do
   reps=$((reps - 1))
 done
-while [ "$(estimate "$reps" "$duration")" -gt "$left" ] &&
+while [ $(($(estimate "$reps" "$duration") + $(stall_estimate "$reps"))) -gt "$left" ] &&
   awk -v d="$duration" 'BEGIN { exit !(d > 0.3) }'; do
   duration=$(awk -v d="$duration" 'BEGIN { printf "%.2f", d * 0.75 }')
 done
@@ -123,6 +146,23 @@ for ((r = 0; r < reps; r++)); do
     done
   done
 done
+echo "smr: stalled reader: ${stall_designs[*]}, hash $stall_range keys, 100% updates," \
+  "$ncpu threads, $reps runs of $stall_duration s (about $(stall_estimate "$reps") s)" >&2
+for ((r = 0; r < reps; r++)); do
+  for d in "${stall_designs[@]}"; do
+    series=()
+    [ $r = 0 ] && series=(--series "$raw/stall_series.csv") # the plot: the first run's
+    "$exe" --design "$d" --ds hash --range "$stall_range" --update 100 --threads "$ncpu" \
+      --duration "$stall_duration" --run "$r" --stall "${series[@]}" --csv "$raw/runs.csv" \
+      2>>"$raw/log.txt" || {
+      echo "smr: $d stalled-reader run failed (status $?; see $raw/log.txt)" >&2
+      fails=$((fails + 1))
+    }
+  done
+done
+# Designs that do not run on a structure say why (smr_bench prints it): into the page.
+grep -h ': not run: ' "$raw/log.txt" 2>/dev/null | sed 's/^smr_bench: //' | sort -u \
+  >"$raw/not_run.txt" || true
 cat "$raw/runs.csv" >>"$csv" 2>/dev/null || true
 bench_csv_end "$csv"
 [ "$fails" = 0 ] || echo "smr: $fails runs failed; the report leaves them out" >&2

@@ -300,6 +300,9 @@ struct smr_ds_ops {
 	uint64_t (*verify)(void *ds, struct smr_run *run, uint8_t *present);
 	/* Single-threaded: free every reachable node and the structure. */
 	void (*destroy)(void *ds);
+	/* The stalled reader (--stall): begin an operation, look a key up, then, still inside
+	 * the operation, call wait(arg) (which returns at the run's end); then end it. */
+	void (*stall)(void *ds, struct smr_thread *t, void (*wait)(void *arg), void *arg);
 };
 
 #define SMR_F_CHECK 1u        /* compiled in check mode */
@@ -322,7 +325,13 @@ struct smr_design {
 	void (*thread_fini)(struct smr_thread *t);
 	/* Grace periods (or epoch advances) completed so far, when SMR_F_GPS. */
 	uint64_t (*gps)(void);
+	/* NULL, or the most retired nodes that may wait unfreed now, whatever readers do (the
+	 * hazard pointers' H*T + one batch per thread), to print beside the measured garbage. */
+	uint64_t (*bound)(void);
 	struct smr_ds_ops ds[SMR_NDS];
+	/* A structure the design does not run on (its ds[] entry is empty): why, for the output.
+	 * NULL where it runs. */
+	const char *skip[SMR_NDS];
 };
 
 /* Called by every design's constructor (design.h). */
