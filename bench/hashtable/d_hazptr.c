@@ -117,8 +117,12 @@ retry:;
 		 * other slot.
 		 */
 		grace_hazptr_set(hp_slot[slot], p);
-		if (hp_link(src) != (uintptr_t)p)
+		if (hp_link(src) != (uintptr_t)p) {
+			/* Rare: let go of both, so that the retry leaves no stale protection. */
+			grace_hazptr_reset(hp_slot[0]);
+			grace_hazptr_reset(hp_slot[1]);
 			goto retry;
+		}
 		struct hb_el *e = hb_el_of(p);
 		hb_check_el(e);
 		if (e->key == key) {
@@ -134,9 +138,11 @@ retry:;
 		*sum += found->data;
 	}
 	/* Release stores of NULL: this lookup's reads of the elements happen before a scan that
-	 * sees the slots empty. */
-	grace_hazptr_reset(hp_slot[0]);
-	grace_hazptr_reset(hp_slot[1]);
+	 * sees the slots empty. The other slot was used only if the walk left the bucket's head
+	 * (the common case, one element per bucket, uses one). */
+	grace_hazptr_reset(hp_slot[slot]);
+	if (src != &head->next)
+		grace_hazptr_reset(hp_slot[slot ^ 1u]);
 	return found != NULL; /* a miss is legal: between the delete and the reinsert */
 }
 
