@@ -21,8 +21,8 @@ struct grace__ptrset {
 	size_t cap, used, live;
 };
 
-#define GRACE__PTRSET_INIT               \
-	{                                \
+#define GRACE__PTRSET_INIT                      \
+	{                                       \
 		GRACE__LOCK_INIT, NULL, 0, 0, 0 \
 	}
 
