@@ -55,7 +55,7 @@ MIRROR=${REALCLIENTS_MIRROR:-http://deb.debian.org/debian}
 # Knot's configure options, the same on both sides: no manuals, the slower zone parser instead
 # of the Ragel-generated one (minutes of compile time on its own) and -O1 without debug
 # information, so that two builds fit a two-core machine. $KNOT_CONFIGURE overrides.
-KNOT_CONFIGURE=${KNOT_CONFIGURE:---disable-documentation --disable-fastparser CFLAGS='-O1 -g0'}
+KNOT_CONFIGURE=${KNOT_CONFIGURE:-"--disable-documentation --disable-fastparser CFLAGS='-O1 -g0'"}
 
 if [ "${1:-}" = __hidden ]; then
   shift
@@ -304,7 +304,6 @@ for p in "${PROGS[@]}"; do
 done
 
 # 5. the page: every program with results in WORK (a run may name fewer programs)
-[ "$PAGE" != - ] || exit 0
 ALL=()
 for p in knot gdnsd multipath-tools; do [ -f "$RES/$p.control.build" ] && ALL+=("$p"); done
 same() { # prog: identical per-test results?
@@ -354,7 +353,21 @@ lu_ver=$(dpkg-query -W -f '${Version}' liburcu-dev 2>/dev/null || echo "?")
   [ -z "$GDNSD_NOTE" ] || { echo; echo "gdnsd: $GDNSD_NOTE."; }
   echo
   echo "A per-test result is a test program's count of each TAP result (Knot), a prove test file's verdict (gdnsd), a cmocka test's verdict (multipath-tools); \"identical\" means the two sides' lists are equal line for line."
-} > "$PAGE.tmp"
-mv "$PAGE.tmp" "$PAGE"
-log "wrote $PAGE"
-cat "$PAGE"
+} > "$WORK/realclients.md"
+if [ "$PAGE" != - ]; then
+  cp "$WORK/realclients.md" "$PAGE.tmp"
+  mv "$PAGE.tmp" "$PAGE"
+  log "wrote $PAGE"
+fi
+cat "$WORK/realclients.md"
+# The exit status (for ctest): 0 when every program named built on both sides, the grace-urcu
+# side needs no liburcu*.so, and every test result equals the control's.
+bad=0
+for p in "${PROGS[@]}"; do
+  if [ "$(cell "$RES/$p.control.build")/$(cell "$RES/$p.grace.build")" != ok/ok ] ||
+     [ "$(same "$p")" != identical ] || [ "$(kv "$RES/$p.grace.verify" needs_liburcu)" != 0 ]; then
+    log "$p: not the control's results"
+    bad=1
+  fi
+done
+exit $bad
