@@ -12,8 +12,8 @@
 #   --no-setup   skip apt (deb-src line, build-dep, liburcu-dev); the machine has them
 # What it does, on a fresh Debian bookworm machine:
 #  1. apt: adds a deb-src line for bookworm (its own file in /etc/apt/sources.list.d, only when
-#     no deb-src line exists), installs the three build-deps, liburcu-dev (the control) and
-#     dpkg-dev, cmake, ninja.
+#     no deb-src line exists), installs the three build-deps, liburcu-dev (the control),
+#     libcmocka-dev (multipath-tools' tests; not in its build-deps) and dpkg-dev, cmake, ninja.
 #  2. apt-get source --download-only knot gdnsd multipath-tools. gdnsd 3.8.1's orig tarball is
 #     missing from deb.debian.org's pool (bookworm's .dsc names it, the pool no longer has it):
 #     the script then takes the upstream tarball Debian ships for gdnsd 3.8.3 (trixie) from the
@@ -122,7 +122,7 @@ EOF
   log "apt-get update, build-dep knot gdnsd multipath-tools, liburcu-dev"
   { apt-get update -q &&
     apt-get build-dep -y -q knot gdnsd multipath-tools &&
-    apt-get install -y -q --no-install-recommends liburcu-dev dpkg-dev cmake ninja-build \
+    apt-get install -y -q --no-install-recommends liburcu-dev libcmocka-dev dpkg-dev cmake ninja-build \
       pkg-config curl ca-certificates xz-utils util-linux binutils; } > "$LOG/apt.log" 2>&1 ||
     { tail -n 20 "$LOG/apt.log" >&2; echo "realclients: apt failed: $LOG/apt.log" >&2; exit 1; }
 fi
