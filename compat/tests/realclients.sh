@@ -4,12 +4,15 @@
 # liburcu-dev, built from their Debian source packages with sources and build files unchanged,
 # once against Debian's liburcu (the control) and once against grace-urcu with liburcu-dev
 # hidden, each followed by the program's own test suite; the results are compared.
-#   compat/tests/realclients.sh [--work DIR] [--jobs N] [--page FILE] [--no-setup] [prog...]
+#   compat/tests/realclients.sh [--work DIR] [--jobs N] [--page FILE] [--no-setup]
+#                               [--side control|grace] [--report] [prog...]
 # prog: knot gdnsd multipath-tools (default: all three). A long run (about an hour on two
 # cores, most of it Knot DNS), not part of the test command; needs root (apt, mount namespace).
 #   --work DIR   sources, builds and logs (default build/realclients; $REALCLIENTS_WORK)
 #   --page FILE  the page to write (default docs/figures/realclients.md; "-" for none)
 #   --no-setup   skip apt (deb-src line, build-dep, liburcu-dev); the machine has them
+#   --side S     build and test one side only (two runs, one per side, may share a WORK and
+#                run at the same time); --report: no build, the page from WORK's results
 # What it does, on a fresh Debian bookworm machine:
 #  1. apt: adds a deb-src line for bookworm (its own file in /etc/apt/sources.list.d, only when
 #     no deb-src line exists), installs the three build-deps, liburcu-dev (the control),
@@ -24,10 +27,12 @@
 #     which applies Debian's patches), configures, builds and runs the test suite with the
 #     program's own commands: knot `./configure && make && make check`, gdnsd the same (its
 #     `make check` runs its Perl/TAP suite with prove), multipath-tools `make && make test`.
-#     Nothing is passed to the programs' build systems: the grace-urcu side only sets the
-#     compiler's and pkg-config's search paths in the environment (PKG_CONFIG_PATH for Knot,
-#     CPATH and LIBRARY_PATH for the builds that write `-lurcu*` themselves), and
-#     LD_LIBRARY_PATH for the test runs (the private prefix is not in ld.so's cache).
+#     The grace-urcu side only sets search paths in the environment, as docs/compat.md tells
+#     users to: PKG_CONFIG_PATH (Knot), CPATH for the headers and LDFLAGS=-L<grace-urcu dir>
+#     for the builds that write `-lurcu*` themselves (gcc searches LIBRARY_PATH only after the
+#     system's directories, and pkgconf drops the -L and -I of directories named in
+#     LIBRARY_PATH and CPATH, so LIBRARY_PATH would find liburcu-dev's files), LD_RUN_PATH
+#     and LD_LIBRARY_PATH for the test runs (the private prefix is not in ld.so's cache).
 #  5. Compares, per program, the build result and the test counts (programs/files, tests
 #     passed, failed, skipped) and every test's own result, and writes the page.
 # Hiding liburcu-dev: the grace-urcu side runs in a private mount namespace (unshare -m) in
@@ -47,6 +52,8 @@ WORK=${REALCLIENTS_WORK:-$ROOT/build/realclients}
 JOBS=2
 PAGE=$ROOT/docs/figures/realclients.md
 SETUP=1
+SIDES=(control grace)
+REPORT=0
 PROGS=()
 # gdnsd's fallback: Debian's upstream tarball for 3.8.3 (pool/main/g/gdnsd, trixie).
 GDNSD_FALLBACK=gdnsd_3.8.3.orig.tar.xz
@@ -92,6 +99,8 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS=$2; shift 2 ;;
     --page) PAGE=$2; shift 2 ;;
     --no-setup) SETUP=0; shift ;;
+    --side) SIDES=("$2"); shift 2 ;;
+    --report) REPORT=1; SETUP=0; shift ;;
     -h|--help) sed -n '3,40p' "$0"; exit 0 ;;
     knot|gdnsd|multipath-tools) PROGS+=("$1"); shift ;;
     *) echo "realclients: unknown argument $1" >&2; exit 2 ;;
@@ -108,7 +117,7 @@ log() { echo "[realclients $(date -u +%H:%M:%S)] $*" >&2; }
 export DEBIAN_FRONTEND=noninteractive
 
 # 1. apt
-if [ $SETUP = 1 ]; then
+if [ $REPORT = 0 ] && [ $SETUP = 1 ]; then
   if ! grep -rqs '^deb-src\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     log "adding a deb-src line for bookworm (/etc/apt/sources.list.d/grace-realclients-src.sources)"
     cat > /etc/apt/sources.list.d/grace-realclients-src.sources <<EOF
@@ -147,7 +156,7 @@ fetch_sources() {
     echo "$GDNSD_FALLBACK_SHA256  $WORK/src/$GDNSD_FALLBACK" | sha256sum -c --quiet
   done
 }
-fetch_sources
+[ $REPORT = 1 ] || fetch_sources
 if [ -f "$WORK/src/$GDNSD_FALLBACK" ]; then
   GDNSD_NOTE="bookworm's gdnsd_3.8.1.orig.tar.xz is missing from deb.debian.org's pool; upstream tarball $GDNSD_FALLBACK (SHA-256 checked) from the same pool, unchanged (bookworm's 3.8.1-1 carries no patches)"
 fi
@@ -174,15 +183,16 @@ version_of() {
 
 # 3. grace into a private prefix
 GP=$WORK/grace-prefix
-log "building grace into $GP"
-{ "$ROOT/scripts/cmake-configure.sh" "$WORK/grace-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+[ $REPORT = 1 ] || log "building grace into $GP"
+[ $REPORT = 1 ] || { "$ROOT/scripts/cmake-configure.sh" "$WORK/grace-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DGRACE_TESTS=OFF -DGRACE_BENCH=OFF -DGRACE_EXAMPLES=OFF -DGRACE_IPC=OFF \
     -DCMAKE_INSTALL_PREFIX="$GP" &&
   nice -n 10 cmake --build "$WORK/grace-build" -j"$JOBS" &&
   cmake --install "$WORK/grace-build"; } > "$LOG/grace.log" 2>&1 ||
   { tail -n 20 "$LOG/grace.log" >&2; echo "realclients: grace build failed" >&2; exit 1; }
-GRACE_COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)
-GRACE_DIRTY=$(git -C "$ROOT" status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
+# grace-urcu's version: the last commit that changed grace's or grace-urcu's code.
+GRACE_COMMIT=$(git -C "$ROOT" log -1 --format=%h -- src include compat/include compat/src compat/CMakeLists.txt compat/install.cmake)
+GRACE_DIRTY=$(git -C "$ROOT" status --porcelain --untracked-files=no -- src include compat/include compat/src | grep -q . && echo " (with uncommitted changes)" || true)
 
 # 4. build and test. The commands run in the unpacked tree ($PWD), output to stdout/stderr.
 build_cmd() {
@@ -202,7 +212,7 @@ test_cmd() {
 # The environment of each side: the grace-urcu side finds grace-urcu first and nothing else.
 side_env() {
   if [ "$1" = grace ]; then
-    echo "PKG_CONFIG_PATH=$GP/lib/grace-urcu/pkgconfig CPATH=$GP/include/grace-urcu:$GP/include LIBRARY_PATH=$GP/lib/grace-urcu LD_RUN_PATH=$GP/lib LD_LIBRARY_PATH=$GP/lib"
+    echo "PKG_CONFIG_PATH=$GP/lib/grace-urcu/pkgconfig CPATH=$GP/include/grace-urcu:$GP/include LDFLAGS=-L$GP/lib/grace-urcu LD_RUN_PATH=$GP/lib LD_LIBRARY_PATH=$GP/lib"
   fi
 }
 
@@ -212,7 +222,7 @@ run_side() { # prog side
   [ "$s" = grace ] && pre=(unshare -m -- "$SELF" __hidden)
   unpack "$p" "$dir"
   rm -f "$r".*
-  echo "$(date -u +%Y-%m-%d) $GRACE_COMMIT$GRACE_DIRTY" > "$r.when"
+  echo "$(date -u +%Y-%m-%d), $GRACE_COMMIT$GRACE_DIRTY" > "$r.when"
   log "$p, $s: building ($(build_cmd "$p"))"
   local t0 t1 envs
   envs=$(side_env "$s")
@@ -298,10 +308,11 @@ verify() { # prog dir
   echo "elf=$elf needs_liburcu=$lib needs_grace_urcu=$grace system_urcu_headers=$hdr_bad depfiles_with_grace_urcu=$hdr_grace"
 }
 
-for p in "${PROGS[@]}"; do
-  run_side "$p" control
-  run_side "$p" grace
-done
+if [ $REPORT = 0 ]; then
+  for p in "${PROGS[@]}"; do
+    for s in "${SIDES[@]}"; do run_side "$p" "$s"; done
+  done
+fi
 
 # 5. the page: every program with results in WORK (a run may name fewer programs)
 ALL=()
@@ -313,6 +324,11 @@ same() { # prog: identical per-test results?
   else echo "not compared"; fi
 }
 cell() { [ -f "$1" ] && cat "$1" || echo "-"; }
+when() { # the grace-urcu side's run: its date and grace-urcu commit
+  if [ -f "$RES/$1.grace.when" ]; then cat "$RES/$1.grace.when"
+  elif [ -f "$RES/$1.grace.build" ]; then echo "$(date -u -r "$RES/$1.grace.build" +%Y-%m-%d), $GRACE_COMMIT"
+  else echo "-"; fi
+}
 kv() { sed -n "s/.*\b$2=\([0-9]*\).*/\1/p" "$1" 2>/dev/null; }
 lu_ver=$(dpkg-query -W -f '${Version}' liburcu-dev 2>/dev/null || echo "?")
 {
@@ -343,12 +359,12 @@ lu_ver=$(dpkg-query -W -f '${Version}' liburcu-dev 2>/dev/null || echo "?")
   echo
   echo "## How each program is built and tested"
   echo
-  echo "Both sides run the same commands in a fresh copy of the sources; the grace-urcu side only adds search paths to the environment (\`PKG_CONFIG_PATH=<prefix>/lib/grace-urcu/pkgconfig\`, \`CPATH=<prefix>/include/grace-urcu\`, \`LIBRARY_PATH=<prefix>/lib/grace-urcu\`, and \`LD_LIBRARY_PATH=<prefix>/lib\` for the tests)."
+  echo "Both sides run the same commands in a fresh copy of the sources; the grace-urcu side only adds search paths to the environment (\`PKG_CONFIG_PATH=<prefix>/lib/grace-urcu/pkgconfig\`, \`CPATH=<prefix>/include/grace-urcu\`, \`LDFLAGS=-L<prefix>/lib/grace-urcu\`, and \`LD_RUN_PATH\`, \`LD_LIBRARY_PATH=<prefix>/lib\` for the tests)."
   echo
   echo "| program | run on, grace-urcu commit | build | test | test exit status: control / grace-urcu | build s: control / grace-urcu | test s: control / grace-urcu |"
   echo "|---|---|---|---|---|---|---|"
   for p in "${ALL[@]}"; do
-    echo "| $p | $(cell "$RES/$p.grace.when") | \`$(build_cmd "$p")\` | \`$(test_cmd "$p")\` | $(cell "$RES/$p.control.test_rc") / $(cell "$RES/$p.grace.test_rc") | $(cell "$RES/$p.control.build_s") / $(cell "$RES/$p.grace.build_s") | $(cell "$RES/$p.control.test_s") / $(cell "$RES/$p.grace.test_s") |"
+    echo "| $p | $(when "$p") | \`$(build_cmd "$p")\` | \`$(test_cmd "$p")\` | $(cell "$RES/$p.control.test_rc") / $(cell "$RES/$p.grace.test_rc") | $(cell "$RES/$p.control.build_s") / $(cell "$RES/$p.grace.build_s") | $(cell "$RES/$p.control.test_s") / $(cell "$RES/$p.grace.test_s") |"
   done
   [ -z "$GDNSD_NOTE" ] || { echo; echo "gdnsd: $GDNSD_NOTE."; }
   echo
