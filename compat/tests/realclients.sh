@@ -12,7 +12,8 @@
 #   --page FILE  the page to write (default docs/figures/realclients.md; "-" for none)
 #   --no-setup   skip apt (deb-src line, build-dep, liburcu-dev); the machine has them
 #   --side S     build and test one side only (two runs, one per side, may share a WORK and
-#                run at the same time); --report: no build, the page from WORK's results
+#                run at the same time); --report: no build: the results again from WORK's
+#                logs and build trees, and the page
 # What it does, on a fresh Debian bookworm machine:
 #  1. apt: adds a deb-src line for bookworm (its own file in /etc/apt/sources.list.d, only when
 #     no deb-src line exists), installs the three build-deps, liburcu-dev (the control),
@@ -22,7 +23,9 @@
 #     the script then takes the upstream tarball Debian ships for gdnsd 3.8.3 (trixie) from the
 #     same pool, checked against its SHA-256 below, and says so on the page. Bookworm's 3.8.1-1
 #     carries no patches, so the upstream tarball is the whole source.
-#  3. Builds grace (Release) and installs it into a private prefix, WORK/grace-prefix.
+#  3. Builds grace (Release) and installs it into a private prefix, WORK/grace-prefix, its
+#     libraries with a RUNPATH to that prefix (libgrace-urcu finds libgrace when a test
+#     harness sets its own LD_LIBRARY_PATH, as multipath-tools' does).
 #  4. For each program and each side, unpacks a fresh copy of the sources (dpkg-source -x,
 #     which applies Debian's patches), configures, builds and runs the test suite with the
 #     program's own commands: knot `./configure && make && make check`, gdnsd the same (its
@@ -186,7 +189,7 @@ GP=$WORK/grace-prefix
 [ $REPORT = 1 ] || log "building grace into $GP"
 [ $REPORT = 1 ] || { "$ROOT/scripts/cmake-configure.sh" "$WORK/grace-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DGRACE_TESTS=OFF -DGRACE_BENCH=OFF -DGRACE_EXAMPLES=OFF -DGRACE_IPC=OFF \
-    -DCMAKE_INSTALL_PREFIX="$GP" &&
+    -DCMAKE_INSTALL_PREFIX="$GP" -DCMAKE_INSTALL_RPATH="$GP/lib" &&
   nice -n 10 cmake --build "$WORK/grace-build" -j"$JOBS" &&
   cmake --install "$WORK/grace-build"; } > "$LOG/grace.log" 2>&1 ||
   { tail -n 20 "$LOG/grace.log" >&2; echo "realclients: grace build failed" >&2; exit 1; }
@@ -243,12 +246,13 @@ run_side() { # prog side
     (cd "$dir" && env $envs nice -n 10 "${pre[@]}" bash -c "$(test_cmd "$p")") \
       > "$LOG/$p.$s.test.log" 2>&1 && echo 0 > "$r.test_rc" || echo $? > "$r.test_rc"
     echo $(($(date +%s) - t1)) > "$r.test_s"
-    results "$p" "$dir" "$LOG/$p.$s.test.log" > "$r.results"
-    summarize "$p" "$r.results" > "$r.counts"
+    # (|| true: a grep that finds nothing is no reason to stop; set -e is off inside them)
+    results "$p" "$dir" "$LOG/$p.$s.test.log" > "$r.results" || true
+    summarize "$p" "$r.results" > "$r.counts" || true
     log "$p, $s: $(cat "$r.counts")"
   fi
   rmdir /tmp/realclients-hide.* 2>/dev/null || true
-  [ "$s" = grace ] && verify "$p" "$dir" > "$r.verify"
+  if [ "$s" = grace ]; then verify "$p" "$dir" > "$r.verify" || true; fi
   return 0
 }
 
@@ -256,13 +260,13 @@ run_side() { # prog side
 results() { # prog dir testlog
   local p=$1 dir=$2 tl=$3
   case "$p" in
-    knot) # automake's TAP driver: one .trs per test program, a :test-result: per TAP test
-      (cd "$dir" && find . -name '*.trs' | sort | while read -r t; do
-         grep '^:test-result:' "$t" | awk -v t="${t%.trs}" '{ n[$2]++ } END { for (k in n) print t, k, n[k] }'
-       done) | sort ;;
-    gdnsd) # prove: "t/xxx.t .. ok" per file, and the failed test numbers in its summary
-      sed -n 's/^\(t[^ ]*\.t\) \.*\(.*\)$/\1 \2/p' "$tl" | sed 's/[[:space:]]*$//' | sort
-      grep -E '^(Files=|Result:)' "$tl" | sed 's/, *[0-9]* wallclock.*//' ;;
+    knot) # its own TAP harness (tests/tap/runtests: "name....ok"), then automake's (tests-fuzz)
+      sed -n -E 's/^([A-Za-z0-9_./+-]+[A-Za-z0-9_+-])\.{2,}(ok|skipped|FAILED|dubious|MISSED|ABORTED|[a-z]+)(.*)$/\1 \2/p' "$tl" | sort
+      grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): ' "$tl" | awk '{ sub(/:$/, "", $1); print $2, $1 }' | sort
+      grep -E '^Files=' "$tl" | sed -E 's/, +[0-9.]+ seconds.*//; s/ +/ /g' ;;
+    gdnsd) # prove: "./dir/NNN.t .... ok" per file, the failed test numbers in its summary
+      sed -n -E 's/^(\.\/)?([^ ]+\.t) \.+ ?(.*)$/\2 \3/p' "$tl" | sed 's/[[:space:]]*$//' | sort
+      grep -E '^(Files=|Result:|  Failed tests:)' "$tl" | sed -E 's/, +[0-9]+ wallclock.*//' ;;
     multipath-tools) # cmocka: [       OK ] / [  FAILED  ] / [  SKIPPED ] per test, per program
       (cd "$dir/tests" && for o in *.out; do
          [ -f "$o" ] || continue
@@ -277,13 +281,16 @@ results() { # prog dir testlog
 summarize() { # prog resultsfile
   local p=$1 f=$2
   case "$p" in
-    knot) awk '{ prog[$1] = 1; n[$2] += $3; tot += $3 }
-               END { printf "%d programs, %d tests: %d pass, %d fail, %d skip, %d xfail, %d error\n",
-                     length(prog), tot, n["PASS"], n["FAIL"], n["SKIP"], n["XFAIL"], n["ERROR"] }' "$f" ;;
-    gdnsd) awk '/^t.*\.t / { files++; if ($2 == "ok" || $2 ~ /^ok/ || $2 == "skipped:") ok++; else bad++ }
-                /^Files=/ { sub(/,$/, "", $1); sub(/,$/, "", $2); fl = $1 " " $2 }
-                /^Result:/ { r = $2 }
-                END { printf "%d test files: %d ok, %d not ok; %s; result %s\n", files, ok, bad, fl, r }' "$f" ;;
+    knot) awk '/^Files=/ { for (i = 1; i <= NF; i++) if ($i ~ /^Tests=/) { t = $i; gsub(/[^0-9]/, "", t) }; next }
+               $2 ~ /^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR)$/ { am++; amr[$2]++; next }
+               { files++; r[$2]++ }
+               END { printf "%d test programs (%d TAP tests): %d ok, %d skipped, %d not ok; %d automake tests: %d pass, %d fail\n",
+                     files, t, r["ok"], r["skipped"], files - r["ok"] - r["skipped"], am, amr["PASS"], am - amr["PASS"] - amr["SKIP"] }' "$f" ;;
+    gdnsd) awk '/^Files=/ { fl = fl (fl ? "; " : "") $0; next } /^Result:/ { res = res (res ? ", " : "") $2; next }
+                /Failed tests:/ { next }
+                { files++; if ($2 == "ok") ok++; else if ($2 ~ /^skipped/) skip++; else { bad++; badl = badl " " $1 } }
+                END { printf "%d test files (%s): %d ok, %d skipped, %d failed%s; prove: %s\n",
+                      files, fl, ok, skip, bad, (bad ? " (" substr(badl, 2) ")" : ""), res }' "$f" ;;
     multipath-tools) awk '$NF == "no-output" { nout++; next } { prog[$1] = 1; n[$NF]++; tot++ }
                 END { printf "%d programs with results (%d without), %d tests: %d ok, %d failed, %d skipped\n",
                       length(prog), nout, tot, n["OK"], n["FAILED"], n["SKIPPED"] }' "$f" ;;
@@ -311,6 +318,18 @@ verify() { # prog dir
 if [ $REPORT = 0 ]; then
   for p in "${PROGS[@]}"; do
     for s in "${SIDES[@]}"; do run_side "$p" "$s"; done
+  done
+else
+  # --report: the results again from the logs and build trees that the runs left
+  for p in "${PROGS[@]}"; do
+    for s in control grace; do
+      r=$RES/$p.$s
+      if [ -f "$LOG/$p.$s.test.log" ] && [ "$(cat "$r.build" 2>/dev/null)" = ok ]; then
+        results "$p" "$WORK/$s/$p" "$LOG/$p.$s.test.log" > "$r.results" || true
+        summarize "$p" "$r.results" > "$r.counts" || true
+      fi
+      if [ $s = grace ] && [ -d "$WORK/$s/$p" ]; then verify "$p" "$WORK/$s/$p" > "$r.verify" || true; fi
+    done
   done
 fi
 
