@@ -6,8 +6,9 @@
 # hidden, each followed by the program's own test suite; the results are compared.
 #   compat/tests/realclients.sh [--work DIR] [--jobs N] [--page FILE] [--no-setup]
 #                               [--side control|grace] [--report] [prog...]
-# prog: knot gdnsd multipath-tools (default: all three). A long run (about an hour on two
-# cores, most of it Knot DNS), not part of the test command; needs root (apt, mount namespace).
+# prog: knot gdnsd multipath-tools (default: all three). A long run (6 minutes on an idle two-core
+# machine, most of it Knot DNS; far longer on a busy one), not part of the test command; needs
+# root (apt, mount namespace) and deb.debian.org.
 #   --work DIR   sources, builds and logs (default build/realclients; $REALCLIENTS_WORK)
 #   --page FILE  the page to write (default docs/figures/realclients.md; "-" for none)
 #   --no-setup   skip apt (deb-src line, build-dep, liburcu-dev); the machine has them
@@ -47,7 +48,7 @@
 # moved), and the mounts vanish with the namespace when the build ends, even when it is killed:
 # there is nothing to restore. The grace-urcu side is then verified: no ELF file of its build
 # needs a liburcu*.so (readelf -d), the programs need libgrace-urcu.so.1, and no dependency
-# file written by the compiler names a header outside grace-urcu's directory.
+# file written by the compiler names a urcu header under /usr (they name grace-urcu's).
 set -euo pipefail
 SELF=$(readlink -f "$0")
 ROOT=$(cd "$(dirname "$SELF")/../.." && pwd)
@@ -104,7 +105,7 @@ while [ $# -gt 0 ]; do
     --no-setup) SETUP=0; shift ;;
     --side) SIDES=("$2"); shift 2 ;;
     --report) REPORT=1; SETUP=0; shift ;;
-    -h|--help) sed -n '3,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     knot|gdnsd|multipath-tools) PROGS+=("$1"); shift ;;
     *) echo "realclients: unknown argument $1" >&2; exit 2 ;;
   esac
