@@ -27,11 +27,11 @@ if(NOT CMAKE_CROSSCOMPILING)
                    -P ${CMAKE_CURRENT_LIST_DIR}/contract/check_exports.cmake)
   set_tests_properties(compat_contract_exports PROPERTIES TIMEOUT 60 LABELS quick)
 
-  # compat_contract_liburcu_mix: grace-urcu's headers linked against liburcu's own library fail
-  # naming grace_urcu_link_grace_urcu_not_liburcu; -L<grace-urcu dir> -lurcu-qsbr gets grace-urcu
-  # with liburcu-dev installed; liburcu's header then grace-urcu's is an #error (skipped without
-  # liburcu-dev). Checked against: <urcu/grace/link.h> emptied, and <urcu/grace/guard.h>
-  # emptied: each fails.
+  # compat_contract_liburcu_mix: grace-urcu's headers with _LGPL_SOURCE linked against
+  # liburcu's own library fail naming grace's symbols; a -z defs library that only includes
+  # <urcu.h> links with no urcu library; -L<grace-urcu dir> -lurcu-qsbr gets grace-urcu with
+  # liburcu-dev installed; liburcu's header then grace-urcu's is an #error (skipped without
+  # liburcu-dev). Checked against: <urcu/grace/guard.h> emptied: it fails.
   set(_cc_mix_flags "")
   if(GRACE_DEBUG)
     list(APPEND _cc_mix_flags -DGRACE_DEBUG=1)

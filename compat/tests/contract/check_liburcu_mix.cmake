@@ -2,8 +2,10 @@
 # cmake -P check_liburcu_mix.cmake: a build that mixes grace-urcu with liburcu itself gets a
 # clear error, not a silent mix (issue 32, "Bad input"), and a build that writes -lurcu-qsbr
 # with grace-urcu's library directory gets grace-urcu even where liburcu-dev is installed:
-#  1. grace-urcu's headers, linked against liburcu's own libraries (-lurcu-qsbr, no grace-urcu
-#     directory): the link fails naming grace_urcu_link_grace_urcu_not_liburcu;
+#  1. grace-urcu's headers with _LGPL_SOURCE, linked against liburcu's own libraries
+#     (-lurcu-qsbr, no grace-urcu directory): the link fails naming grace's own symbols;
+#  1b. a shared library whose sources include grace-urcu's headers and call nothing links with
+#     -z defs and no urcu library, as with liburcu (multipath-tools' libmpathutil does this);
 #  2. the same with -L<grace-urcu's library directory>: links, records no liburcu library, runs;
 #  3. a header of liburcu itself, then grace-urcu's: #error naming the mix.
 # Needs liburcu's own development files (Debian's liburcu-dev); without them, it says skipped.
@@ -27,18 +29,29 @@ file(MAKE_DIRECTORY ${WORK_DIR})
 set(inc -I${COMPAT_INCLUDE} -I${SRC_INCLUDE} -I${BIN_INCLUDE})
 
 # 1. grace-urcu's headers, liburcu's library.
-execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${PROGRAM} -o ${WORK_DIR}/mixed
-                        -lurcu-qsbr -pthread
+execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} -D_LGPL_SOURCE ${PROGRAM}
+                        -o ${WORK_DIR}/mixed -lurcu-qsbr -pthread
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc EQUAL 0)
   message(FATAL_ERROR "grace-urcu mix: grace-urcu's headers linked against ${peer}: "
                       "the link should have failed")
 endif()
-if(NOT "${out}${err}" MATCHES "grace_urcu_link_grace_urcu_not_liburcu")
+if(NOT "${out}${err}" MATCHES "undefined reference to `grace_")
   message(FATAL_ERROR "grace-urcu mix: the link failed, but without naming "
-                      "grace_urcu_link_grace_urcu_not_liburcu:\n${out}${err}")
+                      "grace's symbols:\n${out}${err}")
 endif()
 message(STATUS "grace-urcu mix: against liburcu's library: fails by name: ok")
+
+# 1b. Including is not using: no library needed.
+file(WRITE ${WORK_DIR}/incl.c "#include <urcu.h>\nint incl(void);\nint incl(void)\n{\n\treturn 1;\n}\n")
+execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} -fPIC -shared -Wl,-z,defs
+                        ${WORK_DIR}/incl.c -o ${WORK_DIR}/libincl.so
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "grace-urcu mix: a library that only includes <urcu.h> needs a library:\n"
+                      "${out}${err}")
+endif()
+message(STATUS "grace-urcu mix: including without calling needs no library: ok")
 
 # 2. With grace-urcu's directory first: grace-urcu, not the installed liburcu.
 execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${PROGRAM} -o ${WORK_DIR}/byname
