@@ -67,6 +67,17 @@
 GRACE_API const struct cds_lfht_mm_type grace_urcu_lfht_mm_order = { NULL, NULL, NULL, NULL };
 GRACE_API const struct cds_lfht_mm_type grace_urcu_lfht_mm_chunk = { NULL, NULL, NULL, NULL };
 GRACE_API const struct cds_lfht_mm_type grace_urcu_lfht_mm_mmap = { NULL, NULL, NULL, NULL };
+/* The same objects under liburcu's names (liburcu-cds exports them; the headers map the names
+ * to the grace_urcu_ ones): a program may take their address through either. */
+#undef cds_lfht_mm_order
+#undef cds_lfht_mm_chunk
+#undef cds_lfht_mm_mmap
+extern const struct cds_lfht_mm_type cds_lfht_mm_order
+	__attribute__((alias("grace_urcu_lfht_mm_order"), visibility("default")));
+extern const struct cds_lfht_mm_type cds_lfht_mm_chunk
+	__attribute__((alias("grace_urcu_lfht_mm_chunk"), visibility("default")));
+extern const struct cds_lfht_mm_type cds_lfht_mm_mmap
+	__attribute__((alias("grace_urcu_lfht_mm_mmap"), visibility("default")));
 
 #define ULONG_BITS (sizeof(unsigned long) * CHAR_BIT)
 #define LFHT_SLOTS 16    /* count slots, each on its own cache line */

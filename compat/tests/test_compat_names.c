@@ -4,7 +4,8 @@
  * built without _LGPL_SOURCE, as with liburcu:
  *  - a program may define one itself: multipath-tools's tools define
  *    rcu_register_thread_memb() (the macro urcu_memb_register_thread), and theirs is called;
- *  - dlsym() finds them, under both API generations' names and as rcu_*_sym;
+ *  - dlsym() finds them, under both API generations' names and as rcu_*_sym, and the queues',
+ *    stacks' and hash table's functions of liburcu-common and liburcu-cds;
  *  - the non-LGPL pointer operations (through rcu_*_sym) and read side work.
  */
 #include <urcu.h>
@@ -98,6 +99,20 @@ int main(void)
 		"call_rcu_sig",
 		"rcu_defer_barrier_bp",
 		"rcu_bp_after_fork_child",
+		/* liburcu-common and liburcu-cds (compat/src/names-cds.c) */
+		"cds_wfcq_enqueue",
+		"cds_wfcq_dequeue_blocking",
+		"cds_wfq_enqueue",
+		"cds_wfs_push",
+		"cds_wfs_pop_blocking",
+		"cds_lfs_push",
+		"cds_lfq_enqueue_rcu",
+		"cds_lfs_push_rcu",
+		"cds_lfht_add",
+		"cds_lfht_lookup",
+		"cds_lfht_resize",
+		"cds_lfht_mm_order",
+		"cds_lfht_get_count_order_ulong",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!dlsym(RTLD_DEFAULT, names[i])) {
@@ -126,6 +141,39 @@ int main(void)
 	      "rcu_cmpxchg_pointer() swaps on the right old value");
 	synchronize_rcu();
 	rcu_unregister_thread();
+
+	/* The exported queue functions are the headers' code: a node enqueued through the symbol
+	 * is dequeued inline, and the reverse. */
+	{
+		struct cds_wfcq_head qh;
+		struct cds_wfcq_tail qt;
+		struct cds_wfcq_node n1, n2;
+		bool (*enq)(cds_wfcq_head_ptr_t, struct cds_wfcq_tail *, struct cds_wfcq_node *);
+		struct cds_wfcq_node *(*deq)(struct cds_wfcq_head *, struct cds_wfcq_tail *);
+
+		*(void **)&enq = dlsym(RTLD_DEFAULT, "cds_wfcq_enqueue");
+		*(void **)&deq = dlsym(RTLD_DEFAULT, "cds_wfcq_dequeue_blocking");
+		cds_wfcq_init(&qh, &qt);
+		cds_wfcq_node_init(&n1);
+		cds_wfcq_node_init(&n2);
+		if (enq && deq) {
+			enq(&qh, &qt, &n1);
+			cds_wfcq_enqueue(&qh, &qt, &n2);
+			check(cds_wfcq_dequeue_blocking(&qh, &qt) == &n1,
+			      "a node enqueued by the exported cds_wfcq_enqueue dequeues inline");
+			check(deq(&qh, &qt) == &n2,
+			      "a node enqueued inline dequeues through the exported function");
+			check(cds_wfcq_empty(&qh, &qt), "the queue is empty after both");
+		}
+		cds_wfcq_destroy(&qh, &qt);
+	}
+	{
+		int (*order)(unsigned long);
+		*(void **)&order = dlsym(RTLD_DEFAULT, "cds_lfht_get_count_order_ulong");
+		check(order && order(0) == -1 && order(1) == 0 && order(2) == 1 && order(3) == 2 &&
+			      order(1024) == 10 && order(1025) == 11,
+		      "cds_lfht_get_count_order_ulong() is liburcu's (ceil log2, -1 for 0)");
+	}
 
 	if (failures)
 		return 1;

@@ -3,7 +3,8 @@
 # nothing else (docs/compat.md): every defined dynamic symbol of libgrace-urcu.so and every
 # global symbol of libgrace-urcu.a starts with grace_urcu_ (grace_urcu__ for the internals the
 # inline paths use) or is one of liburcu's functions or flavor tables (compat/src/names.c:
-# urcu_<flavor>_*, the first generation's <name>_<flavor>, rcu_*_sym), so the library collides
+# urcu_<flavor>_*, the first generation's <name>_<flavor>, rcu_*_sym; names-cds.c: the cds_*
+# functions of liburcu-common and liburcu-cds), so the library collides
 # with no other name of a program. The liburcu names a program links by must be there. The version node
 # itself (an absolute symbol, GRACE_URCU_*) and sanitizer instrumentation are not names of the
 # library. (abi_exports checks libgrace's.)
@@ -58,7 +59,9 @@ foreach(kind shared static)
        bare MATCHES "^rcu_(dereference|set_pointer|xchg_pointer|cmpxchg_pointer)_sym$" OR
        bare MATCHES "^rcu_bp_(before_fork|after_fork_parent|after_fork_child)$" OR
        (bare MATCHES "^(rcu|call_rcu|synchronize_rcu|defer_rcu|get|set|create|free|urcu)(_[a-z_]+)?_(memb|mb|sig|bp|qsbr)$"
-        AND NOT bare MATCHES "^grace"))
+        AND NOT bare MATCHES "^grace") OR
+       # liburcu-common's and liburcu-cds's (compat/src/names-cds.c, lfht.c)
+       bare MATCHES "^cds_(wfcq|wfq|wfs|lfs|lfq|lfht)_[a-z_]+$")
       list(APPEND liburcu_${kind} ${bare})
       continue()
     endif()
@@ -75,7 +78,8 @@ foreach(kind shared static)
           rcu_cmpxchg_pointer_sym urcu_memb_register_thread rcu_register_thread_memb
           urcu_qsbr_read_lock urcu_qsbr_quiescent_state urcu_bp_dereference_sym
           urcu_memb_flavor urcu_signal_synchronize_rcu synchronize_rcu_sig call_rcu_qsbr
-          urcu_mb_defer_rcu)
+          urcu_mb_defer_rcu cds_wfcq_enqueue cds_wfs_push cds_lfs_push cds_lfq_enqueue_rcu
+          cds_lfht_add cds_lfht_lookup cds_lfht_mm_order)
     if(NOT must IN_LIST liburcu_${kind})
       list(APPEND bad "${lib}: ${must} is not exported")
     endif()
