@@ -148,8 +148,8 @@
 #undef cds_lfs_push_rcu
 
 /* An exported function, the same code as the header's inline one. */
-#define GRACE_URCU__EXPORT(name)                                                          \
-	extern __typeof__(grace_urcu__x_##name) name                                      \
+#define GRACE_URCU__EXPORT(name)                     \
+	extern __typeof__(grace_urcu__x_##name) name \
 		__attribute__((alias("grace_urcu__x_" #name), visibility("default")))
 
 /* ---- liburcu-common: wfcqueue, wfqueue, wfstack ---- */
