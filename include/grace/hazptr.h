@@ -58,7 +58,7 @@ struct grace_hazptr_domain;
 /* Retired objects a thread queues between two scans of the hazard pointers: "one batch" of the
  * bound H*T + GRACE_HAZPTR_BATCH*T (objects; an object retired with a function or into a domain
  * other than the default one takes 3 or 4 of these slots). */
-#define GRACE_HAZPTR_BATCH 512
+#define GRACE_HAZPTR_BATCH 1024
 
 /* Library counters, summed over every thread (grace_hazptr_get_stats()). */
 struct grace_hazptr_stats {
