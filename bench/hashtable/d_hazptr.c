@@ -45,19 +45,7 @@ static void hp_free(void *p)
 	hb_el_free((struct hb_el *)p);
 }
 
-static inline void d_table_init(struct hb_bucket *b, unsigned long n, struct hb_run *run)
-{
-	(void)run;
-	for (unsigned long i = 0; i < n; i++)
-		if (pthread_spin_init(&b[i].lock, PTHREAD_PROCESS_PRIVATE))
-			hb_fatal("pthread_spin_init failed");
-}
-
-static inline void d_table_fini(struct hb_bucket *b, unsigned long n)
-{
-	for (unsigned long i = 0; i < n; i++)
-		pthread_spin_destroy(&b[i].lock);
-}
+HB_SPIN_BUCKETS()
 
 static inline void d_thread_start(struct hb_thread *th)
 {

@@ -289,4 +289,20 @@ struct hb_design {
 	void (*run)(struct hb_run *run);
 };
 
+/* d_table_init()/d_table_fini() (loop.h) for a design whose struct hb_bucket has a
+ * pthread_spinlock_t `lock` taken by updaters only: rcudesign.h, d_refcnt.c, d_hazptr.c. */
+#define HB_SPIN_BUCKETS()                                                                         \
+	static inline void d_table_init(struct hb_bucket *b, unsigned long n, struct hb_run *run) \
+	{                                                                                         \
+		(void)run;                                                                        \
+		for (unsigned long i = 0; i < n; i++)                                             \
+			if (pthread_spin_init(&b[i].lock, PTHREAD_PROCESS_PRIVATE))               \
+				hb_fatal("pthread_spin_init failed");                             \
+	}                                                                                         \
+	static inline void d_table_fini(struct hb_bucket *b, unsigned long n)                     \
+	{                                                                                         \
+		for (unsigned long i = 0; i < n; i++)                                             \
+			pthread_spin_destroy(&b[i].lock);                                         \
+	}
+
 #endif /* HB_H */

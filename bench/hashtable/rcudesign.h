@@ -34,18 +34,7 @@ static __attribute__((unused)) void rd_free_cb(struct rcu_head *h)
 	hb_el_free(&((struct d_el *)(void *)((char *)h - offsetof(struct d_el, rh)))->e);
 }
 
-static inline void d_table_init(struct hb_bucket *b, unsigned long n, struct hb_run *run)
-{
-	for (unsigned long i = 0; i < n; i++)
-		if (pthread_spin_init(&b[i].lock, PTHREAD_PROCESS_PRIVATE))
-			hb_fatal("pthread_spin_init failed");
-}
-
-static inline void d_table_fini(struct hb_bucket *b, unsigned long n)
-{
-	for (unsigned long i = 0; i < n; i++)
-		pthread_spin_destroy(&b[i].lock);
-}
+HB_SPIN_BUCKETS()
 
 static inline void d_thread_start(struct hb_thread *th)
 {
