@@ -15,9 +15,12 @@
  * and the heap paths check the library's own scan and free.
  *
  *   hazptr         correct protect: must pass (tests/torture/runs.list: hazptr*)
- *   hazptr-broken  protect that publishes without validating (load, publish, use), with a
- *                  yield between the load and the publication to widen the window: the run
- *                  must end in FAILURE (a reader finds its element aged twice or recycled while
+ *   hazptr-broken  protect that publishes without validating (load, publish, use). One load
+ *                  in 64 waits, before its publication, for the writer to replace the element
+ *                  and age it through a scan (at most 20 ms), as a debug pause site would: a
+ *                  race of a few instructions is not hit by chance in seconds (a yield there
+ *                  was caught only while two threads' records shared a cache line and slowed
+ *                  every protect). The run must end in FAILURE (a reader finds its element aged twice or recycled while
  *                  it held it; tests/torture/torture.cmake, torture_broken_hazptr).
  */
 #include <linux/membarrier.h>
@@ -26,6 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <grace/arch/atomic.h>
 #include <grace/hazptr.h>
@@ -48,6 +52,7 @@ static pthread_key_t slot_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static __thread struct hp_tslot *me;
 static __thread unsigned int level;
+static __thread unsigned int window; /* hazptr-broken: loads since the last wait */
 static int broken;
 
 static void slot_release(void *arg)
@@ -122,8 +127,11 @@ static struct elem *hp_deref(unsigned int d, struct elem **slot)
 		return hazptr_protect(h, slot);
 	/* The bug: publish without validate. */
 	struct elem *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	if ((((uintptr_t)p >> 6) & 7) == 0)
-		sched_yield();
+	if (p && (++window & 63) == 0) {
+		struct timespec ts = { 0, 50000 };
+		for (int i = 0; i < 400 && torture_elem_age(p) < 2; i++)
+			nanosleep(&ts, NULL);
+	}
 	hazptr_set(h, p);
 	return p;
 }

@@ -389,6 +389,12 @@ static long elem_idx(const struct elem *p)
 	return p >= R.elems && p < R.elems + R.nelems ? (long)(p - R.elems) : -1;
 }
 
+/* For a broken flavor's pause (flavor_hazptr.c): grace periods since p's removal. */
+uint32_t torture_elem_age(const struct elem *p)
+{
+	return LOAD(&p->age);
+}
+
 /* A heap element (top of the file): generation from a global counter (odd, never reused). */
 static struct elem *heap_new(void)
 {

@@ -79,6 +79,9 @@ struct torture_ops {
 	const char *(*mode)(void);
 };
 
+/* An element's age: grace periods since its removal (0 while published). */
+uint32_t torture_elem_age(const struct elem *p);
+
 /* Every flavor the program knows, NULL-terminated (flavors.c). */
 extern const struct torture_ops *const torture_flavors[];
 /* The deliberately broken flavor (broken.c). */
