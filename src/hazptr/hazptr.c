@@ -6,11 +6,12 @@
  * inline fast paths: include/grace/hazptr.h.
  *
  * Objects.
- *  - A hazard pointer is a record (struct grace_hazptr) in a block of BLK_RECS records. Blocks
- *    are never freed while the process lives; the list of blocks only grows, at its head, with
- *    a release store (pairs with the scanner's acquire load: a new block's records are
- *    initialised when seen). A record is free (in the pool), cached (in a thread's TLS cache,
- *    include/grace/hazptr.h) or held (by the program). H below is the number of records.
+ *  - A hazard pointer is a record (struct grace_hazptr, one per cache line) in a block of
+ *    BLK_RECS records. Blocks are never freed while the process lives; the list of blocks only
+ *    grows, at its head, with a release store (pairs with the scanner's acquire load: a new
+ *    block's records are initialised when seen). A record is free (in the pool), cached (in a
+ *    thread's TLS cache, include/grace/hazptr.h) or held (by the program). H below is the
+ *    number of records.
  *  - A retired object is an entry (pointer, function, domain). Each thread that retires has a
  *    cache (struct hp_cache): pend, the entries retired since its last scan (at most BATCH
  *    slots: the inline retire appends there, through the window of internal/retire.h); ready,
@@ -145,8 +146,16 @@
 
 /* ---- records ---- */
 
+/* One record per cache line. The pool hands records out one at a time, so two records on a
+ * line would soon belong to two threads, and every protect of one would take the line from the
+ * other's CPU (false sharing: it made bench/hashtable's read-only lookups at 2 threads slow and
+ * erratic). The scan reads one line per record instead of one per two, once per BATCH retires. */
+struct hp_slot {
+	struct grace_hazptr r;
+} GRACE_ALIGNED_CACHE;
+
 struct hp_block {
-	struct grace_hazptr rec[BLK_RECS];
+	struct hp_slot rec[BLK_RECS];
 	struct hp_block *next; /* immutable once published */
 } GRACE_ALIGNED_CACHE;
 
@@ -308,9 +317,9 @@ static bool block_new(void)
 		return false;
 	memset(b, 0, sizeof(*b));
 	for (int i = BLK_RECS - 1; i >= 0; i--) {
-		b->rec[i].fence = fence;
-		b->rec[i].grace__next = pool;
-		pool = &b->rec[i];
+		b->rec[i].r.fence = fence;
+		b->rec[i].r.grace__next = pool;
+		pool = &b->rec[i].r;
 	}
 	b->next = blocks;
 	/* Release: the records' initialisation before a scanner that loads the head (acquire)
@@ -460,7 +469,7 @@ static bool snapshot(struct hp_cache *c)
 	memset(c->snap, 0, c->snap_cap * sizeof(uintptr_t));
 	for (struct hp_block *b = grace_load_acquire(&blocks); b; b = b->next) {
 		for (int i = 0; i < BLK_RECS; i++) {
-			uintptr_t v = (uintptr_t)grace_load_acquire(&b->rec[i].ptr);
+			uintptr_t v = (uintptr_t)grace_load_acquire(&b->rec[i].r.ptr);
 			if (!v)
 				continue;
 			size_t j = snap_hash(v, c->snap_cap);
@@ -486,7 +495,7 @@ static bool protected_in(struct hp_cache *c, bool have, void *p)
 	}
 	for (struct hp_block *b = grace_load_acquire(&blocks); b; b = b->next)
 		for (int i = 0; i < BLK_RECS; i++)
-			if (grace_load_acquire(&b->rec[i].ptr) == p)
+			if (grace_load_acquire(&b->rec[i].r.ptr) == p)
 				return true;
 	return false;
 }
@@ -985,8 +994,8 @@ static void *own_protection_of(struct grace_hazptr_domain *d, uint64_t tag)
 #if GRACE__LIB_DEBUG
 	for (struct hp_block *b = grace_load_acquire(&blocks); b; b = b->next)
 		for (int i = 0; i < BLK_RECS; i++) {
-			void *p = grace_load_acquire(&b->rec[i].ptr);
-			if (!p || grace_load_relaxed(&b->rec[i].grace__owner) != (void *)&ts)
+			void *p = grace_load_acquire(&b->rec[i].r.ptr);
+			if (!p || grace_load_relaxed(&b->rec[i].r.grace__owner) != (void *)&ts)
 				continue;
 			for (size_t j = 0; j < norph; j++)
 				if (orph[j].e.p == p && orph[j].e.d == d && orph[j].tag < tag)
@@ -1233,7 +1242,7 @@ static void check_held_at_exit(void)
 #if GRACE__LIB_DEBUG
 	for (struct hp_block *b = grace_load_acquire(&blocks); b; b = b->next)
 		for (int i = 0; i < BLK_RECS; i++) {
-			struct grace_hazptr *h = &b->rec[i];
+			struct grace_hazptr *h = &b->rec[i].r;
 			void *p = grace_load_relaxed(&h->ptr);
 			if (p && grace_load_relaxed(&h->grace__owner) == (void *)&ts &&
 			    grace_load_relaxed(&h->grace__state) == GRACE__HAZPTR_HELD)
