@@ -108,6 +108,7 @@
  * for one, into the allocator's thread cache), and the free hook (the same shape and rules).
  */
 #include "hazptr/hazptr.h"
+#include "hazptr/record.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -120,7 +121,6 @@
 #include <grace/hazptr.h>
 #include <grace/internal/retire.h>
 #include <grace/list.h>
-#include <grace/srcu.h>
 
 #include "core/diag.h"
 #include "core/init.h"
@@ -130,7 +130,6 @@
 #include "core/ownsteal.h"
 #include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 
-#define BLK_RECS 8
 #define BATCH GRACE_HAZPTR_BATCH /* pend's slots */
 /* Inline appends between two out-of-line calls (the window; engine/free.c uses the same). */
 #define RUN 6u
@@ -144,27 +143,6 @@
 #define MARK_DOM ((void *)2)
 #define MARK_DOMFN ((void *)3)
 
-/* ---- records ---- */
-
-/* One record per cache line. The pool hands records out one at a time, so two records on a
- * line would soon belong to two threads, and every protect of one would take the line from the
- * other's CPU (false sharing: it made bench/hashtable's read-only lookups at 2 threads slow and
- * erratic). The scan reads one line per record instead of one per two, once per BATCH retires. */
-struct hp_slot {
-	struct grace_hazptr r;
-} GRACE_ALIGNED_CACHE;
-
-struct hp_block {
-	struct hp_slot rec[BLK_RECS];
-	struct hp_block *next; /* immutable once published */
-} GRACE_ALIGNED_CACHE;
-
-static struct hp_block *blocks; /* head: release store, acquire loads */
-static uint64_t nrecords;       /* H */
-static struct grace__lock rec_lock = GRACE__LOCK_INIT;
-static struct grace_hazptr *pool; /* free records, under rec_lock */
-
-GRACE_API __thread struct grace__hazptr_tls grace__hazptr_tls GRACE_TLS_IE;
 GRACE_API __thread struct grace__retire *grace__hazptr_retire_tls GRACE_TLS_IE;
 
 /* ---- domains ---- */
@@ -264,8 +242,18 @@ static void hp_init(void)
 	hp_ready = true;
 }
 
+void grace__hp_once(void)
+{
+	pthread_once(&hp_once, hp_init);
+}
+
+void *grace__hp_self(void)
+{
+	return &ts;
+}
+
 /* The calling thread gets its exit hook (and is listed for fork): true when it has one. */
-static bool thread_register(void)
+bool grace__hp_thread_register(void)
 {
 	if (GRACE_LIKELY(ts.registered))
 		return true;
@@ -305,137 +293,6 @@ static void dbg_del(void *ptr)
 }
 #endif
 
-/* ---- records: allocation ---- */
-
-/* A new block's records go to the pool. rec_lock held. */
-static bool block_new(void)
-{
-	struct hp_block *b = NULL;
-	uint32_t fence = !grace__use_membarrier; /* fixed before any reader sees the record */
-
-	if (posix_memalign((void **)&b, GRACE_CACHE_LINE, sizeof(*b)) != 0)
-		return false;
-	memset(b, 0, sizeof(*b));
-	for (int i = BLK_RECS - 1; i >= 0; i--) {
-		b->rec[i].r.fence = fence;
-		b->rec[i].r.grace__next = pool;
-		pool = &b->rec[i].r;
-	}
-	b->next = blocks;
-	/* Release: the records' initialisation before a scanner that loads the head (acquire)
-	 * reads them. */
-	grace_store_release(&blocks, b);
-	grace_store_relaxed(&nrecords, nrecords + BLK_RECS);
-	return true;
-}
-
-static struct grace_hazptr *pool_take(void)
-{
-	struct grace_hazptr *h;
-
-	grace__lock(&rec_lock);
-	if (!pool && !block_new()) {
-		grace__unlock(&rec_lock);
-		return NULL;
-	}
-	h = pool;
-	pool = h->grace__next;
-	h->grace__next = NULL;
-	grace__unlock(&rec_lock);
-	return h;
-}
-
-/* h is unassociated (ptr NULL). */
-static void pool_put(struct grace_hazptr *h)
-{
-	grace__lock(&rec_lock);
-	h->grace__state = 0;
-	h->grace__owner = NULL;
-	h->grace__next = pool;
-	pool = h;
-	grace__unlock(&rec_lock);
-}
-
-GRACE_API struct grace_hazptr *grace__hazptr_alloc_slow(void)
-{
-	struct grace__hazptr_tls *t = &grace__hazptr_tls;
-	struct grace_hazptr *h;
-
-	pthread_once(&hp_once, hp_init);
-	if (t->n != 0) { /* debug builds of the program come here every time */
-		h = t->rec[--t->n];
-	} else {
-		(void)thread_register(); /* the cache needs the exit hook that empties it */
-		h = pool_take();
-		if (!h)
-			return NULL;
-	}
-	h->grace__owner = NULL;
-	h->grace__state = GRACE__HAZPTR_HELD;
-	return h;
-}
-
-GRACE_API void grace__hazptr_free_slow(struct grace_hazptr *h)
-{
-	struct grace__hazptr_tls *t = &grace__hazptr_tls;
-
-	if (!h)
-		return;
-#if GRACE__LIB_DEBUG
-	if (grace_load_relaxed(&h->grace__state) != GRACE__HAZPTR_HELD)
-		grace__misuse_fatal(
-			"hazptr_free",
-			"hazard pointer %p is not held (freed twice, or never allocated)",
-			(void *)h);
-#endif
-	/* Release: the protection's accesses precede a scan that reads NULL (R). */
-	grace_store_release(&h->ptr, (void *)0);
-	h->grace__owner = NULL;
-	if (t->cap == 0)
-		(void)thread_register();
-	if (t->n < t->cap) {
-		h->grace__state = GRACE__HAZPTR_CACHED;
-		t->rec[t->n++] = h;
-		return;
-	}
-	pool_put(h);
-}
-
-GRACE_API void grace__hazptr_fence(void)
-{
-	grace_smp_mb(); /* fallback: pairs with the scan's full fence (barrier M) */
-}
-
-/* Publish out of line: debug builds (checks, and the owner of the protection) and TSan mode. */
-GRACE_API void grace__hazptr_publish_slow(struct grace_hazptr *h, void *p, const char *call)
-{
-#if GRACE__LIB_DEBUG
-	if (!h)
-		grace__misuse_fatal(call, "NULL hazard pointer (hazptr_alloc() failed?)");
-	if (grace_load_relaxed(&h->grace__state) != GRACE__HAZPTR_HELD)
-		grace__misuse_fatal(call,
-				    "hazard pointer %p is not held (used after hazptr_free()?)",
-				    (void *)h);
-	/* Relaxed: only the owner writes it; the exit check and barriers read it as a hint
-	 * about who holds the protection. */
-	grace_store_relaxed(&h->grace__owner, p ? (void *)&ts : NULL);
-#else
-	(void)call;
-#endif
-#if GRACE__TSAN_MODE
-	/* TSan sees neither membarrier nor fences: a seq_cst exchange (a full barrier on x86)
-	 * and the seq_cst reload of grace__hazptr_load() stand in for barrier P. */
-	(void)__atomic_exchange_n(&h->ptr, p, __ATOMIC_SEQ_CST);
-#else
-	/* Release (R), then barrier P: as the inline publish (include/grace/hazptr.h). */
-	grace_store_release(&h->ptr, p);
-	if (h->fence)
-		grace_smp_mb(); /* fallback: pairs with the scan's fence (M) */
-	else
-		grace_barrier(); /* pairs with the scan's membarrier (M) */
-#endif
-}
-
 /* ---- the scan's snapshot ---- */
 
 static inline size_t snap_hash(uintptr_t p, size_t cap)
@@ -451,7 +308,7 @@ static inline size_t snap_hash(uintptr_t p, size_t cap)
 static bool snapshot(struct hp_cache *c)
 {
 	size_t want = 16;
-	uint64_t h = grace_load_relaxed(&nrecords);
+	uint64_t h = grace_load_relaxed(&grace__hp_nrecords);
 
 	while (want < 2 * h)
 		want *= 2;
@@ -467,7 +324,7 @@ static bool snapshot(struct hp_cache *c)
 	if (c->snap_cap < want)
 		return false;
 	memset(c->snap, 0, c->snap_cap * sizeof(uintptr_t));
-	for (struct hp_block *b = grace_load_acquire(&blocks); b; b = b->next) {
+	for (struct hp_block *b = grace_load_acquire(&grace__hp_blocks); b; b = b->next) {
 		for (int i = 0; i < BLK_RECS; i++) {
 			uintptr_t v = (uintptr_t)grace_load_acquire(&b->rec[i].r.ptr);
 			if (!v)
@@ -493,7 +350,7 @@ static bool protected_in(struct hp_cache *c, bool have, void *p)
 				return true;
 		return false;
 	}
-	for (struct hp_block *b = grace_load_acquire(&blocks); b; b = b->next)
+	for (struct hp_block *b = grace_load_acquire(&grace__hp_blocks); b; b = b->next)
 		for (int i = 0; i < BLK_RECS; i++)
 			if (grace_load_acquire(&b->rec[i].r.ptr) == p)
 				return true;
@@ -904,7 +761,7 @@ static GRACE_COLD struct hp_cache *cache_new(void)
 {
 	struct hp_cache *c = NULL;
 
-	if (!thread_register() || grace_load_relaxed(&g_exiting))
+	if (!grace__hp_thread_register() || grace_load_relaxed(&g_exiting))
 		return NULL;
 	if (posix_memalign((void **)&c, GRACE_CACHE_LINE, sizeof(*c)) != 0)
 		return NULL;
@@ -992,7 +849,7 @@ static void cache_to_orphans(struct hp_cache *c, const struct grace_hazptr_domai
 static void *own_protection_of(struct grace_hazptr_domain *d, uint64_t tag)
 {
 #if GRACE__LIB_DEBUG
-	for (struct hp_block *b = grace_load_acquire(&blocks); b; b = b->next)
+	for (struct hp_block *b = grace_load_acquire(&grace__hp_blocks); b; b = b->next)
 		for (int i = 0; i < BLK_RECS; i++) {
 			void *p = grace_load_acquire(&b->rec[i].r.ptr);
 			if (!p || grace_load_relaxed(&b->rec[i].r.grace__owner) != (void *)&ts)
@@ -1142,7 +999,7 @@ GRACE_API void grace_hazptr_get_stats(struct grace_hazptr_stats *st)
 	struct hp_cache *c;
 
 	memset(st, 0, sizeof(*st));
-	st->records = grace_load_relaxed(&nrecords);
+	st->records = grace_load_relaxed(&grace__hp_nrecords);
 	grace__lock(&all_lock);
 	CACHES_FOR_EACH(c)
 	{
@@ -1158,58 +1015,6 @@ GRACE_API void grace_hazptr_get_stats(struct grace_hazptr_stats *st)
 	st->retired += grace_load_relaxed(&gone_retired);
 	st->reclaimed += grace_load_relaxed(&gone_reclaimed);
 	st->scans += grace_load_relaxed(&gone_scans);
-}
-
-/* ---- srcu: both kinds of readers ---- */
-
-struct srcu_carrier {
-	struct grace_hazptr_domain *d;
-	void *p;
-};
-
-static void srcu_then_default(void *p)
-{
-	grace_hazptr_retire((struct grace_hazptr_domain *)0, p);
-}
-
-static void srcu_then_domain(void *arg)
-{
-	struct srcu_carrier k = *(struct srcu_carrier *)arg;
-
-	free(arg);
-	grace_hazptr_retire(k.d, k.p);
-}
-
-/*
- * (S) An object both srcu readers and hazard pointers may hold: a grace period of ssp first
- * (every section that read it has ended, and with it every grace_hazptr_hold_srcu() publication
- * made inside one: the unlock's release, the grace period's acquire, the callback's), then the
- * hazard-pointer retire on the callback worker, whose scan reads those publications or later
- * values (coherence, happens-before).
- */
-GRACE_API void grace_hazptr_retire_srcu(struct grace_hazptr_domain *d, struct srcu_struct *ssp,
-					void *ptr)
-{
-	struct srcu_carrier *k;
-
-	if (!ptr)
-		return;
-	if (!d) {
-		grace_srcu_retire_fn(ssp, srcu_then_default, ptr);
-		return;
-	}
-	k = (struct srcu_carrier *)malloc(sizeof(*k));
-	if (!k) {
-		static uint32_t warned;
-		if (!grace_xchg(&warned, 1u, __ATOMIC_RELAXED))
-			grace__warn("grace_hazptr_retire_srcu: out of memory: the object %p is "
-				    "never freed; later losses are not reported",
-				    ptr);
-		return;
-	}
-	k->d = d;
-	k->p = ptr;
-	grace_srcu_retire_fn(ssp, srcu_then_domain, k);
 }
 
 /* ---- thread exit, process exit, fork ---- */
@@ -1240,7 +1045,7 @@ static void cache_retire(struct hp_cache *c)
 static void check_held_at_exit(void)
 {
 #if GRACE__LIB_DEBUG
-	for (struct hp_block *b = grace_load_acquire(&blocks); b; b = b->next)
+	for (struct hp_block *b = grace_load_acquire(&grace__hp_blocks); b; b = b->next)
 		for (int i = 0; i < BLK_RECS; i++) {
 			struct grace_hazptr *h = &b->rec[i].r;
 			void *p = grace_load_relaxed(&h->ptr);
@@ -1265,7 +1070,7 @@ static void hp_thread_exit(void *arg)
 	t->cap = 0;
 	check_held_at_exit();
 	while (t->n)
-		pool_put(t->rec[--t->n]);
+		grace__hp_pool_put(t->rec[--t->n]);
 	if (c) {
 		grace__lock(&all_lock);
 		c_lock(c); /* a stealer that took it before us is done */
@@ -1325,7 +1130,7 @@ void grace__hazptr_atfork_prepare(void)
 	grace__lock(&orphan_lock);
 	grace__lock(&dom_lock);
 	grace__lock(&thr_lock);
-	grace__lock(&rec_lock);
+	grace__lock(&grace__hp_rec_lock);
 #if GRACE__LIB_DEBUG
 	grace__lock(&retired_set.lock);
 #endif
@@ -1338,7 +1143,7 @@ void grace__hazptr_atfork_parent(void)
 #if GRACE__LIB_DEBUG
 	grace__unlock(&retired_set.lock);
 #endif
-	grace__unlock(&rec_lock);
+	grace__unlock(&grace__hp_rec_lock);
 	grace__unlock(&thr_lock);
 	grace__unlock(&dom_lock);
 	grace__unlock(&orphan_lock);
@@ -1375,11 +1180,7 @@ void grace__hazptr_atfork_child(void)
 		if (t == &ts)
 			continue;
 		while (t->pub->n) {
-			struct grace_hazptr *h = t->pub->rec[--t->pub->n];
-			h->grace__state = 0;
-			h->grace__owner = NULL;
-			h->grace__next = pool;
-			pool = h;
+			grace__hp_pool_put_locked(t->pub->rec[--t->pub->n]);
 		}
 		grace_list_del(&t->link);
 	}
@@ -1388,7 +1189,7 @@ void grace__hazptr_atfork_child(void)
 #if GRACE__LIB_DEBUG
 	grace__unlock(&retired_set.lock);
 #endif
-	grace__unlock(&rec_lock);
+	grace__unlock(&grace__hp_rec_lock);
 	grace__unlock(&thr_lock);
 	grace__unlock(&dom_lock);
 	grace__unlock(&orphan_lock);
