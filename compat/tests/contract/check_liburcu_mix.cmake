@@ -4,6 +4,9 @@
 # with grace-urcu's library directory gets grace-urcu even where liburcu-dev is installed:
 #  1. grace-urcu's headers with _LGPL_SOURCE, linked against liburcu's own libraries
 #     (-lurcu-qsbr, no grace-urcu directory): the link fails naming grace's own symbols;
+#  1c. the same without _LGPL_SOURCE (the program calls liburcu's function names, which
+#     liburcu's libraries define too): the link fails naming `<name>@GRACE_URCU_0', the
+#     symbol version the headers bind those names to; the program links with grace-urcu;
 #  1b. a shared library whose sources include grace-urcu's headers and call nothing links with
 #     -z defs and no urcu library, as with liburcu (multipath-tools' libmpathutil does this);
 #  2. the same with -L<grace-urcu's library directory>: links, records no liburcu library, runs;
@@ -41,6 +44,80 @@ if(NOT "${out}${err}" MATCHES "undefined reference to `grace_")
                       "grace's symbols:\n${out}${err}")
 endif()
 message(STATUS "grace-urcu mix: against liburcu's library: fails by name: ok")
+
+# 1c. Without _LGPL_SOURCE the program calls liburcu's own function names, which liburcu's
+# libraries define too: the headers bind them to grace-urcu's symbol version, so the link fails
+# naming it (urcu_qsbr_register_thread@GRACE_URCU_0, ...). The QSBR program above, and one of the
+# default flavor written as multipath-tools and older programs write it (the first generation's
+# names), against -lurcu.
+execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${PROGRAM} -o ${WORK_DIR}/mixed_fn
+                        -lurcu-qsbr -pthread
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "grace-urcu mix: grace-urcu's headers without _LGPL_SOURCE linked against "
+                      "${peer}: the link should have failed")
+endif()
+if(NOT "${out}${err}" MATCHES "undefined reference to `urcu_qsbr_[a-z_]+@GRACE_URCU_0'")
+  message(FATAL_ERROR "grace-urcu mix: the link without _LGPL_SOURCE failed, but without naming "
+                      "grace-urcu's version GRACE_URCU_0:\n${out}${err}")
+endif()
+file(WRITE ${WORK_DIR}/oldnames.c [=[
+#include <urcu.h>
+struct item {
+	struct rcu_head head;
+	int value;
+};
+static struct item *shared_item;
+static void item_free(struct rcu_head *head)
+{
+	(void)head;
+}
+int main(void)
+{
+	static struct item a = { { 0, 0 }, 1 };
+	rcu_register_thread_memb();
+	rcu_set_pointer(&shared_item, &a);
+	rcu_read_lock_memb();
+	int v = rcu_dereference(shared_item)->value;
+	rcu_read_unlock_memb();
+	synchronize_rcu_memb();
+	call_rcu_memb(&a.head, item_free);
+	rcu_unregister_thread_memb();
+	return v == 1 ? 0 : 1;
+}
+]=])
+execute_process(COMMAND ${C_COMPILER} -print-file-name=liburcu.so
+                OUTPUT_VARIABLE peer_memb OUTPUT_STRIP_TRAILING_WHITESPACE)
+execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${WORK_DIR}/oldnames.c
+                        -o ${WORK_DIR}/oldnames -lurcu -pthread
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "grace-urcu mix: a program calling rcu_read_lock_memb(), ... linked "
+                      "against ${peer_memb}: the link should have failed")
+endif()
+foreach(fn urcu_memb_read_lock urcu_memb_synchronize_rcu urcu_memb_call_rcu rcu_set_pointer_sym)
+  if(NOT "${out}${err}" MATCHES "undefined reference to `${fn}@GRACE_URCU_0'")
+    message(FATAL_ERROR "grace-urcu mix: the link against ${peer_memb} failed, but without "
+                        "naming ${fn}@GRACE_URCU_0:\n${out}${err}")
+  endif()
+endforeach()
+# The same program against grace-urcu by liburcu's name links and runs.
+execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${WORK_DIR}/oldnames.c
+                        -o ${WORK_DIR}/oldnames -L${LINK_DIR} -lurcu -pthread
+                        -Wl,-rpath,${LIB_DIR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "grace-urcu mix: the program calling rcu_read_lock_memb(), ... does not "
+                      "link with -L${LINK_DIR} -lurcu:\n${out}${err}")
+endif()
+execute_process(COMMAND ${WORK_DIR}/oldnames RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "grace-urcu mix: the program calling rcu_read_lock_memb(), ... failed "
+                      "(${rc}):\n${out}${err}")
+endif()
+message(STATUS "grace-urcu mix: without _LGPL_SOURCE, against liburcu's library: fails "
+               "naming GRACE_URCU_0: ok")
 
 # 1b. Including is not using: no library needed.
 file(WRITE ${WORK_DIR}/incl.c "#include <urcu.h>\nint incl(void);\nint incl(void)\n{\n\treturn 1;\n}\n")
