@@ -10,7 +10,8 @@
  * How: each name is renamed to grace_urcu__x_<name> while the headers are read, so that their
  * inline definitions take that name here; each exported name is then an alias of that
  * definition (GCC emits it out of line for the alias). No body is written twice.
- * Not here: liburcu's workqueue API (urcu_workqueue_*, not part of grace-urcu) and its futex
+ * Not here: liburcu's workqueue functions (urcu_workqueue_*: liburcu-cds's internals, declared in
+ * no installed header, so no program calls them) and its futex
  * fallbacks (compat_futex_*); docs/compat.md says so. The memory back-ends' objects
  * (cds_lfht_mm_order, ...) are aliases in compat/src/lfht.c.
  */

@@ -28,10 +28,12 @@ if(NOT CMAKE_CROSSCOMPILING)
   set_tests_properties(compat_contract_exports PROPERTIES TIMEOUT 60 LABELS quick)
 
   # compat_contract_liburcu_mix: grace-urcu's headers with _LGPL_SOURCE linked against
-  # liburcu's own library fail naming grace's symbols; a -z defs library that only includes
-  # <urcu.h> links with no urcu library; -L<grace-urcu dir> -lurcu-qsbr gets grace-urcu with
-  # liburcu-dev installed; liburcu's header then grace-urcu's is an #error (skipped without
-  # liburcu-dev). Checked against: <urcu/grace/guard.h> emptied: it fails.
+  # liburcu's own library fail naming grace's symbols; without _LGPL_SOURCE, naming
+  # <name>@GRACE_URCU_0 (the headers' .symver); LD_PRELOAD still interposes; a -z defs library
+  # that only includes <urcu.h> links with no urcu library; -L<grace-urcu dir> -lurcu-qsbr gets
+  # grace-urcu with liburcu-dev installed; liburcu's header then grace-urcu's is an #error
+  # (skipped without liburcu-dev). Checked against: <urcu/grace/guard.h> emptied, and
+  # -DGRACE_URCU_NO_SYMBOL_VERSIONS in EXTRA_FLAGS: each fails.
   set(_cc_mix_flags "")
   if(GRACE_DEBUG)
     list(APPEND _cc_mix_flags -DGRACE_DEBUG=1)

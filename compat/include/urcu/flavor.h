@@ -42,10 +42,15 @@ struct rcu_flavor_struct {
 
 /* The tables, one per liburcu flavor (memb, mb, signal and bp are grace's default flavor). */
 GRACE_API extern const struct rcu_flavor_struct urcu_memb_flavor;
+GRACE_URCU__BIND(urcu_memb_flavor);
 GRACE_API extern const struct rcu_flavor_struct urcu_mb_flavor;
+GRACE_URCU__BIND(urcu_mb_flavor);
 GRACE_API extern const struct rcu_flavor_struct urcu_signal_flavor;
+GRACE_URCU__BIND(urcu_signal_flavor);
 GRACE_API extern const struct rcu_flavor_struct urcu_bp_flavor;
+GRACE_URCU__BIND(urcu_bp_flavor);
 GRACE_API extern const struct rcu_flavor_struct urcu_qsbr_flavor;
+GRACE_URCU__BIND(urcu_qsbr_flavor);
 
 /* Hooks run by the flavor's call_rcu_before_fork() and call_rcu_after_fork_*() (one set per
  * flavor, reference-counted, as liburcu keeps them). */

@@ -42,9 +42,13 @@
 GRACE_BEGIN_DECLS
 /* Functions of libgrace-urcu in both modes; only programs without _LGPL_SOURCE call them. */
 GRACE_API void *rcu_dereference_sym(void *p);
+GRACE_URCU__BIND(rcu_dereference_sym);
 GRACE_API void *rcu_set_pointer_sym(void **p, void *v);
+GRACE_URCU__BIND(rcu_set_pointer_sym);
 GRACE_API void *rcu_xchg_pointer_sym(void **p, void *v);
+GRACE_URCU__BIND(rcu_xchg_pointer_sym);
 GRACE_API void *rcu_cmpxchg_pointer_sym(void **p, void *old, void *new_);
+GRACE_URCU__BIND(rcu_cmpxchg_pointer_sym);
 GRACE_END_DECLS
 
 /* Inline: the same operations, with _LGPL_SOURCE. */

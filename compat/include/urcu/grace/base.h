@@ -53,6 +53,32 @@
 #define GRACE_URCU__LGPL 0
 #endif
 
+/*
+ * GRACE_URCU__BIND(name): bind the translation unit's references to the function or object
+ * `name`, a liburcu name that libgrace-urcu exports, to grace-urcu's symbol version
+ * GRACE_URCU_0 (compat/src/grace-urcu.map). An object built with grace-urcu's headers that
+ * calls liburcu's functions (urcu_memb_synchronize_rcu(), rcu_read_lock_memb(), ... without
+ * _LGPL_SOURCE) refers to `urcu_memb_synchronize_rcu@GRACE_URCU_0`: libgrace-urcu defines it,
+ * liburcu's own libraries (which version nothing) do not, so a build that links it with them
+ * fails with
+ *     undefined reference to `urcu_memb_synchronize_rcu@GRACE_URCU_0'
+ * instead of running liburcu's functions on grace-urcu's structures. With "@@@" the directive
+ * emits nothing for a name the translation unit neither uses nor defines (including a header
+ * needs no library), and a definition of the program's own (multipath-tools defines
+ * rcu_register_thread_memb()) becomes the default version `name@@GRACE_URCU_0`: dlsym() and
+ * the libraries' calls find it by its plain name, as with liburcu. libgrace-urcu is built with
+ * the same directives, so its static archive defines the versioned names too. Programs that
+ * must not have it (a shared library without a version script that defines one of these
+ * functions itself: "version node not found") define GRACE_URCU_NO_SYMBOL_VERSIONS.
+ */
+#if defined(__ELF__) && !defined(GRACE_URCU_NO_SYMBOL_VERSIONS)
+#define GRACE_URCU__BIND2(name) __asm__(".symver " #name "," #name "@@@GRACE_URCU_0")
+#else
+#define GRACE_URCU__BIND2(name)
+#endif
+/* Two levels: `name` may be a macro such as GRACE_URCU__F(synchronize_rcu). */
+#define GRACE_URCU__BIND(name) GRACE_URCU__BIND2(name)
+
 GRACE_BEGIN_DECLS
 
 /* Defined by libgrace-urcu only: see <urcu/grace/link.h>. */

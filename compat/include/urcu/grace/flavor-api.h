@@ -133,13 +133,19 @@ GRACE_INLINE void GRACE_URCU__F(read_unlock)(void)
 }
 #else
 GRACE_API void GRACE_URCU__F(read_lock)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(read_lock));
 GRACE_API void GRACE_URCU__F(read_unlock)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(read_unlock));
 #endif
 GRACE_API int GRACE_URCU__F(read_ongoing)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(read_ongoing));
 #if GRACE_URCU_FLAVOR_QSBR
 GRACE_API void GRACE_URCU__F(quiescent_state)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(quiescent_state));
 GRACE_API void GRACE_URCU__F(thread_offline)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(thread_offline));
 GRACE_API void GRACE_URCU__F(thread_online)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(thread_online));
 #endif
 #endif /* !GRACE_URCU__LGPL */
 
@@ -161,10 +167,12 @@ GRACE_INLINE void GRACE_URCU__F(thread_online)(void) {}
  * as in liburcu.
  */
 GRACE_API void GRACE_URCU__F(register_thread)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(register_thread));
 #if GRACE_URCU_FLAVOR_BP
 GRACE_INLINE void GRACE_URCU__F(unregister_thread)(void) {}
 #else
 GRACE_API void GRACE_URCU__F(unregister_thread)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(unregister_thread));
 #endif
 
 /* Library set-up and tear-down: grace initialises itself on first use and cleans up at exit.
@@ -174,9 +182,11 @@ GRACE_API void GRACE_URCU__F(unregister_thread)(void);
 GRACE_INLINE void GRACE_URCU__F(init)(void) {}
 #else
 GRACE_API void GRACE_URCU__F(init)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(init));
 #endif
 #if GRACE_URCU_FLAVOR_QSBR || GRACE_URCU_FLAVOR_SIGNAL
 GRACE_API void GRACE_URCU__F(exit)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(exit));
 #else
 GRACE_INLINE void GRACE_URCU__F(exit)(void) {}
 #endif
@@ -185,8 +195,11 @@ GRACE_INLINE void GRACE_URCU__F(exit)(void) {}
  * none in liburcu: inline no-ops. grace handles fork itself. */
 #if GRACE_URCU_FLAVOR_BP
 GRACE_API void GRACE_URCU__F(before_fork)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(before_fork));
 GRACE_API void GRACE_URCU__F(after_fork_parent)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(after_fork_parent));
 GRACE_API void GRACE_URCU__F(after_fork_child)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(after_fork_child));
 #else
 GRACE_INLINE void GRACE_URCU__F(before_fork)(void) {}
 GRACE_INLINE void GRACE_URCU__F(after_fork_parent)(void) {}
@@ -198,40 +211,67 @@ GRACE_INLINE void GRACE_URCU__F(after_fork_child)(void) {}
 /* Wait for every read-side section of the flavor that began before the call. Debug builds
  * report a call from inside one (deadlock, or for QSBR a section freed under itself). */
 GRACE_API void GRACE_URCU__F(synchronize_rcu)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(synchronize_rcu));
 /* Polled grace periods (liburcu 0.14+): a cookie, and whether its grace period completed. */
 GRACE_API struct urcu_gp_poll_state GRACE_URCU__F(start_poll_synchronize_rcu)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(start_poll_synchronize_rcu));
 GRACE_API bool GRACE_URCU__F(poll_state_synchronize_rcu)(struct urcu_gp_poll_state state);
+GRACE_URCU__BIND(GRACE_URCU__F(poll_state_synchronize_rcu));
 
 /* ---- callbacks (<urcu/call-rcu.h> has what each does) ---- */
 
 GRACE_API void GRACE_URCU__F(call_rcu)(struct rcu_head *head, void (*func)(struct rcu_head *head));
+GRACE_URCU__BIND(GRACE_URCU__F(call_rcu));
 GRACE_API void GRACE_URCU__F(barrier)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(barrier));
 GRACE_API struct call_rcu_data *GRACE_URCU__F(create_call_rcu_data)(unsigned long flags,
 								    int cpu_affinity);
+GRACE_URCU__BIND(GRACE_URCU__F(create_call_rcu_data));
 GRACE_API void GRACE_URCU__F(call_rcu_data_free)(struct call_rcu_data *crdp);
+GRACE_URCU__BIND(GRACE_URCU__F(call_rcu_data_free));
 GRACE_API struct call_rcu_data *GRACE_URCU__F(get_default_call_rcu_data)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(get_default_call_rcu_data));
 GRACE_API struct call_rcu_data *GRACE_URCU__F(get_cpu_call_rcu_data)(int cpu);
+GRACE_URCU__BIND(GRACE_URCU__F(get_cpu_call_rcu_data));
 GRACE_API struct call_rcu_data *GRACE_URCU__F(get_thread_call_rcu_data)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(get_thread_call_rcu_data));
 GRACE_API struct call_rcu_data *GRACE_URCU__F(get_call_rcu_data)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(get_call_rcu_data));
 GRACE_API pthread_t GRACE_URCU__F(get_call_rcu_thread)(struct call_rcu_data *crdp);
+GRACE_URCU__BIND(GRACE_URCU__F(get_call_rcu_thread));
 GRACE_API void GRACE_URCU__F(set_thread_call_rcu_data)(struct call_rcu_data *crdp);
+GRACE_URCU__BIND(GRACE_URCU__F(set_thread_call_rcu_data));
 GRACE_API int GRACE_URCU__F(set_cpu_call_rcu_data)(int cpu, struct call_rcu_data *crdp);
+GRACE_URCU__BIND(GRACE_URCU__F(set_cpu_call_rcu_data));
 GRACE_API int GRACE_URCU__F(create_all_cpu_call_rcu_data)(unsigned long flags);
+GRACE_URCU__BIND(GRACE_URCU__F(create_all_cpu_call_rcu_data));
 GRACE_API void GRACE_URCU__F(free_all_cpu_call_rcu_data)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(free_all_cpu_call_rcu_data));
 GRACE_API void GRACE_URCU__F(call_rcu_before_fork)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(call_rcu_before_fork));
 GRACE_API void GRACE_URCU__F(call_rcu_after_fork_parent)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(call_rcu_after_fork_parent));
 GRACE_API void GRACE_URCU__F(call_rcu_after_fork_child)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(call_rcu_after_fork_child));
 GRACE_API void GRACE_URCU__F(register_rculfhash_atfork)(struct urcu_atfork *atfork);
+GRACE_URCU__BIND(GRACE_URCU__F(register_rculfhash_atfork));
 GRACE_API void GRACE_URCU__F(unregister_rculfhash_atfork)(struct urcu_atfork *atfork);
+GRACE_URCU__BIND(GRACE_URCU__F(unregister_rculfhash_atfork));
 
 /* ---- defer_rcu (<urcu/defer.h> has what each does) ---- */
 
 GRACE_API void GRACE_URCU__F(defer_rcu)(void (*fct)(void *p), void *p);
+GRACE_URCU__BIND(GRACE_URCU__F(defer_rcu));
 GRACE_API int GRACE_URCU__F(defer_register_thread)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(defer_register_thread));
 GRACE_API void GRACE_URCU__F(defer_unregister_thread)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(defer_unregister_thread));
 GRACE_API void GRACE_URCU__F(defer_barrier)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(defer_barrier));
 GRACE_API void GRACE_URCU__F(defer_barrier_thread)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(defer_barrier_thread));
 GRACE_API void GRACE_URCU__F(defer_exit)(void);
+GRACE_URCU__BIND(GRACE_URCU__F(defer_exit));
 
 /* The flavor's table, urcu_<flavor>_flavor, is declared by <urcu/flavor.h>. */
 
@@ -239,9 +279,13 @@ GRACE_API void GRACE_URCU__F(defer_exit)(void);
  * and the others call them) ---- */
 #if GRACE_URCU_FLAVOR_BP
 GRACE_API void *GRACE_URCU__F(dereference_sym)(void *p);
+GRACE_URCU__BIND(GRACE_URCU__F(dereference_sym));
 GRACE_API void *GRACE_URCU__F(set_pointer_sym)(void **p, void *v);
+GRACE_URCU__BIND(GRACE_URCU__F(set_pointer_sym));
 GRACE_API void *GRACE_URCU__F(xchg_pointer_sym)(void **p, void *v);
+GRACE_URCU__BIND(GRACE_URCU__F(xchg_pointer_sym));
 GRACE_API void *GRACE_URCU__F(cmpxchg_pointer_sym)(void **p, void *old, void *new_);
+GRACE_URCU__BIND(GRACE_URCU__F(cmpxchg_pointer_sym));
 #endif
 
 GRACE_END_DECLS

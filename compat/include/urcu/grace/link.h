@@ -8,8 +8,9 @@
  * libgrace-urcu records it. The reference is weak: as with liburcu, a translation unit that
  * includes a header and calls nothing needs no library (real programs do this: a shared
  * library linked with -z defs and without -lurcu, a test program that gets liburcu through
- * another library). An object that uses grace-urcu with _LGPL_SOURCE refers to grace's own
- * symbols and fails to link against liburcu's libraries by itself.
+ * another library). What refuses a mix with liburcu's libraries is what an object calls: with
+ * _LGPL_SOURCE grace's own symbols, without it liburcu's names bound to grace-urcu's symbol
+ * version (GRACE_URCU__BIND in <urcu/grace/base.h>).
  * One pointer per translation unit (8 bytes of read-only data); no include guard on purpose:
  * the macro below is.
  *
