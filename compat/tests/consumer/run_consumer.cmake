@@ -46,10 +46,11 @@ endif()
 # Builds that write liburcu's library names (-lurcu-qsbr, as gdnsd's Makefile does) link with
 # the one LDFLAGS line of docs/compat.md, no pkg-config: every name, with and without
 # _LGPL_SOURCE, and the program runs on the installed libgrace-urcu.
-# (The prefix is not in the loader's path: LD_LIBRARY_PATH finds libgrace-urcu's own
-# dependency, libgrace, which an -rpath of the program's (a RUNPATH) would not.)
-set(ENV{LD_LIBRARY_PATH} ${prefix}/${LIBDIR})
-set(lflags -L${prefix}/${LIBDIR}/grace-urcu)
+# The prefix is not in the loader's path: the program's -rpath (a RUNPATH) finds libgrace-urcu,
+# and libgrace-urcu's own RUNPATH ($ORIGIN) finds libgrace, which a non-LGPL program does not
+# name itself. No LD_LIBRARY_PATH here, so that a libgrace-urcu that cannot find libgrace fails.
+unset(ENV{LD_LIBRARY_PATH})
+set(lflags -L${prefix}/${LIBDIR}/grace-urcu -Wl,-rpath,${prefix}/${LIBDIR})
 foreach(n urcu urcu-memb urcu-mb urcu-signal urcu-bp urcu-qsbr urcu-cds urcu-common)
   foreach(lgpl "" "-D_LGPL_SOURCE")
     set(exe ${WORK_DIR}/byname-${n}${lgpl})
