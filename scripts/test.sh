@@ -16,6 +16,11 @@
 #                tests except the host-side checks (ABI, install, headers, Promela model), the
 #                torture suite's self-test (a script that runs the binary without the emulator)
 #                and unit_churn (minutes under emulation). About 2-3 minutes.
+# asan, tsan and aarch64 build with GRACE_QUICK_SHORT: their quick torture and stress runs last
+# 1-2 s, not 3-5 s. Those runs are the same programs as release's, at a fraction of its speed
+# (sanitizer instrumentation, emulation): they check that each path of each flavor runs clean
+# under the sanitizer or on the target, which the first second of a run does; the search for
+# rare interleavings is release's and debug's full-length runs (and tests/torture/long.sh).
 # Usage: scripts/test.sh [config...]   (default: all of them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +50,9 @@ for c in "${configs[@]}"; do
   echo "=== $c: configure and build ($dir)"
   # A directory whose configure failed before (a missing cross compiler, a stale cache) starts
   # afresh (scripts/cmake-configure.sh).
-  if ! scripts/cmake-configure.sh "$dir" -G Ninja -DGRACE_WERROR=ON \
+  short=OFF
+  case "$c" in asan|tsan|aarch64) short=ON ;; esac
+  if ! scripts/cmake-configure.sh "$dir" -G Ninja -DGRACE_WERROR=ON -DGRACE_QUICK_SHORT=$short \
       -DGRACE_BENCH=$([ "$c" = release ] && echo ON || echo OFF) "${flags[@]}"; then
     echo "=== $c: configure FAILED (log: $dir/configure.log)"
     fail=1
