@@ -103,7 +103,7 @@ for c in "${configs[@]}"; do
   #    api_callbacks' memory bound, contract_guide, contract_retire's and contract_free_where's
   #    malloc interposition, unit_churn, compat_defer's fork case) and the race-detector checks
   #    that a sanitized build does not register (tsan_*, helgrind_*, drd_*).
-  # The Promela model (model_memb: spin on tests/model/*.pml, 2-4 minutes on 2 CPUs) builds
+  # The Promela model (model_memb_1/2/3: spin on tests/model/*.pml, 2-4 minutes of CPU) builds
   # nothing of the library and reads no build: the release configuration runs it, the others
   # would only repeat it.
   debug_only='fault_fork|compat_lfht_fork|api_hash_fork(_cxx)?'
@@ -121,18 +121,18 @@ for c in "${configs[@]}"; do
   #  - the tests that dlopen() libgrace: under qemu-user, glibc refuses its initial-exec TLS
   #    ("cannot allocate memory in static TLS block"), GLIBC_TUNABLES or not; unverified on
   #    aarch64 hardware.
-  if [ "$c" = aarch64 ]; then exclude='^(abi_exports|consumer_install|compat_consumer_install|install_docs|public_headers|model_memb|torture_broken.*|unit_churn|ipc_kernel|cxx_rcu_domain_instructions|(tsan|helgrind|drd)_.*|fault_regress_dlclose.*|fault_dlopen.*|compat_lfht_dlclose)$'; fi
+  if [ "$c" = aarch64 ]; then exclude='^(abi_exports|consumer_install|compat_consumer_install|install_docs|public_headers|model_memb_[0-9]|torture_broken.*|unit_churn|ipc_kernel|cxx_rcu_domain_instructions|(tsan|helgrind|drd)_.*|fault_regress_dlclose.*|fault_dlopen.*|compat_lfht_dlclose)$'; fi
   # asan: the fork tests whose parent has threads allocating at the moment of the fork. GCC 12's
   # ASan allocator takes no lock around fork(): a child can inherit one of its size-class locks
   # held by a parent thread and hang in its first malloc() (gdb: every child thread blocked in
   # SizeClassAllocator64::GetFromAllocator; 5 runs in about 90 under load). glibc's own malloc is
   # fork-safe, so the other configurations run them.
-  if [ "$c" = asan ]; then exclude='^(fault_fork|compat_lfht_fork|api_hash_fork(_cxx)?|model_memb)$'; fi
+  if [ "$c" = asan ]; then exclude='^(fault_fork|compat_lfht_fork|api_hash_fork(_cxx)?|model_memb_[0-9])$'; fi
   env_extra=()
   if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
   # tsan: the fault tests that fork a multi-threaded process and start threads in the child,
   # which TSan does not support ("dup thread with used id"); the other configs run them.
-  if [ "$c" = tsan ]; then exclude='^(fault_regress_fork|fault_regress_bounds|fault_fork|fault_exit|compat_lfht_fork|api_hash_fork(_cxx)?|model_memb)$'; fi
+  if [ "$c" = tsan ]; then exclude='^(fault_regress_fork|fault_regress_bounds|fault_fork|fault_exit|compat_lfht_fork|api_hash_fork(_cxx)?|model_memb_[0-9])$'; fi
   if [ "$c" = tsan ]; then env_extra=(TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 die_after_fork=0 suppressions=$PWD/tests/tsan.supp"); fi
   select=(-L "$label" -E "$exclude")
   [ -z "$include" ] || select+=(-R "$include")
