@@ -19,6 +19,9 @@
 #
 #   bench/hashtable/floor.sh [--build DIR] [--out DIR] [--points 2:0.1,2:0.25,2:0.5]
 #                            [--reps N] [--duration S] [--delays 4096,65536] [--caps 250]
+#                            [--limit S]
+# --limit: seconds past --duration after which a run counts as hung and is killed (default 20;
+# the ctest smoke run, bench_hashtable_floor_smoke, uses 3: its floor runs hang often).
 # Defaults: 7 x 0.4 s per design and point. Quote it only from a quiet machine:
 #   ../shared/tools/quiet -- bench/hashtable/floor.sh
 # Writes DIR/floor.csv and prints markdown: medians (wall, per CPU-second), each design's ratio
@@ -29,7 +32,7 @@ root=$(cd "$here/../.." && pwd)
 build=${GRACE_BUILD:-$root/build/bench}
 out=""
 points=2:0.1,2:0.25,2:0.5
-reps=7 duration=0.4 delays="" caps=""
+reps=7 duration=0.4 delays="" caps="" grace=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -39,7 +42,8 @@ while [ $# -gt 0 ]; do
     --duration) duration=$2; shift 2 ;;
     --delays) delays=$2; shift 2 ;;
     --caps) caps=$2; shift 2 ;;
-    -h|--help) sed -n '3,25p' "$0"; exit 0 ;;
+    --limit) grace=$2; shift 2 ;;
+    -h|--help) sed -n '3,28p' "$0"; exit 0 ;;
     *) echo "floor.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -61,7 +65,7 @@ for c in ${caps//,/ }; do designs+=("grace-free@cap=$c"); done
 csv=$out/floor.csv
 echo "design,point,rep,status,mops,mops_cpu" >"$csv"
 # A run's own watchdog fires after duration + 60 s; the floor's hang is cut sooner.
-limit=$(awk -v d="$duration" 'BEGIN { printf "%d", d + 20 }')
+limit=$(awk -v d="$duration" -v g="$grace" 'BEGIN { printf "%d", d + g }')
 echo "floor: ${#designs[@]} designs x $reps x $duration s per point, interleaved (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 for ((r = 0; r < reps; r++)); do
   for pt in ${points//,/ }; do

@@ -107,7 +107,9 @@
 # also evaluates every assert (the safety property). Safety-violating variants are checked a
 # second time in safety mode, ignoring end states (-E), so the verdict names the assertion.
 #
-# usage: check.sh [--quick|--full|--hazptr] [--keep DIR]   (--hazptr: hazptr.pml only, 1 s)
+# usage: check.sh [--quick|--full|--hazptr] [--shard I/N] [--keep DIR]
+#   (--hazptr: hazptr.pml only, 1 s; --shard I/N: only the variants whose position in the order
+#   below is I modulo N, I from 1 to N: ctest runs the quick check as three shards side by side)
 #   --quick  one grace period (NUPD=1), nesting in reader 0 only: ~2-3M states; parking: one
 #            reader, 3 sections, 4 grace periods (~0.5M states); the ctest run, about 100 s
 #   --full   (default) two grace periods, every reader may nest: ~14-18M states, up to ~1.7 GB
@@ -122,13 +124,15 @@ hmodel=$here/hazptr.pml
 full=1
 only_hp=0
 keep=
+shard=1 nshards=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) full=0 ;;
 	--full) full=1 ;;
 	--hazptr) only_hp=1 ;;
 	--keep) keep=$2; shift ;;
-	*) echo "usage: $0 [--quick|--full] [--keep DIR]" >&2; exit 2 ;;
+	--shard) shard=${2%/*} nshards=${2#*/}; shift ;;
+	*) echo "usage: $0 [--quick|--full|--hazptr] [--shard I/N] [--keep DIR]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -148,10 +152,17 @@ work=${keep:-$(mktemp -d)}
 mkdir -p "$work"
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
 fails=0
+# mine: counts the variants in order; true for this shard's (--shard I/N: position I mod N)
+nvar=0
+mine() {
+	nvar=$((nvar + 1))
+	[ $(((nvar - 1) % nshards + 1)) = "$shard" ]
+}
 
 # run VARIANT MACROS EXPECT [BOUNDS]   (EXPECT: pass | safety | liveness; BOUNDS replaces
 # $bounds)
 run() {
+	mine || return 0
 	name=$1 macros="$2 ${4-$bounds}" expect=$3
 	dir=$work/$name
 	mkdir -p "$dir"
@@ -211,6 +222,7 @@ run() {
 # going on past errors (pan -c0; -c1 for one probe): every probe's assertion must fail somewhere
 # (reached), and no other assertion.
 run_reach() {
+	mine || return 0
 	name=$1 macros="$2 $4" probes=$3
 	dir=$work/$name
 	mkdir -p "$dir"
@@ -256,6 +268,7 @@ run_reach() {
 
 # run_barrier VARIANT MACROS EXPECT   (EXPECT: pass | safety): barrier.pml, safety mode
 run_barrier() {
+	mine || return 0
 	name=$1 macros=$2 expect=$3
 	dir=$work/barrier-$name
 	mkdir -p "$dir"
@@ -300,6 +313,7 @@ run_barrier() {
 
 # run_hp VARIANT MACROS EXPECT   (EXPECT: pass | safety): hazptr.pml, safety mode
 run_hp() {
+	mine || return 0
 	name=$1 macros=$2 expect=$3
 	dir=$work/$name
 	mkdir -p "$dir"
@@ -388,6 +402,7 @@ run_barrier local-batch "-DLOCAL_BATCH" safety
 run_barrier no-pause "-DNO_PAUSE" safety
 run_hazptr
 if [ $fails -eq 0 ]; then
+	[ "$nshards" = 1 ] || echo "model: shard $shard/$nshards of the $nvar variants"
 	echo "model: SUCCESS (the protocols hold; every broken variant is caught)"
 	exit 0
 fi
