@@ -9,6 +9,7 @@
  * abort with GRACE_DEBUG and stay silent without it; the others abort in every build.
  */
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -92,12 +93,21 @@ TEST(qsbr_unlock_without_lock)
 }
 
 /* A QSBR thread that reports no quiescent state for a while: the stall report names the call
- * it is missing (liburcu waits in silence). Not a misuse to abort on: it may resume. */
+ * it is missing (liburcu waits in silence). Not a misuse to abort on: it may resume. The silent
+ * thread is registered before the grace period starts and stays silent for 3 s after it started
+ * (15 stall timeouts), so the report comes first on a loaded machine too (under ASan at load 18,
+ * a thread that slept a fixed 1.5 s from its start once woke before the report). */
+static sem_t silent_registered;
+static int sync_started; /* atomic: the main thread is about to wait for the grace period */
+
 static void *silent_reader(void *arg)
 {
 	(void)arg;
 	urcu_qsbr_register_thread();
-	usleep(1500 * 1000); /* online, no quiescent state */
+	sem_post(&silent_registered);
+	while (!__atomic_load_n(&sync_started, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(3000 * 1000); /* online, no quiescent state */
 	urcu_qsbr_quiescent_state();
 	urcu_qsbr_unregister_thread();
 	return NULL;
@@ -109,8 +119,11 @@ static void qsbr_silent_thread(void *arg)
 	(void)arg;
 	alarm(30);
 	grace_set_stall_timeout_ms(200);
+	sem_init(&silent_registered, 0, 0);
 	pthread_create(&t, NULL, silent_reader, NULL);
-	usleep(100 * 1000);
+	while (sem_wait(&silent_registered) != 0)
+		;
+	__atomic_store_n(&sync_started, 1, __ATOMIC_RELEASE);
 	urcu_qsbr_synchronize_rcu(); /* waits for the silent thread */
 	pthread_join(t, NULL);
 	fprintf(stderr, "done\n");
