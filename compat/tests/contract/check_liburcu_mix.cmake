@@ -35,18 +35,25 @@ file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 set(inc -I${COMPAT_INCLUDE} -I${SRC_INCLUDE} -I${BIN_INCLUDE})
 
+# Run a build step that must fail, and whose output must match every regex of `patterns` (a
+# list): the mix is refused, and refused by name. `what` names the case in the messages.
+function(expect_refused what patterns)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "grace-urcu mix: ${what}: the link should have failed")
+  endif()
+  foreach(p ${patterns})
+    if(NOT "${out}${err}" MATCHES "${p}")
+      message(FATAL_ERROR "grace-urcu mix: ${what}: failed, but without naming ${p}:\n"
+                          "${out}${err}")
+    endif()
+  endforeach()
+endfunction()
+
 # 1. grace-urcu's headers, liburcu's library.
-execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} -D_LGPL_SOURCE ${PROGRAM}
-                        -o ${WORK_DIR}/mixed -lurcu-qsbr -pthread
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(rc EQUAL 0)
-  message(FATAL_ERROR "grace-urcu mix: grace-urcu's headers linked against ${peer}: "
-                      "the link should have failed")
-endif()
-if(NOT "${out}${err}" MATCHES "undefined reference to `grace_")
-  message(FATAL_ERROR "grace-urcu mix: the link failed, but without naming "
-                      "grace's symbols:\n${out}${err}")
-endif()
+expect_refused("grace-urcu's headers against ${peer}" "undefined reference to `grace_"
+               ${C_COMPILER} ${EXTRA_FLAGS} ${inc} -D_LGPL_SOURCE ${PROGRAM}
+               -o ${WORK_DIR}/mixed -lurcu-qsbr -pthread)
 message(STATUS "grace-urcu mix: against liburcu's library: fails by name: ok")
 
 # 2. Without _LGPL_SOURCE the program calls liburcu's own function names, which liburcu's
@@ -54,17 +61,10 @@ message(STATUS "grace-urcu mix: against liburcu's library: fails by name: ok")
 # naming it (urcu_qsbr_register_thread@GRACE_URCU_0, ...). The QSBR program above, and one of the
 # default flavor written as multipath-tools and older programs write it (the first generation's
 # names), against -lurcu.
-execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${PROGRAM} -o ${WORK_DIR}/mixed_fn
-                        -lurcu-qsbr -pthread
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(rc EQUAL 0)
-  message(FATAL_ERROR "grace-urcu mix: grace-urcu's headers without _LGPL_SOURCE linked against "
-                      "${peer}: the link should have failed")
-endif()
-if(NOT "${out}${err}" MATCHES "undefined reference to `urcu_qsbr_[a-z_]+@GRACE_URCU_0'")
-  message(FATAL_ERROR "grace-urcu mix: the link without _LGPL_SOURCE failed, but without naming "
-                      "grace-urcu's version GRACE_URCU_0:\n${out}${err}")
-endif()
+expect_refused("without _LGPL_SOURCE, against ${peer}"
+               "undefined reference to `urcu_qsbr_[a-z_]+@GRACE_URCU_0'"
+               ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${PROGRAM} -o ${WORK_DIR}/mixed_fn
+               -lurcu-qsbr -pthread)
 file(WRITE ${WORK_DIR}/oldnames.c [=[
 #include <urcu.h>
 struct item {
@@ -92,19 +92,13 @@ int main(void)
 ]=])
 execute_process(COMMAND ${C_COMPILER} -print-file-name=liburcu.so
                 OUTPUT_VARIABLE peer_memb OUTPUT_STRIP_TRAILING_WHITESPACE)
-execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${WORK_DIR}/oldnames.c
-                        -o ${WORK_DIR}/oldnames -lurcu -pthread
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(rc EQUAL 0)
-  message(FATAL_ERROR "grace-urcu mix: a program calling rcu_read_lock_memb(), ... linked "
-                      "against ${peer_memb}: the link should have failed")
-endif()
+set(names)
 foreach(fn urcu_memb_read_lock urcu_memb_synchronize_rcu urcu_memb_call_rcu rcu_set_pointer_sym)
-  if(NOT "${out}${err}" MATCHES "undefined reference to `${fn}@GRACE_URCU_0'")
-    message(FATAL_ERROR "grace-urcu mix: the link against ${peer_memb} failed, but without "
-                        "naming ${fn}@GRACE_URCU_0:\n${out}${err}")
-  endif()
+  list(APPEND names "undefined reference to `${fn}@GRACE_URCU_0'")
 endforeach()
+expect_refused("rcu_read_lock_memb(), ... against ${peer_memb}" "${names}"
+               ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${WORK_DIR}/oldnames.c
+               -o ${WORK_DIR}/oldnames -lurcu -pthread)
 # The same program against grace-urcu by liburcu's name links and runs.
 execute_process(COMMAND ${C_COMPILER} ${EXTRA_FLAGS} ${inc} ${WORK_DIR}/oldnames.c
                         -o ${WORK_DIR}/oldnames -L${LINK_DIR} -lurcu -pthread
@@ -130,13 +124,9 @@ message(STATUS "grace-urcu mix: without _LGPL_SOURCE, against liburcu's library:
 # runtime must come first.
 file(WRITE ${WORK_DIR}/pre.c "#include <stdio.h>\nvoid urcu_memb_synchronize_rcu(void);\nvoid urcu_memb_synchronize_rcu(void)\n{\n\tputs(\"interposed\");\n}\n")
 file(WRITE ${WORK_DIR}/preh.c "#include <urcu.h>\nvoid urcu_memb_synchronize_rcu(void)\n{\n}\n")
-execute_process(COMMAND ${C_COMPILER} ${inc} -shared -fPIC ${WORK_DIR}/preh.c
-                        -o ${WORK_DIR}/libpreh.so
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(rc EQUAL 0 OR NOT "${out}${err}" MATCHES "urcu_memb_synchronize_rcu@@GRACE_URCU_0")
-  message(FATAL_ERROR "grace-urcu mix: a shared library defining urcu_memb_synchronize_rcu() "
-                      "with the headers should stop naming GRACE_URCU_0 (${rc}):\n${out}${err}")
-endif()
+expect_refused("a shared library defining urcu_memb_synchronize_rcu() with the headers"
+               "urcu_memb_synchronize_rcu@@GRACE_URCU_0"
+               ${C_COMPILER} ${inc} -shared -fPIC ${WORK_DIR}/preh.c -o ${WORK_DIR}/libpreh.so)
 execute_process(COMMAND ${C_COMPILER} ${inc} -DGRACE_URCU_NO_SYMBOL_VERSIONS -shared -fPIC
                         ${WORK_DIR}/preh.c -o ${WORK_DIR}/libpreh.so
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
