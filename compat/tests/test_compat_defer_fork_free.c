@@ -6,7 +6,7 @@
  * (their owners and that barrier are gone, no pass of theirs is posted), so the child handler
  * must: each fork would otherwise leave the child one queue (a 4 KiB block) per thread of the
  * parent that had deferred, and a child that forks again hands them on.
- *   - orphans: NT threads have deferred (everything ran) and wait; fork. The child's heap in
+ *   - orphans: NT threads have deferred (everything ran, every pass ended) and wait; fork. The child's heap in
  *     use (mallinfo2(), every arena) must be below the parent's just before the fork by most of
  *     the NT queues;
  *   - pinned: the same with a barrier in flight in another thread, held in its grace period by a
@@ -39,7 +39,7 @@
 enum { NT = 64, QUEUE_BYTES = 4096 /* at least: each queue keeps the block it fills */ };
 
 static long ran;
-static int release_threads, release_reader, reader_in, barrier_done;
+static int settled, release_threads, release_reader, reader_in, barrier_done;
 
 static void count(void *arg)
 {
@@ -52,6 +52,7 @@ static void *deferrer(void *arg)
 	urcu_memb_defer_register_thread();
 	urcu_memb_defer_rcu(count, &ran);
 	urcu_memb_defer_barrier_thread();
+	uatomic_inc(&settled);
 	while (!uatomic_read(&release_threads))
 		usleep(1000);
 	urcu_memb_defer_unregister_thread();
@@ -130,9 +131,16 @@ TEST(orphans_and_pinned_queues_freed_in_the_child)
 
 	for (int i = 0; i < NT; i++)
 		REQUIRE(pthread_create(&t[i], NULL, deferrer, NULL) == 0);
-	for (int i = 0; i < 60000 && uatomic_read(&ran) != NT; i++)
+	for (int i = 0; i < 60000 && uatomic_read(&settled) != NT; i++)
 		usleep(1000);
+	REQUIRE(uatomic_read(&settled) == NT);
 	REQUIRE(uatomic_read(&ran) == NT);
+	/* Each queue still has its pass posted (armed) until a grace period after its
+	 * defer_rcu(): the child handler rightly keeps such a queue, for that pass to free in the
+	 * child. Let the passes end first, so that every queue is an unarmed, idle one at the fork.
+	 * A pass that found its owner's barrier_thread consuming posted itself again before that
+	 * owner counted itself settled: one barrier, after they all have, waits for every pass. */
+	urcu_memb_barrier();
 
 	fork_and_check("orphans");
 
