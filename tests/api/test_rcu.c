@@ -211,6 +211,7 @@ TEST(explicit_registration_thread_exit)
 
 struct conc {
 	int stop;
+	int started;
 	unsigned long sections;
 };
 
@@ -223,7 +224,8 @@ static void *busy_reader(void *arg)
 		rcu_read_lock();
 		rcu_read_unlock();
 		rcu_read_unlock();
-		n++;
+		if (n++ == 0)
+			__atomic_fetch_add(&c->started, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_fetch_add(&c->sections, n, __ATOMIC_RELAXED);
 	return NULL;
@@ -239,10 +241,14 @@ static void *syncer(void *arg)
 
 TEST(concurrent_synchronize_callers_share)
 {
-	struct conc c = { 0, 0 };
+	struct conc c = { 0, 0, 0 };
 	pthread_t r[2], s[3];
 	for (int i = 0; i < 2; i++)
 		pthread_create(&r[i], NULL, busy_reader, &c);
+	/* The synchronizes must overlap busy readers: without this wait, 600 grace periods with
+	 * no reader registered yet can end before a reader is first scheduled. */
+	while (__atomic_load_n(&c.started, __ATOMIC_RELAXED) != 2)
+		gt_sleep_ms(1);
 	for (int i = 0; i < 3; i++)
 		pthread_create(&s[i], NULL, syncer, NULL);
 	for (int i = 0; i < 3; i++)
