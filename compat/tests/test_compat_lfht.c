@@ -363,6 +363,10 @@ static void concurrent(int qsbr, int flags)
 	} else {
 		usleep(50000);
 	}
+	/* The readers must have run beside the resizes: on a loaded machine 50 ms can pass before
+	 * either is first scheduled. Bounded: a reader that never reads fails the check below. */
+	for (int i = 0; i < 10000 && !uatomic_read(&c.reads); i++)
+		usleep(1000);
 	uatomic_set(&c.stop, 1);
 	for (int i = 0; i < 2; i++)
 		pthread_join(r[i], NULL);
