@@ -231,6 +231,53 @@ def fmt_count(v):
     return "n/a" if v is None else gr.fmt_rate(v).replace(" ", "")
 
 
+def targets_section(x, md):
+    """Issue 31's targets for grace's default flavor (the inline retire, `grace-retire`), at 1
+    thread and every thread count up to the CPUs, 5% and 50% updates, every structure: >= 1.1x
+    the better of EBR and token-EBR, >= 1.0x never freeing, peak memory <= 1.1x EBR's, and QSBR
+    (`grace-qsbr-retire`) >= the default flavor."""
+    pts = sorted((q for q in x.points("glibc") if q[3] <= x.ncpu),
+                 key=lambda c: (DS_ORDER.index(c[0]) if c[0] in DS_ORDER else 9, c[1], c[2],
+                                c[3]))
+    rows, met, total = [], [0, 0, 0, 0], [0, 0, 0, 0]
+
+    def verdict(i, v, ok):
+        if v is None or gr.missing(v):
+            return "n/a"
+        total[i] += 1
+        met[i] += ok
+        return "%s %s" % (gr.fmt_x(v), "met" if ok else "**missed**")
+    for ds, rng, u, t in pts:
+        p = (ds, rng, u, "glibc")
+        g = x.med(p, "grace-retire", t, "ops_per_s")
+        if g is None:
+            continue
+        e, n = best_ebr(x, p, t), x.med(p, "none", t, "ops_per_s")
+        q = x.med(p, "grace-qsbr-retire", t, "ops_per_s")
+        gm, em = x.med(p, "grace-retire", t, "peak_rss_mb"), x.med(p, "ebr", t, "peak_rss_mb")
+        r_e = gr.ratio(g, e) if e is not None else None
+        r_n = gr.ratio(g, n) if n is not None else None
+        r_m = gr.ratio(gm, em) if gm is not None and em is not None else None
+        r_q = gr.ratio(q, g) if q is not None else None
+        rows.append(["%s %s, %s" % (ds, pow2(rng), upd(u)), str(t),
+                     verdict(0, r_e, r_e is not None and r_e >= 1.1),
+                     verdict(1, r_n, r_n is not None and r_n >= 1.0),
+                     verdict(2, r_m, r_m is not None and r_m <= 1.1),
+                     verdict(3, r_q, r_q is not None and r_q >= 1.0)])
+    if not rows:
+        return
+    md.append(gr.heading(3, "The default flavor against the targets"))
+    md.append("Ratios of medians, glibc, 1 to %d threads (no oversubscription): `grace-retire` "
+              "(the default flavor's inline retire) against the better of `ebr` and `token-ebr` "
+              "(target >= 1.1x), against `none` (>= 1.0x), its peak resident set against "
+              "`ebr`'s (<= 1.1x), and `grace-qsbr-retire` against `grace-retire` (>= 1.0x). "
+              "Met: %s.\n" % (x.ncpu, ", ".join(
+                  "%s %d of %d" % (k, met[i], total[i]) for i, k in enumerate(
+                      ("best EBR", "never freeing", "memory", "QSBR")))))
+    md.append(gr.md_table(["point", "threads", "vs best EBR", "vs never freeing",
+                           "peak memory vs EBR", "QSBR vs default"], rows))
+
+
 def hazptr_section(x, md, hl, raw):
     """Issue 34: hazard pointers against liburcu's call_rcu at 50% updates (target >= 1.2x),
     and the designs that do not run on a structure, with the reason smr_bench gave."""
@@ -456,6 +503,7 @@ def main():
                 "(`grace_membarrier_calls()`), each an interrupt of every other CPU running the "
                 "process. liburcu exposes neither count.\n", gps_cell)
 
+    targets_section(x, md)
     hazptr_section(x, md, hl, a.raw)
     stall_section(x, designs, md, hl, a.raw, a.out)
 
