@@ -19,6 +19,24 @@
  *      after all of those readers' sections.
  *  (3) synchronize from an idle domain starts the grace period itself: its own earlier
  *      accesses precede its seq_start in program order, so (1) holds with no cookie.
+ *
+ * Stepped grace periods. A flavor that sets gp->step lets threads that must not block (a
+ * thread retiring objects inside its own read-side section, engine/free.c) advance a grace
+ * period in steps, each of which returns at once: start it (seq_start, the flavor's barrier A
+ * and first scan), then, at later steps, rescan the readers the first scan recorded; the step
+ * that finds none left ends it. Between steps the grace period is STEPPED: under way, with no
+ * driver. The state bits stay the drivers' only lock, with one more transition: whoever finds
+ * STEPPED may adopt it (a compare-and-swap to RUNNING) and continue from the recorded scan, a
+ * stepper without blocking, a waiter (grace__gp_wait) by blocking in gp->resume. A stepper that
+ * finds readers still holding puts it back to STEPPED. What a grace period's correctness
+ * needs is unchanged: (1) every step that starts one runs gp_start's barrier and then the
+ * flavor's barrier A before its first scan, as a driver does; (2) the grace period ends (seq_end)
+ * only once every reader the first scan recorded has been seen quiescent by acquire loads,
+ * by one thread or, across adoptions, by several, each adoption ordered after the previous
+ * holder's park by the seq_cst exchanges on seq (and the flavor's scan state under its own
+ * lock). No thread sleeps on a STEPPED grace period: a waiter sleeps only while it reads
+ * RUNNING, and a park wakes the sleepers exactly as seq_end does (the same store-buffering
+ * pair on nsleepers), so they come back and adopt it.
  */
 #include "core/gp.h"
 
@@ -30,7 +48,10 @@ void grace__gp_init(struct grace__gp *gp, grace__wait_readers_fn fn, void *flavo
 	gp->seq = 0;
 	gp->event = 0;
 	gp->nsleepers = 0;
+	gp->steps = 0;
 	gp->wait_readers = fn;
+	gp->step = NULL;
+	gp->resume = NULL;
 	gp->flavor = flavor;
 	gp->name = name;
 }
@@ -55,6 +76,77 @@ static bool gp_start(struct grace__gp *gp, uint64_t *s)
 	return true;
 }
 
+/*
+ * adopt: become the driver of a STEPPED grace period (see the top of this file). The seq_cst
+ * compare-and-swap orders the adopter after the stepper's park, which followed its scans.
+ */
+static bool gp_adopt(struct grace__gp *gp, uint64_t *s)
+{
+	uint64_t cur = grace_load_relaxed(&gp->seq);
+
+	if ((cur & GRACE__SEQ_STATE_MASK) != GRACE__SEQ_STEPPED)
+		return false;
+	if (!grace_cmpxchg(&gp->seq, &cur, cur - GRACE__SEQ_STEPPED + GRACE__SEQ_RUNNING,
+			   __ATOMIC_SEQ_CST))
+		return false;
+	grace_smp_mb_after_rmw();
+	*s = cur - GRACE__SEQ_STEPPED;
+	return true;
+}
+
+/* Wake the threads asleep on event, after the store to seq they wait for. The caller's
+ * seq_cst exchange of seq and grace_smp_mb_after_rmw() order that store before the load of
+ * nsleepers: the store-buffering pair of a sleeper's increment of nsleepers and its check of
+ * seq in grace__gp_wait(): either the sleeper sees the new seq, or it is counted here. */
+static void gp_wake_sleepers(struct grace__gp *gp)
+{
+	if (grace_load_relaxed(&gp->nsleepers)) {
+		/* The sleeper read event before checking seq: changing it makes its futex wait
+		 * return at once if it had not slept yet. */
+		grace_fetch_add(&gp->event, 1u, __ATOMIC_RELEASE);
+		grace__futex_wake(&gp->event, INT_MAX);
+	}
+}
+
+/* seq_end with a seq_cst exchange: its release half orders the flavor's observations of
+ * quiescent readers before any waiter that sees the new seq (argument (2), pairs with the
+ * acquire in grace__gp_done()); with grace_smp_mb_after_rmw() it is a full barrier before
+ * gp_wake_sleepers()'s load of nsleepers. */
+static void gp_end(struct grace__gp *gp, uint64_t s)
+{
+	grace__ann_release(&gp->seq); /* race detectors: see grace__gp_done() (core/annotate.h) */
+	grace_xchg(&gp->seq, (s | GRACE__SEQ_STATE_MASK) + 1, __ATOMIC_SEQ_CST);
+	grace_smp_mb_after_rmw();
+	gp_wake_sleepers(gp);
+}
+
+bool grace__gp_step_start(struct grace__gp *gp, uint64_t *base)
+{
+	return gp_start(gp, base);
+}
+
+bool grace__gp_step_adopt(struct grace__gp *gp, uint64_t *base)
+{
+	return gp_adopt(gp, base);
+}
+
+void grace__gp_step_end(struct grace__gp *gp, uint64_t base)
+{
+	gp_end(gp, base);
+	/* Relaxed: a hint for the engine's workers, which defer to steppers (callback.c). */
+	grace_store_relaxed(&gp->steps, grace_load_relaxed(&gp->steps) + 1);
+}
+
+void grace__gp_step_park(struct grace__gp *gp, uint64_t base)
+{
+	/* seq_cst exchange: a release of the scan state to the next adopter (pairs with its
+	 * compare-and-swap), and with the barrier after it the first half of the store-buffering
+	 * pair of gp_wake_sleepers(): a sleeper that read RUNNING is counted, or sees STEPPED. */
+	grace_xchg(&gp->seq, base + GRACE__SEQ_STEPPED, __ATOMIC_SEQ_CST);
+	grace_smp_mb_after_rmw();
+	gp_wake_sleepers(gp);
+}
+
 /* The grace-period sequence the calling thread drives now (NULL: none). Owner-only. */
 static __thread const struct grace__gp *gp_driving GRACE_TLS_IE;
 
@@ -73,23 +165,18 @@ static void gp_run_and_end(struct grace__gp *gp, uint64_t s, unsigned int flags)
 	gp_driving = gp;
 	gp->wait_readers(gp, flags);
 	gp_driving = outer;
-	/*
-	 * seq_end with a seq_cst exchange: its release half orders the flavor's observations of
-	 * quiescent readers before any waiter that sees the new seq (argument (2), pairs with the
-	 * acquire in grace__gp_done()); with grace_smp_mb_after_rmw() it is also a full barrier
-	 * between seq_end and the load of nsleepers below, the store-buffering pair of a sleeper's
-	 * increment of nsleepers and its check of seq in grace__gp_wait(): either the sleeper sees
-	 * seq_end, or it is counted here and woken.
-	 */
-	grace__ann_release(&gp->seq); /* race detectors: see grace__gp_done() (core/annotate.h) */
-	grace_xchg(&gp->seq, (s | GRACE__SEQ_STATE_MASK) + 1, __ATOMIC_SEQ_CST);
-	grace_smp_mb_after_rmw();
-	if (grace_load_relaxed(&gp->nsleepers)) {
-		/* The sleeper read event before checking seq: changing it makes its futex wait
-		 * return at once if it had not slept yet. */
-		grace_fetch_add(&gp->event, 1u, __ATOMIC_RELEASE);
-		grace__futex_wake(&gp->event, INT_MAX);
-	}
+	gp_end(gp, s);
+}
+
+/* The rest of a STEPPED grace period the caller adopted, blocking, then seq_end. */
+static void gp_resume_and_end(struct grace__gp *gp, uint64_t s, unsigned int flags)
+{
+	const struct grace__gp *outer = gp_driving;
+
+	gp_driving = gp;
+	gp->resume(gp, flags);
+	gp_driving = outer;
+	gp_end(gp, s);
 }
 
 bool grace__gp_try_drive(struct grace__gp *gp, uint64_t s, unsigned int flags)
@@ -97,9 +184,12 @@ bool grace__gp_try_drive(struct grace__gp *gp, uint64_t s, unsigned int flags)
 	uint64_t cur;
 
 	while (!grace__gp_done(gp, s)) {
-		if (!gp_start(gp, &cur))
+		if (gp_start(gp, &cur))
+			gp_run_and_end(gp, cur, flags);
+		else if (gp_adopt(gp, &cur))
+			gp_resume_and_end(gp, cur, flags);
+		else
 			return grace__gp_done(gp, s);
-		gp_run_and_end(gp, cur, flags);
 	}
 	return true;
 }
@@ -117,11 +207,17 @@ void grace__gp_wait(struct grace__gp *gp, uint64_t s, unsigned int flags)
 			gp_run_and_end(gp, cur, flags);
 			continue;
 		}
+		if (gp_adopt(gp, &cur)) {
+			gp_resume_and_end(gp, cur, flags);
+			continue;
+		}
 		grace_fetch_add(&gp->nsleepers, 1u, __ATOMIC_SEQ_CST);
-		/* Full barrier: the count before the check of seq (see gp_run_and_end()). */
+		/* Full barrier: the count before the check of seq (see gp_wake_sleepers()). */
 		grace_smp_mb_after_rmw();
-		/* Sleep only while a grace period is under way: when idle, try to drive instead. */
-		if (!grace__gp_done(gp, s) && grace__gp_in_progress(gp))
+		/* Sleep only while a driver runs a grace period: when idle, or STEPPED (no driver),
+		 * drive instead. */
+		if (!grace__gp_done(gp, s) &&
+		    (grace_load_relaxed(&gp->seq) & GRACE__SEQ_STATE_MASK) == GRACE__SEQ_RUNNING)
 			grace__futex_wait(&gp->event, ev, -1);
 		grace_fetch_sub(&gp->nsleepers, 1u, __ATOMIC_RELAXED);
 	}
@@ -146,7 +242,8 @@ void grace__gp_reset_after_fork(struct grace__gp *gp)
 	 * against the driver waiting for it), so the child may inherit a grace period that a
 	 * thread which no longer exists was driving. Roll it back to "not started": completed
 	 * counts never move backwards, cookies that named it are completed by the child's next
-	 * grace period, and the child's only thread is waited for like any other reader. */
+	 * grace period, and the child's only thread is waited for like any other reader. A
+	 * STEPPED grace period goes the same way: the child's next start scans afresh. */
 	gp->nsleepers = 0;
 	gp->seq &= ~GRACE__SEQ_STATE_MASK;
 }

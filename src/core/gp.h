@@ -22,16 +22,25 @@
 #include "core/annotate.h"
 
 #define GRACE__SEQ_STATE_MASK 3ull
+#define GRACE__SEQ_RUNNING 1ull /* under way, with a driver */
+#define GRACE__SEQ_STEPPED 2ull /* under way, no driver: the next to come adopts it (gp.c) */
 #define GRACE__GP_EXPEDITED 1u
 
 struct grace__gp;
 typedef void (*grace__wait_readers_fn)(struct grace__gp *gp, unsigned int flags);
+/* A non-blocking step toward cookie s (gp.c, "Stepped grace periods"): true if s completed. */
+typedef bool (*grace__gp_step_fn)(struct grace__gp *gp, uint64_t s, bool may_begin);
 
 struct grace__gp {
 	uint64_t seq GRACE_ALIGNED_CACHE;
 	uint32_t event;     /* futex word: bumped when a driver finishes and someone sleeps */
 	uint32_t nsleepers; /* threads sleeping on event */
+	uint64_t steps;     /* grace periods ended by steppers (relaxed: the engine's hint) */
 	grace__wait_readers_fn wait_readers GRACE_ALIGNED_CACHE; /* the flavor's part of a GP */
+	/* Flavors whose grace periods can be stepped (NULL: not this one): the non-blocking step,
+	 * and the rest of a stepped grace period for a driver that adopts it and may block. */
+	grace__gp_step_fn step;
+	grace__wait_readers_fn resume;
 	void *flavor; /* the flavor's state for wait_readers */
 	const char *name;
 };
@@ -84,6 +93,14 @@ void grace__gp_synchronize(struct grace__gp *gp, unsigned int flags);
 /* Drive grace periods until s completes if nobody else is driving; never sleeps on another
  * driver. Returns true if s has completed on return. */
 bool grace__gp_try_drive(struct grace__gp *gp, uint64_t s, unsigned int flags);
+/* The primitives of a stepped grace period (gp.c, "Stepped grace periods"), for a flavor's
+ * step function. start: from idle to RUNNING (a full barrier after); adopt: from STEPPED to
+ * RUNNING; both set *base to the idle value the grace period started from. end: the driver's
+ * seq_end. park: from RUNNING back to STEPPED, waking the threads asleep on a driver. */
+bool grace__gp_step_start(struct grace__gp *gp, uint64_t *base);
+bool grace__gp_step_adopt(struct grace__gp *gp, uint64_t *base);
+void grace__gp_step_end(struct grace__gp *gp, uint64_t base);
+void grace__gp_step_park(struct grace__gp *gp, uint64_t base);
 /* Fork: roll an unfinished grace period back in the child. */
 void grace__gp_reset_after_fork(struct grace__gp *gp);
 

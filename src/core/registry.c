@@ -665,6 +665,36 @@ void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned lo
 				&reg->wq, expedited);
 }
 
+bool grace__registry_trylock(struct grace__registry *reg)
+{
+	return grace__trylock(&reg->lock);
+}
+
+void grace__registry_unlock(struct grace__registry *reg)
+{
+	grace__unlock(&reg->lock);
+}
+
+bool grace__registry_first_scan(struct grace__registry *reg, uint64_t cur)
+{
+	grace__lock_assert_held(&reg->lock);
+	return reg->park ? park_pass(reg, cur) : seen_pass(reg);
+}
+
+bool grace__registry_holds(struct grace__registry *reg, uint64_t cur)
+{
+	return any_holder(reg, cur);
+}
+
+void grace__registry_wait_resume(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
+				 bool expedited)
+{
+	struct reg_wait w = { reg, cur, cookie };
+
+	grace__wait_for_readers(reg->done_is_ordered ? &reg_wait_ops_ordered : &reg_wait_ops, &w,
+				&reg->wq, expedited);
+}
+
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r)
 {
 	grace_fetch_and(&r->waiter, ~GRACE__W_WAITING, __ATOMIC_RELAXED);

@@ -111,6 +111,19 @@ bool grace__registry_alone(struct grace__registry *reg, bool self_alone);
  * has run barrier A. cookie names the grace period in stall reports; expedited spins longer. */
 void grace__registry_wait(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
 			  bool expedited);
+/*
+ * The same wait in pieces, for stepped grace periods (core/gp.c; GRACE__REG_SEEN only). A
+ * stepper only tries the lock (it may be a signal handler that interrupted a holder); under it,
+ * first_scan is the wait's first scan (true: some thread was found in a section) and holds
+ * tells whether a thread it recorded is still in that section. wait_resume is the rest of the
+ * wait, blocking, for a thread that adopted a stepped grace period.
+ */
+bool grace__registry_trylock(struct grace__registry *reg);
+void grace__registry_unlock(struct grace__registry *reg);
+bool grace__registry_first_scan(struct grace__registry *reg, uint64_t cur);
+bool grace__registry_holds(struct grace__registry *reg, uint64_t cur);
+void grace__registry_wait_resume(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
+				 bool expedited);
 /* Reader side: the thread saw its waiter flag; clear it and wake the sleeping updater. */
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r);
 /* Parking. enable: once at start-up, before any thread registers (misuse_mask with it).

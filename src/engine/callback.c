@@ -438,6 +438,10 @@ static void worker_pass(struct worker *w, uint64_t now, struct pass *ps)
 	}
 }
 
+/* How long a worker leaves grace periods to stepping threads before it looks again: what it adds
+ * to a callback's latency while threads step, and the bound on its wake-ups (250 a second). */
+#define STEP_DEFER_NS 4000000ll
+
 /* Something waits for a grace period: ask the policy, then drive it now or sleep. */
 static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now)
 {
@@ -460,6 +464,19 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	v.hurry = w->hurrying;
 	v.flush = w->flushing;
 	v.stopping = grace_load_relaxed(&d->stop) != 0;
+	/* Threads that retire step grace periods themselves (core/gp.c, engine/free.c): while they
+	 * end some, leave the grace periods to them and look again later, so that no worker's
+	 * wake-up and grace period takes the CPU from the threads that make the garbage. Only what
+	 * cannot wait (urgent, hurried, a barrier, stopping) drives at once; once the steps stop,
+	 * the next look drives as before. */
+	uint64_t steps = grace_load_relaxed(&d->gp->steps);
+	if (steps != w->steps_seen) {
+		w->steps_seen = steps;
+		if (!v.urgent && !v.hurry && !v.flush && !v.stopping) {
+			worker_sleep(w, TIMED_SLEEP, STEP_DEFER_NS);
+			return;
+		}
+	}
 	v.requested = ps->requested;
 	dec = grace__policy_decide(&d->pol, &v);
 	if (dec.sleep_ns > 0) {

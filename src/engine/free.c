@@ -153,6 +153,8 @@ struct fcache {
 	uint32_t mon_idle;  /* monitor runs in a row that found no call */
 	uint32_t ghost;     /* fork child: the owner does not exist here; the monitor retires it */
 	uint64_t stuck_seq; /* over_limit() gave up at this sequence (owner's; 0: never) */
+	uint64_t step_starts; /* grace periods started, when the owner last looked (step_of()) */
+	uint32_t step_unc;    /* pointers sealed since then: what no started grace period covers */
 	struct rcu_head mon;
 	struct grace_list_head link; /* on all_caches, under all_lock */
 };
@@ -170,9 +172,10 @@ static GRACE_LIST_HEAD(all_caches);
 	for (struct grace_list_head *it_ = (head)->next, *nx_ = it_->next;           \
 	     it_ != (head) && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
 	     it_ = nx_, nx_ = it_->next)
-static uint32_t g_exiting; /* process exit began: every free goes to the engine */
-static bool g_worker_mode; /* GRACE_FREE_WORKER=1 */
-static bool g_ready;       /* the thread-exit key exists */
+static uint32_t g_exiting;            /* process exit began: every free goes to the engine */
+static bool g_worker_mode;            /* GRACE_FREE_WORKER=1 */
+static uint32_t g_step_begin = 1024u; /* GRACE_STEP_GARBAGE (step_of()), read by free_init() */
+static bool g_ready;                  /* the thread-exit key exists */
 
 struct ftls {
 	struct fcache *c[NSLOT];
@@ -329,13 +332,20 @@ static struct fblk *blk_new(struct fcache *c)
 }
 
 /* Seal cur: its cookie is taken now, after every append to it ((1) at the top), and the engine
- * is asked to run that grace period. c locked. */
+ * is asked to run that grace period, unless the owner steps grace periods itself (step_of()):
+ * then the monitor, queued while the cache holds pointers, is what keeps the engine at work
+ * for a thread that stops calling. c locked. */
 static void seal(struct fcache *c)
 {
 	struct fblk *b = c->cur;
 
 	cur_sync(c);
-	b->cookie = grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_FREE]);
+	if (c->f->gp->step) {
+		b->cookie = grace__gp_snap(c->f->gp);
+		c->step_unc += b->n;
+	} else {
+		b->cookie = grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_FREE]);
+	}
 	b->next = NULL;
 	if (c->last)
 		c->last->next = b;
@@ -617,6 +627,7 @@ static void free_at_exit(void)
 static void free_init(void)
 {
 	g_worker_mode = grace__opt(GRACE__OPT_GRACE_FREE_WORKER) != 0;
+	g_step_begin = (uint32_t)grace__opt(GRACE__OPT_GRACE_STEP_GARBAGE);
 	if (pthread_key_create(&ftls_key, ftls_destroy) != 0)
 		return; /* no thread-exit hook: every free goes to the engine */
 	/*
@@ -707,8 +718,8 @@ static void ftls_destroy(void *arg)
 }
 
 /* Wait until cookie ck has completed (true), at most the stall timeout (at least 1 s): past it,
- * say so once and return false. The engine's worker drives the grace period (the block's seal asked for
- * it). The sleep follows grace__gp_wait(): event read before the check, the sleeper counted
+ * say so once and return false. The engine's worker drives the grace period (the block's seal, or
+ * this wait, asked for it). The sleep follows grace__gp_wait(): event read before the check, the sleeper counted
  * with a seq_cst increment and a full barrier before it checks seq, the store-buffering pair of
  * the driver's seq_end and its load of nsleepers in core/gp.c (either we see seq_end, or the
  * driver sees us counted, bumps event and wakes us); the 50 ms timeout bounds any wake-up lost
@@ -721,6 +732,9 @@ static GRACE_COLD bool wait_bounded(struct grace__flavor *f, uint64_t ck, const 
 
 	if (cap < HARD_WAIT_NS)
 		cap = HARD_WAIT_NS;
+	/* A block sealed by a stepping owner asked no worker for its grace period: ask now. */
+	if (gp->step && !grace__gp_done(gp, ck))
+		(void)grace__engine_start_poll(f, call);
 	while (!grace__gp_done(gp, ck)) {
 		if (grace__now_ns() - t0 > cap) {
 			static uint32_t warned;
@@ -847,6 +861,36 @@ static inline unsigned int burst(struct fcache *c)
 }
 
 /*
+ * Grace periods paced by garbage (core/gp.c, "Stepped grace periods"; flavors with gp->step).
+ * The owner's slow call advances grace periods itself, without waiting and without waking a
+ * worker: it rescans a STEPPED grace period whenever it finds one (cheap: no system call),
+ * and starts one (barrier A: a membarrier) only when g_step_begin pointers it sealed
+ * (GRACE_STEP_GARBAGE, 1024) are covered by no grace period started since. So the rate of grace periods follows the volume of
+ * garbage, and threads that retire share them. What a thread that stops retiring leaves, its
+ * monitor hands to the engine, whose workers drive grace periods again once the steps stop.
+ * Returns the cookie to step toward (0: no step) and whether the step may start a grace
+ * period. c held by the owner.
+ */
+
+static inline uint64_t step_of(struct fcache *c, bool *may_begin)
+{
+	struct grace__gp *gp = c->f->gp;
+
+	if (!gp->step || !c->last)
+		return 0;
+	uint64_t sq = grace_load_relaxed(&gp->seq); /* a hint: the step decides under its CAS */
+	uint64_t st = sq & GRACE__SEQ_STATE_MASK;
+	uint64_t starts = (sq >> 2) + (st != 0);
+
+	if (starts != c->step_starts) {
+		c->step_starts = starts;
+		c->step_unc = 0;
+	}
+	*may_begin = st == 0 && c->step_unc >= g_step_begin;
+	return st == GRACE__SEQ_STEPPED || *may_begin ? c->last->cookie : 0;
+}
+
+/*
  * A call made while this thread runs entries its own call took out of the cache (a deleter or
  * free hook that retires or frees more): the outer call holds the cache (busy or its lock), so
  * only append. Ready entries wait for the next call. false: no block (no memory).
@@ -962,8 +1006,12 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 		c->mon_calls = calls << 8; /* differs from activity() after any append */
 		arm = true;
 	}
+	bool may_begin = false;
+	uint64_t step_ck = step_of(c, &may_begin);
 	cur_open(c);
 	own_exit(c, fast);
+	if (step_ck)
+		c->f->gp->step(c->f->gp, step_ck, may_begin);
 	if (arm)
 		grace__engine_call(c->f, &c->mon, mon_cb);
 	if (GRACE_UNLIKELY(held > THREAD_HARD))

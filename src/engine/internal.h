@@ -96,6 +96,7 @@ struct worker {
 	 * completes. */
 	uint64_t hurry_gp, flush_gp;
 	bool hurrying, flushing;
+	uint64_t steps_seen; /* worker-private: gp->steps at its last look (worker_advance()) */
 	unsigned int idx;
 	pthread_t th;
 	struct grace__cbdom *d;

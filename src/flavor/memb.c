@@ -101,6 +101,8 @@ GRACE_API __thread struct grace__reader grace__memb_reader GRACE_TLS_IE = { .ctr
 
 static struct grace__registry memb_registry;
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
+static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin);
+static void memb_resume_readers(struct grace__gp *gp, unsigned int flags);
 static struct grace__gp memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
 static pthread_key_t memb_key;
 
@@ -178,6 +180,60 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	 * section's accesses before the grace period ends. Pairs with the reader's unlock store. */
 	if (!GRACE_ARCH_TSO)
 		grace__heavy_barrier();
+}
+
+/*
+ * Stepped grace periods (core/gp.c, "Stepped grace periods"): a thread that retires objects
+ * (engine/free.c), usually from inside its own section, advances the grace period without
+ * blocking. A step that starts one runs what memb_wait_readers() runs up to its wait (barrier A,
+ * then the first scan, which records the threads in a section), without the idle fast paths;
+ * a later step rescans; the step that finds none of them still in its section runs barrier B
+ * (non-TSO) and ends it. The registry's lock is only tried, before the grace period is started
+ * or adopted, so a step never waits and never leaves a started grace period unscanned: a
+ * signal handler that interrupts a thread holding the lock (a driver's scan) steps nothing.
+ * The stepper itself, if it is in a section, is recorded like any reader and stops holding at
+ * its next section: it never waits for itself.
+ */
+static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin)
+{
+	uint64_t base;
+	bool held;
+
+	if (!grace__registry_trylock(&memb_registry))
+		return grace__gp_done(gp, s);
+	if (grace__gp_step_adopt(gp, &base)) {
+		held = grace__registry_holds(&memb_registry, 0);
+	} else if (may_begin && !grace__gp_done(gp, s) && grace__gp_step_start(gp, &base)) {
+		/* Barrier A, as in memb_wait_readers(): pairs with the compiler barrier after the
+		 * reader's lock store (smp_mb in the fallback). */
+		grace__heavy_barrier();
+		held = grace__registry_first_scan(&memb_registry, 0);
+	} else {
+		grace__registry_unlock(&memb_registry);
+		return grace__gp_done(gp, s);
+	}
+	grace__registry_unlock(&memb_registry);
+	if (held) {
+		grace__gp_step_park(gp, base);
+		return false;
+	}
+	grace__ann_readers(&memb_registry); /* race detectors: the readers' ends (annotate.h) */
+	/* Barrier B on CPUs that are not TSO, as in memb_wait_readers(). */
+	if (!GRACE_ARCH_TSO)
+		grace__heavy_barrier();
+	grace__gp_step_end(gp, base);
+	return grace__gp_done(gp, s);
+}
+
+/* The rest of a stepped grace period, for a driver that adopted it (it may block). */
+static void memb_resume_readers(struct grace__gp *gp, unsigned int flags)
+{
+	grace__registry_wait_resume(&memb_registry, 0,
+				    (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
+				    flags & GRACE__GP_EXPEDITED);
+	grace__ann_readers(&memb_registry);
+	if (!GRACE_ARCH_TSO)
+		grace__heavy_barrier(); /* barrier B, as in memb_wait_readers() */
 }
 
 static void memb_thread_exit(void *arg);
@@ -674,6 +730,12 @@ void grace__memb_init(void)
 		grace__registry_enable_parking(&memb_registry, GRACE__R_NEST_HIGH,
 					       (unsigned int)grace__opt(
 						       GRACE__OPT_GRACE_PARK_AFTER));
+	/* Retiring threads step grace periods themselves (engine/free.c); GRACE_NO_STEP=1 leaves
+	 * every grace period to the engine's workers and to synchronize, as before 0.4. */
+	if (!grace__opt(GRACE__OPT_GRACE_NO_STEP)) {
+		memb_gp.resume = memb_resume_readers;
+		memb_gp.step = memb_step;
+	}
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

@@ -62,6 +62,7 @@
 #include "flavor/update.h"
 #include "core/gp.h"
 #include "core/init.h"
+#include "core/options.h"
 #include "core/registry.h"
 #include "core/wait.h"
 #include "core/sys.h"
@@ -91,6 +92,56 @@ static void qsbr_wait_readers(struct grace__gp *gp, unsigned int flags)
 	grace__registry_wait(&qsbr_registry, cur, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
 			     flags & GRACE__GP_EXPEDITED);
 	grace__ann_readers(&qsbr_registry); /* race detectors: the readers' quiescent states */
+}
+
+/*
+ * Stepped grace periods (core/gp.c, "Stepped grace periods"): a thread retiring objects
+ * (engine/free.c), usually between two of its own quiescent states, advances the grace period
+ * without blocking. The step that starts one runs step G and the first scan of
+ * qsbr_wait_readers(); later steps rescan against the counter G stored (it moves only at G,
+ * which only the driver runs), and the one that finds no holder ends it. The registry's lock is
+ * only tried, before the grace period is started or adopted: a step never waits. A stepper
+ * that is online holds the grace period until its own next quiescent state, as any reader.
+ */
+static bool qsbr_step(struct grace__gp *gp, uint64_t s, bool may_begin)
+{
+	uint64_t base, cur;
+	bool held;
+
+	if (!grace__registry_trylock(&qsbr_registry))
+		return grace__gp_done(gp, s);
+	if (grace__gp_step_adopt(gp, &base)) {
+		cur = grace_load_relaxed(
+			&grace__qsbr_gp_ctr.v); /* the adopter's: only G stores it */
+		held = grace__registry_holds(&qsbr_registry, cur);
+	} else if (may_begin && !grace__gp_done(gp, s) && grace__gp_step_start(gp, &base)) {
+		cur = grace_load_relaxed(&grace__qsbr_gp_ctr.v) + 1;
+		/* Step G, as in qsbr_wait_readers(): release, the removal before cur. */
+		grace_store_release(&grace__qsbr_gp_ctr.v, cur);
+		/* Acquire: pairs with the release decrement of a thread going offline. */
+		held = grace_load_acquire(&qsbr_online_count.v) != 0 &&
+		       grace__registry_holds(&qsbr_registry, cur);
+	} else {
+		grace__registry_unlock(&qsbr_registry);
+		return grace__gp_done(gp, s);
+	}
+	grace__registry_unlock(&qsbr_registry);
+	if (held) {
+		grace__gp_step_park(gp, base);
+		return false;
+	}
+	grace__ann_readers(&qsbr_registry); /* race detectors: the readers' quiescent states */
+	grace__gp_step_end(gp, base);
+	return grace__gp_done(gp, s);
+}
+
+/* The rest of a stepped grace period, for a driver that adopted it (it may block). */
+static void qsbr_resume_readers(struct grace__gp *gp, unsigned int flags)
+{
+	grace__registry_wait_resume(&qsbr_registry, grace_load_relaxed(&grace__qsbr_gp_ctr.v),
+				    (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
+				    flags & GRACE__GP_EXPEDITED);
+	grace__ann_readers(&qsbr_registry);
 }
 
 void grace__qsbr_misuse(const char *call, const char *what)
@@ -432,6 +483,11 @@ void grace__qsbr_init(void)
 	grace__ann_ignore(&grace__qsbr_gp_ctr, sizeof(grace__qsbr_gp_ctr));
 	grace__ann_ignore(&grace__qsbr_flavor, sizeof(grace__qsbr_flavor));
 	grace__ann_ignore(grace__qsbr_flavor.gp, sizeof(*grace__qsbr_flavor.gp));
+	/* Retiring threads step grace periods themselves (engine/free.c; GRACE_NO_STEP=1: not). */
+	if (!grace__opt(GRACE__OPT_GRACE_NO_STEP)) {
+		qsbr_gp.resume = qsbr_resume_readers;
+		qsbr_gp.step = qsbr_step;
+	}
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }

@@ -5,3 +5,12 @@
 grace_test(NAME contract_retire SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c CXX TIMEOUT 120)
 grace_test(NAME contract_retire_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c
            TIMEOUT 120 ENV GRACE_NO_MEMBARRIER=1)
+# Grace periods stepped by the retiring threads (core/gp.c): a stuck reader, adoption by
+# synchronize and the worker, fork; with the most stepping, without membarrier, and with
+# stepping off.
+grace_test(NAME contract_step SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120
+           ENV GRACE_STEP_GARBAGE=1)
+grace_test(NAME contract_step_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120
+           ENV GRACE_STEP_GARBAGE=1 GRACE_NO_MEMBARRIER=1)
+grace_test(NAME contract_step_off SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120
+           ENV GRACE_NO_STEP=1)

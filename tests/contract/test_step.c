@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Grace periods stepped by the threads that retire (core/gp.c, "Stepped grace periods";
+ * engine/free.c, step_of()), as docs/api.md and docs/design.md promise them:
+ *  - a thread that retires, inside its sections or not, never waits, even while a reader is
+ *    stuck, and nothing it retired after that reader began is freed before the reader ends;
+ *  - a grace period left STEPPED (under way, no driver) is finished by whoever comes next:
+ *    synchronize_rcu() from another thread returns once the reader ends, never earlier, and
+ *    never hangs;
+ *  - the same for QSBR, where the stuck reader is an online thread that reports no quiescent
+ *    state;
+ *  - a fork child that inherits a STEPPED grace period completes grace periods of its own.
+ * The registration sets GRACE_STEP_GARBAGE=1 (a step may start a grace period at every slow
+ * call, the most stepping there can be); the same file also runs with GRACE_NO_STEP=1 (the
+ * engine's workers drive every grace period), where every promise holds as well, and without
+ * membarrier.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <grace/grace.h>
+
+#include "gtest_lite.h"
+
+#define MAGIC 0x57e9u
+struct node {
+	uint32_t magic;
+	uint32_t freed;
+	struct node *next;
+};
+
+static unsigned long frees;
+static int freed_twice;
+static struct node *graveyard;
+static pthread_mutex_t grave_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct node *node_new(void)
+{
+	struct node *n = (struct node *)calloc(1, sizeof(*n));
+	REQUIRE(n);
+	n->magic = MAGIC;
+	return n;
+}
+
+/* The deleter of every object: marks it freed and keeps its bytes readable until the end of the
+ * test, so that a reader that still holds it sees the mark, not a crash. */
+static void bury(void *p)
+{
+	struct node *n = (struct node *)p;
+
+	if (__atomic_exchange_n(&n->freed, 1u, __ATOMIC_RELAXED))
+		__atomic_store_n(&freed_twice, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->magic, 0u, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&frees, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&grave_lock);
+	n->next = graveyard;
+	graveyard = n;
+	pthread_mutex_unlock(&grave_lock);
+}
+
+static void empty_graveyard(void)
+{
+	pthread_mutex_lock(&grave_lock);
+	while (graveyard) {
+		struct node *nx = graveyard->next;
+		free(graveyard);
+		graveyard = nx;
+	}
+	pthread_mutex_unlock(&grave_lock);
+}
+
+/* ---- a stuck reader ---- */
+
+static struct node *gnode;
+static int holding, release, saw_freed, sync_done, sync_early;
+static int qsbr_mode;
+
+static void *stuck_reader(void *arg)
+{
+	(void)arg;
+	if (qsbr_mode) {
+		qsbr_register_thread();
+		qsbr_read_lock();
+	} else {
+		rcu_read_lock();
+	}
+	struct node *n = rcu_dereference(gnode);
+	__atomic_store_n(&holding, 1, __ATOMIC_RELEASE);
+	/* Holds until told, 20 s at most (a retirer that waits for it fails the test). */
+	uint64_t t0 = gt_now_ns();
+	while (!__atomic_load_n(&release, __ATOMIC_ACQUIRE) && gt_now_ns() - t0 < 20000000000ull) {
+		if (__atomic_load_n(&n->magic, __ATOMIC_RELAXED) != MAGIC)
+			__atomic_store_n(&saw_freed, 1, __ATOMIC_RELAXED);
+		usleep(1000);
+	}
+	__atomic_store_n(&holding, 2, __ATOMIC_RELEASE); /* about to end its section */
+	if (qsbr_mode) {
+		qsbr_read_unlock();
+		qsbr_unregister_thread();
+	} else {
+		rcu_read_unlock();
+	}
+	return NULL;
+}
+
+/* Another thread's synchronize, started while the reader holds: it adopts or waits for the
+ * stepped grace period and must not return before the reader ends its section. */
+static void *syncer(void *arg)
+{
+	(void)arg;
+	if (qsbr_mode)
+		synchronize_qsbr();
+	else
+		synchronize_rcu();
+	if (__atomic_load_n(&holding, __ATOMIC_ACQUIRE) != 2)
+		__atomic_store_n(&sync_early, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&sync_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void retire_one(struct node *n)
+{
+	if (qsbr_mode) {
+		qsbr_read_lock();
+		qsbr_retire_fn(bury, n);
+		qsbr_read_unlock();
+	} else {
+		rcu_read_lock();
+		rcu_retire_fn(bury, n);
+		rcu_read_unlock();
+	}
+}
+
+static void stuck_reader_case(void)
+{
+	pthread_t r, s;
+
+	frees = 0;
+	freed_twice = holding = release = saw_freed = sync_done = sync_early = 0;
+	gnode = node_new();
+	if (qsbr_mode)
+		qsbr_register_thread();
+	REQUIRE(pthread_create(&r, NULL, stuck_reader, NULL) == 0);
+	while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	struct node *old = gnode;
+	rcu_assign_pointer(gnode, node_new());
+	retire_one(old);
+	/* 40000 retires, in sections: blocks seal, this thread starts grace periods and rescans
+	 * them at its slow calls; the reader holds every one of them. */
+	REQUIRE(pthread_create(&s, NULL, syncer, NULL) == 0);
+	uint64_t t0 = gt_now_ns();
+	for (int i = 0; i < 40000; i++) {
+		retire_one(node_new());
+		if (qsbr_mode && i % 64 == 0)
+			qsbr_quiescent_state();
+	}
+	double ms = (double)(gt_now_ns() - t0) / 1e6;
+	/* Give the steps and the worker time to (wrongly) end the grace period. */
+	for (int i = 0; i < 100; i++) {
+		retire_one(node_new());
+		if (qsbr_mode)
+			qsbr_quiescent_state();
+		usleep(1000);
+	}
+	int still = __atomic_load_n(&holding, __ATOMIC_ACQUIRE) == 1;
+	bool early = __atomic_load_n(&old->freed, __ATOMIC_RELAXED) != 0;
+	bool sync_returned = __atomic_load_n(&sync_done, __ATOMIC_ACQUIRE) != 0;
+	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+	if (qsbr_mode)
+		qsbr_thread_offline(); /* this thread holds QSBR grace periods while online */
+	pthread_join(r, NULL);
+	pthread_join(s, NULL);
+	if (qsbr_mode) {
+		qsbr_thread_online();
+		free_qsbr_barrier();
+		qsbr_unregister_thread();
+	} else {
+		free_rcu_barrier();
+	}
+	printf("  40000 retires in %.1f ms while a reader held\n", ms);
+	CHECK_MSG(still, "the retiring thread waited for the stuck reader (it let go after 20 s)");
+	CHECK_MSG(!early, "a retired object was freed while a reader that began before held it");
+	CHECK(!saw_freed);
+	CHECK_MSG(!sync_returned && !sync_early,
+		  "synchronize returned while a reader that began before it held");
+	CHECK_MSG(old->freed, "the barrier returned before the retired object was freed");
+	CHECK_MSG(frees == 40101, "%lu of 40101 freed", frees);
+	CHECK(!freed_twice);
+	free(gnode);
+	empty_graveyard();
+}
+
+TEST(a_retiring_thread_never_waits_and_frees_nothing_a_stuck_reader_holds)
+{
+	qsbr_mode = 0;
+	stuck_reader_case();
+}
+
+TEST(qsbr_retiring_thread_never_waits_for_an_online_reader)
+{
+	qsbr_mode = 1;
+	stuck_reader_case();
+}
+
+/* ---- many retirers and synchronizers at once ---- */
+
+static int stop_all;
+static unsigned long reader_errors;
+
+static void *reader_loop(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop_all, __ATOMIC_ACQUIRE)) {
+		rcu_read_lock();
+		struct node *n = rcu_dereference(gnode);
+		for (int k = 0; k < 50; k++)
+			if (__atomic_load_n(&n->magic, __ATOMIC_RELAXED) != MAGIC)
+				__atomic_fetch_add(&reader_errors, 1, __ATOMIC_RELAXED);
+		rcu_read_unlock();
+	}
+	return NULL;
+}
+
+/* Updaters swap gnode and retire the old one (under a lock, as a program would): steppers,
+ * synchronize's adoptions and the worker all end grace periods, and no reader sees a freed
+ * node. */
+static pthread_mutex_t upd_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *updater_loop(void *arg)
+{
+	long id = (long)arg;
+	unsigned long i = 0;
+
+	while (!__atomic_load_n(&stop_all, __ATOMIC_ACQUIRE)) {
+		struct node *nw = node_new();
+		pthread_mutex_lock(&upd_lock);
+		struct node *old = rcu_xchg_pointer(&gnode, nw);
+		pthread_mutex_unlock(&upd_lock);
+		rcu_read_lock();
+		rcu_retire_fn(bury, old);
+		rcu_read_unlock();
+		if (id == 0 && ++i % 2000 == 0)
+			synchronize_rcu();
+	}
+	return NULL;
+}
+
+TEST(steps_synchronize_and_the_worker_share_grace_periods_safely)
+{
+	pthread_t t[5];
+
+	frees = 0;
+	freed_twice = 0;
+	reader_errors = 0;
+	stop_all = 0;
+	gnode = node_new();
+	for (long i = 0; i < 2; i++)
+		REQUIRE(pthread_create(&t[i], NULL, reader_loop, NULL) == 0);
+	for (long i = 0; i < 3; i++)
+		REQUIRE(pthread_create(&t[2 + i], NULL, updater_loop, (void *)i) == 0);
+	usleep(700000);
+	__atomic_store_n(&stop_all, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 5; i++)
+		pthread_join(t[i], NULL);
+	free_rcu_barrier();
+	CHECK_MSG(reader_errors == 0, "readers saw %lu freed nodes", reader_errors);
+	CHECK(!freed_twice);
+	printf("  %lu nodes retired and freed\n", frees);
+	CHECK(frees > 0);
+	free(gnode);
+	empty_graveyard();
+}
+
+/* ---- fork ---- */
+
+TEST(a_fork_child_finishes_what_a_stepped_grace_period_left)
+{
+	frees = 0;
+	rcu_read_lock();
+	/* Inside this section: the steps start a grace period that records this thread and
+	 * leave it STEPPED (this thread holds it until its unlock). */
+	for (int i = 0; i < 1000; i++)
+		rcu_retire_fn(bury, node_new());
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(20); /* a hang is a failure, not a stuck test */
+		rcu_read_unlock();
+		synchronize_rcu();
+		for (int i = 0; i < 1000; i++) {
+			rcu_read_lock();
+			rcu_retire_fn(bury, node_new());
+			rcu_read_unlock();
+		}
+		free_rcu_barrier();
+		synchronize_rcu();
+		_exit(__atomic_load_n(&frees, __ATOMIC_RELAXED) == 2000 ? 0 : 3);
+	}
+	rcu_read_unlock();
+	free_rcu_barrier();
+	int st = 0;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the child did not finish its grace periods (status %#x)", st);
+	empty_graveyard();
+}
+
+GT_MAIN()
