@@ -84,6 +84,32 @@
 #   park-reach-2r       PARK PROBE=5, $pbounds2 reached: a scan waits for a holder while the
 #                                               other reader is parked
 #
+# Stepped grace periods (STEP: src/core/gp.c, "Stepped grace periods"; memb_step() in
+# src/flavor/memb.c), with bounds of their own, $sbounds: reader 0 steps from inside its
+# sections (2 of them; 3 with --full), reader 1 runs 1 section, no nesting, one update:
+#   step                STEP                    safety and liveness hold (a step begins the
+#                                               grace period: barrier A, first scan, park; later
+#                                               steps adopt and rescan; the blocking updater
+#                                               adopts a STEPPED one and finishes it, starts its
+#                                               own when idle, sleeps while RUNNING)
+#   step-2u             STEP, $sbounds2         safety and liveness hold (--full only: two
+#                                               updates)
+#   step-reset-seen     STEP STEP_RESET_SEEN    safety violated (an adoption, the stepper's or
+#                                               the updater's, loses the first scan's records)
+#   step-no-barrier-A   STEP STEP_NO_MB_A       safety violated (the begin step skips barrier
+#                                               A: a lock store still buffered reads as none)
+#   step-sleep-on-stepped  STEP STEP_SLEEP_ON_STEPPED  liveness violated (the waiter sleeps
+#                                               while it reads STEPPED too, as grace__gp_wait()
+#                                               did before stepping: a park that found no
+#                                               sleeper counted wakes nobody, and no driver is
+#                                               left to wake it)
+#   step-park-no-wake   STEP STEP_PARK_NO_WAKE  liveness violated (a park wakes nobody: the
+#                                               updater asleep on the step's RUNNING stays so)
+#   step-reach          STEP PROBE=7,8,9        every probe reached (safety mode, pan -c0): the
+#                                               updater adopts the grace period it waits for; a
+#                                               poll step ends it; a step wakes the updater
+#                                               asleep on it
+#
 # tests/model/barrier.pml, the callback engine's barrier markers and in-flight batch across
 # fork() (safety only; a barrier that never returns is an invalid end state, also an error):
 #   barrier             (none)                  holds
@@ -107,15 +133,20 @@
 # also evaluates every assert (the safety property). Safety-violating variants are checked a
 # second time in safety mode, ignoring end states (-E), so the verdict names the assertion.
 #
-# usage: check.sh [--quick|--full|--hazptr] [--shard I/N] [--keep DIR]
-#   (--hazptr: hazptr.pml only, 1 s; --shard I/N: only the variants whose position in the order
-#   below is I modulo N, I from 1 to N: ctest runs the quick check as three shards side by side)
+# usage: check.sh [--quick|--full|--hazptr|--step|--no-step] [--shard I/N] [--keep DIR]
+#   (--hazptr: hazptr.pml only, 1 s; --step: the stepped variants (STEP) only; --no-step: all
+#   but them (ctest runs --full as two tests side by side: --no-step and --step); --shard I/N:
+#   only the variants whose position in the order below is I modulo N, I from 1 to N: ctest
+#   runs the quick check as three shards side by side)
 #   --quick  one grace period (NUPD=1), nesting in reader 0 only: ~2-3M states; parking: one
-#            reader, 3 sections, 4 grace periods (~0.5M states); the ctest run, about 100 s
+#            reader, 3 sections, 4 grace periods (~0.5M states); stepped: the stepper 2
+#            sections, ~5.5M states, ~0.5 GB, ~10 s; the ctest run, about 100 s
 #   --full   (default) two grace periods, every reader may nest: ~14-18M states, up to ~1.7 GB
 #            of memory; parking: one reader, 4 sections, 6 grace periods (~1.2M states), and
 #            two readers of one section each: 3 grace periods with reader 0 parkable (~7M
-#            states, ~0.6 GB) and 2 grace periods with both parkable (~6.5M states); about 5 min
+#            states, ~0.6 GB) and 2 grace periods with both parkable (~6.5M states); stepped:
+#            the stepper 3 sections (~16.5M states, 1.1 GB, ~45 s) and two updates with 2
+#            (~18.7M states, 1.7 GB, ~50 s), about 2 min more (its own ctest entry); about 5 min
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/memb.pml
@@ -123,6 +154,7 @@ bmodel=$here/barrier.pml
 hmodel=$here/hazptr.pml
 full=1
 only_hp=0
+steps=1 # 1: the stepped variants with the others; 2: only them (--step); 0: not them
 keep=
 shard=1 nshards=1
 while [ $# -gt 0 ]; do
@@ -130,9 +162,12 @@ while [ $# -gt 0 ]; do
 	--quick) full=0 ;;
 	--full) full=1 ;;
 	--hazptr) only_hp=1 ;;
+	--step) steps=2 ;;
+	--no-step) steps=0 ;;
 	--keep) keep=$2; shift ;;
 	--shard) shard=${2%/*} nshards=${2#*/}; shift ;;
-	*) echo "usage: $0 [--quick|--full|--hazptr] [--shard I/N] [--keep DIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--quick|--full|--hazptr|--step|--no-step] [--shard I/N] [--keep DIR]" >&2
+		exit 2 ;;
 	esac
 	shift
 done
@@ -141,10 +176,14 @@ if [ $full = 1 ]; then
 	pbounds="-DNR=1 -DNSECT=4 -DNUPD=6"
 	pbounds2="-DNR=2 -DNSECT=1 -DNUPD=3 -DPARK_ONLY=0"
 	pbounds2b="-DNR=2 -DNSECT=1 -DNUPD=2"
+	sbounds="-DNR=2 -DNSECT=3 -DNSECT1=1 -DNEST0=0 -DNUPD=1"
+	sbounds2="-DNR=2 -DNSECT=2 -DNSECT1=1 -DNEST0=0 -DNUPD=2"
 else
 	bounds="-DNUPD=1"
 	pbounds="-DNR=1 -DNSECT=3 -DNUPD=4"
 	pbounds2="-DNR=2 -DNSECT=1 -DNUPD=2 -DPARK_ONLY=0"
+	sbounds="-DNR=2 -DNSECT=2 -DNSECT1=1 -DNEST0=0 -DNUPD=1"
+	sbounds2=
 fi
 command -v spin >/dev/null || { echo "check.sh: spin not found (Debian package spin)" >&2; exit 2; }
 cc=${CC:-cc}
@@ -359,6 +398,24 @@ run_hazptr() {
 	run_hp hazptr-scan-first "-DSCAN_FIRST" safety
 }
 
+run_step() {
+	echo "model: stepped grace periods, bounds $sbounds${sbounds2:+; two updates $sbounds2}"
+	run step "-DSTEP" pass "$sbounds"
+	[ $full = 0 ] || run step-2u "-DSTEP" pass "$sbounds2"
+	run step-reset-seen "-DSTEP -DSTEP_RESET_SEEN" safety "$sbounds"
+	run step-no-barrier-A "-DSTEP -DSTEP_NO_MB_A" safety "$sbounds"
+	run step-sleep-on-stepped "-DSTEP -DSTEP_SLEEP_ON_STEPPED" liveness "$sbounds"
+	run step-park-no-wake "-DSTEP -DSTEP_PARK_NO_WAKE" liveness "$sbounds"
+	run_reach step-reach "-DSTEP" "7 8 9" "$sbounds"
+}
+
+if [ $steps = 2 ]; then
+	echo "model: $model, spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p')"
+	run_step
+	[ $fails -eq 0 ] && { echo "model: SUCCESS (memb.pml, stepped grace periods)"; exit 0; }
+	echo "model: FAILURE ($fails variant(s) with an unexpected verdict)"
+	exit 1
+fi
 if [ $only_hp = 1 ]; then
 	run_hazptr
 	[ $fails -eq 0 ] && { echo "model: SUCCESS (hazptr.pml)"; exit 0; }
@@ -395,6 +452,7 @@ run park-drain-resets-seen "-DPARK -DDRAIN_RESETS_SEEN" safety "$pbounds"
 [ $full = 0 ] || run park-one-flag-pass "-DPARK -DONE_FLAG_PASS" pass "$pbounds"
 run_reach park-reach "-DPARK" "1 2 3 4 6" "$pbounds"
 run_reach park-reach-2r "-DPARK" "5" "$pbounds2"
+[ $steps = 0 ] || run_step
 echo "model: $bmodel"
 run_barrier barrier "" pass
 run_barrier shared-marker "-DSHARED_MARKER" safety

@@ -136,7 +136,44 @@
  *                  unparking; 5: a scan waits for a holder while another reader is parked; 6:
  *                  a drain in the middle of the wait takes back a reader the first scan found
  *                  in a section, the case of DRAIN_RESETS_SEEN);
- *  PARK + PARK_ONLY=j  only reader j may be parked (a bound on the state space).
+ *  PARK + PARK_ONLY=j  only reader j may be parked (a bound on the state space);
+ *  STEP            stepped grace periods (src/core/gp.c, "Stepped grace periods"; memb_step()
+ *                  and memb_resume_readers() in src/flavor/memb.c; see the STEP section
+ *                  below): the grace-period sequence seq (idle, RUNNING, STEPPED) is modelled;
+ *                  reader STEPPER (0) retires objects inside its own sections and there may
+ *                  take a non-blocking step (or none: its try-lock of the registry failed):
+ *                  begin (CAS idle -> RUNNING; barrier A; the first scan records seen[], the
+ *                  stepper itself included) or adopt a STEPPED grace period (CAS STEPPED ->
+ *                  RUNNING; rescan with HOLDS against the recorded seen[]), then seq_end if no
+ *                  recorded reader holds, else park (exchange to STEPPED, then wake the
+ *                  sleepers on event). The updater is grace__gp_wait(): its cookie is the
+ *                  first grace period that starts after its removal; while the count has not
+ *                  reached it: idle, start a grace period of its own (the usual path); STEPPED,
+ *                  adopt it and run the rest of the usual wait (flags, barrier W, futex) against
+ *                  the recorded seen[]; RUNNING (a step under way), sleep on event (nsleepers,
+ *                  re-check of seq, FUTEX_WAIT); it frees once the count is reached, whoever
+ *                  ended that grace period. seen[] is the registry's, shared: global. Must
+ *                  satisfy both. Bounds of its own (check.sh: $sbounds): no nesting (NEST0=0),
+ *                  the other reader one section (NSECT1=1), one update (two with --full);
+ *  STEP + STEP_RESET_SEEN  an adoption (a poll step's or the updater's) loses the first
+ *                  scan's records (seen[] none): must violate safety (the stepper found a
+ *                  reader in a section, parked, and the adopter ends the grace period while
+ *                  that section still uses the old object);
+ *  STEP + STEP_NO_MB_A  the begin step runs no barrier A (only its own locked RMWs): must
+ *                  violate safety (the other reader's lock store still buffered when the
+ *                  stepper's first scan reads its ctr: seen = none, as NO_MB_A);
+ *  STEP + STEP_SLEEP_ON_STEPPED  the waiter sleeps while it reads STEPPED too (the check
+ *                  grace__gp_wait() made before stepping, grace__gp_in_progress()): must
+ *                  violate liveness (its CAS reads RUNNING; the stepper parks and, finding no
+ *                  sleeper counted yet, wakes nobody; the updater, counted, reads STEPPED and
+ *                  sleeps; the stepper steps no more: no driver is left to wake it, and it
+ *                  should have adopted the grace period);
+ *  STEP + STEP_PARK_NO_WAKE  a park does not wake the sleepers (only seq_end does): must
+ *                  violate liveness (the updater asleep while the step ran RUNNING is never
+ *                  woken once the stepper parks and steps no more);
+ *  STEP + PROBE=mask  probes 7 (the updater adopts the grace period it waits for, begun by
+ *                  the stepper), 8 (a poll step ends that grace period), 9 (a step wakes the
+ *                  updater asleep on it).
  */
 
 #ifndef NR
@@ -151,6 +188,13 @@
 #ifndef NEST_ALL
 #define NEST_ALL 0 /* 1: every reader may nest, not only reader 0 */
 #endif
+#ifndef NEST0
+#define NEST0 1    /* 0: reader 0 does not nest either (a bound for STEP) */
+#endif
+#ifndef NSECT1
+#define NSECT1 NSECT /* sections of the readers other than reader 0 (a bound for STEP) */
+#endif
+#define NSECT_OF(i) ((i) == 0 -> NSECT : NSECT1)
 #define MAXSPIN 1 /* re-scans before the updater sleeps (the bounded spin phase) */
 #define SLEEPING 1
 
@@ -176,6 +220,9 @@
  * never wrap in the life of a thread). */
 #if NSECT * 3 * 4 + 3 > 255
 #error "NSECT too large: the section number would wrap in ctr"
+#endif
+#if defined(STEP) && (defined(PARK) || defined(IDLE) || defined(FALLBACK) || defined(SEEN_BEFORE_A))
+#error "STEP models the membarrier mode only: not with PARK, IDLE, FALLBACK, SEEN_BEFORE_A"
 #endif
 #if defined(SEEN_BEFORE_A) && (defined(PARK) || defined(IDLE))
 #error "SEEN_BEFORE_A is a mutant of the plain membarrier variant"
@@ -482,6 +529,129 @@ inline wake(i) {
 	fi
 }
 
+#ifdef STEP
+/* ---- stepped grace periods (STEP; src/core/gp.c, "Stepped grace periods") ----
+ * The sequence seq = count * 4 + state (0 idle, 1 RUNNING: a driver runs it, 2 STEPPED: under
+ * way, no driver); written only by locked read-modify-writes (compare-and-swap, exchange), so
+ * never buffered, each a full barrier of the thread that runs it. seen[] is the registry's scan
+ * state (pk[].seen), shared by whoever drives or steps the grace period under way: global here.
+ * The waiters' futex: event (bumped by a park or seq_end that finds nsleepers > 0, then
+ * FUTEX_WAKE), nsleepers, and gsleep (the updater blocked in FUTEX_WAIT on event).
+ * Abstracted: the registry try-lock is a locked RMW of the stepper (a full barrier), and its
+ * failure is the choice not to step (the state bits already keep the stepper out of a grace
+ * period a driver runs, and the driver holds the lock only while RUNNING); when to begin
+ * (engine/free.c's step_of(): garbage not covered by a started grace period) is a free choice
+ * too, before or after the updater's snapshot. Not modelled: barrier B (not TSO), a stepper
+ * outside any section, several sleepers, the engine's worker as a second waiter. */
+#define SEQ_RUNNING 1
+#define SEQ_STEPPED 2
+#define SEQ_ST (seq % 4)
+#define SEQ_CNT (seq / 4)
+byte seq = 0;
+byte seen[NR];
+byte tgt = 0;          /* the updater's cookie, a count (global for the probes) */
+byte event = 0;
+byte nsleepers = 0;
+bool gsleep = 0;
+#define STEPPER 0      /* the reader that steps, from inside its own sections */
+
+/* seq_end of the grace period under way (exchange, seq_cst: the caller fenced first): the next
+ * count, idle; the scan state is dead until the next first scan */
+inline seq_end_step() {
+	seq = (SEQ_CNT + 1) * 4;
+	j = 0;
+	do
+	:: j < NR -> seen[j] = 0; j++
+	:: else -> break
+	od;
+	j = 0
+}
+
+/* gp_wake_sleepers(), after the exchange of seq and its barrier: the load of nsleepers, then
+ * (fetch_add of event, locked; FUTEX_WAKE) */
+inline gp_wake_sleepers(i) {
+	if
+	:: nsleepers != 0 ->
+		atomic {
+			r_fence(i);
+			event++;
+			if
+			:: gsleep -> REACH(9) /* a step wakes the updater asleep on it */
+			:: else -> skip
+			fi
+		};
+		gsleep = 0 /* FUTEX_WAKE */
+	:: else -> skip
+	fi
+}
+
+/* memb_step(), one non-blocking step of reader i from inside its section (its lock store done):
+ * the try-lock of the registry (a locked RMW: drains the stepper's buffer; failing, the step
+ * does nothing: the caller's choice to skip it), then adopt a STEPPED grace period (CAS
+ * STEPPED -> RUNNING) and rescan the recorded readers (HOLDS against seen[], no new first
+ * scan), or begin one (CAS idle -> RUNNING; barrier A; the first scan records seen[], the
+ * stepper itself included: it holds until its next section); unlock; any holder left: park
+ * (exchange RUNNING -> STEPPED, seq_cst, then wake the sleepers), else seq_end (and wake). */
+inline step(i) {
+	atomic {
+		r_fence(i); /* the try-lock */
+		if
+		:: SEQ_ST == SEQ_STEPPED -> seq--; smode = 2 /* adopt */
+		:: SEQ_ST == 0 -> seq++; smode = 1           /* begin */
+		:: SEQ_ST == SEQ_RUNNING -> smode = 0        /* a driver runs it: nothing */
+		fi
+	};
+	if
+	:: smode == 1 ->
+#ifndef STEP_NO_MB_A
+		membarrier(); /* barrier A */
+#endif
+		seen_pass()
+	:: smode == 2 ->
+#ifdef STEP_RESET_SEEN
+		/* the mutant: the adoption loses the first scan's records */
+		atomic {
+			j = 0;
+			do
+			:: j < NR -> seen[j] = 0; j++
+			:: else -> break
+			od;
+			j = 0
+		};
+#endif
+		count_holders()
+	:: smode == 0 -> skip
+	fi;
+	if
+	:: smode != 0 && nh != 0 ->
+		atomic { /* park: exchange RUNNING -> STEPPED, seq_cst */
+			r_fence(i);
+			seq++
+		};
+#ifndef STEP_PARK_NO_WAKE
+		gp_wake_sleepers(i)
+#else
+		skip /* the mutant: a park wakes nobody */
+#endif
+	:: smode != 0 && nh == 0 ->
+		atomic {
+			r_fence(i);
+			if
+			:: smode == 2 && SEQ_CNT + 1 == tgt -> REACH(8) /* a poll ends the updater's */
+			:: else -> skip
+			fi;
+			seq_end_step()
+		};
+		gp_wake_sleepers(i)
+	:: else -> skip
+	fi;
+	atomic {
+		smode = 0;
+		nh = 0
+	}
+}
+#endif
+
 #ifdef PARK
 /* grace__registry_unpark(): push onto the unpark stack, a seq_cst compare-and-swap (locked),
  * then grace_smp_mb_after_rmw(); the mutant: a plain store into the store buffer */
@@ -642,6 +812,9 @@ proctype reader(byte i) {
 #ifdef PARK_SIGNAL
 	bool sig = 0;
 #endif
+#ifdef STEP
+	byte j, nh, smode; /* the stepper's, for step() */
+#endif
 
 #ifdef IDLE
 	/* registry_add() on the first section (memb_lock_slow): lock (a locked RMW: drains the
@@ -656,7 +829,7 @@ proctype reader(byte i) {
 #endif
 #endif
 	do
-	:: k < NSECT ->
+	:: k < NSECT_OF(i) ->
 		/* rcu_read_lock(), outermost: the next section number, nesting 1, computed from
 		 * the reader's own word (no shared load); compiler barrier only */
 		c = OUTER_LOCK(c);
@@ -688,6 +861,14 @@ proctype reader(byte i) {
 			held[i] = p;
 			insec[i] = 1
 		}
+#ifdef STEP
+		/* the stepper retires objects inside its sections: a step, or none (the try-lock
+		 * failed, or nothing to step) */
+		if
+		:: i == STEPPER -> step(i)
+		:: skip
+		fi;
+#endif
 		/* sometimes a nested section: rcu_read_lock() (ctr + 1: the number unchanged);
 		 * rcu_read_unlock() (ctr - 1) (reader 0 only, unless NEST_ALL: the nesting bits never
 		 * change whether a reader holds, but under the mutants SEEN_ANY_CHANGE and
@@ -698,7 +879,7 @@ proctype reader(byte i) {
 		 * nested unlock's test does nothing (nested). PARK_SIGNAL without PARK_SIGNAL_FIX:
 		 * the library before that fix, whose nested locks tested nothing. */
 		if
-		:: (i == 0 || NEST_ALL) ->
+		:: ((i == 0 && NEST0) || NEST_ALL) ->
 			c = NESTED_LOCK(c);
 			r_store(i, c);
 #if defined(PARK) && !defined(PARK_NO_CHECK) && !(defined(PARK_SIGNAL) && !defined(PARK_SIGNAL_FIX))
@@ -747,8 +928,12 @@ proctype reader(byte i) {
 
 proctype updater() {
 	byte u = 0, cur_obj = 0, new_obj, spins, nh, j, unflagged;
+#ifdef STEP
+	byte ev, umode;  /* the event read, what the CAS did (tgt: global, for the probes) */
+#else
 	byte seen[NR];   /* pk[].seen: the first scan's record of reader j (0: none), under the
 	                  * registry lock; reset to 0 when a grace period ends (a dead value) */
+#endif
 #ifdef PARK
 	byte pstate[NR]; /* park_state (P_ACTIVE at registration) */
 	byte cv[NR];     /* park_pass(): the ctrs, loaded first */
@@ -765,6 +950,76 @@ proctype updater() {
 		/* synchronize_rcu(): grace__gp_snap() and seq_start are separated from the
 		 * flavor's part by full fences (core/gp.c argument (1)) */
 		u_fence();
+#ifdef STEP
+		/* grace__gp_snap(): the count of the first grace period that starts after this
+		 * load (the next one if idle, the one after the one under way otherwise) */
+		atomic {
+			if
+			:: SEQ_ST == 0 -> tgt = SEQ_CNT + 1
+			:: else -> tgt = SEQ_CNT + 2
+			fi
+		};
+		/* grace__gp_wait(): until the count reaches tgt (gp_done, an acquire load) */
+gp_next:
+		if
+		:: SEQ_CNT >= tgt -> goto gp_free
+		:: else -> skip
+		fi;
+		ev = event; /* before the checks: a wake after it changes event */
+		atomic { /* gp_start's CAS idle -> RUNNING, else gp_adopt's STEPPED -> RUNNING */
+			u_fence();
+			if
+			:: SEQ_ST == 0 -> seq++; umode = 1
+			:: SEQ_ST == SEQ_STEPPED -> seq--; umode = 2
+			:: SEQ_ST == SEQ_RUNNING -> umode = 0
+			fi
+		};
+		if
+		:: umode == 1 -> skip /* a grace period of its own: barrier A, the first scan, ... */
+		:: umode == 2 ->
+			/* adopted: the rest of the wait (memb_resume_readers()), HOLDS against the
+			 * recorded seen[], no barrier A, no first scan */
+#ifdef STEP_RESET_SEEN
+			atomic {
+				j = 0;
+				do
+				:: j < NR -> seen[j] = 0; j++
+				:: else -> break
+				od;
+				j = 0
+			};
+#endif
+			if
+			:: SEQ_CNT + 1 == tgt -> REACH(7) /* adopts the grace period it waits for */
+			:: else -> skip
+			fi;
+			umode = 0;
+			goto gp_resume
+		:: umode == 0 ->
+			/* a driver (the stepper, mid-step) runs it: sleep on event while RUNNING */
+			atomic { /* fetch_add of nsleepers, seq_cst, and the barrier after it */
+				u_fence();
+				nsleepers++
+			};
+			if
+#ifdef STEP_SLEEP_ON_STEPPED
+			:: SEQ_CNT < tgt && SEQ_ST != 0 -> /* the mutant: STEPPED too (in_progress) */
+#else
+			:: SEQ_CNT < tgt && SEQ_ST == SEQ_RUNNING ->
+#endif
+				atomic { /* FUTEX_WAIT(event, ev) */
+					if
+					:: event == ev -> gsleep = 1
+					:: else -> skip
+					fi
+				};
+				(gsleep == 0) /* blocked until FUTEX_WAKE */
+			:: else -> skip
+			fi;
+			nsleepers--; /* fetch_sub, relaxed (a locked RMW on x86) */
+			goto gp_next
+		fi;
+#endif
 #ifdef IDLE
 		/* the idle fast path: no registered thread (the updater is not one): no barrier A,
 		 * no scan (grace__registry_alone(), an acquire load of the count) */
@@ -943,6 +1198,9 @@ proctype updater() {
 		/* step S: wait until no reader the first scan found in a section is still in that
 		 * section (holders only leave: a reader's ctr changes its number or its nesting
 		 * only by its own stores, and seen stays) */
+#ifdef STEP
+gp_resume:
+#endif
 		spins = 0;
 		do
 		:: true ->
@@ -1028,6 +1286,16 @@ proctype updater() {
 		od;
 		/* the grace period is over: free the old object. Safety: no reader is using it. */
 gp_over:
+#ifdef STEP
+		/* seq_end (exchange, seq_cst); the only sleeper is this updater: no wake */
+		atomic {
+			u_fence();
+			seq_end_step()
+		};
+		goto gp_next;
+		/* the cookie's grace period is over */
+gp_free:
+#endif
 		atomic {
 			j = 0;
 			do
@@ -1037,11 +1305,13 @@ gp_over:
 			:: else -> break
 			od;
 			freed[cur_obj] = 1;
+#ifndef STEP
 			j = 0;
 			do
 			:: j < NR -> seen[j] = 0; j++ /* dead until the next first scan */
 			:: else -> break
 			od;
+#endif
 			j = 0;
 			nh = 0
 		};
