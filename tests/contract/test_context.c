@@ -46,7 +46,7 @@ static void setup(void)
 	done = 1;
 	REQUIRE(init_srcu_struct(&d1) == 0);
 	REQUIRE(init_srcu_struct(&d2) == 0);
-	alarm(100);
+	alarm(118); /* after the hang dump at 110 s (GT_HANG_DUMP_S, ctest TIMEOUT 120) */
 }
 
 static void all_barriers(void)
@@ -326,10 +326,11 @@ static void srcu_handler(int s)
 	srcu_read_unlock(&d1, i);
 }
 
-static int sleeper_stop;
+static int sleeper_stop, sleeper_ready;
 static void *sleeper(void *arg)
 {
 	(void)arg;
+	__atomic_store_n(&sleeper_ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&sleeper_stop, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	return NULL;
@@ -357,11 +358,19 @@ TEST(srcu_section_in_a_signal_handler_is_waited_for)
 	sigemptyset(&sa.sa_mask);
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
 	sgp = obj_new();
-	sleeper_stop = sig_in = sig_go = sig_bad = sync_done = 0;
+	sleeper_stop = sleeper_ready = sig_in = sig_go = sig_bad = sync_done = 0;
 	REQUIRE(pthread_create(&t, NULL, sleeper, NULL) == 0);
-	pthread_kill(t, SIGUSR1);
-	while (!__atomic_load_n(&sig_in, __ATOMIC_ACQUIRE))
+	/* The signal goes to a thread that runs: under TSan, one sent while the thread is still
+	 * being created can be lost (a run hung here for 100 s). Sent again every 2 s until the
+	 * handler runs (a second one waits for the first handler to return, and then reads the
+	 * new object: harmless). */
+	while (!__atomic_load_n(&sleeper_ready, __ATOMIC_ACQUIRE))
 		usleep(1000);
+	for (int ms = 0; !__atomic_load_n(&sig_in, __ATOMIC_ACQUIRE); ms++) {
+		if (ms % 2000 == 0)
+			pthread_kill(t, SIGUSR1);
+		usleep(1000);
+	}
 	retired = sgp;
 	rcu_assign_pointer(sgp, obj_new());
 	REQUIRE(pthread_create(&r, NULL, retire, NULL) == 0);
@@ -411,7 +420,7 @@ TEST(back_to_back_sections_cannot_hold_a_grace_period)
 	alarm(60);
 	for (int i = 0; i < 50; i++)
 		synchronize_rcu();
-	alarm(100);
+	alarm(118); /* after the hang dump at 110 s (GT_HANG_DUMP_S, ctest TIMEOUT 120) */
 	__atomic_store_n(&b2b_stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
