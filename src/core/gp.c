@@ -155,28 +155,30 @@ bool grace__gp_driving(const struct grace__gp *gp)
 	return gp_driving == gp;
 }
 
-/* The driver's grace period from seq_start to seq_end, and the wake-up of sleepers. */
-static void gp_run_and_end(struct grace__gp *gp, uint64_t s, unsigned int flags)
+/* The driver's grace period, from seq_start (or an adoption) to seq_end and the wake-up of
+ * sleepers: part is the flavor's wait_readers, or its resume for a STEPPED grace period the
+ * caller adopted. */
+static void gp_drive_and_end(struct grace__gp *gp, uint64_t s, unsigned int flags,
+			     grace__wait_readers_fn part)
 {
 	/* A driver drives one sequence at a time; the stall handler it may call can drive
 	 * another flavor's (and restores this one's on its return). */
 	const struct grace__gp *outer = gp_driving;
 
 	gp_driving = gp;
-	gp->wait_readers(gp, flags);
+	part(gp, flags);
 	gp_driving = outer;
 	gp_end(gp, s);
 }
 
-/* The rest of a STEPPED grace period the caller adopted, blocking, then seq_end. */
+static void gp_run_and_end(struct grace__gp *gp, uint64_t s, unsigned int flags)
+{
+	gp_drive_and_end(gp, s, flags, gp->wait_readers);
+}
+
 static void gp_resume_and_end(struct grace__gp *gp, uint64_t s, unsigned int flags)
 {
-	const struct grace__gp *outer = gp_driving;
-
-	gp_driving = gp;
-	gp->resume(gp, flags);
-	gp_driving = outer;
-	gp_end(gp, s);
+	gp_drive_and_end(gp, s, flags, gp->resume);
 }
 
 bool grace__gp_try_drive(struct grace__gp *gp, uint64_t s, unsigned int flags)
