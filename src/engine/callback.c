@@ -469,6 +469,8 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	 * wake-up and grace period takes the CPU from the threads that make the garbage. Only what
 	 * cannot wait (urgent, hurried, a barrier, stopping) drives at once; once the steps stop,
 	 * the next look drives as before. */
+	/* Relaxed: a hint of when to look again; what is ready the worker still decides by
+	 * grace__gp_done() (acquire). */
 	uint64_t steps = grace_load_relaxed(&d->gp->steps);
 	if (steps != w->steps_seen) {
 		w->steps_seen = steps;

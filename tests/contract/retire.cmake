@@ -14,3 +14,9 @@ grace_test(NAME contract_step_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_st
            ENV GRACE_STEP_GARBAGE=1 GRACE_NO_MEMBARRIER=1)
 grace_test(NAME contract_step_off SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120
            ENV GRACE_NO_STEP=1)
+# Bad values of the stepping variables: a warning naming the variable, the default used, and
+# the program runs on (every case of contract_step passes).
+grace_test(NAME env_step_bad SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120
+           ENV GRACE_STEP_GARBAGE=0 GRACE_NO_STEP=yes)
+set_tests_properties(env_step_bad PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: GRACE_NO_STEP=yes: expected 0 or 1; using 0.*warning: GRACE_STEP_GARBAGE=0: expected a whole number from 1 to 16777216 pointers; using 1024.*[0-9]+ passed, 0 failed")

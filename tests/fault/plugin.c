@@ -88,6 +88,11 @@ void plugin_update(int n)
 		o = __atomic_exchange_n(&cur_srcu, item_new(k), __ATOMIC_ACQ_REL);
 		if (o)
 			call_srcu(&plugin_srcu, &o->rh, item_free);
+		/* The thread's cache of the inline retire (and, with GRACE_STEP_GARBAGE=1, its
+		 * steps of the default flavor's grace periods): an object nobody reads. */
+		rcu_read_lock();
+		rcu_retire(item_new(k));
+		rcu_read_unlock();
 	}
 }
 
@@ -109,7 +114,7 @@ void plugin_fini(void)
 	o = __atomic_exchange_n(&cur_srcu, (struct item *)NULL, __ATOMIC_ACQUIRE);
 	if (o)
 		call_srcu(&plugin_srcu, &o->rh, item_free);
-	rcu_barrier();
+	rcu_barrier(); /* also every thread's retired objects (docs/api.md, rcu_barrier()) */
 	qsbr_barrier();
 	srcu_barrier(&plugin_srcu);
 	cleanup_srcu_struct(&plugin_srcu);
