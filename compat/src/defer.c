@@ -15,6 +15,12 @@
  * migrations and thread exit, never on the deferring thread, a bounded backlog with a bounded
  * wait, the fork child's orphans and barriers in flight) is argued there.
  *
+ * Tests and documents that cite "defer.c, point N" cite the argument this file held when it kept
+ * queues of its own; its points map onto free.c's: 1 (a grace period after the append) D1,
+ * 2 (once, in order) D2, 3 (no entry stranded) D3, 4 (blocks) D2 and D4, 5 (queues outlive their
+ * owners) D4, 6 (the waiting owner is woken) D5, 7 (no callback waits for fork's lock) D7,
+ * 8 (fork) D6.
+ *
  * Here: the flavor checks, liburcu's registration contract (debug builds report a defer_rcu()
  * from a thread that did not register, or inside a read-side section), the misuse checks of the
  * barriers, and the out-of-memory path (no block for the entry: a grace period, then the
