@@ -121,7 +121,8 @@
  *       most DEFER_STUCK_MS without progress, told once. It stores dwaiting, then (full fence)
  *       loads dran; a consumer stores dran, then (full fence) loads dwaiting and, if set, bumps
  *       and wakes the futex word dwake: one of the two sees the other's store. A pass that
- *       leaves many entries asks for its grace period without pacing (hurry).
+ *       leaves many entries, or ran many, asks for its next grace period without pacing
+ *       (hurry): else an owner that defers fast meets DEFER_CAP at every paced grace period.
  *  (D6) fork(). The engine pauses its workers between two callbacks, for a bounded time: a
  *       pass still inside its callback in another thread is counted as run in the child. The
  *       pass says so in `in_pass` (with its thread), cleared before it posts itself again or
@@ -1409,9 +1410,11 @@ static bool d_claim(struct fcache *c, uint64_t upto)
 	return true;
 }
 
-/* The consumer runs `run` in order, with nothing held (point D2), then gives the role up. */
-static void drun(struct fcache *c)
+/* The consumer runs `run` in order, with nothing held (point D2), then gives the role up.
+ * Returns the number of entries it ran. */
+static uint64_t drun(struct fcache *c)
 {
+	uint64_t from = c->dran;
 	struct fblk *b;
 
 	d_in_run++;
@@ -1446,9 +1449,12 @@ static void drun(struct fcache *c)
 		grace_fetch_add(&c->dwake, 1u, __ATOMIC_RELEASE);
 		grace__futex_wake(&c->dwake, 1);
 	}
+	uint64_t ran = (c->dran - from) / 3u; /* dran is ours until the release below */
+
 	/* Release: run, dspare and the counts before the role is free; pairs with the acquire
 	 * load of cons by the next taker of the cache. */
 	grace_store_release(&c->cons, 0u);
+	return ran;
 }
 
 /* Unlink and free a dead cache that nothing refers to: all_lock and the cache held, no barrier
@@ -1526,8 +1532,10 @@ static void dpass(struct rcu_head *h)
 		d_free(c);
 		return;
 	}
-	if (mine)
-		drun(c);
+	/* A pass that ran many entries serves an owner that defers fast: its next grace period
+	 * should not wait for the pacing either, or the owner reaches DEFER_CAP and waits. */
+	if (mine && drun(c) >= DEFER_HURRY)
+		hurry = true;
 	if (requeue) {
 		/* Before the post: past it, the next pass may run (and set in_pass) at once. */
 		grace_store_relaxed(&c->in_pass, 0u);
