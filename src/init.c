@@ -54,6 +54,7 @@ static void atfork_prepare(void)
 	grace__cb_atfork_pause();
 	grace__hazptr_atfork_prepare();
 	grace__free_atfork_prepare();
+	grace__defer_atfork_prepare();
 	grace__srcu_atfork_prepare();
 	grace__cb_atfork_prepare();
 	grace__hash_atfork_prepare();
@@ -67,6 +68,7 @@ static void atfork_parent(void)
 	grace__flavor_atfork_parent(&grace__qsbr_flavor);
 	grace__hash_atfork_parent();
 	grace__srcu_atfork_parent();
+	grace__defer_atfork_parent();
 	grace__free_atfork_parent();
 	grace__hazptr_atfork_parent();
 	grace__cb_atfork_parent(); /* and resumes the workers */
@@ -79,6 +81,7 @@ static void atfork_child(void)
 	grace__hash_atfork_child();
 	grace__cb_atfork_child();
 	grace__srcu_atfork_child();
+	grace__defer_atfork_child();
 	grace__free_atfork_child();
 	grace__hazptr_atfork_child();
 }

@@ -83,10 +83,14 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <grace/arch/atomic.h>
 #include <grace/internal/retire.h>
 #include <grace/list.h>
+#include <grace/qsbr.h>
+#include <grace/rcu.h>
 
+#include "core/debug.h"
 #include "core/diag.h"
 #include "core/flavor.h"
 #include "core/gp.h"
@@ -97,13 +101,12 @@
 #include "core/ownsteal.h"
 #include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 #include "engine/callback.h"
+#include "engine/fcache.h"
 #include "engine/freeblk.h"
+#include "flavor/memb.h"
+#include "flavor/qsbr.h"
 
 #define BURST_MAX 16u /* ready pointers freed per call, at most */
-/* The inline retire appends this many slots between two slow calls (retire.h), which then
- * free RETIRE_RUN + 1 ready entries at the least rate (burst()): glibc's tcache holds 7 chunks
- * of a size. */
-#define RETIRE_RUN 6u
 #define BURST_OUT 32u /* entries one call takes out of the blocks, at most */
 #define THREAD_HARD 65536u
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call past THREAD_HARD */
@@ -114,50 +117,12 @@
 
 /* ---- what the descriptor says ---- */
 
-#define NSLOT 2 /* flavors with per-thread caches: the default flavor, QSBR (their free_slot) */
-
 static inline int slot_of(const struct grace__flavor *f)
 {
 	return f->free_slot;
 }
 
 /* ---- per-thread caches ---- */
-
-struct fcache {
-	/* Written by the owner at each call. The owner enters with `busy` (no lock, no atomic
-	 * read-modify-write: "Who touches a cache", below); any other thread steals the cache
-	 * first and then holds `lock`. `calls`, `dead` and `waiting` are also read by the
-	 * monitor before it steals (relaxed: a hint it checks again once it holds the cache). */
-	/* busy: the owner is in a call, without the lock; steal: threads stealing the cache (or
-	 * stolen); n, lim, slot: the block being filled, as the inline retire sees it (cur_sync,
-	 * below). First on the line: the owner's TLS pointer is the cache's address. */
-	struct grace__retire rt GRACE_ALIGNED_CACHE;
-	uint32_t lock;             /* 0 free, 1 held */
-	uint32_t mon_armed;        /* the monitor is queued on the engine */
-	uint64_t calls;            /* the owner's calls, for the monitor's idle test */
-	struct fblk *cur;          /* being filled (NULL: none) */
-	uint64_t cur_seq;          /* the sequence when cur got its first pointer */
-	struct fblk *first, *last; /* sealed, oldest first */
-	struct fblk *spare;        /* one empty block, kept for the next cur */
-	size_t held;               /* pointers in cur and the sealed blocks */
-	uint64_t wave_seq;         /* the sequence when the owner last counted its ready pointers */
-	uint64_t wave_calls;       /* the owner's calls since then */
-	uint32_t rate;             /* ready pointers freed per call until the next count, x 256 */
-	uint32_t credit;           /* the fraction of a pointer owed, x 256 */
-	uint32_t fast_calls;       /* inline appends not yet counted by burst() (cur_sync) */
-	uint32_t releasing;        /* the owner runs released entries: a retire from one nests */
-	struct grace__flavor *f;
-	uint64_t mon_calls; /* activity() when the monitor was queued or last looked */
-	uint32_t dead;      /* the owner exited: the monitor frees the cache */
-	uint32_t waiting;   /* the owner waits in over_limit(): busy, not idle */
-	uint32_t mon_idle;  /* monitor runs in a row that found no call */
-	uint32_t ghost;     /* fork child: the owner does not exist here; the monitor retires it */
-	uint64_t stuck_seq; /* over_limit() gave up at this sequence (owner's; 0: never) */
-	uint64_t step_starts; /* grace periods started, when the owner last looked (step_of()) */
-	uint32_t step_unc;    /* pointers sealed since then: what no started grace period covers */
-	struct rcu_head mon;
-	struct grace_list_head link; /* on all_caches, under all_lock */
-};
 
 static struct grace__lock all_lock = GRACE__LOCK_INIT; /* taken before any cache's lock */
 static GRACE_LIST_HEAD(all_caches);
@@ -191,65 +156,6 @@ static __thread struct grace__flavor *init_flavor GRACE_TLS_IE;
 static pthread_key_t ftls_key;
 static pthread_once_t free_once = PTHREAD_ONCE_INIT;
 
-/*
- * Who touches a cache. The owner calls free_rcu() at every update; another thread touches its
- * cache rarely: the monitor when the owner has gone idle, a barrier, fork, process exit. So the
- * owner pays nothing: the asymmetric Dekker pair of core/ownsteal.h (its argument is there), on
- * the cache's rt.busy and rt.steal, and the cache's spin lock `lock`. An exiting owner frees
- * its cache once it holds the lock (cache_retire): steal_release() drops the count first.
- */
-static inline void c_lock(struct fcache *c)
-{
-	grace__spin_lock(&c->lock);
-}
-
-static inline void c_unlock(struct fcache *c)
-{
-	grace__spin_unlock(&c->lock);
-}
-
-static inline bool own_enter(struct fcache *c, const char *call)
-{
-	return grace__own_enter(&c->rt, &c->lock, call, "the per-thread cache");
-}
-
-static inline void own_exit(struct fcache *c, bool fast)
-{
-	grace__own_exit(&c->rt, &c->lock, fast);
-}
-
-/* Stealing: mark every cache wanted, one barrier S for all of them, then take each. */
-static inline void steal_mark(struct fcache *c)
-{
-	grace__steal_mark(&c->rt);
-}
-
-static inline void steal_barrier(void)
-{
-	grace__steal_barrier();
-}
-
-static void steal_take(struct fcache *c)
-{
-	grace__steal_take(&c->rt, &c->lock);
-}
-
-/* The monitor's variant: give up if another stealer or the owner's slow path holds the lock. */
-static bool steal_trytake(struct fcache *c)
-{
-	return grace__steal_trytake(&c->rt, &c->lock);
-}
-
-static inline void steal_release(struct fcache *c)
-{
-	grace__steal_release(&c->rt, &c->lock);
-}
-
-static inline void steal_unmark(struct fcache *c)
-{
-	grace__steal_unmark(&c->rt);
-}
-
 /* Has a grace period completed since the sequence read seq0? (bits 2+ count completions) */
 static inline bool gp_moved(struct grace__gp *gp, uint64_t seq0)
 {
@@ -262,66 +168,14 @@ static inline struct grace__retire **rt_tls(int s)
 	return s == 0 ? &grace__memb_retire : &grace__qsbr_retire;
 }
 
-/*
- * The inline retire appends to cur and counts in rt.n only (retire.h). Before anything reads
- * cur's count or `held`, the owner in a call (lock-free or locked) or a thread that took the
- * cache folds those appends in; each append counts as one of the owner's calls, for the
- * monitor's idle test and for burst(). The stealer's view of the appends comes from its
- * acquire of busy (the owner's release store at the end of each append).
- */
-static inline void cur_sync(struct fcache *c)
-{
-	struct fblk *b = c->cur;
-
-	/* Only while the fast path is open (lim != 0) does rt.n run ahead of cur's count: the
-	 * library's own calls close it first (cache_put, put_nested) and count in b->n. */
-	if (b && c->rt.lim && c->rt.n != b->n) {
-		uint32_t k = c->rt.n - b->n;
-		b->n = c->rt.n;
-		c->held += k;
-		c->fast_calls += k;
-	}
-}
-
-/* At the end of the owner's call: let the inline retire append up to RETIRE_RUN slots to cur
- * before the next slow call (none without membarrier: the fast path's Dekker pair needs it). */
-static inline void cur_open(struct fcache *c)
-{
-	struct fblk *b = c->cur;
-
-	if (b && GRACE_LIKELY(grace__use_membarrier) && !GRACE__LIB_DEBUG && !GRACE__TSAN_MODE) {
-		uint32_t lim = b->n + RETIRE_RUN;
-		c->rt.slot = b->p;
-		grace_store_relaxed(&c->rt.n, b->n); /* relaxed: activity() */
-		c->rt.lim = lim < FBLK_N ? lim : (uint32_t)FBLK_N;
-	} else {
-		c->rt.lim = 0;
-		grace_store_relaxed(&c->rt.n, 0u);
-		c->rt.slot = NULL;
-	}
-}
-
-/* (A debug library leaves lim at 0: every call takes the slow path, which checks that a pointer
- * is not queued twice.) */
-
-/* cur is gone (sealed or detached): the fast path appends nowhere until the owner's next slow
- * call opens the next one. */
-static inline void cur_close(struct fcache *c)
-{
-	c->cur = NULL;
-	c->rt.lim = 0;
-	grace_store_relaxed(&c->rt.n, 0u);
-	c->rt.slot = NULL;
-}
-
 /* An empty block for cur: the spare, or a new one. c locked. */
-static struct fblk *blk_new(struct fcache *c)
+struct fblk *grace__fc_blk_new(struct fcache *c)
 {
 	struct fblk *b = c->spare;
 
 	if (b)
 		c->spare = NULL;
-	else if (!(b = (struct fblk *)malloc(sizeof(*b))))
+	else if (!(b = (struct fblk *)malloc(c->deferred ? DBLK_BYTES : sizeof(*b))))
 		return NULL;
 	b->f = c->f;
 	b->n = 0;
@@ -335,12 +189,13 @@ static struct fblk *blk_new(struct fcache *c)
  * is asked to run that grace period, unless the owner steps grace periods itself (step_of()):
  * then the monitor, queued while the cache holds pointers, is what keeps the engine at work
  * for a thread that stops calling. c locked. */
-static void seal(struct fcache *c)
+void grace__fc_seal(struct fcache *c)
 {
 	struct fblk *b = c->cur;
 
 	cur_sync(c);
-	if (c->f->gp->step) {
+	/* A deferred cache's pass waits on the engine (engine/defer.c): ask it, stepping or not. */
+	if (c->f->gp->step && !c->deferred) {
 		b->cookie = grace__gp_snap(c->f->gp);
 		c->step_unc += b->n;
 	} else {
@@ -352,6 +207,7 @@ static void seal(struct fcache *c)
 	else
 		c->first = b;
 	c->last = b;
+	c->dsealed++;
 	cur_close(c);
 }
 
@@ -570,7 +426,8 @@ void grace__free_atfork_parent(void)
  * see an active owner for ever). A ghost with its monitor armed is retired by the monitor (the
  * child's engine runs the queued monitor; if the fork came between the arming and the queuing,
  * the ghost stays linked and the exit handler empties it). One not armed holds nothing (a cache
- * holding pointers has its monitor armed): it goes now. Single-threaded here.
+ * holding pointers has its monitor armed): it goes now. Deferred caches: engine/defer.c.
+ * Single-threaded here.
  */
 void grace__free_atfork_child(void)
 {
@@ -664,6 +521,18 @@ static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 	return c;
 }
 
+/* Before engine/defer.c creates a thread's first deferred cache: the exit order above, and the
+ * thread-exit hook (ftls_destroy() gives the deferred caches up too). false: no hook. */
+bool grace__fc_setup(struct grace__flavor *f)
+{
+	init_flavor = f;
+	pthread_once(&free_once, free_init);
+	if (!g_ready)
+		return false;
+	(void)pthread_setspecific(ftls_key, &ftls); /* non-NULL: ftls_destroy runs at exit */
+	return true;
+}
+
 /* The calling thread's cache for f (slot s = slot_of(f)), created on first use; NULL: use the
  * engine path. */
 static inline __attribute__((always_inline)) struct fcache *cache_of(struct grace__flavor *f, int s)
@@ -707,6 +576,7 @@ static void ftls_destroy(void *arg)
 {
 	(void)arg;
 	ftls.exiting = 1;
+	grace__defer_thread_exit(); /* the deferred caches (engine/defer.c) */
 	for (int s = 0; s < NSLOT; s++) {
 		struct fcache *c = ftls.c[s];
 		if (c) {
@@ -792,7 +662,7 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 	c_lock(c);
 	cur_sync(c);
 	if (!c->first && c->cur)
-		seal(c);
+		grace__fc_seal(c);
 	have = c->first != NULL;
 	if (have) {
 		ck = c->first->cookie;
@@ -905,11 +775,11 @@ static GRACE_NOINLINE bool put_nested(struct fcache *c, void (*fn)(void *), void
 	c->rt.lim = 0;
 	b = c->cur;
 	if (b && b->n + k > FBLK_N) {
-		seal(c);
+		grace__fc_seal(c);
 		b = NULL;
 	}
 	if (!b) {
-		b = blk_new(c);
+		b = grace__fc_blk_new(c);
 		if (!b) {
 			if (open)
 				cur_open(c);
@@ -925,7 +795,7 @@ static GRACE_NOINLINE bool put_nested(struct fcache *c, void (*fn)(void *), void
 	b->p[b->n++] = p;
 	c->held += k;
 	if (b->n == FBLK_N)
-		seal(c);
+		grace__fc_seal(c);
 	if (open)
 		cur_open(c);
 	return true;
@@ -962,11 +832,11 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	c->rt.lim = 0;
 	b = c->cur;
 	if (b && GRACE_UNLIKELY(b->n + k > FBLK_N)) {
-		seal(c); /* no room for a function entry's three slots */
+		grace__fc_seal(c); /* no room for a function entry's three slots */
 		b = NULL;
 	}
 	if (GRACE_UNLIKELY(!b)) {
-		b = blk_new(c);
+		b = grace__fc_blk_new(c);
 		if (!b) {
 			cur_open(c);
 			own_exit(c, fast);
@@ -982,7 +852,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	b->p[b->n++] = p;
 	c->held += k;
 	if (b->n == FBLK_N || gp_moved(c->f->gp, c->cur_seq))
-		seal(c);
+		grace__fc_seal(c);
 	n = pop_ready(c, burst(c), out);
 	if (c->first && c->first->done && c->first->head < c->first->n &&
 	    c->first->p[c->first->head] != GRACE__RETIRE_FN_MARK)

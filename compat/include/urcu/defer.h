@@ -5,7 +5,7 @@
  * Each thread queues its deferrals in blocks of its own (a few plain stores per call, no lock,
  * no atomic read-modify-write); a callback of the flavor runs a thread's queue after a grace
  * period, once per grace period for everything queued since, on grace's callback workers. When
- * a thread has 16320 deferrals pending (checked per block of 255) it waits for a grace period, as liburcu's defer_rcu()
+ * a thread has 16320 deferrals pending (checked per block of 168) it waits for a grace period, as liburcu's defer_rcu()
  * does when its queue is full, which is why it must not be called inside a read-side section,
  * then (at most 100 ms without progress) for the callback to run them. rcu_defer_register_thread() is kept (liburcu requires it before
  * defer_rcu(); debug builds report a defer_rcu() from a thread that did not register), and

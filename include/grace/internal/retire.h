@@ -50,6 +50,23 @@ GRACE_API extern __thread struct grace__retire *grace__qsbr_retire GRACE_TLS_IE;
 GRACE_API void grace__memb_retire_slow(void (*fn)(void *), void *ptr);
 GRACE_API void grace__qsbr_retire_slow(void (*fn)(void *), void *ptr);
 
+/* grace-urcu's defer_rcu() (compat/src/defer.c) on the same caches, of a deferred kind whose
+ * entries run on a callback of the domain, never on the thread that deferred (src/engine/defer.c). dom: 0 the default flavor's domain, 1 QSBR's. The TLS pointers are the
+ * caches' heads as grace__retire_fast() appends to them (NULL until the thread's first
+ * deferral); the rest is out of line. */
+GRACE_API extern __thread struct grace__retire *grace__memb_defer GRACE_TLS_IE;
+GRACE_API extern __thread struct grace__retire *grace__qsbr_defer GRACE_TLS_IE;
+/* Append (fn, p) past the fast path: false, no memory (nothing queued). */
+GRACE_API bool grace__defer_slow(int dom, void (*fn)(void *), void *p);
+/* Create the calling thread's deferred cache of dom: 0, or -ENOMEM. */
+GRACE_API int grace__defer_register(int dom);
+/* Run the calling thread's deferrals (on the caller) and give its cache up. */
+GRACE_API void grace__defer_unregister(int dom);
+/* Wait until every deferral of dom (self: of the calling thread) made before the call has run. */
+GRACE_API void grace__defer_barrier(int dom, bool self);
+/* Is the calling thread running deferred functions? */
+GRACE_API bool grace__defer_running(void);
+
 /* The mark of a slot that starts a function entry: FN_MARK, the function, its argument. No
  * object lies at address 1. */
 #define GRACE__RETIRE_FN_MARK ((void *)1)

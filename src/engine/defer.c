@@ -1,0 +1,756 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deferred caches: grace-urcu's defer_rcu() (compat/src/defer.c is its glue) on libgrace's
+ * per-thread deferral, the caches of free_rcu() and rcu_retire() (engine/free.c; the cache and
+ * who touches it: engine/fcache.h). One more cache per thread and domain (the default
+ * flavor's, QSBR's: dtls, grace__memb_defer and grace__qsbr_defer), of 4 KiB blocks, filled by the same inline append (function entries of
+ * three slots) and the owner's slow call, with a different contract for running the entries:
+ * never on the thread that deferred (it may hold a lock that a deferred function takes), one at
+ * a time, in the order the thread deferred them wherever it ran, and after it exited. So the
+ * owner never pops: the cache's monitor is its *pass* (dpass()), posted by the owner's slow
+ * call that finds it disarmed. Each run of the pass takes the cache (steal, as the monitor
+ * does), seals cur with a cookie taken then, moves the ready prefix of the sealed blocks onto
+ * `run`, lets the cache go, runs `run` in order on the worker and posts itself again; a run
+ * that finds nothing left disarms (or frees a dead cache). rcu_defer_barrier[_thread]() and
+ * unregistration run entries on the calling thread, as liburcu does (grace__defer_barrier()).
+ *  (D1) An entry runs only after a grace period that began after its append: argument (1)
+ *       of engine/free.c, for the block's cookie (taken by seal(), by the owner or by a thread that took
+ *       the cache after the append), and its (2): a consumer moves a block onto `run` only once
+ *       grace__gp_done(cookie) returned true in its thread (acquire).
+ *  (D2) Once, in order, one at a time: a *consumer* (the pass, or a barrier) claims `cons` with
+ *       the cache held (d_claim(): so two claims are ordered by the cache's lock) and only if
+ *       no other holds it; it moves blocks from `first` onto the tail of `run` in order, lets
+ *       the cache go, runs `run` with nothing held (a deferred function may take any lock,
+ *       defer again, or retire), and gives the role up with a release store of `cons` that
+ *       the next claimer's acquire load pairs with (so `run`, `dspare` and the counts are
+ *       handed over). The owner never touches `run`; the pass is one rcu_head, so one pass at
+ *       a time. Before each call the consumer moves the block's head past the entry, so a fork
+ *       child whose parent was inside that call skips it (leaked there), never runs it twice.
+ *  (D3) No entry is stranded: `mon_armed` is set and cleared only with the cache held: by the
+ *       owner's slow call (which posts the pass when it sets it) and by a pass that found
+ *       nothing left. A pass seals cur before it looks, which closes the inline append (the
+ *       fast path appends only to cur), so the next defer_rcu() after a disarm is a slow call
+ *       and posts the pass. No fence pair is needed: the cache's owner/stealer protocol orders
+ *       the disarm against every append.
+ *  (D4) Barriers and dead caches. A barrier seals each cache it waits for and notes how many
+ *       blocks it had sealed (dsealed), one synchronize, then waits until the cache's consumers
+ *       have run that many blocks to their end (dran_blk: release, paired with its acquire
+ *       loads), claiming the role and running the ready blocks up to that number itself
+ *       whenever no other consumer holds it. A thread that exits (or unregisters, after its
+ *       own barrier) makes its cache *dead*: the pass runs what is left and then unlinks and
+ *       frees it (only a try of d_lock, point D7). No dead cache is freed while a
+ *       barrier is in flight (g_dbar, under d_lock), so a barrier's list stays valid without
+ *       its lock, which it never holds across a wait or a deferred function.
+ *  (D5) A bounded backlog: the owner whose block fills with DEFER_CAP entries pending (appended,
+ *       dput, minus run, dran) waits for a grace period, as liburcu's full queue does, then for
+ *       the pass (dbacklog(): never from a deferred function, which may be the consumer), at
+ *       most DEFER_STUCK_MS without progress, told once. It stores dwaiting, then (full fence)
+ *       loads dran; a consumer stores dran, then (full fence) loads dwaiting and, if set, bumps
+ *       and wakes the futex word dwake: one of the two sees the other's store. A pass that
+ *       leaves many entries, or ran many, asks for its next grace period without pacing
+ *       (hurry): else an owner that defers fast meets DEFER_CAP at every paced grace period.
+ *  (D6) fork(). The engine pauses its workers between two callbacks, for a bounded time: a
+ *       pass still inside its callback in another thread is counted as run in the child. The
+ *       pass says so in `in_pass` (with its thread), cleared before it posts itself again or
+ *       disarms; the child handler (dcache_atfork_child()) disarms such a cache, drops the
+ *       role of a consumer (a pass or a barrier) whose thread it does not have (its `run`
+ *       stays, past the entry in a call: D2), makes the caches of the other threads dead,
+ *       frees those left empty and unarmed, and notes a cache left with entries and no pass
+ *       (g_dstranded): the child's next slow defer_rcu() (every cache's fast path is closed
+ *       there) or barrier posts its pass (dadopt()), not the handler itself (the engine starts
+ *       its workers in a child at its first call, not while the fork handlers run). Barriers
+ *       in flight in the threads the child does not have are gone: g_dbar becomes the forking
+ *       thread's own (d_in_bar). A consumer of another thread (an application thread in a
+ *       barrier is not paused by the engine) may have been copied between its stores: the
+ *       child counts dran_blk and dran again from the blocks left, and clears the steal marks
+ *       of the stealers it does not have and the busy word of an owner it does not have.
+ *  (D7) fork() and d_lock: the pass only tries d_lock. A deferred function on a worker may
+ *       create its thread's cache, which takes d_lock briefly: fork's prepare handler
+ *       (grace__free_atfork_prepare) takes d_lock only after the engine has paused its
+ *       workers between callbacks (src/init.c), so a fork does not wait for a callback that
+ *       waits for it; a callback past the pause that reaches d_lock waits for the fork to
+ *       end in the parent, and is counted as run in the child, as any callback past it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <grace/arch/atomic.h>
+#include <grace/internal/retire.h>
+#include <grace/list.h>
+#include <grace/qsbr.h>
+#include <grace/rcu.h>
+
+#include "core/debug.h"
+#include "core/diag.h"
+#include "core/flavor.h"
+#include "core/gp.h"
+#include "core/lock.h"
+#include "core/ownsteal.h"
+#include "core/sys.h"
+#include "engine/callback.h"
+#include "engine/fcache.h"
+#include "engine/free.h"
+#include "flavor/memb.h"
+#include "flavor/qsbr.h"
+
+#define DEFER_CAP 16320u             /* entries pending past which the owner waits (64 x 255) */
+#define DEFER_HURRY (DEFER_CAP / 16) /* a pass that leaves more asks for its grace period now */
+#define DEFER_STUCK_MS 100u          /* the owner's backlog wait gives up past this */
+
+/* The deferred caches, as grace-urcu's defer_rcu() appends to them (internal/retire.h). */
+GRACE_API __thread struct grace__retire *grace__memb_defer GRACE_TLS_IE;
+GRACE_API __thread struct grace__retire *grace__qsbr_defer GRACE_TLS_IE;
+static __thread struct fcache *dtls[NSLOT] GRACE_TLS_IE; /* the same, as caches */
+
+/* Every deferred cache, live or dead. d_lock is taken after engine/free.c's all_lock when both
+ * are held (fork's prepare; a function that free_rcu_barrier() runs may defer), never before. */
+static struct grace__lock d_lock = GRACE__LOCK_INIT;
+static GRACE_LIST_HEAD(d_caches);
+/* Walk the list (see CACHES_FOR_EACH in engine/free.c: no pointer is formed from the head). */
+#define DCACHES_FOR_EACH(c)                                                             \
+	for (struct grace_list_head *it_ = d_caches.next;                               \
+	     it_ != &d_caches && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
+	     it_ = it_->next)
+#define DCACHES_FOR_EACH_SAFE(c, head)                                               \
+	for (struct grace_list_head *it_ = (head)->next, *nx_ = it_->next;           \
+	     it_ != (head) && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
+	     it_ = nx_, nx_ = it_->next)
+
+static uint32_t g_dbar;      /* barriers in flight, under d_lock (point D4) */
+static uint32_t g_dstranded; /* a fork child: some deferred cache may need its pass (D6) */
+static __thread uint32_t d_in_bar GRACE_TLS_IE; /* this thread is in a barrier (fork: D6) */
+static __thread uint32_t d_in_run GRACE_TLS_IE; /* this thread runs deferred functions */
+
+static inline struct grace__flavor *dom_flavor(int dom)
+{
+	return dom ? &grace__qsbr_flavor : &grace__memb_flavor;
+}
+
+static inline struct grace__retire **d_tls(int dom)
+{
+	return dom ? &grace__qsbr_defer : &grace__memb_defer;
+}
+
+static void dom_sync(int dom)
+{
+	if (dom)
+		grace_qsbr_synchronize();
+	else
+		grace_rcu_synchronize();
+}
+
+static void dpass(struct rcu_head *h);
+
+/* Post the pass; `hurry`: a backlog, whose grace period should not wait for pacing. */
+static void dpost(struct fcache *c, bool hurry)
+{
+	struct grace__cbdom *d = grace__engine_of(c->f, c->f->calls[GRACE__CALL_CALL]);
+
+	(hurry ? grace__cbdom_call_hurry : grace__cbdom_call)(d, &c->mon, dpass);
+}
+
+/* Anything not run yet? The cache held (owner in no call, or stolen); `run` read only with cons
+ * clear (acquire, pairs with drun()'s release). */
+static inline bool d_pending(struct fcache *c)
+{
+	return c->held || c->cur || c->first || c->run;
+}
+
+/* Claim the consumer's role and move the ready prefix of the sealed blocks onto run, at most
+ * up to block number `upto` (a barrier) or all of it (UINT64_MAX, the pass). The cache held, cons
+ * clear. true: the caller is the consumer and runs `run` once it has let the cache go. */
+static bool d_claim(struct fcache *c, uint64_t upto)
+{
+	struct fblk *tail = c->run, *b;
+	/* Relaxed: only consumers store it, and the last one's release of cons, which the caller
+	 * acquired, ordered its stores before this. */
+	uint64_t nb = grace_load_relaxed(&c->dran_blk);
+
+	/* The last consumer's empty block becomes the owner's spare (cons clear: its store of
+	 * dspare happens before, by drun()'s release of cons and our acquire of it). */
+	if (c->dspare) {
+		if (!c->spare)
+			c->spare = c->dspare;
+		else
+			free(c->dspare);
+		c->dspare = NULL;
+	}
+	for (b = tail; b; b = b->next) {
+		tail = b;
+		nb++;
+	}
+	while ((b = c->first) != NULL && nb < upto) {
+		/* Acquire (point D1): the entries run after the grace period of the cookie. */
+		if (!b->done && !grace__gp_done(c->f->gp, b->cookie))
+			break;
+		b->done = 1;
+		c->first = b->next;
+		if (!c->first)
+			c->last = NULL;
+		c->held -= b->n - b->head;
+		b->next = NULL;
+		if (tail)
+			tail->next = b;
+		else
+			c->run = b;
+		tail = b;
+		nb++;
+	}
+	if (!c->run)
+		return false;
+	c->cons_tid = pthread_self();
+	grace_store_relaxed(&c->cons, 1u); /* read by others only with the cache held */
+	return true;
+}
+
+/* The consumer runs `run` in order, with nothing held (point D2), then gives the role up.
+ * Returns the number of entries it ran. */
+static uint64_t drun(struct fcache *c)
+{
+	uint64_t from = c->dran;
+	struct fblk *b;
+
+	d_in_run++;
+	while ((b = c->run) != NULL) {
+		while (b->head < b->n) {
+			struct fent e;
+
+			/* Past the entry before its call: a fork child whose parent was inside
+			 * this call skips it, never runs it twice (point D6). */
+			b->head = grace__fblk_ent_at(b, b->head, &e);
+			if (GRACE_LIKELY(e.fn != NULL)) /* always (defer_rcu() checks fct) */
+				e.fn(e.p);
+			/* Release: the call's effects before the count; pairs with the owner's
+			 * acquire in dbacklog(). */
+			grace_store_release(&c->dran, c->dran + 3u);
+		}
+		c->run = b->next;
+		/* Release: the block's calls before the count; pairs with the barriers'
+		 * acquire loads. */
+		grace_store_release(&c->dran_blk, c->dran_blk + 1u);
+		if (c->dspare)
+			free(b);
+		else
+			c->dspare = b;
+	}
+	d_in_run--;
+	/* Barrier D5: the stores of dran, then the load of dwaiting; pairs with the full fence in
+	 * dbacklog() between its store of dwaiting and its load of dran. */
+	grace_smp_mb();
+	if (grace_load_relaxed(&c->dwaiting)) {
+		/* Release: pairs with the owner's acquire load of dwake. */
+		grace_fetch_add(&c->dwake, 1u, __ATOMIC_RELEASE);
+		grace__futex_wake(&c->dwake, 1);
+	}
+	uint64_t ran = (c->dran - from) / 3u; /* dran is ours until the release below */
+
+	/* Release: run, dspare and the counts before the role is free; pairs with the acquire
+	 * load of cons by the next taker of the cache. */
+	grace_store_release(&c->cons, 0u);
+	return ran;
+}
+
+/* Unlink and free a dead cache that nothing refers to: d_lock and the cache held, no barrier
+ * in flight (g_dbar: a barrier keeps the caches it listed). The caller frees it after letting
+ * the cache go. */
+static bool d_unused(struct fcache *c)
+{
+	/* Acquire: pairs with drun()'s release of cons (its run list is read next). Relaxed load
+	 * of g_dbar: every store of it is under d_lock, which the caller holds. */
+	return c->dead && !c->mon_armed && !grace_load_acquire(&c->cons) && !d_pending(c) &&
+	       !grace_load_relaxed(&g_dbar);
+}
+
+static void d_free(struct fcache *c)
+{
+	free(c->spare);
+	free(c->dspare);
+	free(c);
+}
+
+/*
+ * The pass (point D3): one callback per cache, posted while the cache has entries. Each run
+ * seals cur with a cookie taken now, moves the ready prefix onto run, lets the cache go, runs
+ * run in order and posts itself again; one that finds nothing disarms (or frees a dead cache).
+ */
+static void dpass(struct rcu_head *h)
+{
+	struct fcache *c = grace_container_of(h, struct fcache, mon);
+	bool requeue = true, mine = false, destroy = false, hurry = false;
+
+	/* Point D6: a fork child tells a pass inside its callback in another thread by this.
+	 * Relaxed: read by the fork child only, after fork's prepare took the cache. */
+	c->pass_tid = pthread_self();
+	grace_store_relaxed(&c->in_pass, 1u);
+	/* Debug builds: a test may hold a pass here, before it takes the cache, while the owner
+	 * appends (test compat_defer_disarm). */
+	GRACE__TEST_PAUSE("defer_disarm");
+	steal_mark(c);
+	steal_barrier();
+	if (!steal_trytake(c)) {
+		steal_unmark(c); /* the owner's slow call, a barrier or fork: look again later */
+	} else {
+		/* Acquire: pairs with drun()'s release of cons. */
+		if (!grace_load_acquire(&c->cons)) {
+			cur_sync(c);
+			if (c->cur)
+				grace__fc_seal(
+					c); /* its cookie: a grace period that starts after now */
+			mine = d_claim(c, UINT64_MAX);
+			hurry = c->held >= (size_t)3 * DEFER_HURRY;
+			if (!mine && !d_pending(c)) {
+				if (!c->dead) {
+					/* Nothing left: disarm. Under the cache, so the owner's next
+					 * call (slow: seal closed the fast path) sees it and posts. */
+					c->mon_armed = 0;
+					grace_store_relaxed(&c->in_pass, 0u);
+					requeue = false;
+				} else if (grace__trylock(&d_lock)) {
+					/* Only a try, as the monitor's: a callback does not wait for
+					 * a lock that a fork() past its pause may hold (point D7). */
+					c->mon_armed = 0;
+					if (d_unused(c)) {
+						grace_list_del(&c->link);
+						destroy = true;
+						requeue = false;
+					} else {
+						c->mon_armed = 1;
+					}
+					grace__unlock(&d_lock);
+				}
+			}
+		}
+		steal_release(c);
+	}
+	if (destroy) {
+		d_free(c);
+		return;
+	}
+	/* A pass that ran many entries serves an owner that defers fast: its next grace period
+	 * should not wait for the pacing either, or the owner reaches DEFER_CAP and waits. */
+	if (mine && drun(c) >= DEFER_HURRY)
+		hurry = true;
+	if (requeue) {
+		/* Before the post: past it, the next pass may run (and set in_pass) at once. */
+		grace_store_relaxed(&c->in_pass, 0u);
+		dpost(c, hurry);
+	}
+}
+
+/* The owner at DEFER_CAP entries pending: a grace period (as liburcu's full queue), then the pass
+ * (point D5). Bounded: past DEFER_STUCK_MS without an entry run, it goes on (told once). */
+static GRACE_COLD void dbacklog(struct fcache *c, int dom)
+{
+	uint64_t upto = c->dput, last = grace_load_acquire(&c->dran), d;
+	uint32_t waited_ms = 0;
+	static uint32_t told;
+
+	if (last == c->gave_up)
+		return;
+	bool offline = dom && grace_qsbr_thread_is_online();
+	if (offline)
+		grace_qsbr_thread_offline();
+	dom_sync(dom);
+	for (;;) {
+		uint32_t seq = grace_load_acquire(&c->dwake);
+
+		grace_store_relaxed(&c->dwaiting, 1u);
+		/* Barrier D5: the store of dwaiting, then the load of dran; pairs with the full fence
+		 * in drun() between its stores of dran and its load of dwaiting. Acquire: the
+		 * entries' effects before dran. */
+		grace_smp_mb();
+		d = grace_load_acquire(&c->dran);
+		if (d >= upto)
+			break;
+		if (d != last) {
+			last = d;
+			waited_ms = 0;
+		} else if (waited_ms >= DEFER_STUCK_MS) {
+			c->gave_up = d;
+			/* Relaxed: a one-time flag that orders nothing. */
+			if (!grace_xchg(&told, 1u, __ATOMIC_RELAXED))
+				grace__warn(
+					"defer_rcu: no deferred function has run for %u ms (one "
+					"may wait for a lock this thread holds): the queue grows "
+					"past its bound of %u entries",
+					DEFER_STUCK_MS, DEFER_CAP);
+			break;
+		}
+		/* Woken by a consumer at the end of a run, or after 1 ms to count time. */
+		grace__futex_wait(&c->dwake, seq, 1000000);
+		waited_ms++;
+	}
+	/* Relaxed: a consumer that still sees 1 makes one needless wake-up. */
+	grace_store_relaxed(&c->dwaiting, 0u);
+	if (offline)
+		grace_qsbr_thread_online();
+}
+
+/* Point D6, in a fork child: post the pass of every deferred cache left with entries and none.
+ * d_lock held. */
+static void dadopt(void)
+{
+	struct fcache *c;
+
+	/* Relaxed: set by the child handler before the child had other threads; cleared here. */
+	if (!grace_load_relaxed(&g_dstranded))
+		return;
+	grace_store_relaxed(&g_dstranded, 0u);
+	DCACHES_FOR_EACH(c)
+	{
+		steal_mark(c);
+		steal_barrier();
+		steal_take(c);
+		bool arm = !c->mon_armed && d_pending(c);
+		if (arm)
+			c->mon_armed = 1;
+		steal_release(c);
+		if (arm)
+			dpost(c, false);
+	}
+}
+
+/* The calling thread's deferred cache of dom, created if need be; NULL: no memory. */
+static GRACE_COLD struct fcache *dcache_new(int dom)
+{
+	struct grace__flavor *f = dom_flavor(dom);
+	struct fcache *c = NULL;
+
+	/* Unlike the free caches, a callback worker may have one (a deferred function defers):
+	 * fork's prepare takes d_lock only after the workers left their callbacks (point D7). A
+	 * function that free_rcu_barrier() runs with engine/free.c's all_lock held may come here
+	 * too: d_lock is taken after all_lock. */
+	if (!grace__fc_setup(f))
+		return NULL;
+	if (posix_memalign((void **)&c, GRACE_CACHE_LINE, sizeof(*c)) != 0)
+		return NULL;
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	c->deferred = 1;
+	c->gave_up = UINT64_MAX;
+	grace__lock(&d_lock);
+	grace_list_add(&c->link, &d_caches);
+	grace__unlock(&d_lock);
+	dtls[dom] = c;
+	*d_tls(dom) = &c->rt;
+	return c;
+}
+
+int grace__defer_register(int dom)
+{
+	return dtls[dom] || dcache_new(dom) ? 0 : -ENOMEM;
+}
+
+bool grace__defer_running(void)
+{
+	return d_in_run != 0;
+}
+
+/* defer_rcu() past its inline fast path. false: no memory (the caller runs fn itself). */
+bool grace__defer_slow(int dom, void (*fn)(void *), void *p)
+{
+	struct fcache *c = dtls[dom];
+	bool fast, arm = false, full = false, backlog;
+	struct fblk *b;
+
+	if (GRACE_UNLIKELY(!c) && !(c = dcache_new(dom)))
+		return false;
+	fast = own_enter(c, "defer_rcu");
+	cur_sync(c);
+	c->rt.lim = 0;
+	b = c->cur;
+	if (b && b->n + 3u > DBLK_N) {
+		grace__fc_seal(c); /* full: the pass runs it after its grace period */
+		b = NULL;
+		full = true;
+	}
+	if (!b) {
+		b = grace__fc_blk_new(c);
+		if (!b) {
+			cur_open(c);
+			own_exit(c, fast);
+			return false;
+		}
+		c->cur = b;
+		c->cur_seq = grace_load_relaxed(&c->f->gp->seq);
+	}
+	b->p[b->n++] = GRACE__RETIRE_FN_MARK;
+	b->p[b->n++] = (void *)(uintptr_t)fn;
+	b->p[b->n++] = p;
+	c->held += 3u;
+	c->dput += 3u;
+	grace_store_relaxed(&c->calls, c->calls + 1u);
+	if (!c->mon_armed) {
+		c->mon_armed = 1; /* point D3: under the cache, as the pass disarms */
+		arm = true;
+	}
+	/* Point D5, checked as each block fills. Acquire: pairs with drun()'s release of dran.
+	 * Not from a deferred function (this thread may be the cache's consumer). */
+	backlog = full && !d_in_run && c->dput - grace_load_acquire(&c->dran) >= 3ull * DEFER_CAP;
+	cur_open(c);
+	own_exit(c, fast);
+	if (arm)
+		dpost(c, false);
+	/* A fork child's stranded caches (point D6): only a try, this may be a deferred function
+	 * on a worker. Relaxed: see dadopt(). */
+	if (GRACE_UNLIKELY(grace_load_relaxed(&g_dstranded)) && grace__trylock(&d_lock)) {
+		dadopt();
+		grace__unlock(&d_lock);
+	}
+	if (GRACE_UNLIKELY(backlog))
+		dbacklog(c, dom);
+	return true;
+}
+
+/* A barrier's list: the caches it waits for and the block number it waits for in each. */
+struct dwant {
+	struct fcache *c;
+	uint64_t upto;
+};
+
+/*
+ * rcu_defer_barrier() (self false) and rcu_defer_barrier_thread() (true): every entry of the
+ * domain's deferred caches (or the caller's) appended before the call has run when it returns
+ * (point D4). Seal each cache's cur and note its block count, one synchronize, then run the
+ * ready blocks up to that count on this thread, or wait for the consumer at work.
+ */
+void grace__defer_barrier(int dom, bool self)
+{
+	struct grace__flavor *f = dom_flavor(dom);
+	struct fcache *c, *only = self ? dtls[dom] : NULL;
+	struct dwant *w;
+	size_t n = 0, cap = 0;
+
+	if (self && !only)
+		return;
+	d_in_bar++;
+	for (;;) {
+		grace__lock(&d_lock);
+		dadopt();
+		cap = 0;
+		DCACHES_FOR_EACH(c)
+		cap += c->f == f && (!only || c == only);
+		if (!cap) {
+			grace__unlock(&d_lock); /* no cache: nothing was deferred */
+			d_in_bar--;
+			return;
+		}
+		w = (struct dwant *)malloc(cap * sizeof(*w));
+		if (w)
+			break;
+		grace__unlock(&d_lock);
+		grace__warn("rcu_defer_barrier: out of memory; retrying");
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	/* Kept until the end (no dead cache is freed while g_dbar is set). */
+	g_dbar++;
+	DCACHES_FOR_EACH(c)
+	if (c->f == f && (!only || c == only))
+		steal_mark(c);
+	steal_barrier();
+	DCACHES_FOR_EACH(c)
+	{
+		if (c->f != f || (only && c != only))
+			continue;
+		steal_take(c);
+		cur_sync(c);
+		if (c->cur)
+			grace__fc_seal(
+				c); /* after every entry appended before this call (point D1) */
+		w[n].c = c;
+		w[n].upto = c->dsealed;
+		n++;
+		steal_release(c);
+	}
+	grace__unlock(&d_lock);
+	dom_sync(dom);
+	for (size_t i = 0; i < n; i++) {
+		long nap = 50000;
+
+		c = w[i].c;
+		/* Acquire: pairs with drun()'s release of dran_blk. */
+		while (grace_load_acquire(&c->dran_blk) < w[i].upto) {
+			bool mine = false;
+
+			steal_mark(c);
+			steal_barrier();
+			steal_take(c);
+			/* Acquire: pairs with drun()'s release of cons. */
+			if (!grace_load_acquire(&c->cons))
+				mine = d_claim(c, w[i].upto);
+			steal_release(c);
+			if (mine) {
+				drun(c);
+			} else {
+				/* Another consumer runs them, or their grace period is not over:
+				 * look again, from 50 us to 1 ms apart. */
+				struct timespec ts = { 0, nap };
+				nanosleep(&ts, NULL);
+				nap = nap < 1000000 ? 2 * nap : 1000000;
+			}
+		}
+	}
+	free(w);
+	grace__lock(&d_lock);
+	if (--g_dbar == 0) {
+		/* Dead caches left unarmed while barriers were in flight (a fork child): free. */
+		DCACHES_FOR_EACH_SAFE(c, &d_caches)
+		{
+			if (!c->dead)
+				continue;
+			c_lock(c);
+			bool gone = d_unused(c);
+			if (gone)
+				grace_list_del(&c->link);
+			c_unlock(c);
+			if (gone)
+				d_free(c);
+		}
+	}
+	grace__unlock(&d_lock);
+	d_in_bar--;
+}
+
+/* The owner leaves (thread exit, or unregistration after its barrier): the pass runs what is left
+ * and frees the cache (point D4). */
+static void dcache_retire(struct fcache *c)
+{
+	bool arm = false, gone;
+
+	grace__lock(&d_lock);
+	c_lock(c);
+	cur_sync(c);
+	c->rt.lim = 0;
+	grace_store_relaxed(&c->dead, 1u); /* relaxed: read with the cache held (its lock) */
+	gone = d_unused(c);
+	if (gone) {
+		grace_list_del(&c->link);
+	} else if (!c->mon_armed) {
+		c->mon_armed = 1;
+		arm = true;
+	}
+	c_unlock(c);
+	grace__unlock(&d_lock);
+	if (gone)
+		d_free(c);
+	else if (arm)
+		dpost(c, false);
+}
+
+void grace__defer_unregister(int dom)
+{
+	struct fcache *c = dtls[dom];
+
+	if (!c)
+		return;
+	grace__defer_barrier(dom, true); /* liburcu runs the thread's deferrals here */
+	dtls[dom] = NULL;
+	*d_tls(dom) = NULL;
+	dcache_retire(c);
+}
+
+/*
+ * Fork child (point D6), for each deferred cache, single-threaded: the consumer or the pass of a
+ * thread the child does not have is gone (its entry in a call is skipped: drun() moved head past
+ * it); a cache whose owner is not here is dead. true: the caller frees it now.
+ */
+static bool dcache_atfork_child(struct fcache *c)
+{
+	pthread_t self = pthread_self();
+
+	grace_store_relaxed(&c->dwaiting, 0u);
+	cur_sync(c);
+	c->rt.lim = 0; /* the next defer_rcu() is a slow call, which may post the pass */
+	if (c->cons && !pthread_equal(c->cons_tid, self))
+		c->cons = 0;
+	if (c->in_pass && !pthread_equal(c->pass_tid, self)) {
+		/* The engine counts that callback as run here: no pass is posted any more. */
+		c->in_pass = 0;
+		c->mon_armed = 0;
+	}
+	if (c != dtls[0] && c != dtls[1]) {
+		c->dead = 1;
+		/* Its owner is not here: a call it was in (busy stored, not yet cleared, when
+		 * the parent's memory was copied) never ends. */
+		c->rt.busy = 0;
+	}
+	/* The stealers of other threads (a barrier's wait, a pass) are gone: only prepare's mark,
+	 * which the caller releases next. */
+	c->rt.steal = 1;
+	/* A consumer of another thread may have been between its two stores (a block taken off
+	 * run, not yet counted): count from the blocks themselves. */
+	uint64_t blk = c->dsealed, slots = c->dput - c->held;
+	for (struct fblk *b = c->first; b; b = b->next)
+		blk--;
+	for (struct fblk *b = c->run; b; b = b->next) {
+		blk--;
+		slots -= b->n - b->head;
+	}
+	c->dran_blk = blk;
+	c->dran = slots;
+	if (c->dead && !c->mon_armed && !c->cons && !d_pending(c) && !g_dbar)
+		return true;
+	if (!c->mon_armed && d_pending(c))
+		g_dstranded = 1;
+	return false;
+}
+
+/* The calling thread exits (engine/free.c's thread-exit hook): its deferred caches go dead. */
+void grace__defer_thread_exit(void)
+{
+	for (int dom = 0; dom < NSLOT; dom++) {
+		struct fcache *c = dtls[dom];
+
+		if (c) {
+			dtls[dom] = NULL;
+			*d_tls(dom) = NULL;
+			dcache_retire(c);
+		}
+	}
+}
+
+/* fork(): as engine/free.c's caches, and after them (d_lock after all_lock): take every
+ * deferred cache. The engine paused its workers first (point D7). */
+void grace__defer_atfork_prepare(void)
+{
+	struct fcache *c;
+
+	grace__lock(&d_lock);
+	DCACHES_FOR_EACH(c)
+	steal_mark(c);
+	steal_barrier();
+	DCACHES_FOR_EACH(c)
+	steal_take(c);
+}
+
+void grace__defer_atfork_parent(void)
+{
+	struct fcache *c;
+
+	DCACHES_FOR_EACH(c)
+	steal_release(c);
+	grace__unlock(&d_lock);
+}
+
+/* The child (point D6), single-threaded. */
+void grace__defer_atfork_child(void)
+{
+	struct fcache *c;
+	GRACE_LIST_HEAD(gone);
+
+	/* Barriers of threads the child does not have are gone. Relaxed: one thread here. */
+	grace_store_relaxed(&g_dbar, d_in_bar);
+	DCACHES_FOR_EACH_SAFE(c, &d_caches)
+	{
+		if (dcache_atfork_child(c)) {
+			grace_list_del(&c->link);
+			grace_list_add(&c->link, &gone);
+		}
+	}
+	grace__defer_atfork_parent();
+	DCACHES_FOR_EACH_SAFE(c, &gone)
+	d_free(c);
+}

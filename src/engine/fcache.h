@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-thread caches of engine/free.c (free_rcu(), rcu_retire()) and engine/defer.c (the
+ * deferred kind: grace-urcu's defer_rcu()): the cache, who touches it, and the block being
+ * filled. Private to the engine; the arguments are at the top of those two files.
+ */
+#ifndef GRACE_ENGINE_FCACHE_H
+#define GRACE_ENGINE_FCACHE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <grace/arch/atomic.h>
+#include <grace/internal/retire.h>
+#include <grace/list.h>
+#include <grace/rcu.h>
+
+#include "core/diag.h"
+#include "core/flavor.h"
+#include "core/lock.h"
+#include "core/ownsteal.h"
+#include "core/wait.h" /* grace__use_membarrier */
+#include "engine/freeblk.h"
+
+/* The inline retire appends this many slots between two slow calls (retire.h), which then
+ * free RETIRE_RUN + 1 ready entries at the least rate (burst()): glibc's tcache holds 7 chunks
+ * of a size. */
+#define RETIRE_RUN 6u
+#define NSLOT 2 /* flavors with per-thread caches: the default flavor, QSBR (their free_slot) */
+
+struct fcache {
+	/* Written by the owner at each call. The owner enters with `busy` (no lock, no atomic
+	 * read-modify-write: "Who touches a cache", below); any other thread steals the cache
+	 * first and then holds `lock`. `calls`, `dead` and `waiting` are also read by the
+	 * monitor before it steals (relaxed: a hint it checks again once it holds the cache). */
+	/* busy: the owner is in a call, without the lock; steal: threads stealing the cache (or
+	 * stolen); n, lim, slot: the block being filled, as the inline retire sees it (cur_sync,
+	 * below). First on the line: the owner's TLS pointer is the cache's address. */
+	struct grace__retire rt GRACE_ALIGNED_CACHE;
+	uint32_t lock;             /* 0 free, 1 held */
+	uint32_t mon_armed;        /* the monitor is queued on the engine */
+	uint64_t calls;            /* the owner's calls, for the monitor's idle test */
+	struct fblk *cur;          /* being filled (NULL: none) */
+	uint64_t cur_seq;          /* the sequence when cur got its first pointer */
+	struct fblk *first, *last; /* sealed, oldest first */
+	struct fblk *spare;        /* one empty block, kept for the next cur */
+	size_t held;               /* pointers in cur and the sealed blocks */
+	uint64_t wave_seq;         /* the sequence when the owner last counted its ready pointers */
+	uint64_t wave_calls;       /* the owner's calls since then */
+	uint32_t rate;             /* ready pointers freed per call until the next count, x 256 */
+	uint32_t credit;           /* the fraction of a pointer owed, x 256 */
+	uint32_t fast_calls;       /* inline appends not yet counted by burst() (cur_sync) */
+	uint32_t releasing;        /* the owner runs released entries: a retire from one nests */
+	struct grace__flavor *f;
+	uint64_t mon_calls; /* activity() when the monitor was queued or last looked */
+	uint32_t dead;      /* the owner exited: the monitor frees the cache */
+	uint32_t waiting;   /* the owner waits in over_limit(): busy, not idle */
+	uint32_t mon_idle;  /* monitor runs in a row that found no call */
+	uint32_t ghost;     /* fork child: the owner does not exist here; the monitor retires it */
+	uint64_t stuck_seq; /* over_limit() gave up at this sequence (owner's; 0: never) */
+	uint64_t step_starts; /* grace periods started, when the owner last looked (step_of()) */
+	uint32_t step_unc;    /* pointers sealed since then: what no started grace period covers */
+	/* A deferred cache (defer_rcu(): "Deferred caches" below); unused in the others. mon is
+	 * its pass. */
+	uint32_t deferred;   /* 1: its entries run on its pass, never on the owner */
+	uint32_t cons;       /* a consumer (the pass or a barrier) holds `run` (point D2) */
+	uint32_t in_pass;    /* the pass is inside its callback (fork child, point D6) */
+	uint32_t dwaiting;   /* the owner waits for its backlog (point D5) */
+	uint32_t dwake;      /* futex word: a consumer bumps it to wake the owner */
+	pthread_t cons_tid;  /* the consumer's thread (fork child) */
+	pthread_t pass_tid;  /* the thread inside the pass (fork child) */
+	struct fblk *run;    /* detached ready blocks, the consumer's while cons is set */
+	struct fblk *dspare; /* one empty block run to its end, the consumer's (as spare) */
+	uint64_t dput;       /* slots appended (cur_sync(); read by the owner only) */
+	uint64_t dran;       /* slots run (the consumer's; release, point D5) */
+	uint64_t dsealed;    /* blocks sealed (seal()) */
+	uint64_t dran_blk;   /* blocks run to their end (the consumer's; release) */
+	uint64_t gave_up;    /* the owner's: dran when its backlog wait last gave up */
+	struct rcu_head mon;
+	struct grace_list_head link; /* on all_caches, under all_lock */
+};
+
+/*
+ * Who touches a cache. The owner calls free_rcu() at every update; another thread touches its
+ * cache rarely: the monitor when the owner has gone idle, a barrier, fork, process exit. So the
+ * owner pays nothing: the asymmetric Dekker pair of core/ownsteal.h (its argument is there), on
+ * the cache's rt.busy and rt.steal, and the cache's spin lock `lock`. An exiting owner frees
+ * its cache once it holds the lock (cache_retire): steal_release() drops the count first.
+ */
+static inline void c_lock(struct fcache *c)
+{
+	grace__spin_lock(&c->lock);
+}
+
+static inline void c_unlock(struct fcache *c)
+{
+	grace__spin_unlock(&c->lock);
+}
+
+static inline bool own_enter(struct fcache *c, const char *call)
+{
+	return grace__own_enter(&c->rt, &c->lock, call, "the per-thread cache");
+}
+
+static inline void own_exit(struct fcache *c, bool fast)
+{
+	grace__own_exit(&c->rt, &c->lock, fast);
+}
+
+/* Stealing: mark every cache wanted, one barrier S for all of them, then take each. */
+static inline void steal_mark(struct fcache *c)
+{
+	grace__steal_mark(&c->rt);
+}
+
+static inline void steal_barrier(void)
+{
+	grace__steal_barrier();
+}
+
+static void steal_take(struct fcache *c)
+{
+	grace__steal_take(&c->rt, &c->lock);
+}
+
+/* The monitor's variant: give up if another stealer or the owner's slow path holds the lock. */
+static bool steal_trytake(struct fcache *c)
+{
+	return grace__steal_trytake(&c->rt, &c->lock);
+}
+
+static inline void steal_release(struct fcache *c)
+{
+	grace__steal_release(&c->rt, &c->lock);
+}
+
+static inline void steal_unmark(struct fcache *c)
+{
+	grace__steal_unmark(&c->rt);
+}
+
+/*
+ * The inline retire appends to cur and counts in rt.n only (retire.h). Before anything reads
+ * cur's count or `held`, the owner in a call (lock-free or locked) or a thread that took the
+ * cache folds those appends in; each append counts as one of the owner's calls, for the
+ * monitor's idle test and for burst(). The stealer's view of the appends comes from its
+ * acquire of busy (the owner's release store at the end of each append).
+ */
+static inline void cur_sync(struct fcache *c)
+{
+	struct fblk *b = c->cur;
+
+	/* Only while the fast path is open (lim != 0) does rt.n run ahead of cur's count: the
+	 * library's own calls close it first (cache_put, put_nested) and count in b->n. */
+	if (b && c->rt.lim && c->rt.n != b->n) {
+		uint32_t k = c->rt.n - b->n;
+		b->n = c->rt.n;
+		c->held += k;
+		c->dput += k;
+		c->fast_calls += k;
+	}
+}
+
+/* A deferred cache's blocks are 4 KiB (168 entries of three slots), as the queues of defer_rcu()
+ * were: the pass seals one block per grace period, not one per 40 entries. */
+#define DBLK_BYTES 4096u
+#define DBLK_N ((DBLK_BYTES - offsetof(struct fblk, p)) / sizeof(void *))
+
+static inline uint32_t blk_cap(const struct fcache *c)
+{
+	return c->deferred ? (uint32_t)DBLK_N : (uint32_t)FBLK_N;
+}
+
+/* At the end of the owner's call: let the inline retire append up to RETIRE_RUN slots to cur
+ * before the next slow call (none without membarrier: the fast path's Dekker pair needs it). */
+static inline void cur_open(struct fcache *c)
+{
+	struct fblk *b = c->cur;
+
+	if (b && GRACE_LIKELY(grace__use_membarrier) && !GRACE__LIB_DEBUG && !GRACE__TSAN_MODE) {
+		/* A deferred cache's owner frees nothing at its slow calls: it appends up to the
+		 * block's end. */
+		uint32_t cap = blk_cap(c), lim = c->deferred ? cap : b->n + RETIRE_RUN;
+		c->rt.slot = b->p;
+		grace_store_relaxed(&c->rt.n, b->n); /* relaxed: activity() */
+		c->rt.lim = lim < cap ? lim : cap;
+	} else {
+		c->rt.lim = 0;
+		grace_store_relaxed(&c->rt.n, 0u);
+		c->rt.slot = NULL;
+	}
+}
+
+/* (A debug library leaves lim at 0: every call takes the slow path, which checks that a pointer
+ * is not queued twice.) */
+
+/* cur is gone (sealed or detached): the fast path appends nowhere until the owner's next slow
+ * call opens the next one. */
+static inline void cur_close(struct fcache *c)
+{
+	c->cur = NULL;
+	c->rt.lim = 0;
+	grace_store_relaxed(&c->rt.n, 0u);
+	c->rt.slot = NULL;
+}
+
+/* An empty block for cur: the spare, or a new one. c held. NULL: no memory. */
+struct fblk *grace__fc_blk_new(struct fcache *c);
+/* Seal cur with a grace-period cookie taken now and queue it on the sealed list (free.c). c
+ * held. */
+void grace__fc_seal(struct fcache *c);
+/* Before a thread's first deferred cache (free.c). */
+bool grace__fc_setup(struct grace__flavor *f);
+
+#endif
