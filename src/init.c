@@ -29,6 +29,7 @@
 #include "core/wait.h"
 #include "ds/hash.h"
 #include "engine/callback.h"
+#include "engine/defer.h"
 #include "engine/free.h"
 #include "flavor/memb.h"
 #include "flavor/update.h"

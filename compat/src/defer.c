@@ -67,7 +67,9 @@ void grace_urcu_defer_rcu(int flavor, void (*fct)(void *p), void *p)
 #endif
 	int dom = dom_of(flavor);
 
-	if (GRACE_LIKELY(grace__retire_fast(dom ? grace__qsbr_defer : grace__memb_defer, fct, p)))
+	/* Relaxed: written (the same value each time) before this thread's cache opened. */
+	if (GRACE_LIKELY(grace__retire_fast_as(dom ? grace__qsbr_defer : grace__memb_defer, fct, p,
+					       grace_load_relaxed(&grace__defer_fenced) != 0)))
 		return;
 	if (GRACE_LIKELY(grace__defer_slow(dom, fct, p)))
 		return;

@@ -29,6 +29,11 @@ grace_test(NAME compat_defer_disarm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compa
 grace_test(NAME compat_defer_fork_pass
            SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_fork_pass.c LIBS grace_urcu
            TIMEOUT 60)
+# fork() while a deferred cache's pass posts itself again (engine/defer.c, point D6; debug
+# builds widen the window).
+grace_test(NAME compat_defer_fork_repost
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_fork_repost.c LIBS grace_urcu
+           TIMEOUT 60)
 # Defer queues in a fork child: the parent's other threads' queues, and those a barrier in
 # flight had pinned, are freed there (defer.c, points 5 and 8).
 grace_test(NAME compat_defer_fork_free

@@ -3,20 +3,26 @@
  * Deferred caches: grace-urcu's defer_rcu() (compat/src/defer.c is its glue) on libgrace's
  * per-thread deferral, the caches of free_rcu() and rcu_retire() (engine/free.c; the cache and
  * who touches it: engine/fcache.h). One more cache per thread and domain (the default
- * flavor's, QSBR's: dtls, grace__memb_defer and grace__qsbr_defer), of 4 KiB blocks, filled by the same inline append (function entries of
- * three slots) and the owner's slow call, with a different contract for running the entries:
- * never on the thread that deferred (it may hold a lock that a deferred function takes), one at
- * a time, in the order the thread deferred them wherever it ran, and after it exited. So the
- * owner never pops: the cache's monitor is its *pass* (dpass()), posted by the owner's slow
- * call that finds it disarmed. Each run of the pass takes the cache (steal, as the monitor
- * does), seals cur with a cookie taken then, moves the ready prefix of the sealed blocks onto
- * `run`, lets the cache go, runs `run` in order on the worker and posts itself again; a run
- * that finds nothing left disarms (or frees a dead cache). rcu_defer_barrier[_thread]() and
+ * flavor's, QSBR's: dtls, grace__memb_defer and grace__qsbr_defer), of 4 KiB blocks, filled
+ * by the same inline append (function entries of three slots) and the owner's slow call,
+ * with a different contract for running the entries: never on the thread that deferred (it
+ * may hold a lock that a deferred function takes), one at a time, in the order the thread
+ * deferred them wherever it ran, and after it exited. So the owner never pops: the cache's
+ * monitor is its *pass* (dpass()), posted by the owner's slow call that finds it disarmed
+ * (which seals cur first). A run of the pass takes the cache
+ * (steal, as the monitor does) when there is something to take (D3), seals cur with a cookie
+ * taken then when that is due, moves the ready prefix of the sealed blocks onto `run`, lets
+ * the cache go, runs `run` in order on the worker and posts itself again; a run that finds
+ * nothing left disarms (or frees a dead cache). rcu_defer_barrier[_thread]() and
  * unregistration run entries on the calling thread, as liburcu does (grace__defer_barrier()).
+ * The deferred caches have a list and a lock of their own (d_caches, d_lock): a function that
+ * free_rcu_barrier() runs with engine/free.c's all_lock held may create one, so d_lock comes
+ * after all_lock (fork's prepare takes both, in that order), never before.
  *  (D1) An entry runs only after a grace period that began after its append: argument (1)
- *       of engine/free.c, for the block's cookie (taken by seal(), by the owner or by a thread that took
- *       the cache after the append), and its (2): a consumer moves a block onto `run` only once
- *       grace__gp_done(cookie) returned true in its thread (acquire).
+ *       of engine/free.c, for the block's cookie (taken by grace__fc_seal(), by the owner or
+ *       by a thread that took the cache after the append), and its (2): a consumer moves a
+ *       block onto `run` only once grace__gp_done(cookie) returned true in its thread
+ *       (acquire).
  *  (D2) Once, in order, one at a time: a *consumer* (the pass, or a barrier) claims `cons` with
  *       the cache held (d_claim(): so two claims are ordered by the cache's lock) and only if
  *       no other holds it; it moves blocks from `first` onto the tail of `run` in order, lets
@@ -28,10 +34,18 @@
  *       child whose parent was inside that call skips it (leaked there), never runs it twice.
  *  (D3) No entry is stranded: `mon_armed` is set and cleared only with the cache held: by the
  *       owner's slow call (which posts the pass when it sets it) and by a pass that found
- *       nothing left. A pass seals cur before it looks, which closes the inline append (the
- *       fast path appends only to cur), so the next defer_rcu() after a disarm is a slow call
- *       and posts the pass. No fence pair is needed: the cache's owner/stealer protocol orders
- *       the disarm against every append.
+ *       nothing left. A pass disarms only with cur empty (d_pending()): it sealed cur, which
+ *       closes the inline append (the fast path appends only to cur), so the next defer_rcu()
+ *       after a disarm is a slow call and posts the pass. No fence pair is needed: the
+ *       cache's owner/stealer protocol orders the disarm against every append. The rate of
+ *       takes (each is a membarrier): a pass skips the take, and posts itself again, only
+ *       when the owner made a call or an append since the last pass (so it is not idle), the
+ *       last take left no sealed block waiting, no block was sealed since (dsealed, read
+ *       relaxed: one missed is seen by a later pass), the cache is live, and its last seal
+ *       of a partial cur is less than DEFER_TAKE_NS old. So every entry is sealed at most
+ *       DEFER_TAKE_NS after the owner stops, or at its block's end, and runs a grace period
+ *       later; N threads that defer all the time cost one take per block or per
+ *       DEFER_TAKE_NS each, not one per grace period each.
  *  (D4) Barriers and dead caches. A barrier seals each cache it waits for and notes how many
  *       blocks it had sealed (dsealed), one synchronize, then waits until the cache's consumers
  *       have run that many blocks to their end (dran_blk: release, paired with its acquire
@@ -52,12 +66,16 @@
  *  (D6) fork(). The engine pauses its workers between two callbacks, for a bounded time: a
  *       pass still inside its callback in another thread is counted as run in the child. The
  *       pass says so in `in_pass` (with its thread), cleared before it posts itself again or
- *       disarms; the child handler (dcache_atfork_child()) disarms such a cache, drops the
- *       role of a consumer (a pass or a barrier) whose thread it does not have (its `run`
- *       stays, past the entry in a call: D2), makes the caches of the other threads dead,
- *       frees those left empty and unarmed, and notes a cache left with entries and no pass
- *       (g_dstranded): the child's next slow defer_rcu() (every cache's fast path is closed
- *       there) or barrier posts its pass (dadopt()), not the handler itself (the engine starts
+ *       disarms, under the cache (its lock when it posts again: drepost()), which fork's
+ *       prepare holds before it takes the engine's queues, so the child sees either the pass
+ *       in its callback and not posted, or posted and out of it; the child handler
+ *       (dcache_atfork_child()) disarms such a cache, drops the role of a consumer (a pass
+ *       or a barrier) whose thread it does not have (its `run` stays, past the entry in a
+ *       call: D2), makes the caches of the other threads dead,
+ *       frees those left empty and unarmed, and notes a cache left with entries and no pass,
+ *       or with its pass inherited queued (g_dstranded): the child's next slow defer_rcu()
+ *       (every cache's fast path is closed there) or barrier posts the pass, or starts the
+ *       engine for the inherited one (dadopt()), not the handler itself (the engine starts
  *       its workers in a child at its first call, not while the fork handlers run). Barriers
  *       in flight in the threads the child does not have are gone: g_dbar becomes the forking
  *       thread's own (d_in_bar). A consumer of another thread (an application thread in a
@@ -66,7 +84,7 @@
  *       of the stealers it does not have and the busy word of an owner it does not have.
  *  (D7) fork() and d_lock: the pass only tries d_lock. A deferred function on a worker may
  *       create its thread's cache, which takes d_lock briefly: fork's prepare handler
- *       (grace__free_atfork_prepare) takes d_lock only after the engine has paused its
+ *       (grace__defer_atfork_prepare()) takes d_lock only after the engine has paused its
  *       workers between callbacks (src/init.c), so a fork does not wait for a callback that
  *       waits for it; a callback past the pause that reaches d_lock waits for the fork to
  *       end in the parent, and is counted as run in the child, as any callback past it.
@@ -91,42 +109,33 @@
 #include "core/sys.h"
 #include "engine/callback.h"
 #include "engine/fcache.h"
+#include "engine/defer.h"
 #include "engine/free.h"
-#include "flavor/memb.h"
-#include "flavor/qsbr.h"
 
 #define DEFER_CAP 16320u             /* entries pending past which the owner waits (64 x 255) */
 #define DEFER_HURRY (DEFER_CAP / 16) /* a pass that leaves more asks for its grace period now */
 #define DEFER_STUCK_MS 100u          /* the owner's backlog wait gives up past this */
+/* The pass takes a cache whose owner sealed no block since its last take at most this often
+ * (point D3): a take costs a membarrier, and liburcu runs its queues every 100 ms. */
+#define DEFER_TAKE_NS 20000000ull
 
 /* The deferred caches, as grace-urcu's defer_rcu() appends to them (internal/retire.h). */
 GRACE_API __thread struct grace__retire *grace__memb_defer GRACE_TLS_IE;
 GRACE_API __thread struct grace__retire *grace__qsbr_defer GRACE_TLS_IE;
+GRACE_API uint32_t grace__defer_fenced; /* internal/retire.h; set by dcache_new() */
 static __thread struct fcache *dtls[NSLOT] GRACE_TLS_IE; /* the same, as caches */
 
 /* Every deferred cache, live or dead. d_lock is taken after engine/free.c's all_lock when both
  * are held (fork's prepare; a function that free_rcu_barrier() runs may defer), never before. */
 static struct grace__lock d_lock = GRACE__LOCK_INIT;
 static GRACE_LIST_HEAD(d_caches);
-/* Walk the list (see CACHES_FOR_EACH in engine/free.c: no pointer is formed from the head). */
-#define DCACHES_FOR_EACH(c)                                                             \
-	for (struct grace_list_head *it_ = d_caches.next;                               \
-	     it_ != &d_caches && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
-	     it_ = it_->next)
-#define DCACHES_FOR_EACH_SAFE(c, head)                                               \
-	for (struct grace_list_head *it_ = (head)->next, *nx_ = it_->next;           \
-	     it_ != (head) && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
-	     it_ = nx_, nx_ = it_->next)
+#define DCACHES_FOR_EACH(c) FCACHE_FOR_EACH(c, &d_caches)
+#define DCACHES_FOR_EACH_SAFE(c, head) FCACHE_FOR_EACH_SAFE(c, head)
 
 static uint32_t g_dbar;      /* barriers in flight, under d_lock (point D4) */
 static uint32_t g_dstranded; /* a fork child: some deferred cache may need its pass (D6) */
 static __thread uint32_t d_in_bar GRACE_TLS_IE; /* this thread is in a barrier (fork: D6) */
 static __thread uint32_t d_in_run GRACE_TLS_IE; /* this thread runs deferred functions */
-
-static inline struct grace__flavor *dom_flavor(int dom)
-{
-	return dom ? &grace__qsbr_flavor : &grace__memb_flavor;
-}
 
 static inline struct grace__retire **d_tls(int dom)
 {
@@ -149,6 +158,26 @@ static void dpost(struct fcache *c, bool hurry)
 	struct grace__cbdom *d = grace__engine_of(c->f, c->f->calls[GRACE__CALL_CALL]);
 
 	(hurry ? grace__cbdom_call_hurry : grace__cbdom_call)(d, &c->mon, dpass);
+}
+
+/*
+ * The pass posts itself again (point D6). Under the cache's lock, which fork's prepare takes
+ * (steal_take()) before it takes the engine's queues: a fork copies the pass either inside its
+ * callback (in_pass set, not posted: the child disarms the cache) or posted (in the queues the
+ * child gets) and out of it, never out of it and not posted (armed with no pass: its entries
+ * would wait for a barrier). in_pass is cleared before the post: past it, the next pass may run
+ * (and set it) at once; that pass's take only tries the lock. The owner never takes it, nor
+ * does the engine's call path.
+ */
+static void drepost(struct fcache *c, bool hurry)
+{
+	c_lock(c);
+	grace_store_relaxed(&c->in_pass, 0u);
+	/* Debug builds: a test may hold the pass here while another thread forks (test
+	 * compat_defer_fork_repost). */
+	GRACE__TEST_PAUSE("defer_repost");
+	dpost(c, hurry);
+	c_unlock(c);
 }
 
 /* Anything not run yet? The cache held (owner in no call, or stolen); `run` read only with cons
@@ -287,6 +316,27 @@ static void dpass(struct rcu_head *h)
 	/* Debug builds: a test may hold a pass here, before it takes the cache, while the owner
 	 * appends (test compat_defer_disarm). */
 	GRACE__TEST_PAUSE("defer_disarm");
+	/*
+	 * Point D3, the rate of takes (a take costs a membarrier). While the owner keeps
+	 * deferring (it made a call or an append since the last pass), the pass seals its partial
+	 * cur at most once per DEFER_TAKE_NS, and takes the cache only when that is due, when the
+	 * owner (or a barrier) sealed a block since the last take, or when that take left sealed
+	 * blocks waiting for their grace period: so N threads that defer all the time cost about
+	 * one take per block or per DEFER_TAKE_NS each, not one per grace period each. An owner
+	 * that stopped is taken, sealed and drained at once. Relaxed loads: hints (whatever they
+	 * miss a later pass sees); pass_* are the pass's own (one pass at a time).
+	 */
+	uint64_t now = grace__now_ns();
+	uint64_t act = (grace_load_relaxed(&c->calls) << 10) | grace_load_relaxed(&c->rt.n);
+	bool idle = act == c->pass_act;
+	bool seal_due = idle || now - c->pass_sealed_ns >= DEFER_TAKE_NS;
+
+	c->pass_act = act;
+	if (!seal_due && !c->pass_wait && grace_load_relaxed(&c->dsealed) == c->pass_seen &&
+	    !grace_load_relaxed(&c->dead)) {
+		drepost(c, false);
+		return;
+	}
 	steal_mark(c);
 	steal_barrier();
 	if (!steal_trytake(c)) {
@@ -295,11 +345,15 @@ static void dpass(struct rcu_head *h)
 		/* Acquire: pairs with drun()'s release of cons. */
 		if (!grace_load_acquire(&c->cons)) {
 			cur_sync(c);
-			if (c->cur)
-				grace__fc_seal(
-					c); /* its cookie: a grace period that starts after now */
+			if (c->cur && (seal_due || c->dead || c->held >= (size_t)3 * DEFER_HURRY)) {
+				/* Its cookie: a grace period that starts after now. */
+				grace__fc_seal(c);
+				c->pass_sealed_ns = now;
+			}
 			mine = d_claim(c, UINT64_MAX);
 			hurry = c->held >= (size_t)3 * DEFER_HURRY;
+			c->pass_seen = c->dsealed;
+			c->pass_wait = c->first != NULL;
 			if (!mine && !d_pending(c)) {
 				if (!c->dead) {
 					/* Nothing left: disarm. Under the cache, so the owner's next
@@ -332,18 +386,15 @@ static void dpass(struct rcu_head *h)
 	 * should not wait for the pacing either, or the owner reaches DEFER_CAP and waits. */
 	if (mine && drun(c) >= DEFER_HURRY)
 		hurry = true;
-	if (requeue) {
-		/* Before the post: past it, the next pass may run (and set in_pass) at once. */
-		grace_store_relaxed(&c->in_pass, 0u);
-		dpost(c, hurry);
-	}
+	if (requeue)
+		drepost(c, hurry);
 }
 
 /* The owner at DEFER_CAP entries pending: a grace period (as liburcu's full queue), then the pass
  * (point D5). Bounded: past DEFER_STUCK_MS without an entry run, it goes on (told once). */
 static GRACE_COLD void dbacklog(struct fcache *c, int dom)
 {
-	uint64_t upto = c->dput, last = grace_load_acquire(&c->dran), d;
+	uint64_t upto = c->dput, last = grace_load_acquire(&c->dran);
 	uint32_t waited_ms = 0;
 	static uint32_t told;
 
@@ -361,7 +412,7 @@ static GRACE_COLD void dbacklog(struct fcache *c, int dom)
 		 * in drun() between its stores of dran and its load of dwaiting. Acquire: the
 		 * entries' effects before dran. */
 		grace_smp_mb();
-		d = grace_load_acquire(&c->dran);
+		uint64_t d = grace_load_acquire(&c->dran);
 		if (d >= upto)
 			break;
 		if (d != last) {
@@ -388,8 +439,10 @@ static GRACE_COLD void dbacklog(struct fcache *c, int dom)
 		grace_qsbr_thread_online();
 }
 
-/* Point D6, in a fork child: post the pass of every deferred cache left with entries and none.
- * d_lock held. */
+/* Point D6, in a fork child: post the pass of every deferred cache left with entries and none,
+ * and start the engine of every cache whose pass the child inherited queued: the child's
+ * workers take up inherited callbacks only once something calls the engine, and the owner of
+ * an armed cache does not. d_lock held. */
 static void dadopt(void)
 {
 	struct fcache *c;
@@ -403,19 +456,21 @@ static void dadopt(void)
 		steal_mark(c);
 		steal_barrier();
 		steal_take(c);
-		bool arm = !c->mon_armed && d_pending(c);
+		bool inherited = c->mon_armed, arm = !c->mon_armed && d_pending(c);
 		if (arm)
 			c->mon_armed = 1;
 		steal_release(c);
 		if (arm)
 			dpost(c, false);
+		else if (inherited)
+			(void)grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_CALL]);
 	}
 }
 
 /* The calling thread's deferred cache of dom, created if need be; NULL: no memory. */
-static GRACE_COLD struct fcache *dcache_new(int dom)
+static GRACE_COLD struct fcache *dcache_new(struct grace__flavor *f)
 {
-	struct grace__flavor *f = dom_flavor(dom);
+	int dom = f->free_slot;
 	struct fcache *c = NULL;
 
 	/* Unlike the free caches, a callback worker may have one (a deferred function defers):
@@ -424,6 +479,10 @@ static GRACE_COLD struct fcache *dcache_new(int dom)
 	 * too: d_lock is taken after all_lock. */
 	if (!grace__fc_setup(f))
 		return NULL;
+	/* Before the cache's fast path opens (cur_open(), engine/fcache.h): without membarrier
+	 * the inline append takes a full barrier. Relaxed: every store writes the same value, and
+	 * the owner that reads it wrote it first. */
+	grace_store_relaxed(&grace__defer_fenced, grace__use_membarrier ? 0u : 1u);
 	if (posix_memalign((void **)&c, GRACE_CACHE_LINE, sizeof(*c)) != 0)
 		return NULL;
 	memset(c, 0, sizeof(*c));
@@ -438,9 +497,9 @@ static GRACE_COLD struct fcache *dcache_new(int dom)
 	return c;
 }
 
-int grace__defer_register(int dom)
+int grace__dcache_register(struct grace__flavor *f)
 {
-	return dtls[dom] || dcache_new(dom) ? 0 : -ENOMEM;
+	return dtls[f->free_slot] || dcache_new(f) ? 0 : -ENOMEM;
 }
 
 bool grace__defer_running(void)
@@ -449,13 +508,14 @@ bool grace__defer_running(void)
 }
 
 /* defer_rcu() past its inline fast path. false: no memory (the caller runs fn itself). */
-bool grace__defer_slow(int dom, void (*fn)(void *), void *p)
+bool grace__dcache_slow(struct grace__flavor *f, void (*fn)(void *), void *p)
 {
+	int dom = f->free_slot;
 	struct fcache *c = dtls[dom];
 	bool fast, arm = false, full = false, backlog;
 	struct fblk *b;
 
-	if (GRACE_UNLIKELY(!c) && !(c = dcache_new(dom)))
+	if (GRACE_UNLIKELY(!c) && !(c = dcache_new(f)))
 		return false;
 	fast = own_enter(c, "defer_rcu");
 	cur_sync(c);
@@ -485,6 +545,10 @@ bool grace__defer_slow(int dom, void (*fn)(void *), void *p)
 	if (!c->mon_armed) {
 		c->mon_armed = 1; /* point D3: under the cache, as the pass disarms */
 		arm = true;
+		/* Sealed before the post, so the pass finds it ready after its grace period and
+		 * runs it then, rather than taking the cache once to seal it and once to run it
+		 * (an owner that defers now and then: one take per deferral, point D3). */
+		grace__fc_seal(c);
 	}
 	/* Point D5, checked as each block fills. Acquire: pairs with drun()'s release of dran.
 	 * Not from a deferred function (this thread may be the cache's consumer). */
@@ -516,12 +580,12 @@ struct dwant {
  * (point D4). Seal each cache's cur and note its block count, one synchronize, then run the
  * ready blocks up to that count on this thread, or wait for the consumer at work.
  */
-void grace__defer_barrier(int dom, bool self)
+void grace__dcache_barrier(struct grace__flavor *f, bool self)
 {
-	struct grace__flavor *f = dom_flavor(dom);
+	int dom = f->free_slot;
 	struct fcache *c, *only = self ? dtls[dom] : NULL;
 	struct dwant *w;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 
 	if (self && !only)
 		return;
@@ -529,7 +593,7 @@ void grace__defer_barrier(int dom, bool self)
 	for (;;) {
 		grace__lock(&d_lock);
 		dadopt();
-		cap = 0;
+		size_t cap = 0;
 		DCACHES_FOR_EACH(c)
 		cap += c->f == f && (!only || c == only);
 		if (!cap) {
@@ -640,13 +704,14 @@ static void dcache_retire(struct fcache *c)
 		dpost(c, false);
 }
 
-void grace__defer_unregister(int dom)
+void grace__dcache_unregister(struct grace__flavor *f)
 {
+	int dom = f->free_slot;
 	struct fcache *c = dtls[dom];
 
 	if (!c)
 		return;
-	grace__defer_barrier(dom, true); /* liburcu runs the thread's deferrals here */
+	grace__dcache_barrier(f, true); /* liburcu runs the thread's deferrals here */
 	dtls[dom] = NULL;
 	*d_tls(dom) = NULL;
 	dcache_retire(c);
@@ -693,8 +758,8 @@ static bool dcache_atfork_child(struct fcache *c)
 	c->dran = slots;
 	if (c->dead && !c->mon_armed && !c->cons && !d_pending(c) && !g_dbar)
 		return true;
-	if (!c->mon_armed && d_pending(c))
-		g_dstranded = 1;
+	if (c->mon_armed || d_pending(c))
+		g_dstranded = 1; /* its pass to post, or the inherited one to start (dadopt()) */
 	return false;
 }
 

@@ -63,20 +63,24 @@ struct fcache {
 	uint32_t step_unc;    /* pointers sealed since then: what no started grace period covers */
 	/* A deferred cache (defer_rcu(): "Deferred caches" below); unused in the others. mon is
 	 * its pass. */
-	uint32_t deferred;   /* 1: its entries run on its pass, never on the owner */
-	uint32_t cons;       /* a consumer (the pass or a barrier) holds `run` (point D2) */
-	uint32_t in_pass;    /* the pass is inside its callback (fork child, point D6) */
-	uint32_t dwaiting;   /* the owner waits for its backlog (point D5) */
-	uint32_t dwake;      /* futex word: a consumer bumps it to wake the owner */
-	pthread_t cons_tid;  /* the consumer's thread (fork child) */
-	pthread_t pass_tid;  /* the thread inside the pass (fork child) */
-	struct fblk *run;    /* detached ready blocks, the consumer's while cons is set */
-	struct fblk *dspare; /* one empty block run to its end, the consumer's (as spare) */
-	uint64_t dput;       /* slots appended (cur_sync(); read by the owner only) */
-	uint64_t dran;       /* slots run (the consumer's; release, point D5) */
-	uint64_t dsealed;    /* blocks sealed (seal()) */
-	uint64_t dran_blk;   /* blocks run to their end (the consumer's; release) */
-	uint64_t gave_up;    /* the owner's: dran when its backlog wait last gave up */
+	uint32_t deferred;       /* 1: its entries run on its pass, never on the owner */
+	uint32_t cons;           /* a consumer (the pass or a barrier) holds `run` (point D2) */
+	uint32_t in_pass;        /* the pass is inside its callback (fork child, point D6) */
+	uint32_t dwaiting;       /* the owner waits for its backlog (point D5) */
+	uint32_t dwake;          /* futex word: a consumer bumps it to wake the owner */
+	pthread_t cons_tid;      /* the consumer's thread (fork child) */
+	pthread_t pass_tid;      /* the thread inside the pass (fork child) */
+	struct fblk *run;        /* detached ready blocks, the consumer's while cons is set */
+	struct fblk *dspare;     /* one empty block run to its end, the consumer's (as spare) */
+	uint64_t dput;           /* slots appended (cur_sync(); read by the owner only) */
+	uint64_t dran;           /* slots run (the consumer's; release, point D5) */
+	uint64_t dsealed;        /* blocks sealed (grace__fc_seal()) */
+	uint64_t dran_blk;       /* blocks run to their end (the consumer's; release) */
+	uint64_t gave_up;        /* the owner's: dran when its backlog wait last gave up */
+	uint64_t pass_seen;      /* the pass's: dsealed after its last take */
+	uint64_t pass_sealed_ns; /* the pass's: when it last sealed cur */
+	uint64_t pass_act;       /* the pass's: the owner's calls and appends at its last run */
+	uint32_t pass_wait;      /* the pass's: its last take left sealed blocks to wait for */
 	struct rcu_head mon;
 	struct grace_list_head link; /* on all_caches, under all_lock */
 };
@@ -167,18 +171,23 @@ static inline void cur_sync(struct fcache *c)
 #define DBLK_BYTES 4096u
 #define DBLK_N ((DBLK_BYTES - offsetof(struct fblk, p)) / sizeof(void *))
 
+_Static_assert(DBLK_N < 1024, "a deferred block's count fits in 10 bits (engine/defer.c)");
+
 static inline uint32_t blk_cap(const struct fcache *c)
 {
 	return c->deferred ? (uint32_t)DBLK_N : (uint32_t)FBLK_N;
 }
 
 /* At the end of the owner's call: let the inline retire append up to RETIRE_RUN slots to cur
- * before the next slow call (none without membarrier: the fast path's Dekker pair needs it). */
+ * before the next slow call. None without membarrier, where rcu_retire()'s compiler barrier
+ * does not make the Dekker pair; a deferred cache's owner then appends with a full barrier
+ * (grace__retire_fast_as(), told by grace__defer_fenced), so its fast path stays open. */
 static inline void cur_open(struct fcache *c)
 {
 	struct fblk *b = c->cur;
 
-	if (b && GRACE_LIKELY(grace__use_membarrier) && !GRACE__LIB_DEBUG && !GRACE__TSAN_MODE) {
+	if (b && (GRACE_LIKELY(grace__use_membarrier) || c->deferred) && !GRACE__LIB_DEBUG &&
+	    !GRACE__TSAN_MODE) {
 		/* A deferred cache's owner frees nothing at its slow calls: it appends up to the
 		 * block's end. */
 		uint32_t cap = blk_cap(c), lim = c->deferred ? cap : b->n + RETIRE_RUN;
@@ -204,6 +213,18 @@ static inline void cur_close(struct fcache *c)
 	grace_store_relaxed(&c->rt.n, 0u);
 	c->rt.slot = NULL;
 }
+
+/* Walk a list of caches (head: its grace_list_head). struct fcache is cache-line aligned, so no
+ * pointer to one is formed from the list's head, as list.h's typed iterators do to detect the
+ * end (UBSan rightly calls that a misaligned object). The _SAFE form lets the body unlink c. */
+#define FCACHE_FOR_EACH(c, head)                                                     \
+	for (struct grace_list_head *it_ = (head)->next;                             \
+	     it_ != (head) && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
+	     it_ = it_->next)
+#define FCACHE_FOR_EACH_SAFE(c, head)                                                \
+	for (struct grace_list_head *it_ = (head)->next, *nx_ = it_->next;           \
+	     it_ != (head) && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
+	     it_ = nx_, nx_ = it_->next)
 
 /* An empty block for cur: the spare, or a new one. c held. NULL: no memory. */
 struct fblk *grace__fc_blk_new(struct fcache *c);

@@ -101,10 +101,9 @@
 #include "core/ownsteal.h"
 #include "core/wait.h" /* grace__use_membarrier, grace__heavy_barrier */
 #include "engine/callback.h"
+#include "engine/defer.h"
 #include "engine/fcache.h"
 #include "engine/freeblk.h"
-#include "flavor/memb.h"
-#include "flavor/qsbr.h"
 
 #define BURST_MAX 16u /* ready pointers freed per call, at most */
 #define BURST_OUT 32u /* entries one call takes out of the blocks, at most */
@@ -126,17 +125,8 @@ static inline int slot_of(const struct grace__flavor *f)
 
 static struct grace__lock all_lock = GRACE__LOCK_INIT; /* taken before any cache's lock */
 static GRACE_LIST_HEAD(all_caches);
-/* Walk a list of caches. struct fcache is cache-line aligned, so no pointer to one is formed
- * from the list's head, as list.h's typed iterators do to detect the end (UBSan rightly calls
- * that a misaligned object). The _SAFE form lets the body unlink c. */
-#define CACHES_FOR_EACH(c)                                                                \
-	for (struct grace_list_head *it_ = all_caches.next;                               \
-	     it_ != &all_caches && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
-	     it_ = it_->next)
-#define CACHES_FOR_EACH_SAFE(c, head)                                                \
-	for (struct grace_list_head *it_ = (head)->next, *nx_ = it_->next;           \
-	     it_ != (head) && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
-	     it_ = nx_, nx_ = it_->next)
+#define CACHES_FOR_EACH(c) FCACHE_FOR_EACH(c, &all_caches)
+#define CACHES_FOR_EACH_SAFE(c, head) FCACHE_FOR_EACH_SAFE(c, head)
 static uint32_t g_exiting;            /* process exit began: every free goes to the engine */
 static bool g_worker_mode;            /* GRACE_FREE_WORKER=1 */
 static uint32_t g_step_begin = 1024u; /* GRACE_STEP_GARBAGE (step_of()), read by free_init() */
@@ -207,7 +197,8 @@ void grace__fc_seal(struct fcache *c)
 	else
 		c->first = b;
 	c->last = b;
-	c->dsealed++;
+	/* Relaxed: the deferred pass's unlocked look (engine/defer.c, point D3). */
+	grace_store_relaxed(&c->dsealed, c->dsealed + 1u);
 	cur_close(c);
 }
 

@@ -57,13 +57,6 @@ void grace__free_barrier(struct grace__flavor *f);
 void grace__free_atfork_prepare(void);
 void grace__free_atfork_parent(void);
 void grace__free_atfork_child(void);
-/* The deferred caches of grace-urcu's defer_rcu() (engine/defer.c): fork(), called right after
- * (prepare) and before (parent, child) free_rcu's; the calling thread's exit (from free.c's
- * thread-exit hook). */
-void grace__defer_atfork_prepare(void);
-void grace__defer_atfork_parent(void);
-void grace__defer_atfork_child(void);
-void grace__defer_thread_exit(void);
 
 /* Test hook (unit tests reach it through the static library): the function that frees an
  * object once its grace period has ended; free() unless a test replaces it before the first

@@ -51,7 +51,8 @@ GRACE_API void grace__memb_retire_slow(void (*fn)(void *), void *ptr);
 GRACE_API void grace__qsbr_retire_slow(void (*fn)(void *), void *ptr);
 
 /* grace-urcu's defer_rcu() (compat/src/defer.c) on the same caches, of a deferred kind whose
- * entries run on a callback of the domain, never on the thread that deferred (src/engine/defer.c). dom: 0 the default flavor's domain, 1 QSBR's. The TLS pointers are the
+ * entries run on a callback of the domain, never on the thread that deferred
+ * (src/engine/defer.c). dom: 0 the default flavor's domain, 1 QSBR's. The TLS pointers are the
  * caches' heads as grace__retire_fast() appends to them (NULL until the thread's first
  * deferral); the rest is out of line. */
 GRACE_API extern __thread struct grace__retire *grace__memb_defer GRACE_TLS_IE;
@@ -66,13 +67,18 @@ GRACE_API void grace__defer_unregister(int dom);
 GRACE_API void grace__defer_barrier(int dom, bool self);
 /* Is the calling thread running deferred functions? */
 GRACE_API bool grace__defer_running(void);
+/* 1 where the library has no membarrier: defer_rcu()'s inline append then takes the full
+ * barrier of grace__retire_fast_as() (set before a thread's first deferred cache opens). */
+GRACE_API extern uint32_t grace__defer_fenced;
 
 /* The mark of a slot that starts a function entry: FN_MARK, the function, its argument. No
  * object lies at address 1. */
 #define GRACE__RETIRE_FN_MARK ((void *)1)
 
-/* Append ptr (fn NULL) or the entry (fn, ptr) to t's block: false if the slow path must run. */
-GRACE_INLINE bool grace__retire_fast(struct grace__retire *t, void (*fn)(void *), void *ptr)
+/* Append ptr (fn NULL) or the entry (fn, ptr) to t's block: false if the slow path must run.
+ * fenced: the library has no membarrier (grace__defer_fenced), so barrier O is a full one. */
+GRACE_INLINE bool grace__retire_fast_as(struct grace__retire *t, void (*fn)(void *), void *ptr,
+					bool fenced)
 {
 #if !GRACE__DEBUG && !GRACE__TSAN_MODE
 	bool done = false;
@@ -82,11 +88,19 @@ GRACE_INLINE bool grace__retire_fast(struct grace__retire *t, void (*fn)(void *)
 		return false;
 	/* Non-zero while the owner is in a call: a retire made by a function that call runs (a
 	 * deleter) nests, and must leave busy as it found it. */
-	was = grace_load_relaxed(&t->busy);
-	grace_store_relaxed(&t->busy, was + 1u);
-	/* Barrier O of engine/free.c: compiler only; pairs with the stealer's membarrier
-	 * (barrier S), which orders its increment of steal before its load of busy. */
-	grace_barrier();
+	if (GRACE_UNLIKELY(fenced)) {
+		/* Barrier O without membarrier: the seq_cst increment is a full barrier between
+		 * the store of busy and the load of steal; pairs with the stealer's seq_cst
+		 * increment of steal and its full fence (barrier S, core/ownsteal.h). */
+		was = grace_fetch_add(&t->busy, 1u, __ATOMIC_SEQ_CST);
+	} else {
+		was = grace_load_relaxed(&t->busy);
+		grace_store_relaxed(&t->busy, was + 1u);
+		/* Barrier O of engine/free.c: compiler only; pairs with the stealer's
+		 * membarrier (barrier S), which orders its increment of steal before its load
+		 * of busy. */
+		grace_barrier();
+	}
 	/* seq_cst: the Dekker load (plain on x86-64, ldar on arm64); it also acquires what a
 	 * finished stealer did (its release decrement of steal). */
 	if (GRACE_LIKELY(__atomic_load_n(&t->steal, __ATOMIC_SEQ_CST) == 0)) {
@@ -114,8 +128,15 @@ GRACE_INLINE bool grace__retire_fast(struct grace__retire *t, void (*fn)(void *)
 	(void)t;
 	(void)fn;
 	(void)ptr;
+	(void)fenced;
 	return false;
 #endif
+}
+
+/* rcu_retire()'s inline append: the library opens it only with membarrier. */
+GRACE_INLINE bool grace__retire_fast(struct grace__retire *t, void (*fn)(void *), void *ptr)
+{
+	return grace__retire_fast_as(t, fn, ptr, false);
 }
 
 GRACE_END_DECLS
