@@ -25,7 +25,8 @@ T = 2
 
 def main():
     a = gr.family_args(__doc__, "bench/free/run.sh",
-                       ("--long-s", "60", "seconds of the long grace free_rcu flood"))
+                       ("--long-s", "60", "seconds of the long grace free_rcu flood"),
+                       ("--defer-md", "", "defer_flood.sh's table (grace-urcu's defer_rcu())"))
     d = gr.load_bench(a.csv)
     hl = gr.Headlines("free", "free_rcu: memory under a flood")
 
@@ -86,6 +87,17 @@ def main():
     md.append("grace bounds a thread's pending `free_rcu` objects (65536; past that the call "
               "waits for the oldest grace period, at most the stall timeout) and the engine's "
               "callbacks (its hard limit); liburcu's `call_rcu` queue has no bound.\n")
+
+    if a.defer_md and os.path.exists(a.defer_md):
+        md.append(gr.heading(3, "defer_rcu(): grace-urcu against liburcu"))
+        md.append("One program (`bench/free/defer_flood.c`) built against each library: T "
+                  "threads each defer N no-op functions, sleeping between two calls on the "
+                  "paced points, then unregister. Throughput is wall-clock deferrals per "
+                  "second; CPU is the whole process's (workers and liburcu's defer thread "
+                  "included) per deferral. Ratios are grace's: above 1, grace is better. "
+                  "Command: `%s`.\n" % "bench/free/defer_flood.sh")
+        with open(a.defer_md) as f:
+            md.append(f.read())
 
     path = gr.write_fragment(a.out, "free", md)
     hl.add("free_rcu flood, 2 threads, %s s: peak resident set (MB)" % a.long_s, peak, None,

@@ -48,5 +48,12 @@ done
 cat "$raw/short.csv" >>"$csv"
 sed 's/^flood,/flood-stall,/' "$raw/stall.csv" >>"$csv"
 bench_csv_end "$csv"
+defer_args=()
+if [ -x "$build/bench/free/defer_flood_grace" ]; then
+  echo "free: defer_rcu(), grace-urcu against liburcu (bench/free/defer_flood.sh)"
+  "$here/defer_flood.sh" --build "$build" --reps $(( quick ? 1 : 5 )) --out "$raw/defer.md"
+  defer_args=(--defer-md "$raw/defer.md")
+fi
 cmd="$(bench_cmd bench/free/run.sh) (freeflood --threads 2: --seconds $long_s for grace-free, $short_s for each design, $reps runs)"
-"$py" "$here/report.py" "${report_args[@]}" --csv "$csv" --cmd "$cmd" --long-s "$long_s"
+"$py" "$here/report.py" "${report_args[@]}" --csv "$csv" --cmd "$cmd" --long-s "$long_s" \
+  "${defer_args[@]}"
