@@ -34,6 +34,11 @@ grace_test(NAME compat_defer_fork_pass
 grace_test(NAME compat_defer_fork_repost
            SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_fork_repost.c LIBS grace_urcu
            TIMEOUT 60)
+# fork() while another thread arms its deferred cache (engine/defer.c, points D3 and D6; debug
+# builds widen the window).
+grace_test(NAME compat_defer_fork_arm
+           SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_fork_arm.c LIBS grace_urcu
+           TIMEOUT 60)
 # Defer queues in a fork child: the parent's other threads' queues, and those a barrier in
 # flight had pinned, are freed there (defer.c, points 5 and 8).
 grace_test(NAME compat_defer_fork_free

@@ -20,7 +20,8 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * "srcu_balance" (flavor/srcu.c, a balance check between its sum of unlocks and its sum of
  * locks), "defer_disarm" (engine/defer.c, a deferred cache's pass before it takes the
  * cache, and may disarm it), "defer_repost" (engine/defer.c, the pass posting itself again,
- * between clearing in_pass and the post, the cache's lock held), "rcu_lock" (include/grace/rcu.h, in a program compiled with GRACE_DEBUG:
+ * between clearing in_pass and the post, the cache's lock held), "defer_arm" (engine/defer.c,
+ * the owner arming its cache after a call, the cache's lock held, before the post), "rcu_lock" (include/grace/rcu.h, in a program compiled with GRACE_DEBUG:
  * an outermost rcu_read_lock() right before its store, where a preemption is what parking's
  * post-store check of the waiter word is for), "unpark" (flavor/memb.c, a parked thread's
  * hand-back between clearing its PARK bit and pushing itself, with its signals blocked).

@@ -32,9 +32,9 @@
  *       handed over). The owner never touches `run`; the pass is one rcu_head, so one pass at
  *       a time. Before each call the consumer moves the block's head past the entry, so a fork
  *       child whose parent was inside that call skips it (leaked there), never runs it twice.
- *  (D3) No entry is stranded: `mon_armed` is set and cleared only with the cache held: by the
- *       owner's slow call (which posts the pass when it sets it) and by a pass that found
- *       nothing left. A pass disarms only with cur empty (d_pending()): it sealed cur, which
+ *  (D3) No entry is stranded: `mon_armed` is set and cleared only with the cache held: set by
+ *       the owner right after a slow call that found it clear, under the cache's lock, with
+ *       the post (darm()), and cleared by a pass that found nothing left. A pass disarms only with cur empty (d_pending()): it sealed cur, which
  *       closes the inline append (the fast path appends only to cur), so the next defer_rcu()
  *       after a disarm is a slow call and posts the pass. No fence pair is needed: the
  *       cache's owner/stealer protocol orders the disarm against every append. The rate of
@@ -68,7 +68,9 @@
  *       pass says so in `in_pass` (with its thread), cleared before it posts itself again or
  *       disarms, under the cache (its lock when it posts again: drepost()), which fork's
  *       prepare holds before it takes the engine's queues, so the child sees either the pass
- *       in its callback and not posted, or posted and out of it; the child handler
+ *       in its callback and not posted, or posted and out of it. The owner arms and posts
+ *       under that lock too (darm(), and dcache_retire() at exit): a cache is copied unarmed
+ *       or armed with its pass posted, never armed with none. The child handler
  *       (dcache_atfork_child()) disarms such a cache, drops the role of a consumer (a pass
  *       or a barrier) whose thread it does not have (its `run` stays, past the entry in a
  *       call: D2), makes the caches of the other threads dead,
@@ -177,6 +179,26 @@ static void drepost(struct fcache *c, bool hurry)
 	 * compat_defer_fork_repost). */
 	GRACE__TEST_PAUSE("defer_repost");
 	dpost(c, hurry);
+	c_unlock(c);
+}
+
+/*
+ * The owner arms its disarmed cache and posts the pass, after its call (points D3, D6): under
+ * the cache's lock, which the pass's take and fork's prepare (steal_take()) hold too, so
+ * `mon_armed` still changes only with the cache held, and a fork copies the cache either
+ * unarmed (the child posts the pass: dadopt()) or armed with its pass posted, never armed with
+ * none. Only the owner arms a live cache, so it is still unarmed here; a fork child's dadopt()
+ * runs on the owner's thread. The post may wait at the engine's hard limit (bounded), holding
+ * only this lock: a take tries it, a barrier or fork waits that long.
+ */
+static void darm(struct fcache *c)
+{
+	c_lock(c);
+	GRACE__TEST_PAUSE("defer_arm");
+	if (!c->mon_armed) {
+		c->mon_armed = 1;
+		dpost(c, false);
+	}
 	c_unlock(c);
 }
 
@@ -543,11 +565,11 @@ bool grace__dcache_slow(struct grace__flavor *f, void (*fn)(void *), void *p)
 	c->dput += 3u;
 	grace_store_relaxed(&c->calls, c->calls + 1u);
 	if (!c->mon_armed) {
-		c->mon_armed = 1; /* point D3: under the cache, as the pass disarms */
+		/* Armed after the call (darm()). Sealed now, before the post, so the pass finds it
+		 * ready after its grace period and runs it then, rather than taking the cache once
+		 * to seal it and once to run it (an owner that defers now and then: one take per
+		 * deferral, point D3). */
 		arm = true;
-		/* Sealed before the post, so the pass finds it ready after its grace period and
-		 * runs it then, rather than taking the cache once to seal it and once to run it
-		 * (an owner that defers now and then: one take per deferral, point D3). */
 		grace__fc_seal(c);
 	}
 	/* Point D5, checked as each block fills. Acquire: pairs with drun()'s release of dran.
@@ -556,7 +578,7 @@ bool grace__dcache_slow(struct grace__flavor *f, void (*fn)(void *), void *p)
 	cur_open(c);
 	own_exit(c, fast);
 	if (arm)
-		dpost(c, false);
+		darm(c);
 	/* A fork child's stranded caches (point D6): only a try, this may be a deferred function
 	 * on a worker. Relaxed: see dadopt(). */
 	if (GRACE_UNLIKELY(grace_load_relaxed(&g_dstranded)) && grace__trylock(&d_lock)) {
@@ -696,12 +718,15 @@ static void dcache_retire(struct fcache *c)
 		c->mon_armed = 1;
 		arm = true;
 	}
-	c_unlock(c);
 	grace__unlock(&d_lock);
+	/* Armed and posted under the cache's lock (point D6, as darm()): a fork copies the cache
+	 * either unarmed or armed with its pass posted. The pass cannot take (or free) the cache
+	 * before the unlock. */
+	if (arm)
+		dpost(c, false);
+	c_unlock(c);
 	if (gone)
 		d_free(c);
-	else if (arm)
-		dpost(c, false);
 }
 
 void grace__dcache_unregister(struct grace__flavor *f)
