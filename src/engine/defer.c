@@ -542,21 +542,12 @@ bool grace__dcache_slow(struct grace__flavor *f, void (*fn)(void *), void *p)
 	fast = own_enter(c, "defer_rcu");
 	cur_sync(c);
 	c->rt.lim = 0;
-	b = c->cur;
-	if (b && b->n + 3u > DBLK_N) {
-		grace__fc_seal(c); /* full: the pass runs it after its grace period */
-		b = NULL;
-		full = true;
-	}
+	/* A full cur is sealed (full): the pass runs it after its grace period. */
+	b = cur_room(c, 3u, DBLK_N, &full);
 	if (!b) {
-		b = grace__fc_blk_new(c);
-		if (!b) {
-			cur_open(c);
-			own_exit(c, fast);
-			return false;
-		}
-		c->cur = b;
-		c->cur_seq = grace_load_relaxed(&c->f->gp->seq);
+		cur_open(c);
+		own_exit(c, fast);
+		return false;
 	}
 	b->p[b->n++] = GRACE__RETIRE_FN_MARK;
 	b->p[b->n++] = (void *)(uintptr_t)fn;

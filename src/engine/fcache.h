@@ -18,6 +18,7 @@
 
 #include "core/diag.h"
 #include "core/flavor.h"
+#include "core/gp.h"
 #include "core/lock.h"
 #include "core/ownsteal.h"
 #include "core/wait.h" /* grace__use_membarrier */
@@ -233,5 +234,27 @@ struct fblk *grace__fc_blk_new(struct fcache *c);
 void grace__fc_seal(struct fcache *c);
 /* Before a thread's first deferred cache (free.c). */
 bool grace__fc_setup(struct grace__flavor *f);
+
+/* cur with room for k more slots (cap: its block's), after sealing a cur without that room
+ * (*sealed set) and opening a new block; NULL: no memory for one (cur is then NULL). c held. */
+static inline __attribute__((always_inline)) struct fblk *cur_room(struct fcache *c, uint32_t k,
+								   uint32_t cap, bool *sealed)
+{
+	struct fblk *b = c->cur;
+
+	if (b && GRACE_UNLIKELY(b->n + k > cap)) {
+		grace__fc_seal(c);
+		*sealed = true;
+		b = NULL;
+	}
+	if (GRACE_UNLIKELY(!b)) {
+		b = grace__fc_blk_new(c);
+		if (!b)
+			return NULL;
+		c->cur = b;
+		c->cur_seq = grace_load_relaxed(&c->f->gp->seq); /* relaxed: gp_moved()'s hint */
+	}
+	return b;
+}
 
 #endif

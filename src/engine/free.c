@@ -764,20 +764,12 @@ static GRACE_NOINLINE bool put_nested(struct fcache *c, void (*fn)(void *), void
 
 	cur_sync(c);
 	c->rt.lim = 0;
-	b = c->cur;
-	if (b && b->n + k > FBLK_N) {
-		grace__fc_seal(c);
-		b = NULL;
-	}
+	bool sealed = false;
+	b = cur_room(c, k, FBLK_N, &sealed);
 	if (!b) {
-		b = grace__fc_blk_new(c);
-		if (!b) {
-			if (open)
-				cur_open(c);
-			return false;
-		}
-		c->cur = b;
-		c->cur_seq = grace_load_relaxed(&c->f->gp->seq);
+		if (open)
+			cur_open(c);
+		return false;
 	}
 	if (fn) {
 		b->p[b->n++] = GRACE__RETIRE_FN_MARK;
@@ -821,20 +813,12 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	/* Closed for the call: an inline retire made by a function this call runs (a deleter that
 	 * retires what its object points to) takes the nested path instead (put_nested). */
 	c->rt.lim = 0;
-	b = c->cur;
-	if (b && GRACE_UNLIKELY(b->n + k > FBLK_N)) {
-		grace__fc_seal(c); /* no room for a function entry's three slots */
-		b = NULL;
-	}
+	bool sealed = false; /* a cur with no room for a function entry's three slots */
+	b = cur_room(c, k, FBLK_N, &sealed);
 	if (GRACE_UNLIKELY(!b)) {
-		b = grace__fc_blk_new(c);
-		if (!b) {
-			cur_open(c);
-			own_exit(c, fast);
-			return false;
-		}
-		c->cur = b;
-		c->cur_seq = grace_load_relaxed(&c->f->gp->seq);
+		cur_open(c);
+		own_exit(c, fast);
+		return false;
 	}
 	if (GRACE_UNLIKELY(fn != NULL)) {
 		b->p[b->n++] = GRACE__RETIRE_FN_MARK;
