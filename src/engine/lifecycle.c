@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The callback engine's lifecycle: fork(), process exit, and the pause of the workers that
- * both need (Linux keeps such concerns in files of their own beside tree.c). The structures are
+ * The callback engine's lifecycle: a domain's creation and destruction, fork(), process exit,
+ * and the pause of the workers that fork and exit both need (Linux keeps such concerns in files of their own beside tree.c). The structures are
  * engine/internal.h's; the call path, workers and barriers are callback.c's.
  *
  * fork(). A worker invokes a batch from its own struct worker (the chains, a cursor, the count
@@ -22,6 +22,7 @@
 #include "engine/internal.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/annotate.h"
 #include "core/diag.h"
 #include "core/options.h"
 #include "core/sys.h"
@@ -442,4 +444,114 @@ void grace__cb_atfork_child(void)
 void grace__cb_exit_register(void)
 {
 	pthread_once(&exit_once, at_exit_drain_register);
+}
+
+/* ---- a domain's creation and destruction ---- */
+
+struct grace__cbdom *grace__cbdom_create(struct grace__flavor *f, unsigned int nworkers)
+{
+	struct grace__cbdom *d = (struct grace__cbdom *)calloc(1, sizeof(*d));
+	int ncpu = (int)grace__rseq_nr_cpus();
+	if (!d)
+		return NULL;
+	if (ncpu < 1)
+		ncpu = 1;
+	d->ncpu = (unsigned int)ncpu;
+	d->nworkers = (nworkers == 0 || nworkers > d->ncpu) ? d->ncpu : nworkers;
+	if (posix_memalign((void **)&d->q, GRACE_CACHE_LINE, d->ncpu * sizeof(struct cbq)) ||
+	    posix_memalign((void **)&d->w, GRACE_CACHE_LINE, d->nworkers * sizeof(struct worker))) {
+		free(d->q);
+		free(d);
+		return NULL;
+	}
+	memset(d->q, 0, d->ncpu * sizeof(struct cbq));
+	memset(d->w, 0, d->nworkers * sizeof(struct worker));
+	grace__ann_ignore(d, sizeof(*d)); /* Valgrind: queues and counters are shared atomics */
+	grace__ann_ignore(d->q, d->ncpu * sizeof(struct cbq));
+	grace__ann_ignore(d->w, d->nworkers * sizeof(struct worker));
+	for (unsigned int i = 0; i < d->nworkers; i++) {
+		d->w[i].idx = i;
+		d->w[i].d = d;
+	}
+	for (unsigned int i = 0; i < d->ncpu; i++) {
+		grace__lock_init(&d->q[i].lock);
+		grace__rseq_list_init(&d->q[i].list);
+		d->q[i].cpu = i;
+		d->q[i].w = &d->w[i % d->nworkers];
+		d->q[i].d = d;
+	}
+	d->f = f;
+	d->gp = f->gp;
+	grace__policy_init(&d->pol);
+	d->soft = DEFAULT_SOFT;
+	d->hard = DEFAULT_HARD;
+	grace__lock_init(&d->start_lock);
+	grace__lock_init(&d->bar_lock);
+	grace_list_init(&d->bars);
+	grace__lock_init(&d->stuck_lock);
+	grace__lock(&grace__cb_all_lock);
+	d->next_all = grace__cb_all_domains;
+	grace__cb_all_domains = d;
+	grace__unlock(&grace__cb_all_lock);
+	return d;
+}
+
+/* Stop d's workers and join them (grace__cbdom_destroy()). Whoever sets `stop` first under
+ * start_lock, this or the exit drain (exit_stop_workers()), joins them, the other does not: a
+ * thread joined twice is undefined behaviour (a crash, or a join that waits for ever). If the
+ * exit drain got there first, the process is ending: the domain and its flavor are kept, not
+ * freed (grace__cbdom_destroy() returns 1), so workers still running use nothing freed. */
+static void stop_workers(struct grace__cbdom *d)
+{
+	grace__lock(&d->start_lock);
+	bool exit_joins = d->exit_stopped;
+	grace_store_relaxed(&d->stop, 1u);
+	grace__unlock(&d->start_lock);
+	if (exit_joins)
+		return;
+	for (unsigned int i = 0; i < d->nworkers; i++) {
+		struct worker *w = &d->w[i];
+		if (!grace_load_acquire(&w->started))
+			continue;
+		grace__cb_wake_worker(w);
+		pthread_join(w->th, NULL);
+		/* Atomic: a thread still running at exit may read it in call_*(). */
+		grace_store_relaxed(&w->started, 0u);
+	}
+}
+
+int grace__cbdom_destroy(struct grace__cbdom *d)
+{
+	if (!d)
+		return 0;
+	grace__ann_acquire(d); /* race detectors: d's set-up, before it is torn down */
+	if (grace__cbdom_pending(d))
+		return -EBUSY;
+	stop_workers(d);
+	grace__lock(&grace__cb_all_lock);
+	for (struct grace__cbdom **pp = &grace__cb_all_domains; *pp; pp = &(*pp)->next_all) {
+		if (*pp == d) {
+			*pp = d->next_all;
+			break;
+		}
+	}
+	if (grace_load_relaxed(&grace__cb_exit_running)) {
+		/* The exit drain may hold d without the lock, and use its flavor (d->f, d->gp), as
+		 * may workers it stopped and did not join: keep d (reachable, so no leak is
+		 * reported) and tell the caller to keep the flavor; the process is ending. */
+		d->next_all = grace__cb_exit_kept;
+		grace__cb_exit_kept = d;
+		grace__unlock(&grace__cb_all_lock);
+		return 1;
+	}
+	grace__unlock(&grace__cb_all_lock);
+	/* Barriers whose markers will never run (a fork child's, inherited and never taken or
+	 * never invoked: nothing waits for them), freed with the queues they sit in. */
+	struct barrier *b, *nx;
+	grace_list_for_each_entry_safe(b, nx, &d->bars, link)
+		free(b);
+	free(d->q);
+	free(d->w);
+	free(d);
+	return 0;
 }
