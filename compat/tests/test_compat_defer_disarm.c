@@ -15,6 +15,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "gtest_lite.h"
+#include "pause_site.h"
 
 #ifdef GRACE_DEBUG
 static int ran1, ran2;
@@ -29,12 +30,6 @@ static void second(void *p)
 {
 	(void)p;
 	__atomic_store_n(&ran2, 1, __ATOMIC_RELEASE);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
 }
 #endif
 
@@ -65,9 +60,4 @@ TEST(entry_appended_while_the_pass_disarms)
 #endif
 }
 
-int main(int argc, char **argv)
-{
-	/* Before anything calls the library: the hook reads it once. */
-	setenv("GRACE_TEST_PAUSE", "defer_disarm:100000", 1);
-	return gt_main(argc, argv);
-}
+PAUSE_SITE_MAIN("defer_disarm:100000")

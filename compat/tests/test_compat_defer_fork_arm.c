@@ -20,6 +20,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "gtest_lite.h"
+#include "pause_site.h"
 
 #ifdef GRACE_DEBUG
 static int ran, deferring, forked;
@@ -33,12 +34,6 @@ static void mark(void *p)
 static void other(void *p)
 {
 	(void)p;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
 }
 
 static void *arming_thread(void *arg)
@@ -99,9 +94,4 @@ TEST(fork_while_another_thread_arms_its_cache)
 #endif
 }
 
-int main(int argc, char **argv)
-{
-	/* Before anything calls the library: the hook reads it once. */
-	setenv("GRACE_TEST_PAUSE", "defer_arm:200000", 1);
-	return gt_main(argc, argv);
-}
+PAUSE_SITE_MAIN("defer_arm:200000")

@@ -20,6 +20,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "gtest_lite.h"
+#include "pause_site.h"
 
 #ifdef GRACE_DEBUG
 static int ran1, ran2;
@@ -39,12 +40,6 @@ static void second(void *p)
 static void third(void *p)
 {
 	(void)p;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
 }
 #endif
 
@@ -93,9 +88,4 @@ TEST(fork_while_the_pass_posts_itself_again)
 #endif
 }
 
-int main(int argc, char **argv)
-{
-	/* Before anything calls the library: the hook reads it once. */
-	setenv("GRACE_TEST_PAUSE", "defer_repost:200000", 1);
-	return gt_main(argc, argv);
-}
+PAUSE_SITE_MAIN("defer_repost:200000")
