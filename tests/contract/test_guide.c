@@ -111,7 +111,12 @@ TEST(exit_leaves_what_cannot_run_with_a_warning)
 	int st = gt_run_child(exit_with_stuck_reader, NULL, out, sizeof(out));
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child did not exit normally: %s",
 		  out);
-	CHECK_MSG(strstr(out, "warning: exit: 1 callback of rcu not run"),
+	/* This child's callback at least: a free cache's monitor, requeued by a ghost cache of the
+	 * parent's exited threads after the barrier, may be left too (seen once under load). */
+	const char *w = strstr(out, "warning: exit: ");
+	unsigned long left = 0;
+	CHECK_MSG(w && sscanf(w, "warning: exit: %lu callback", &left) == 1 && left >= 1 &&
+			  strstr(w, " of rcu not run"),
 		  "no warning named what exit() left:\n%s", out);
 }
 
