@@ -77,6 +77,7 @@
 #include "core/init.h"
 #include "core/sys.h"
 #include "core/wait.h"
+#include "engine/defer.h"
 #include "engine/free.h"
 
 /* internal.h: which domain this thread invokes, which worker it is, every domain. */
@@ -1110,6 +1111,9 @@ void grace__engine_barrier(struct grace__flavor *f, const char *call)
 	struct grace__cbdom *d = grace__flavor_cb_peek(f);
 
 	grace__engine_check_not_driving(f, call); /* the callbacks wait for what it drives */
+	/* First the deferral passes' lazy domain (engine/defer.c, point D8): a pass there may
+	 * post itself again here, which the barrier below then waits for. */
+	grace__defer_engine_barrier(f, call);
 	if (d) {
 		grace__cbdom_barrier(d, call);
 		return;

@@ -34,8 +34,8 @@
  *       child whose parent was inside that call skips it (leaked there), never runs it twice.
  *  (D3) No entry is stranded: `mon_armed` is set and cleared only with the cache held: set by
  *       the owner right after a slow call that found it clear, under the cache's lock, with
- *       the post (darm()), and cleared by a pass that found nothing left. A pass disarms only with cur empty (d_pending()): it sealed cur, which
- *       closes the inline append (the fast path appends only to cur), so the next defer_rcu()
+ *       the post (darm()), and cleared by a pass that found nothing left. A pass disarms
+ *       only with cur empty (d_pending()): it sealed cur, which closes the inline append (the fast path appends only to cur), so the next defer_rcu()
  *       after a disarm is a slow call and posts the pass. No fence pair is needed: the
  *       cache's owner/stealer protocol orders the disarm against every append. The rate of
  *       takes (each is a membarrier): a pass skips the take, and posts itself again, only
@@ -90,6 +90,19 @@
  *       workers between callbacks (src/init.c), so a fork does not wait for a callback that
  *       waits for it; a callback past the pause that reaches d_lock waits for the fork to
  *       end in the parent, and is counted as run in the child, as any callback past it.
+ *  (D8) Lazy passes. A pass that is not hurried goes to a callback domain of its own per
+ *       flavor (d_engine(): one worker, GRACE_POLICY_LAZY with a DEFER_PERIOD_US period), so
+ *       the passes of every thread that defers now and then share one grace period and one
+ *       wake-up per period, as liburcu's defer thread runs its queues every 100 ms; on the
+ *       flavor's own domain, each arming post would cost a grace period and a take. A hurried
+ *       pass (a backlog, D5; an owner that filled DEFER_FLOOD_CALLS blocks since the last pass
+ *       or waited for its backlog within DEFER_FLOOD_NS) goes to the flavor's own domain with
+ *       call_rcu_hurry(), where nothing paces it. The pass is one rcu_head on one domain at a
+ *       time (it posts itself again only from its callback, or the owner arms it when it is
+ *       in none), so D2's "one pass at a time" holds. Both domains are the engine's: fork
+ *       pauses, copies and restarts their workers alike (D6; dadopt() starts both for a pass
+ *       inherited queued), and the exit drain runs both. The owner's backlog wait asks the
+ *       lazy domain for a grace period (a request ends a lazy wait) before it waits.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -120,6 +133,18 @@
 /* The pass takes a cache whose owner sealed no block since its last take at most this often
  * (point D3): a take costs a membarrier, and liburcu runs its queues every 100 ms. */
 #define DEFER_TAKE_NS 20000000ull
+
+/*
+ * The passes' own callback domain, one per flavor (point D8), created by the first post under
+ * the cache's lock: fork's prepare takes every cache's lock before the engine's (src/init.c), so
+ * no fork copies a creation half done. d_eng_lock orders two creations; the acquire load pairs
+ * with the release store of a domain fully built. Never destroyed: the flavors are static.
+ */
+#define DEFER_PERIOD_US 20000u /* the passes' lazy period (point D8) */
+#define DEFER_FLOOD_CALLS 8u   /* owner's calls between two passes that make it a flood (D8) */
+#define DEFER_FLOOD_NS 1000000000ull /* an owner's backlog makes it a flood this long (D8) */
+static struct grace__cbdom *d_eng[NSLOT];
+static struct grace__lock d_eng_lock = GRACE__LOCK_INIT;
 
 /* The deferred caches, as grace-urcu's defer_rcu() appends to them (internal/retire.h). */
 GRACE_API __thread struct grace__retire *grace__memb_defer GRACE_TLS_IE;
@@ -154,12 +179,48 @@ static void dom_sync(int dom)
 
 static void dpass(struct rcu_head *h);
 
-/* Post the pass; `hurry`: a backlog, whose grace period should not wait for pacing. */
+/* The passes' domain of c's flavor (point D8), created on first use. */
+static struct grace__cbdom *d_engine(struct grace__flavor *f)
+{
+	/* Acquire: pairs with the release store below (the domain is built before it is seen). */
+	struct grace__cbdom *d = grace_load_acquire(&d_eng[f->free_slot]);
+
+	if (GRACE_LIKELY(d != NULL))
+		return d;
+	grace__lock(&d_eng_lock);
+	d = d_eng[f->free_slot];
+	if (!d) {
+		d = grace__cbdom_create(f, 1);
+		if (!d)
+			grace__fatal("defer_rcu", "out of memory creating the deferral queues");
+		(void)grace__cbdom_set_policy(d, GRACE_POLICY_LAZY, DEFER_PERIOD_US);
+		/* Release: pairs with the acquire load above. */
+		grace_store_release(&d_eng[f->free_slot], d);
+	}
+	grace__unlock(&d_eng_lock);
+	return d;
+}
+
+void grace__defer_engine_barrier(struct grace__flavor *f, const char *call)
+{
+	if (f->free_slot < 0 || f->free_slot >= NSLOT)
+		return;
+	/* Acquire: pairs with d_engine()'s release store (a domain fully built). */
+	struct grace__cbdom *d = grace_load_acquire(&d_eng[f->free_slot]);
+
+	if (d)
+		grace__cbdom_barrier(d, call);
+}
+
+/* Post the pass (point D8): on the flavor's own domain when `hurry` (a backlog, a flood: its
+ * grace period should not wait for pacing), else on the passes' lazy domain. */
 static void dpost(struct fcache *c, bool hurry)
 {
-	struct grace__cbdom *d = grace__engine_of(c->f, c->f->calls[GRACE__CALL_CALL]);
-
-	(hurry ? grace__cbdom_call_hurry : grace__cbdom_call)(d, &c->mon, dpass);
+	if (hurry)
+		grace__cbdom_call_hurry(grace__engine_of(c->f, c->f->calls[GRACE__CALL_CALL]),
+					&c->mon, dpass);
+	else
+		grace__cbdom_call(d_engine(c->f), &c->mon, dpass);
 }
 
 /*
@@ -193,11 +254,15 @@ static void drepost(struct fcache *c, bool hurry)
  */
 static void darm(struct fcache *c)
 {
+	/* Point D8: an owner that waited for its backlog within the last DEFER_FLOOD_NS floods;
+	 * its pass is not lazy. dbacklog_ns is the owner's own. */
+	bool hurry = grace__now_ns() - c->dbacklog_ns < DEFER_FLOOD_NS;
+
 	c_lock(c);
 	GRACE__TEST_PAUSE("defer_arm");
 	if (!c->mon_armed) {
 		c->mon_armed = 1;
-		dpost(c, false);
+		dpost(c, hurry);
 	}
 	c_unlock(c);
 }
@@ -349,13 +414,20 @@ static void dpass(struct rcu_head *h)
 	 * miss a later pass sees); pass_* are the pass's own (one pass at a time).
 	 */
 	uint64_t now = grace__now_ns();
-	uint64_t act = (grace_load_relaxed(&c->calls) << 10) | grace_load_relaxed(&c->rt.n);
+	uint64_t calls = grace_load_relaxed(&c->calls);
+	uint64_t act = (calls << 10) | grace_load_relaxed(&c->rt.n);
 	bool idle = act == c->pass_act;
 	bool seal_due = idle || now - c->pass_sealed_ns >= DEFER_TAKE_NS;
+	/* Point D8: an owner that filled DEFER_FLOOD_CALLS blocks since the last pass, or waits
+	 * for its backlog, is not served lazily. */
+	bool flood = calls - c->pass_calls >= DEFER_FLOOD_CALLS ||
+		     grace_load_relaxed(&c->dwaiting) ||
+		     now - grace_load_relaxed(&c->dbacklog_ns) < DEFER_FLOOD_NS;
 
 	c->pass_act = act;
-	if (!seal_due && !c->pass_wait && grace_load_relaxed(&c->dsealed) == c->pass_seen &&
-	    !grace_load_relaxed(&c->dead)) {
+	c->pass_calls = calls;
+	if (!seal_due && !flood && !c->pass_wait &&
+	    grace_load_relaxed(&c->dsealed) == c->pass_seen && !grace_load_relaxed(&c->dead)) {
 		drepost(c, false);
 		return;
 	}
@@ -373,7 +445,7 @@ static void dpass(struct rcu_head *h)
 				c->pass_sealed_ns = now;
 			}
 			mine = d_claim(c, UINT64_MAX);
-			hurry = c->held >= (size_t)3 * DEFER_HURRY;
+			hurry = flood || c->held >= (size_t)3 * DEFER_HURRY;
 			c->pass_seen = c->dsealed;
 			c->pass_wait = c->first != NULL;
 			if (!mine && !d_pending(c)) {
@@ -406,7 +478,7 @@ static void dpass(struct rcu_head *h)
 	}
 	/* A pass that ran many entries serves an owner that defers fast: its next grace period
 	 * should not wait for the pacing either, or the owner reaches DEFER_CAP and waits. */
-	if (mine && drun(c) >= DEFER_HURRY)
+	if ((mine && drun(c) >= DEFER_HURRY) || flood)
 		hurry = true;
 	if (requeue)
 		drepost(c, hurry);
@@ -425,6 +497,10 @@ static GRACE_COLD void dbacklog(struct fcache *c, int dom)
 	bool offline = dom && grace_qsbr_thread_is_online();
 	if (offline)
 		grace_qsbr_thread_offline();
+	/* Point D8: the pass may sit in a lazy wait; a request ends it and starts the grace
+	 * period at once. And this owner's next arming post hurries (darm()). */
+	grace_store_relaxed(&c->dbacklog_ns, grace__now_ns()); /* read by the pass: a hint */
+	grace__cbdom_request_gp(d_engine(c->f), grace__gp_snap(c->f->gp));
 	dom_sync(dom);
 	for (;;) {
 		uint32_t seq = grace_load_acquire(&c->dwake);
@@ -482,10 +558,13 @@ static void dadopt(void)
 		if (arm)
 			c->mon_armed = 1;
 		steal_release(c);
-		if (arm)
+		if (arm) {
 			dpost(c, false);
-		else if (inherited)
+		} else if (inherited) {
+			/* Queued on either domain (point D8): start both. */
 			(void)grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_CALL]);
+			grace__cbdom_request_gp(d_engine(c->f), grace__gp_snap(c->f->gp));
+		}
 	}
 }
 

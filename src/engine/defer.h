@@ -20,6 +20,9 @@ int grace__dcache_register(struct grace__flavor *f);
 void grace__dcache_unregister(struct grace__flavor *f);
 /* Every deferral of f (self: of the calling thread) made before the call has run. */
 void grace__dcache_barrier(struct grace__flavor *f, bool self);
+/* rcu_barrier() on f (engine/callback.c) first waits for the passes on their lazy domain (point
+ * D8 of engine/defer.c) queued before the call; any flavor (none for those without caches). */
+void grace__defer_engine_barrier(struct grace__flavor *f, const char *call);
 /* fork(): called right after (prepare) and before (parent, child) free_rcu's handlers. */
 void grace__defer_atfork_prepare(void);
 void grace__defer_atfork_parent(void);

@@ -68,6 +68,7 @@ struct fcache {
 	uint32_t cons;           /* a consumer (the pass or a barrier) holds `run` (point D2) */
 	uint32_t in_pass;        /* the pass is inside its callback (fork child, point D6) */
 	uint32_t dwaiting;       /* the owner waits for its backlog (point D5) */
+	uint64_t dbacklog_ns;    /* the owner's: when it last waited for its backlog (D8) */
 	uint32_t dwake;          /* futex word: a consumer bumps it to wake the owner */
 	pthread_t cons_tid;      /* the consumer's thread (fork child) */
 	pthread_t pass_tid;      /* the thread inside the pass (fork child) */
@@ -81,6 +82,7 @@ struct fcache {
 	uint64_t pass_seen;      /* the pass's: dsealed after its last take */
 	uint64_t pass_sealed_ns; /* the pass's: when it last sealed cur */
 	uint64_t pass_act;       /* the pass's: the owner's calls and appends at its last run */
+	uint64_t pass_calls;     /* the pass's: the owner's calls at its last run (point D8) */
 	uint32_t pass_wait;      /* the pass's: its last take left sealed blocks to wait for */
 	struct rcu_head mon;
 	struct grace_list_head link; /* on all_caches, under all_lock */
