@@ -241,6 +241,39 @@ TEST(barrier_thread_waits_for_own_deferrals)
 	urcu_memb_defer_unregister_thread();
 }
 
+/*
+ * docs/compat.md: rcu_barrier() of the flavor also waits for the passes queued before it (they
+ * are callbacks, lazy ones on a queue of their own). A thread's first defer_rcu() seals its
+ * entry and posts the pass, which runs the entry once its grace period has ended: so when the
+ * barrier returns, that deferral has run, with no lazy period to wait out first.
+ */
+static void *defer_once_then_barrier(void *arg)
+{
+	long *c = (long *)arg;
+
+	urcu_memb_defer_register_thread();
+	urcu_memb_defer_rcu(count, c);
+	urcu_memb_barrier();
+	long seen = uatomic_read(c);
+	urcu_memb_defer_unregister_thread();
+	return (void *)seen;
+}
+
+TEST(rcu_barrier_waits_for_the_lazy_pass)
+{
+	for (int i = 0; i < 20; i++) {
+		long c = 0;
+		void *seen;
+		pthread_t t;
+
+		REQUIRE(pthread_create(&t, NULL, defer_once_then_barrier, &c) == 0);
+		REQUIRE(pthread_join(t, &seen) == 0);
+		CHECK_MSG((long)seen == 1,
+			  "round %d: %ld deferrals ran before rcu_barrier() returned", i,
+			  (long)seen);
+	}
+}
+
 /* ---- a stalled reader: the backlog stays bounded ---- */
 
 static long stall_ran;
