@@ -21,6 +21,10 @@ grace_test(NAME compat_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_api.c C
 # defer_rcu(): per-thread queues run by callbacks; barriers, exits, a stalled reader, fork.
 grace_test(NAME compat_defer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer.c
            LIBS grace_urcu TIMEOUT 180)
+# The inline append racing takes of its queue (barriers in a loop), without membarrier, where
+# the append's full barrier is what keeps the two apart (mutant defer-fenced-off).
+grace_test(NAME compat_defer_steal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_steal.c
+           LIBS grace_urcu TIMEOUT 60 ENV GRACE_NO_MEMBARRIER=1)
 # An entry appended while its queue's pass disarms (debug builds widen the window).
 grace_test(NAME compat_defer_disarm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_disarm.c
            LIBS grace_urcu TIMEOUT 60)
