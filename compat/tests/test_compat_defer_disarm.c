@@ -41,22 +41,16 @@ TEST(entry_appended_while_the_pass_disarms)
 	urcu_memb_defer_rcu(first, NULL);
 	/* The pass runs the first entry, finds nothing new and stops for 100 ms before it
 	 * disarms the queue: append the second entry then. */
-	for (int i = 0; i < 10000 && !__atomic_load_n(&ran1, __ATOMIC_ACQUIRE); i++)
-		sleep_ms(1);
-	REQUIRE(__atomic_load_n(&ran1, __ATOMIC_ACQUIRE));
+	REQUIRE(wait_flag(&ran1, 10000));
 	sleep_ms(20);
 	urcu_memb_defer_rcu(second, NULL);
 	/* No other deferral and no barrier: only the pass's re-check can run it. 10 s is a bound
 	 * on liveness (it takes a grace period and a pass), not a timing check. */
-	for (int i = 0; i < 10000 && !__atomic_load_n(&ran2, __ATOMIC_ACQUIRE); i++)
-		sleep_ms(1);
-	CHECK_MSG(__atomic_load_n(&ran2, __ATOMIC_ACQUIRE),
+	CHECK_MSG(wait_flag(&ran2, 10000),
 		  "an entry appended while its queue's pass disarmed never ran");
-	urcu_memb_defer_barrier();
-	urcu_memb_defer_unregister_thread();
-	urcu_memb_unregister_thread();
+	pause_site_test_done();
 #else
-	printf("  skipped: the window is widened only in debug builds (GRACE_TEST_PAUSE)\n");
+	PAUSE_SITE_SKIPPED();
 #endif
 }
 

@@ -71,9 +71,7 @@ TEST(fork_while_another_thread_arms_its_cache)
 		/* One deferral of this thread (no barrier): its slow call starts the engine for
 		 * what the child inherited. 10 s bounds liveness; it is not a timing check. */
 		urcu_memb_defer_rcu(other, NULL);
-		for (int i = 0; i < 10000 && !__atomic_load_n(&ran, __ATOMIC_ACQUIRE); i++)
-			sleep_ms(1);
-		if (!__atomic_load_n(&ran, __ATOMIC_ACQUIRE)) {
+		if (!wait_flag(&ran, 10000)) {
 			fprintf(stderr, "child: the other thread's deferral never ran (its cache "
 					"armed with no pass)\n");
 			_exit(3);
@@ -86,11 +84,9 @@ TEST(fork_while_another_thread_arms_its_cache)
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
 	REQUIRE(pthread_join(t, NULL) == 0);
 	CHECK(__atomic_load_n(&ran, __ATOMIC_ACQUIRE));
-	urcu_memb_defer_barrier();
-	urcu_memb_defer_unregister_thread();
-	urcu_memb_unregister_thread();
+	pause_site_test_done();
 #else
-	printf("  skipped: the window is widened only in debug builds (GRACE_TEST_PAUSE)\n");
+	PAUSE_SITE_SKIPPED();
 #endif
 }
 

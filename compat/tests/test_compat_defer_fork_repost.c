@@ -55,9 +55,7 @@ TEST(fork_while_the_pass_posts_itself_again)
 	 * again: it stops 200 ms between clearing in_pass and the post. Fork then. */
 	urcu_memb_defer_rcu(first, NULL);
 	urcu_memb_defer_rcu(second, NULL);
-	for (int i = 0; i < 10000 && !__atomic_load_n(&ran1, __ATOMIC_ACQUIRE); i++)
-		sleep_ms(1);
-	REQUIRE(__atomic_load_n(&ran1, __ATOMIC_ACQUIRE));
+	REQUIRE(wait_flag(&ran1, 10000));
 	sleep_ms(20);
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
@@ -66,9 +64,7 @@ TEST(fork_while_the_pass_posts_itself_again)
 		/* One deferral (no barrier): the second entry must run through the pass. 10 s is
 		 * a bound on liveness, not a timing check. */
 		urcu_memb_defer_rcu(third, NULL);
-		for (int i = 0; i < 10000 && !__atomic_load_n(&ran2, __ATOMIC_ACQUIRE); i++)
-			sleep_ms(1);
-		if (!__atomic_load_n(&ran2, __ATOMIC_ACQUIRE)) {
+		if (!wait_flag(&ran2, 10000)) {
 			fprintf(stderr,
 				"child: the entry deferred before fork() never ran (no pass "
 				"posted, or the engine not started)\n");
@@ -81,10 +77,9 @@ TEST(fork_while_the_pass_posts_itself_again)
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
 	urcu_memb_defer_barrier();
 	CHECK(__atomic_load_n(&ran2, __ATOMIC_ACQUIRE));
-	urcu_memb_defer_unregister_thread();
-	urcu_memb_unregister_thread();
+	pause_site_test_done();
 #else
-	printf("  skipped: the window is widened only in debug builds (GRACE_TEST_PAUSE)\n");
+	PAUSE_SITE_SKIPPED();
 #endif
 }
 
