@@ -255,7 +255,8 @@ static void drepost(struct fcache *c, bool hurry)
 static void darm(struct fcache *c)
 {
 	/* Point D8: an owner that waited for its backlog within the last DEFER_FLOOD_NS floods;
-	 * its pass is not lazy. dbacklog_ns is the owner's own. */
+	 * its pass is not lazy. dbacklog_ns is the owner's own (only it stores it; the pass's
+	 * relaxed load is a hint), so this plain load reads its own last store. */
 	bool hurry = grace__now_ns() - c->dbacklog_ns < DEFER_FLOOD_NS;
 
 	c_lock(c);
@@ -419,7 +420,8 @@ static void dpass(struct rcu_head *h)
 	bool idle = act == c->pass_act;
 	bool seal_due = idle || now - c->pass_sealed_ns >= DEFER_TAKE_NS;
 	/* Point D8: an owner that filled DEFER_FLOOD_CALLS blocks since the last pass, or waits
-	 * for its backlog, is not served lazily. */
+	 * for its backlog, is not served lazily. Relaxed loads of the owner's words: hints that
+	 * order nothing (a stale one costs one lazy or one hurried post). */
 	bool flood = calls - c->pass_calls >= DEFER_FLOOD_CALLS ||
 		     grace_load_relaxed(&c->dwaiting) ||
 		     now - grace_load_relaxed(&c->dbacklog_ns) < DEFER_FLOOD_NS;
