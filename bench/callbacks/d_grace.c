@@ -53,28 +53,15 @@ static void g_call_lat_wake(struct cb_obj *o)
 	call_rcu((struct rcu_head *)(void *)o, g_cb_lat_wake);
 }
 
-/* Experiments only: CB_GRACE_SOFT / CB_GRACE_HARD override the engine's per-CPU callback limits
- * (grace_rcu_set_callback_limits()); run.sh never sets them. */
-static int g_limits(void)
+static int g_setup(const struct cb_setup *cs)
 {
-	const char *s = getenv("CB_GRACE_SOFT"), *h = getenv("CB_GRACE_HARD");
+	unsigned int period_us = cs->period_us;
 
-	if (!s && !h)
-		return 0;
-	size_t soft = s ? strtoull(s, NULL, 0) : 10000, hard = h ? strtoull(h, NULL, 0) : 100000;
-
-	if (grace_rcu_set_callback_limits(soft, hard)) {
-		fprintf(stderr, "callbacks_bench: bad CB_GRACE_SOFT/CB_GRACE_HARD\n");
+	if (cs->soft && grace_rcu_set_callback_limits(cs->soft, cs->hard)) {
+		fprintf(stderr, "callbacks_bench: bad --soft/--hard\n");
 		return -1;
 	}
-	return 0;
-}
-
-static int g_setup(enum cb_policy policy, unsigned int period_us)
-{
-	if (g_limits())
-		return -1;
-	switch (policy) {
+	switch (cs->policy) {
 	case CB_POLICY_DEFAULT:
 		return 0;
 	case CB_POLICY_POLL:

@@ -61,15 +61,15 @@ static void um_call_lat_wake(struct cb_obj *o)
 }
 
 /* liburcu has one policy: its worker sleeps 10 ms after each batch (poll(NULL, 0, 10)). */
-static int um_setup(enum cb_policy policy, unsigned int period_us)
+/* liburcu has one behaviour and no limit on queued callbacks. */
+static int um_setup(const struct cb_setup *cs)
 {
-	(void)period_us;
-	return policy == CB_POLICY_DEFAULT ? 0 : -1;
+	return cs->policy == CB_POLICY_DEFAULT && cs->soft == 0 ? 0 : -1;
 }
 
-static int um_setup_percpu(enum cb_policy policy, unsigned int period_us)
+static int um_setup_percpu(const struct cb_setup *cs)
 {
-	if (um_setup(policy, period_us))
+	if (um_setup(cs))
 		return -1;
 	if (urcu_memb_create_all_cpu_call_rcu_data(0) != 0) {
 		perror("create_all_cpu_call_rcu_data");

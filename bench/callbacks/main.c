@@ -18,8 +18,10 @@
  *   callbacks_bench lat     --design D [--ms M] [--gap-us G] [--load] [--raw FILE]
  *       one call_rcu, wait (futex) for its callback, sleep G us, repeat, for M ms;
  *       enqueue-to-invoke latency percentiles; --load adds a thread that floods call_rcu
- *   callbacks_bench sweep   --design D --rate R [--ms M] [--readers 0|1] [--raw FILE]
- *       a producer offers R callbacks per second (paced) for M ms while a reader runs
+ *   callbacks_bench sweep   --design D --rate R [--ms M] [--readers 0|1] [--tick-us T]
+ *                           [--raw FILE]
+ *       a producer offers R callbacks per second (paced, waking at most once per T us,
+ *       default 1000) for M ms while a reader runs
  *       back-to-back sections; latency percentiles of sampled callbacks, achieved rate, CPU
  *       time of the engine per callback (process CPU minus the producer's, the reader's and
  *       the driver's), worker CPU and grace periods per callback (grace's own counters)
@@ -30,7 +32,8 @@
  *       200, 1000, 2000 and 5000, and of one membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED).
  *       No library is involved (bench "floor", design "machine")
  *   Every command: [--policy default|poll|batch|adaptive|lazy] [--period-us U] [--run K] [--as NAME]
- *   [--no-pin] [--header]. Rows: bench,design,threads,run,metric,value,unit (sweep rows have
+ *   [--soft N [--hard N]] (grace: per-CPU callback limits, hard default 10 x soft) [--no-pin]
+ *   [--header]. Rows: bench,design,threads,run,metric,value,unit (sweep rows have
  *   bench "sweep@R").
  *
  * Pinning: the measuring (or producing) thread runs on the first CPU of the affinity mask, the
@@ -80,12 +83,12 @@ static void usage(void)
 		"                               [--cb flag|free] [--pool N]\n"
 		"       callbacks_bench lat     --design D [--ms M] [--gap-us G] [--load]\n"
 		"                               [--raw FILE]\n"
-		"       callbacks_bench sweep   --design D --rate R [--ms M] [--readers 0|1]\n"
+		"       callbacks_bench sweep   --design D --rate R [--ms M] [--readers 0|1] [--tick-us T]\n"
 		"                               [--raw FILE] [--hurry] [--no-calls]\n"
 		"       callbacks_bench floor   [--ms M]   (no design: the machine's wake-up and\n"
 		"                               membarrier costs)\n"
 		"       common: [--policy default|poll|batch|adaptive|lazy] [--period-us U] [--run K]\n"
-		"               [--as NAME] [--no-pin] [--header]\n");
+		"               [--soft N [--hard N]] [--as NAME] [--no-pin] [--header]\n");
 	exit(2);
 }
 
@@ -530,6 +533,7 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	bool hurry = bench_arg_flag(argc, argv, "--hurry");
 	bool no_calls = bench_arg_flag(argc, argv, "--no-calls");
 	uint64_t max = bench_arg_u64(argc, argv, "--max", 20000);
+	uint64_t tick_us = bench_arg_u64(argc, argv, "--tick-us", 1000);
 	const char *raw = bench_arg_str(argc, argv, "--raw");
 	static struct sweep_ctx c;
 	pthread_t pth;
@@ -553,6 +557,7 @@ static int cmd_sweep(const struct cb_design *d, const char *as, int run, int arg
 	c.own[0] = (pid_t)syscall(SYS_gettid);
 	c.p.stop = &c.stop;
 	c.p.rate = rate;
+	c.p.tick_ns = tick_us * 1000;
 	c.p.max_samples = (uint32_t)max;
 	/* Pool: 200 ms of calls (the peer's latency is about 10 ms), 4096 to 2^20 objects. */
 	uint64_t np = rate / 5;
@@ -745,8 +750,20 @@ int main(int argc, char **argv)
 		policy = CB_POLICY_LAZY;
 	else if (pol && strcmp(pol, "default") != 0)
 		usage();
-	if (d->setup(policy, (unsigned int)bench_arg_u64(argc, argv, "--period-us", 10000))) {
-		fprintf(stderr, "callbacks_bench: design %s has no policy '%s'\n", d->name, pol);
+	struct cb_setup cs = {
+		.policy = policy,
+		.period_us = (unsigned int)bench_arg_u64(argc, argv, "--period-us", 10000),
+		.soft = (size_t)bench_arg_u64(argc, argv, "--soft", 0),
+		.hard = (size_t)bench_arg_u64(argc, argv, "--hard", 0),
+	};
+
+	if (cs.hard && !cs.soft)
+		usage();
+	if (cs.soft && !cs.hard)
+		cs.hard = 10 * cs.soft;
+	if (d->setup(&cs)) {
+		fprintf(stderr, "callbacks_bench: design %s has no policy '%s'%s\n", d->name, pol,
+			cs.soft ? " or no callback limits" : "");
 		return 2;
 	}
 	cpus.pin = !bench_arg_flag(argc, argv, "--no-pin");

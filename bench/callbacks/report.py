@@ -24,11 +24,14 @@ POLICIES = [
     ("grace-batch1ms", "grace BATCH, 1 ms period"),
     ("grace-lazy10ms", "grace LAZY, 10 ms period: liburcu's cadence, one wake-up a period"),
     ("grace-lazy1s", "grace LAZY, 1 s period (Linux's RCU_LAZY): a wake-up a period while busy"),
+    ("grace-lazy10ms-roomy", "grace LAZY, 10 ms period, callback limits raised to 10^6 per CPU: "
+     "no early grace period below 5x10^7 callbacks/s"),
     ("urcu-memb", "liburcu memb: worker sleeps 10 ms after each batch"),
 ]
 PEER = "urcu-memb"
 COLORS = {"grace-adaptive": "tab:purple", "grace-poll": "tab:blue", "grace-batch10ms": "tab:green", "grace-batch1ms": "tab:olive",
           "grace-lazy10ms": "tab:cyan", "grace-lazy1s": "tab:brown",
+          "grace-lazy10ms-roomy": "tab:gray",
           "urcu-memb": "tab:red"}
 
 

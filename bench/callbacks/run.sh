@@ -47,9 +47,14 @@ pol_args=("--design grace --policy adaptive" "--design grace --policy poll"
           "--design grace --policy batch --period-us 1000")
 # The sweep (latency, CPU and wake-ups against offered load) also runs the lazy policy; the
 # lone-callback latency runs do not (a lone callback waits its whole period, 1 s, by design).
-sw_names=("${pol_names[@]}" grace-lazy10ms grace-lazy1s)
+# grace-lazy10ms-roomy: the same 10 ms lazy period with the callback limits raised to 10^6 per
+# CPU (grace_rcu_set_callback_limits()), the setting for high rates: under the default limits
+# (10^4 per CPU) a lazy domain with more than a quarter of its soft limit pending ends its lazy
+# waits, so past about 5x10^5 callbacks/s it runs grace periods early, as memory pressure.
+sw_names=("${pol_names[@]}" grace-lazy10ms grace-lazy1s grace-lazy10ms-roomy)
 sw_args=("${pol_args[@]}" "--design grace --policy lazy --period-us 10000"
-         "--design grace --policy lazy --period-us 1000000")
+         "--design grace --policy lazy --period-us 1000000"
+         "--design grace --policy lazy --period-us 10000 --soft 1000000")
 # The baselines of the sweep: the same producer loop and reader with no call at all (the cost
 # of callbacks is measured against it), and call_rcu_hurry() under the adaptive policy.
 base_names=(grace-nocalls grace-adaptive-hurry)
