@@ -6,7 +6,11 @@
 # (oversubscribed on a 2-CPU machine: labelled); and grace without membarrier
 # (GRACE_NO_MEMBARRIER=1) on the floods. Columns: Mdefer/s (wall), CPU ns per deferral (the
 # whole process), and grace's ratios (throughput: grace/liburcu; CPU: liburcu/grace; above 1
-# grace is better).
+# grace is better). Each point also runs, interleaved, the same loop with no deferral against
+# each library (defer_flood ... none): *extra* CPU is the run's CPU minus that baseline's, per
+# deferral. On the paced points the sleeps and wake-ups between calls cost more than the
+# deferrals (tens of microseconds per call on a VM): the whole CPU hides the difference, the
+# extra CPU shows it.
 #
 #   bench/free/defer_flood.sh [--build DIR] [--reps R] [--out FILE]
 #
@@ -46,22 +50,30 @@ for r in $(seq 1 "$reps"); do
     env $genv "$g" $args >>"$tmp/g$i" || echo "defer_flood.sh: grace run failed ($label)" >&2
     # shellcheck disable=SC2086
     [ $have_urcu = 1 ] && { "$u" $args >>"$tmp/u$i" || echo "defer_flood.sh: liburcu run failed ($label)" >&2; }
+    # shellcheck disable=SC2086
+    env $genv "$g" $args none >>"$tmp/gb$i" || echo "defer_flood.sh: grace baseline failed ($label)" >&2
+    # shellcheck disable=SC2086
+    [ $have_urcu = 1 ] && { "$u" $args none >>"$tmp/ub$i" || echo "defer_flood.sh: liburcu baseline failed ($label)" >&2; }
   done
 done
 med() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 {
-  echo "| point | grace Mdefer/s | liburcu Mdefer/s | ratio | grace CPU ns/defer | liburcu CPU ns/defer | CPU ratio |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
+  echo "| point | grace Mdefer/s | liburcu Mdefer/s | ratio | grace CPU ns/defer | liburcu CPU ns/defer | CPU ratio | grace extra CPU ns/defer | liburcu extra CPU ns/defer | extra CPU ratio |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for i in "${!points[@]}"; do
     IFS='|' read -r label _ _ <<<"${points[$i]}"
     gt=$(cut -d, -f7 "$tmp/g$i" | med); gc=$(cut -d, -f8 "$tmp/g$i" | med)
+    gx=$(awk -v a="$gc" -v b="$(cut -d, -f8 "$tmp/gb$i" | med)" 'BEGIN {printf "%.1f", a - b}')
     if [ $have_urcu = 1 ]; then
       ut=$(cut -d, -f7 "$tmp/u$i" | med); uc=$(cut -d, -f8 "$tmp/u$i" | med)
+      ux=$(awk -v a="$uc" -v b="$(cut -d, -f8 "$tmp/ub$i" | med)" 'BEGIN {printf "%.1f", a - b}')
       rt=$(awk -v a="$gt" -v b="$ut" 'BEGIN {printf "%.2f", a / b}')
       rc=$(awk -v a="$uc" -v b="$gc" 'BEGIN {printf "%.2f", a / b}')
-    else ut=- uc=- rt=- rc=-; fi
-    echo "| $label | $gt | $ut | $rt | $gc | $uc | $rc |"
+      # An extra CPU at or below 0 is within the noise of the baseline: no ratio.
+      rx=$(awk -v a="$ux" -v b="$gx" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b; else print "n/a"}')
+    else ut=- uc=- ux=- rt=- rc=- rx=-; fi
+    echo "| $label | $gt | $ut | $rt | $gc | $uc | $rc | $gx | $ux | $rx |"
   done
   echo
-  echo "Medians of $reps interleaved runs; load average before: $load0."
+  echo "Medians of $reps interleaved runs; extra CPU: a run's median less the median of the same loop with no deferral; load average before: $load0."
 } | if [ -n "$out" ]; then tee "$out"; else cat; fi

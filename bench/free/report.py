@@ -94,7 +94,9 @@ def main():
                   "threads each defer N no-op functions, sleeping between two calls on the "
                   "paced points, then unregister. Throughput is wall-clock deferrals per "
                   "second; CPU is the whole process's (workers and liburcu's defer thread "
-                  "included) per deferral. Ratios are grace's: above 1, grace is better. "
+                  "included) per deferral; *extra* CPU subtracts the same loop with no "
+                  "deferral, whose sleeps cost more than the deferrals on the paced points. "
+                  "Ratios are grace's: above 1, grace is better. "
                   "Command: `%s`.\n" % "bench/free/defer_flood.sh")
         with open(a.defer_md) as f:
             md.append(f.read())

@@ -132,7 +132,7 @@
 #define DEFER_STUCK_MS 100u          /* the owner's backlog wait gives up past this */
 /* The pass takes a cache whose owner sealed no block since its last take at most this often
  * (point D3): a take costs a membarrier, and liburcu runs its queues every 100 ms. */
-#define DEFER_TAKE_NS 20000000ull
+#define DEFER_TAKE_NS 100000000ull
 
 /*
  * The passes' own callback domain, one per flavor (point D8), created by the first post under
@@ -140,8 +140,11 @@
  * no fork copies a creation half done. d_eng_lock orders two creations; the acquire load pairs
  * with the release store of a domain fully built. Never destroyed: the flavors are static.
  */
-#define DEFER_PERIOD_US 20000u /* the passes' lazy period (point D8) */
-#define DEFER_FLOOD_CALLS 8u   /* owner's calls between two passes that make it a flood (D8) */
+/* The passes' lazy period (point D8): liburcu's defer thread's. At 20 ms, 2 threads deferring
+ * 1000 times a second each cost 207 membarriers and 174 futex calls in 0.6 s; at 100 ms, 53
+ * and 54 (liburcu: 16 and 14). */
+#define DEFER_PERIOD_US 100000u
+#define DEFER_FLOOD_CALLS 8u /* owner's calls between two passes that make it a flood (D8) */
 #define DEFER_FLOOD_NS 1000000000ull /* an owner's backlog makes it a flood this long (D8) */
 static struct grace__cbdom *d_eng[NSLOT];
 static struct grace__lock d_eng_lock = GRACE__LOCK_INIT;
