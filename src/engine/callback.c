@@ -694,10 +694,8 @@ static int64_t limit_x_cpus(uint64_t per_cpu, unsigned int ncpu)
  * timed sleep is woken to hurry what it holds; one awake sees the new generation at its next
  * pass; one asleep until a push holds nothing that waits.
  */
-static GRACE_COLD void lazy_pressure(struct grace__cbdom *d, int64_t backlog, int64_t soft)
+static void wake_pressed(struct grace__cbdom *d)
 {
-	if (!grace__policy_pressure(&d->pol, grace__now_ns(), backlog, soft))
-		return;
 	/* Full barrier: the generation before the loads of the sleeping words. Store-buffering
 	 * pair with a worker's store of sleeping, fence and re-check of the generation
 	 * (worker_sleep(), worker_has_work()): it sees the generation, or this sees it asleep. */
@@ -706,6 +704,18 @@ static GRACE_COLD void lazy_pressure(struct grace__cbdom *d, int64_t backlog, in
 		if (grace_load_acquire(&d->w[i].started) &&
 		    grace_load_relaxed(&d->w[i].sleeping) == TIMED_SLEEP)
 			grace__cb_wake_worker(&d->w[i]);
+}
+
+static GRACE_COLD void lazy_pressure(struct grace__cbdom *d, int64_t backlog, int64_t soft)
+{
+	if (grace__policy_pressure(&d->pol, grace__now_ns(), backlog, soft))
+		wake_pressed(d);
+}
+
+void grace__cbdom_press(struct grace__cbdom *d)
+{
+	grace__policy_press(&d->pol);
+	wake_pressed(d);
 }
 
 /*

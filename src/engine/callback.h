@@ -41,6 +41,9 @@ void grace__cbdom_call_hurry(struct grace__cbdom *d, struct rcu_head *head, rcu_
 void grace__cbdom_barrier(struct grace__cbdom *d, const char *call);
 /* Make sure a grace period completing `cookie` will run, without waiting for it. */
 void grace__cbdom_request_gp(struct grace__cbdom *d, uint64_t cookie);
+/* LAZY: end every lazy wait of d and hurry what its workers hold, as memory pressure does
+ * (docs/policies.md, "Lazy callbacks"): for a thread that waits for callbacks it queued. */
+void grace__cbdom_press(struct grace__cbdom *d);
 /* poll_state found `cookie` not complete: make sure a requested grace period has a worker to
  * run it (a fork child that only polls). Cheap when there is nothing to do. */
 void grace__cbdom_poll_missed(struct grace__cbdom *d, uint64_t cookie);

@@ -502,9 +502,13 @@ static GRACE_COLD void dbacklog(struct fcache *c, int dom)
 	bool offline = dom && grace_qsbr_thread_is_online();
 	if (offline)
 		grace_qsbr_thread_offline();
-	/* Point D8: the pass may sit in a lazy wait; a request ends it and starts the grace
-	 * period at once. And this owner's next arming post hurries (darm()). */
+	/* Point D8: the pass may sit in a lazy wait. Pressure ends it and hurries the pass, which
+	 * a worker may find only after the requested grace period began (it then needs one more,
+	 * and a lazy domain would start that one a period later: the first backlog of a flood
+	 * waited 100 ms); the request starts a grace period at once. And this owner's next
+	 * arming post hurries (darm()). */
 	grace_store_relaxed(&c->dbacklog_ns, grace__now_ns()); /* read by the pass: a hint */
+	grace__cbdom_press(d_engine(c->f));
 	grace__cbdom_request_gp(d_engine(c->f), grace__gp_snap(c->f->gp));
 	dom_sync(dom);
 	for (;;) {

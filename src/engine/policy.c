@@ -312,12 +312,17 @@ bool grace__policy_pressure(struct grace__policy *p, uint64_t now, int64_t backl
 {
 	if (!(backlog > soft_total / GRACE__POLICY_LAZY_SOFT_SHARE) && !psi_pressure(now))
 		return false;
+	grace__policy_press(p);
+	return true;
+}
+
+void grace__policy_press(struct grace__policy *p)
+{
 	/* Relaxed: the caller's full barrier before it loads the workers' sleeping words orders
 	 * it before them; it pairs with a sleeping worker's fence before its re-check
 	 * (worker_sleep()): either the worker sees the new generation or the caller sees it
 	 * asleep and wakes it. */
 	grace_fetch_add(&p->pressure, 1u, __ATOMIC_RELAXED);
-	return true;
 }
 
 uint32_t grace__policy_pressure_gen(const struct grace__policy *p)

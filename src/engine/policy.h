@@ -133,6 +133,10 @@ uint64_t grace__policy_stamp(const struct grace__policy *p, uint64_t now, uint64
  * workers that wait. Never blocks: at most one read of the PSI file. */
 bool grace__policy_pressure(struct grace__policy *p, uint64_t now, int64_t backlog,
 			    int64_t soft_total);
+/* Bump the pressure generation unconditionally (a queuing thread that must not wait a lazy
+ * period: the deferral passes' backlog, engine/defer.c point D8); the caller then wakes the
+ * workers that wait, as after grace__policy_pressure(). */
+void grace__policy_press(struct grace__policy *p);
 /* The pressure generation: a worker that finds it changed since it last looked hurries what it
  * holds, and does not begin a timed sleep. */
 uint32_t grace__policy_pressure_gen(const struct grace__policy *p);
