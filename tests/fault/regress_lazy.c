@@ -14,7 +14,9 @@
  *  3. barrier_and_exit_flush_lazy: rcu_barrier(), srcu_barrier() and the exit drain run lazy
  *     callbacks (the drain's bound, 3 s, is shorter than the period).
  *  4. count_pressure_ends_wait: pending callbacks past a quarter of the soft limit end the
- *     wait (below the soft limit itself, which would expedite).
+ *     wait (below the soft limit itself, which would expedite). raised_limits_keep_wait: twice
+ *     what ends the wait under the default limits leaves it alone under limits of 400000 per
+ *     CPU (docs/policies.md, "At high rates, raise the limits").
  *  5. psi_pressure_ends_wait: an unchanged PSI total does not end the wait; 5 s of stall
  *     reported since the last sample does.
  *  6. fork_with_lazy_pending: a fork child runs the lazy callbacks it inherited (barrier) and
@@ -221,6 +223,39 @@ TEST(count_pressure_ends_wait)
 {
 	CHECK(run_case(count_pressure_ends_wait, "pending callbacks end a 10 s lazy wait", NULL) ==
 	      0);
+}
+
+static void raised_limits_keep_wait(void *arg)
+{
+	(void)arg;
+	setenv("GRACE_MEMORY_PRESSURE", "off", 1);
+	if (grace_rcu_set_policy(GRACE_POLICY_LAZY, LONG_US) != 0 ||
+	    grace_rcu_set_callback_limits(1000 * SOFT, 100000 * SOFT) != 0)
+		exit(2);
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	if (ncpu < 1)
+		ncpu = 1;
+	/* Half the default soft limit (10000 per CPU), twice what ends the wait under the default
+	 * limits, far below a quarter of these: nothing may end the 10 s wait within 0.5 s. */
+	unsigned long n = (unsigned long)ncpu * 5000;
+	for (unsigned long i = 0; i < n; i++)
+		call_rcu(head_new(), count_free);
+	fault_sleep_ms(500);
+	if (ran_now() != 0) {
+		fprintf(stderr,
+			"  %lu of %lu callbacks ran within 0.5 s of a 10 s lazy period, "
+			"under limits of %d per CPU\n",
+			ran_now(), n, 1000 * SOFT);
+		exit(3);
+	}
+	rcu_barrier();
+	if (ran_now() != n)
+		exit(4);
+	exit(7);
+}
+TEST(raised_limits_keep_wait)
+{
+	CHECK(run_case(raised_limits_keep_wait, "raised limits keep a 10 s lazy wait", NULL) == 0);
 }
 
 /* ---- 5 ---- */
