@@ -101,8 +101,10 @@
  *       time (it posts itself again only from its callback, or the owner arms it when it is
  *       in none), so D2's "one pass at a time" holds. Both domains are the engine's: fork
  *       pauses, copies and restarts their workers alike (D6; dadopt() starts both for a pass
- *       inherited queued), and the exit drain runs both. The owner's backlog wait asks the
- *       lazy domain for a grace period (a request ends a lazy wait) before it waits.
+ *       inherited queued), and the exit drain runs both. The owner's backlog wait presses
+ *       the lazy domain (its workers hurry what they hold, as under memory pressure) and
+ *       asks it for a grace period before it waits: a request alone ends a lazy wait, but
+ *       a pass found after the requested grace period began would wait a period for its own.
  */
 #include <errno.h>
 #include <pthread.h>
