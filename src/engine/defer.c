@@ -105,6 +105,10 @@
  *       the lazy domain (its workers hurry what they hold, as under memory pressure) and
  *       asks it for a grace period before it waits: a request alone ends a lazy wait, but
  *       a pass found after the requested grace period began would wait a period for its own.
+ *       The passes drive their blocks' grace periods: a seal takes its cookie without asking
+ *       the flavor's engine (grace__fc_seal()), and a pass that finds a sealed block not
+ *       ready posts itself again (pass_wait), so the grace period its callback then waits
+ *       for, which starts after the post, serves the block; a barrier waits for its own.
  */
 #include <errno.h>
 #include <pthread.h>
