@@ -4,7 +4,8 @@
  *   - nothing runs before the readers that could hold it are done, and each thread's deferrals
  *     run once, in order (default flavor and QSBR);
  *   - the barriers wait for every deferral queued before them; unregistration runs the thread's;
- *   - threads that exit without unregistering: their deferrals still run;
+ *   - threads that exit without unregistering: their deferrals still run; with no barrier and
+ *     the thread alive, they run too (the passes drive their grace periods);
  *   - a stalled reader: the queue stays bounded (the owner runs its own backlog);
  *   - a deferred function that takes a lock the deferring thread holds across defer_rcu();
  *   - fork() while other threads defer: the child defers, waits and exits 0.
@@ -272,6 +273,53 @@ TEST(rcu_barrier_waits_for_the_lazy_pass)
 			  "round %d: %ld deferrals ran before rcu_barrier() returned", i,
 			  (long)seen);
 	}
+}
+
+/*
+ * docs/compat.md: a deferral runs within about 100 ms and a grace period or two, whether its
+ * thread keeps deferring or stops. With no barrier, no unregistration and the thread still
+ * registered (a QSBR thread reporting quiescent states), 1, 100 (a partial block) and 400 (two
+ * full blocks and a partial one) deferrals all run: the passes drive the grace periods their
+ * blocks wait for. The wait allows 20 s: it tests that they run, not how fast.
+ */
+static void wait_count(const long *c, long n, const char *what, int qsbr)
+{
+	for (int ms = 0; ms < 20000 && uatomic_read(c) < n; ms++) {
+		if (qsbr)
+			urcu_qsbr_quiescent_state();
+		usleep(1000);
+	}
+	CHECK_MSG(uatomic_read(c) == n, "%s: %ld of %ld deferrals ran within 20 s, no barrier",
+		  what, uatomic_read(c), n);
+}
+
+TEST(deferrals_run_without_a_barrier)
+{
+	static const long sizes[] = { 1, 100, 400 };
+
+	urcu_memb_register_thread();
+	urcu_memb_defer_register_thread();
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		long c = 0;
+
+		for (long k = 0; k < sizes[i]; k++)
+			urcu_memb_defer_rcu(count, &c);
+		wait_count(&c, sizes[i], "memb", 0);
+	}
+	urcu_memb_defer_unregister_thread();
+	urcu_memb_unregister_thread();
+
+	urcu_qsbr_register_thread();
+	urcu_qsbr_defer_register_thread();
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		long c = 0;
+
+		for (long k = 0; k < sizes[i]; k++)
+			urcu_qsbr_defer_rcu(count, &c);
+		wait_count(&c, sizes[i], "qsbr", 1);
+	}
+	urcu_qsbr_defer_unregister_thread();
+	urcu_qsbr_unregister_thread();
 }
 
 /* ---- a stalled reader: the backlog stays bounded ---- */
