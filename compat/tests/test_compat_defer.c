@@ -293,6 +293,10 @@ static void wait_count(const long *c, long n, const char *what, int qsbr)
 		  what, uatomic_read(c), n);
 }
 
+/* One counter per case, never reused: the test's wait is a plain poll, with no barrier to order
+ * a deferred function's last increment before a new use of its counter. */
+static long run_counts[2][3];
+
 TEST(deferrals_run_without_a_barrier)
 {
 	static const long sizes[] = { 1, 100, 400 };
@@ -300,11 +304,11 @@ TEST(deferrals_run_without_a_barrier)
 	urcu_memb_register_thread();
 	urcu_memb_defer_register_thread();
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		long c = 0;
+		long *c = &run_counts[0][i];
 
 		for (long k = 0; k < sizes[i]; k++)
-			urcu_memb_defer_rcu(count, &c);
-		wait_count(&c, sizes[i], "memb", 0);
+			urcu_memb_defer_rcu(count, c);
+		wait_count(c, sizes[i], "memb", 0);
 	}
 	urcu_memb_defer_unregister_thread();
 	urcu_memb_unregister_thread();
@@ -312,11 +316,11 @@ TEST(deferrals_run_without_a_barrier)
 	urcu_qsbr_register_thread();
 	urcu_qsbr_defer_register_thread();
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		long c = 0;
+		long *c = &run_counts[1][i];
 
 		for (long k = 0; k < sizes[i]; k++)
-			urcu_qsbr_defer_rcu(count, &c);
-		wait_count(&c, sizes[i], "qsbr", 1);
+			urcu_qsbr_defer_rcu(count, c);
+		wait_count(c, sizes[i], "qsbr", 1);
 	}
 	urcu_qsbr_defer_unregister_thread();
 	urcu_qsbr_unregister_thread();
