@@ -280,48 +280,54 @@ TEST(rcu_barrier_waits_for_the_lazy_pass)
  * thread keeps deferring or stops. With no barrier, no unregistration and the thread still
  * registered (a QSBR thread reporting quiescent states), 1, 100 (a partial block) and 400 (two
  * full blocks and a partial one) deferrals all run: the passes drive the grace periods their
- * blocks wait for. The wait allows 20 s: it tests that they run, not how fast.
+ * blocks wait for. The wait allows 20 s: it tests that they run, not how fast. One counter per
+ * case, never reused: the wait is a plain poll, with no barrier to order a deferred function's
+ * last increment before a new use of its counter.
  */
-static void wait_count(const long *c, long n, const char *what, int qsbr)
-{
-	for (int ms = 0; ms < 20000 && uatomic_read(c) < n; ms++) {
-		if (qsbr)
-			urcu_qsbr_quiescent_state();
-		usleep(1000);
-	}
-	CHECK_MSG(uatomic_read(c) == n, "%s: %ld of %ld deferrals ran within 20 s, no barrier",
-		  what, uatomic_read(c), n);
-}
-
-/* One counter per case, never reused: the test's wait is a plain poll, with no barrier to order
- * a deferred function's last increment before a new use of its counter. */
 static long run_counts[2][3];
 
-TEST(deferrals_run_without_a_barrier)
+/* Each flavor's calls, so that one loop runs both. */
+struct defer_api {
+	const char *name;
+	void (*defer)(void (*fct)(void *), void *p);
+	void (*quiescent)(void); /* QSBR: report a quiescent state while waiting; else NULL */
+};
+
+static void run_without_barrier(const struct defer_api *api, long *counts)
 {
 	static const long sizes[] = { 1, 100, 400 };
 
-	urcu_memb_register_thread();
-	urcu_memb_defer_register_thread();
 	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		long *c = &run_counts[0][i];
+		long *c = &counts[i];
 
 		for (long k = 0; k < sizes[i]; k++)
-			urcu_memb_defer_rcu(count, c);
-		wait_count(c, sizes[i], "memb", 0);
+			api->defer(count, c);
+		for (int ms = 0; ms < 20000 && uatomic_read(c) < sizes[i]; ms++) {
+			if (api->quiescent)
+				api->quiescent();
+			usleep(1000);
+		}
+		CHECK_MSG(uatomic_read(c) == sizes[i],
+			  "%s: %ld of %ld deferrals ran within 20 s, no barrier", api->name,
+			  uatomic_read(c), sizes[i]);
 	}
+}
+
+TEST(deferrals_run_without_a_barrier)
+{
+	static const struct defer_api memb = { "memb", urcu_memb_defer_rcu, NULL };
+	static const struct defer_api qsbr = { "qsbr", urcu_qsbr_defer_rcu,
+					       urcu_qsbr_quiescent_state };
+
+	urcu_memb_register_thread();
+	urcu_memb_defer_register_thread();
+	run_without_barrier(&memb, run_counts[0]);
 	urcu_memb_defer_unregister_thread();
 	urcu_memb_unregister_thread();
 
 	urcu_qsbr_register_thread();
 	urcu_qsbr_defer_register_thread();
-	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		long *c = &run_counts[1][i];
-
-		for (long k = 0; k < sizes[i]; k++)
-			urcu_qsbr_defer_rcu(count, c);
-		wait_count(c, sizes[i], "qsbr", 1);
-	}
+	run_without_barrier(&qsbr, run_counts[1]);
 	urcu_qsbr_defer_unregister_thread();
 	urcu_qsbr_unregister_thread();
 }
