@@ -25,6 +25,10 @@ grace_test(NAME compat_defer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer
 # the append's full barrier is what keeps the two apart (mutant defer-fenced-off).
 grace_test(NAME compat_defer_steal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_steal.c
            LIBS grace_urcu TIMEOUT 60 ENV GRACE_NO_MEMBARRIER=1)
+# exit() with deferrals pending, on the main thread and left by a thread that returned: the exit
+# handler's drain runs them (each case in a child that has not used grace before).
+grace_test(NAME compat_defer_exit SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_exit.c
+           LIBS grace_urcu TIMEOUT 120)
 # An entry appended while its queue's pass disarms (debug builds widen the window).
 grace_test(NAME compat_defer_disarm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer_disarm.c
            LIBS grace_urcu TIMEOUT 60)
