@@ -146,9 +146,10 @@
  * no fork copies a creation half done. d_eng_lock orders two creations; the acquire load pairs
  * with the release store of a domain fully built. Never destroyed: the flavors are static.
  */
-/* The passes' lazy period (point D8): liburcu's defer thread's. At 20 ms, 2 threads deferring
- * 1000 times a second each cost 207 membarriers and 174 futex calls in 0.6 s; at 100 ms, 53
- * and 54 (liburcu: 16 and 14). */
+/* The passes' lazy period (point D8): liburcu's defer thread's. Quiet run, strace -f -c: 2
+ * threads deferring 1000 times a second each for 0.5 s cost 201 membarriers and 176 futex
+ * calls at 20 ms, 60 and 53 at 100 ms (45 and 28 once seals stopped asking the engine;
+ * liburcu: 16 and 13). */
 #define DEFER_PERIOD_US 100000u
 #define DEFER_FLOOD_CALLS 8u /* owner's calls between two passes that make it a flood (D8) */
 #define DEFER_FLOOD_NS 1000000000ull /* an owner's backlog makes it a flood this long (D8) */

@@ -186,17 +186,15 @@ void grace__fc_seal(struct fcache *c)
 	struct fblk *b = c->cur;
 
 	cur_sync(c);
-	/* A deferred cache's pass drives the grace period its blocks wait for: its own callback
-	 * (engine/defer.c, point D8), lazy or hurried, waits for a grace period that starts
-	 * after the pass was posted again, and a pass that finds a block not ready posts itself
-	 * again (pass_wait). Asking the flavor's own engine here woke one of its workers per
-	 * sealed block, a grace period and an idle sleep (a membarrier) each: 16 threads
-	 * deferring 10000 times a second paid 434 such sleeps in a 1 s run. */
-	if (c->deferred) {
+	/* No request to the engine where something else drives the grace period: the stepping
+	 * threads, or a deferred cache's pass, whose own callback (engine/defer.c, point D8)
+	 * waits for a grace period that starts after the pass posted itself again, as it does
+	 * when it finds a block not ready (pass_wait). A request per deferred block woke one of
+	 * the flavor's workers for a grace period and an idle sleep (a membarrier) each. */
+	if (c->deferred || c->f->gp->step) {
 		b->cookie = grace__gp_snap(c->f->gp);
-	} else if (c->f->gp->step) {
-		b->cookie = grace__gp_snap(c->f->gp);
-		c->step_unc += b->n;
+		if (!c->deferred)
+			c->step_unc += b->n;
 	} else {
 		b->cookie = grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_FREE]);
 	}
