@@ -9,7 +9,7 @@
 #   debug        GRACE_DEBUG=ON: misuse is diagnosed and aborts (death tests check messages).
 #                Only the quick tests that asan (the same build with the sanitizers) does not
 #                cover: see the comment at $debug_only below
-#   asan         GRACE_DEBUG=ON + ASan/UBSan/LSan: every quick test but four fork tests
+#   asan         GRACE_DEBUG=ON + ASan/UBSan/LSan: every quick test but five fork tests
 #   tsan         TSan mode (read side uses acquire/release; fence fallback)
 #   aarch64      cross-built with Debian's aarch64-linux-gnu compilers, run under qemu-user
 #                (cmake/toolchain-aarch64-linux-gnu.cmake). qemu-user refuses rseq(2) and runs on
@@ -126,8 +126,10 @@ for c in "${configs[@]}"; do
   # ASan allocator takes no lock around fork(): a child can inherit one of its size-class locks
   # held by a parent thread and hang in its first malloc() (gdb: every child thread blocked in
   # SizeClassAllocator64::GetFromAllocator; 5 runs in about 90 under load). glibc's own malloc is
-  # fork-safe, so the other configurations run them.
-  if [ "$c" = asan ]; then exclude='^(fault_fork|compat_lfht_fork|api_hash_fork(_cxx)?|model_memb_[0-9])$'; fi
+  # fork-safe, so the other configurations run them. compat_defer_fork_arm too: its parent forks
+  # while libgrace's workers allocate, and 9 of 20 ASan runs hung there, the child's workers in
+  # GetFromAllocator (the same at c54d523, before the lazy passes' changes: 16 of 20).
+  if [ "$c" = asan ]; then exclude='^(fault_fork|compat_lfht_fork|compat_defer_fork_arm|api_hash_fork(_cxx)?|model_memb_[0-9])$'; fi
   env_extra=()
   if [ "$c" = asan ]; then env_extra=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1); fi
   # tsan: the fault tests that fork a multi-threaded process and start threads in the child,
