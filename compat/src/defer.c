@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * defer_rcu(): glue onto libgrace's deferred caches (src/engine/defer.c, whose
- * opening argument, points D1-D7, is the correctness argument of defer_rcu()).
+ * opening argument, points D1-D9, is the correctness argument of defer_rcu()).
  *
  * Each thread has one deferred cache per grace domain (the default flavors share grace_rcu's;
  * QSBR has its own), of the same blocks and per-thread machinery as free_rcu() and rcu_retire():

@@ -5,7 +5,8 @@
  *     run once, in order (default flavor and QSBR);
  *   - the barriers wait for every deferral queued before them; unregistration runs the thread's;
  *   - threads that exit without unregistering: their deferrals still run; with no barrier and
- *     the thread alive, they run too (the passes drive their grace periods);
+ *     the thread alive, they run too (the passes drive their grace periods), also while the
+ *     thread keeps deferring (before its block fills);
  *   - a stalled reader: the queue stays bounded (the owner runs its own backlog);
  *   - a deferred function that takes a lock the deferring thread holds across defer_rcu();
  *   - fork() while other threads defer: the child defers, waits and exits 0.
@@ -328,6 +329,55 @@ TEST(deferrals_run_without_a_barrier)
 	urcu_qsbr_register_thread();
 	urcu_qsbr_defer_register_thread();
 	run_without_barrier(&qsbr, run_counts[1]);
+	urcu_qsbr_defer_unregister_thread();
+	urcu_qsbr_unregister_thread();
+}
+
+/* ---- a thread that keeps deferring: its deferrals run before its block fills ---- */
+
+/* The marker goes into a block that already holds an entry (the first deferral of a queue is
+ * sealed at once, when it posts the pass), then the thread keeps deferring, one entry every
+ * 50 ms. The promise (docs/compat.md) is about 100 ms and a grace period or two: about 5 more
+ * deferrals. A queue whose partly filled block is sealed only when the block fills (168
+ * entries), or at the owner's next slow call (32 entries), fails: the bound is 20. */
+static long keep_marker, keep_other;
+
+static void keep_deferring(const struct defer_api *api)
+{
+	long more = 0;
+
+	keep_marker = 0;
+	api->defer(count, &keep_other);
+	api->defer(count, &keep_marker);
+	while (!uatomic_read(&keep_marker) && more < 20) {
+		for (int i = 0; i < 50; i++) {
+			if (api->quiescent)
+				api->quiescent();
+			usleep(1000);
+		}
+		api->defer(count, &keep_other);
+		more++;
+	}
+	CHECK_MSG(uatomic_read(&keep_marker) == 1,
+		  "%s: a deferral had not run after its thread deferred %ld more, one every 50 ms",
+		  api->name, more);
+}
+
+TEST(deferrals_run_while_the_thread_keeps_deferring)
+{
+	static const struct defer_api memb = { "memb", urcu_memb_defer_rcu, NULL };
+	static const struct defer_api qsbr = { "qsbr", urcu_qsbr_defer_rcu,
+					       urcu_qsbr_quiescent_state };
+
+	urcu_memb_register_thread();
+	urcu_memb_defer_register_thread();
+	keep_deferring(&memb);
+	urcu_memb_defer_unregister_thread();
+	urcu_memb_unregister_thread();
+
+	urcu_qsbr_register_thread();
+	urcu_qsbr_defer_register_thread();
+	keep_deferring(&qsbr);
 	urcu_qsbr_defer_unregister_thread();
 	urcu_qsbr_unregister_thread();
 }

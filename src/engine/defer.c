@@ -24,7 +24,8 @@
  *       block onto `run` only once grace__gp_done(cookie) returned true in its thread
  *       (acquire).
  *  (D2) Once, in order, one at a time: a *consumer* (the pass, or a barrier) claims `cons` with
- *       the cache held (d_claim(): so two claims are ordered by the cache's lock) and only if
+ *       the cache's lock held (d_claim(): so two claims are ordered by it; the whole cache,
+ *       but for the pass's light take, point D9) and only if
  *       no other holds it; it moves blocks from `first` onto the tail of `run` in order, lets
  *       the cache go, runs `run` with nothing held (a deferred function may take any lock,
  *       defer again, or retire), and gives the role up with a release store of `cons` that
@@ -95,7 +96,7 @@
  *       the passes of every thread that defers now and then share one grace period and one
  *       wake-up per period, as liburcu's defer thread runs its queues every 100 ms; on the
  *       flavor's own domain, each arming post would cost a grace period and a take. A hurried
- *       pass (a backlog, D5; an owner that filled DEFER_FLOOD_CALLS blocks since the last pass
+ *       pass (a backlog, D5; an owner that filled DEFER_FLOOD_BLOCKS blocks since the last pass
  *       or waited for its backlog within DEFER_FLOOD_NS) goes to the flavor's own domain with
  *       call_rcu_hurry(), where nothing paces it. The pass is one rcu_head on one domain at a
  *       time (it posts itself again only from its callback, or the owner arms it when it is
@@ -109,6 +110,30 @@
  *       the flavor's engine (grace__fc_seal()), and a pass that finds a sealed block not
  *       ready posts itself again (pass_wait), so the grace period its callback then waits
  *       for, which starts after the post, serves the block; a barrier waits for its own.
+ *  (D9) Hand-off and light takes. A sealed block reaches the consumers through dhand, a
+ *       stack that a sealer (the owner in its slow call, lock-free, or a thread that holds
+ *       the cache) pushes with a release compare-and-swap, once per block, then stores
+ *       dsealed (release), and that a holder of the cache's lock empties with an acquire
+ *       exchange (d_gather()), reversed onto the end of the sealed list: the list is the
+ *       lock holders' alone, in seal order (the pushes are ordered by the stack's own
+ *       modification order, which every seal's program or lock order follows). So a pass
+ *       with no cur to seal claims the ready blocks holding only the lock, with no steal and
+ *       no membarrier (a *light take*): the lock orders it against every other consumer, a
+ *       barrier, fork and the full takes, which all hold it, and the acquire exchange gives
+ *       it D1's happens-before for the entries and the cookie. It touches none of the words
+ *       the owner writes lock-free: not `spare` (the consumer's dspare waits for a full
+ *       take), not `held` (the slots it moves out are counted in dlout, which the holders of
+ *       the whole cache take off `held`: d_fold()); it never disarms (that needs cur sealed).
+ *       And the partial cur of an owner that keeps deferring is sealed by the owner itself
+ *       when the pass asks (dseal_req, a relaxed hint; the owner's slow calls come every
+ *       DEFER_RUN_SLOTS slots at least, cur_open()), so no take is needed for it either. The
+ *       pass asks instead of taking when it would seal (D3), unless the owner stopped, has
+ *       not answered the last request, or made fewer than DEFER_ASK_CALLS slow calls since
+ *       the last pass: then it takes the cache as before. The lazy domain starts the grace
+ *       period of the next pass about a period after the post, so a block the owner seals
+ *       soon after a request is served by it, as one the pass sealed would be; a late answer
+ *       costs one more pass. So a thread that keeps deferring costs no take, and one that
+ *       stops, one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -151,7 +176,10 @@
  * calls at 20 ms, 60 and 53 at 100 ms (45 and 28 once seals stopped asking the engine;
  * liburcu: 16 and 13). */
 #define DEFER_PERIOD_US 100000u
-#define DEFER_FLOOD_CALLS 8u /* owner's calls between two passes that make it a flood (D8) */
+#define DEFER_FLOOD_BLOCKS 8u /* blocks sealed between two passes that make a flood (D8) */
+/* The owner's slow calls between two passes below which the pass does not ask it to seal cur
+ * (point D9): it might not answer within a period. */
+#define DEFER_ASK_CALLS 2u
 #define DEFER_FLOOD_NS 1000000000ull /* an owner's backlog makes it a flood this long (D8) */
 static struct grace__cbdom *d_eng[NSLOT];
 static struct grace__lock d_eng_lock = GRACE__LOCK_INIT;
@@ -279,16 +307,52 @@ static void darm(struct fcache *c)
 }
 
 /* Anything not run yet? The cache held (owner in no call, or stolen); `run` read only with cons
- * clear (acquire, pairs with drun()'s release). */
+ * clear (acquire, pairs with drun()'s release). Every slot `held` counts is in cur, on dhand
+ * or on the sealed list, so their pointers say it all. Relaxed load of dhand: the caller holds
+ * the cache, so no seal runs, and its own or the last holder's pushes happen before. */
 static inline bool d_pending(struct fcache *c)
 {
-	return c->held || c->cur || c->first || c->run;
+	return c->cur || c->first || grace_load_relaxed(&c->dhand) || c->run;
+}
+
+/* Light takes moved dlout slots to `run` without touching `held`, which the owner updates in
+ * its lock-free calls (point D9): the whole cache held, take them off now. */
+static inline void d_fold(struct fcache *c)
+{
+	c->held -= c->dlout;
+	c->dlout = 0;
+}
+
+/* Move the blocks handed over on dhand to the end of the sealed list, oldest first (point D9).
+ * The cache's lock held (every consumer of the list holds it). */
+static void d_gather(struct fcache *c)
+{
+	/* Acquire: pairs with the release of each push in grace__fc_seal() (the entries and the
+	 * cookie of every block on the stack are visible). */
+	struct fblk *b = grace_xchg(&c->dhand, (struct fblk *)NULL, __ATOMIC_ACQUIRE), *l = NULL;
+
+	if (!b)
+		return;
+	struct fblk *tail = b; /* the oldest, last on the stack: the new list's end */
+
+	while (b) {
+		struct fblk *nx = b->next;
+		b->next = l;
+		l = b;
+		b = nx;
+	}
+	if (c->last)
+		c->last->next = l;
+	else
+		c->first = l;
+	c->last = tail;
 }
 
 /* Claim the consumer's role and move the ready prefix of the sealed blocks onto run, at most
- * up to block number `upto` (a barrier) or all of it (UINT64_MAX, the pass). The cache held, cons
- * clear. true: the caller is the consumer and runs `run` once it has let the cache go. */
-static bool d_claim(struct fcache *c, uint64_t upto)
+ * up to block number `upto` (a barrier) or all of it (UINT64_MAX, the pass). cons clear, and
+ * either the whole cache held or, `light`, only its lock (point D9: the owner's words are not
+ * touched). true: the caller is the consumer and runs `run` once it has let the cache go. */
+static bool d_claim(struct fcache *c, uint64_t upto, bool light)
 {
 	struct fblk *tail = c->run, *b;
 	/* Relaxed: only consumers store it, and the last one's release of cons, which the caller
@@ -296,14 +360,18 @@ static bool d_claim(struct fcache *c, uint64_t upto)
 	uint64_t nb = grace_load_relaxed(&c->dran_blk);
 
 	/* The last consumer's empty block becomes the owner's spare (cons clear: its store of
-	 * dspare happens before, by drun()'s release of cons and our acquire of it). */
-	if (c->dspare) {
+	 * dspare happens before, by drun()'s release of cons and our acquire of it). Not in a
+	 * light take: the owner takes its spare in its lock-free calls. */
+	if (c->dspare && !light) {
 		if (!c->spare)
 			c->spare = c->dspare;
 		else
 			free(c->dspare);
 		c->dspare = NULL;
 	}
+	if (!light)
+		d_fold(c);
+	d_gather(c);
 	for (b = tail; b; b = b->next) {
 		tail = b;
 		nb++;
@@ -316,7 +384,10 @@ static bool d_claim(struct fcache *c, uint64_t upto)
 		c->first = b->next;
 		if (!c->first)
 			c->last = NULL;
-		c->held -= b->n - b->head;
+		if (light)
+			c->dlout += b->n - b->head;
+		else
+			c->held -= b->n - b->head;
 		b->next = NULL;
 		if (tail)
 			tail->next = b;
@@ -417,30 +488,66 @@ static void dpass(struct rcu_head *h)
 	/*
 	 * Point D3, the rate of takes (a take costs a membarrier). While the owner keeps
 	 * deferring (it made a call or an append since the last pass), the pass seals its partial
-	 * cur at most once per DEFER_TAKE_NS, and takes the cache only when that is due, when the
-	 * owner (or a barrier) sealed a block since the last take, or when that take left sealed
-	 * blocks waiting for their grace period: so N threads that defer all the time cost about
-	 * one take per block or per DEFER_TAKE_NS each, not one per grace period each. An owner
-	 * that stopped is taken, sealed and drained at once. Relaxed loads: hints (whatever they
-	 * miss a later pass sees); pass_* are the pass's own (one pass at a time).
+	 * cur at most once per DEFER_TAKE_NS, and takes the cache only when that is due; the
+	 * blocks the owner seals meanwhile it reads with a light take (point D9: the cache's lock,
+	 * no membarrier). So N threads that defer all the time cost about one take per
+	 * DEFER_TAKE_NS each, not one per block or per grace period each. An owner that stopped,
+	 * or waits for its backlog, is taken, sealed and drained at once. Relaxed loads: hints
+	 * (whatever they miss a later pass sees); pass_* are the pass's own (one pass at a time).
 	 */
 	uint64_t now = grace__now_ns();
 	uint64_t calls = grace_load_relaxed(&c->calls);
 	uint64_t act = (calls << 10) | grace_load_relaxed(&c->rt.n);
 	bool idle = act == c->pass_act;
 	bool seal_due = idle || now - c->pass_sealed_ns >= DEFER_TAKE_NS;
-	/* Point D8: an owner that filled DEFER_FLOOD_CALLS blocks since the last pass, or waits
+	/* Point D8: an owner that filled DEFER_FLOOD_BLOCKS blocks since the last pass, or waits
 	 * for its backlog, is not served lazily. Relaxed loads of the owner's words: hints that
 	 * order nothing (a stale one costs one lazy or one hurried post). */
-	bool flood = calls - c->pass_calls >= DEFER_FLOOD_CALLS ||
+	uint64_t nsealed = grace_load_relaxed(&c->dsealed);
+	bool flood = nsealed - c->pass_blocks >= DEFER_FLOOD_BLOCKS ||
 		     grace_load_relaxed(&c->dwaiting) ||
 		     now - grace_load_relaxed(&c->dbacklog_ns) < DEFER_FLOOD_NS;
+	/* Point D9: the owner seals cur itself when asked, at its next slow call, unless it
+	 * stopped, has not answered the last request, or makes too few slow calls for an
+	 * answer within a period (then the pass takes the cache and seals it, as before). */
+	bool full = grace_load_relaxed(&c->dead) || grace_load_relaxed(&c->dwaiting) ||
+		    (seal_due && (idle || grace_load_relaxed(&c->dseal_req) ||
+				  calls - c->pass_calls < DEFER_ASK_CALLS));
 
 	c->pass_act = act;
 	c->pass_calls = calls;
-	if (!seal_due && !flood && !c->pass_wait &&
-	    grace_load_relaxed(&c->dsealed) == c->pass_seen && !grace_load_relaxed(&c->dead)) {
+	c->pass_blocks = nsealed;
+	if (!seal_due && !flood && !c->pass_wait && nsealed == c->pass_seen && !full) {
 		drepost(c, false);
+		return;
+	}
+	if (!full) {
+		if (seal_due) {
+			/* Relaxed: a request the owner reads at its next slow call (a hint: the
+			 * block it then seals reaches us through dhand, point D9). */
+			grace_store_relaxed(&c->dseal_req, 1u);
+			c->pass_sealed_ns = now;
+		}
+		/* Point D9, a light take: the blocks sealed and handed over, without cur.
+		 * Acquire: pairs with grace__fc_seal()'s release store of dsealed, so the gather
+		 * below sees every block that count includes. */
+		uint64_t sealed = grace_load_acquire(&c->dsealed);
+
+		if (grace__spin_trylock(&c->lock)) {
+			/* Acquire: pairs with drun()'s release of cons. */
+			if (!grace_load_acquire(&c->cons)) {
+				mine = d_claim(c, UINT64_MAX, true);
+				c->pass_seen = sealed;
+				/* The list is the lock holders'; relaxed load of dhand: a hint,
+				 * as above. */
+				c->pass_wait = c->first != NULL ||
+					       grace_load_relaxed(&c->dhand) != NULL;
+			}
+			c_unlock(c);
+		} /* else a full take, a barrier or fork holds it: look again later */
+		if ((mine && drun(c) >= DEFER_HURRY) || flood)
+			hurry = true;
+		drepost(c, hurry);
 		return;
 	}
 	steal_mark(c);
@@ -451,15 +558,19 @@ static void dpass(struct rcu_head *h)
 		/* Acquire: pairs with drun()'s release of cons. */
 		if (!grace_load_acquire(&c->cons)) {
 			cur_sync(c);
+			d_fold(c);
 			if (c->cur && (seal_due || c->dead || c->held >= (size_t)3 * DEFER_HURRY)) {
 				/* Its cookie: a grace period that starts after now. */
 				grace__fc_seal(c);
 				c->pass_sealed_ns = now;
+				/* Relaxed: the owner's next call reads it (no request pending). */
+				grace_store_relaxed(&c->dseal_req, 0u);
 			}
-			mine = d_claim(c, UINT64_MAX);
+			mine = d_claim(c, UINT64_MAX, false);
 			hurry = flood || c->held >= (size_t)3 * DEFER_HURRY;
 			c->pass_seen = c->dsealed;
-			c->pass_wait = c->first != NULL;
+			/* Blocks still on dhand (a barrier held the role) wait too. */
+			c->pass_wait = c->first != NULL || grace_load_relaxed(&c->dhand) != NULL;
 			if (!mine && !d_pending(c)) {
 				if (!c->dead) {
 					/* Nothing left: disarm. Under the cache, so the owner's next
@@ -650,12 +761,19 @@ bool grace__dcache_slow(struct grace__flavor *f, void (*fn)(void *), void *p)
 	c->held += 3u;
 	c->dput += 3u;
 	grace_store_relaxed(&c->calls, c->calls + 1u);
-	if (!c->mon_armed) {
-		/* Armed after the call (darm()). Sealed now, before the post, so the pass finds it
-		 * ready after its grace period and runs it then, rather than taking the cache once
-		 * to seal it and once to run it (an owner that defers now and then: one take per
-		 * deferral, point D3). */
-		arm = true;
+	/* Relaxed: the pass's request (point D9), a hint; only we clear it but for a full
+	 * take, which excludes us. */
+	bool asked = grace_load_relaxed(&c->dseal_req) != 0;
+
+	if (!c->mon_armed || asked) {
+		/* Unarmed: armed after the call (darm()). Sealed now, before the post, so the pass
+		 * finds it ready after its grace period and runs it then, rather than taking the
+		 * cache once to seal it and once to run it (an owner that defers now and then:
+		 * one take per deferral, point D3). Asked: the pass wants cur sealed, and the
+		 * owner's seal costs no membarrier (point D9). */
+		arm = !c->mon_armed;
+		if (asked)
+			grace_store_relaxed(&c->dseal_req, 0u);
 		grace__fc_seal(c);
 	}
 	/* Point D5, checked as each block fills. Acquire: pairs with drun()'s release of dran.
@@ -752,7 +870,7 @@ void grace__dcache_barrier(struct grace__flavor *f, bool self)
 			steal_take(c);
 			/* Acquire: pairs with drun()'s release of cons. */
 			if (!grace_load_acquire(&c->cons))
-				mine = d_claim(c, w[i].upto);
+				mine = d_claim(c, w[i].upto, false);
 			steal_release(c);
 			if (mine) {
 				drun(c);
@@ -858,6 +976,8 @@ static bool dcache_atfork_child(struct fcache *c)
 	c->rt.steal = 1;
 	/* A consumer of another thread may have been between its two stores (a block taken off
 	 * run, not yet counted): count from the blocks themselves. */
+	d_fold(c);
+	d_gather(c); /* no seal was in flight: prepare waited for the owner, took the lock */
 	uint64_t blk = c->dsealed, slots = c->dput - c->held;
 	for (struct fblk *b = c->first; b; b = b->next)
 		blk--;

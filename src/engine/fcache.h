@@ -28,6 +28,8 @@
  * free RETIRE_RUN + 1 ready entries at the least rate (burst()): glibc's tcache holds 7 chunks
  * of a size. */
 #define RETIRE_RUN 6u
+/* A deferred cache's inline append runs this many slots (32 entries) between two slow calls. */
+#define DEFER_RUN_SLOTS 96u
 #define NSLOT 2 /* flavors with per-thread caches: the default flavor, QSBR (their free_slot) */
 
 struct fcache {
@@ -76,13 +78,17 @@ struct fcache {
 	struct fblk *dspare;     /* one empty block run to its end, the consumer's (as spare) */
 	uint64_t dput;           /* slots appended (cur_sync(); read by the owner only) */
 	uint64_t dran;           /* slots run (the consumer's; release, point D5) */
-	uint64_t dsealed;        /* blocks sealed (grace__fc_seal()) */
+	uint64_t dsealed;        /* blocks sealed (grace__fc_seal(); release) */
+	uint64_t dlout;          /* slots a light take moved out, not yet off `held` (D9) */
+	struct fblk *dhand;      /* sealed, handed to the consumers, newest first (D9) */
+	uint32_t dseal_req;      /* the pass asks the owner to seal cur (point D9) */
 	uint64_t dran_blk;       /* blocks run to their end (the consumer's; release) */
 	uint64_t gave_up;        /* the owner's: dran when its backlog wait last gave up */
 	uint64_t pass_seen;      /* the pass's: dsealed after its last take */
 	uint64_t pass_sealed_ns; /* the pass's: when it last sealed cur */
 	uint64_t pass_act;       /* the pass's: the owner's calls and appends at its last run */
 	uint64_t pass_calls;     /* the pass's: the owner's calls at its last run (point D8) */
+	uint64_t pass_blocks;    /* the pass's: dsealed at its last run (point D8) */
 	uint32_t pass_wait;      /* the pass's: its last take left sealed blocks to wait for */
 	struct rcu_head mon;
 	struct grace_list_head link; /* on all_caches, under all_lock */
@@ -191,9 +197,11 @@ static inline void cur_open(struct fcache *c)
 
 	if (b && (GRACE_LIKELY(grace__use_membarrier) || c->deferred) && !GRACE__LIB_DEBUG &&
 	    !GRACE__TSAN_MODE) {
-		/* A deferred cache's owner frees nothing at its slow calls: it appends up to the
-		 * block's end. */
-		uint32_t cap = blk_cap(c), lim = c->deferred ? cap : b->n + RETIRE_RUN;
+		/* A deferred cache's owner frees nothing at its slow calls, but answers its
+		 * pass's request to seal cur there (engine/defer.c, point D9): one at least
+		 * every DEFER_RUN_SLOTS slots. */
+		uint32_t cap = blk_cap(c),
+			 lim = b->n + (c->deferred ? DEFER_RUN_SLOTS : RETIRE_RUN);
 		c->rt.slot = b->p;
 		grace_store_relaxed(&c->rt.n, b->n); /* relaxed: activity() */
 		c->rt.lim = lim < cap ? lim : cap;

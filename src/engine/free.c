@@ -198,14 +198,28 @@ void grace__fc_seal(struct fcache *c)
 	} else {
 		b->cookie = grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_FREE]);
 	}
-	b->next = NULL;
-	if (c->last)
-		c->last->next = b;
-	else
-		c->first = b;
-	c->last = b;
-	/* Relaxed: the deferred pass's unlocked look (engine/defer.c, point D3). */
-	grace_store_relaxed(&c->dsealed, c->dsealed + 1u);
+	if (c->deferred) {
+		/* A deferred cache hands the block to its consumers (engine/defer.c, point D9):
+		 * pushed on dhand, which a holder of the cache's lock empties with an exchange.
+		 * Release (the successful exchange): the block's entries and cookie before the
+		 * push; pairs with the acquire exchange in d_gather(). One per block, on the
+		 * owner's slow call or a thread that holds the cache. */
+		struct fblk *top = grace_load_relaxed(&c->dhand);
+		do
+			b->next = top;
+		while (!__atomic_compare_exchange_n(&c->dhand, &top, b, true, __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED));
+		/* Release: the push before the count, which the pass loads (acquire) before it
+		 * empties dhand (point D9), or reads as a hint that orders nothing (D3). */
+		grace_store_release(&c->dsealed, c->dsealed + 1u);
+	} else {
+		b->next = NULL;
+		if (c->last)
+			c->last->next = b;
+		else
+			c->first = b;
+		c->last = b;
+	}
 	cur_close(c);
 }
 
