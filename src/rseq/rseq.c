@@ -390,7 +390,14 @@ struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l)
 {
 	struct rcu_head *r = NULL, *a;
 
-	if (grace_load_relaxed(&l->mode) == 0) {
+	/* An empty head is not drained: there is nothing to detach, and the membarrier (IPIs to
+	 * every CPU running the process) would be spent on nothing. Relaxed: rule 2. A push whose
+	 * commit happens before this take (the caller learned of it through some release/acquire
+	 * chain: a wake-up, a barrier's request) is seen here, by coherence; one merely running
+	 * at the same time, committed or not, stays on the list untouched for the next take, as a
+	 * push that starts just after a take does. The callback workers' sleep protocol does not
+	 * rely on this take's membarrier: worker_sleep() issues its own before it re-checks. */
+	if (grace_load_relaxed(&l->mode) == 0 && grace_load_relaxed(&l->head) != NULL) {
 		/*
 		 * Switch the list to atomic mode, then abort every rseq critical section running
 		 * in this process. A push reads `mode` inside its critical section, after setting

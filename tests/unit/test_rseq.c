@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/time.h>
+#include <grace/diag.h>
 #include <grace/internal/rseq.h>
 #include "gtest_lite.h"
 
@@ -550,6 +551,26 @@ TEST(list_push_take_and_local_pop_lose_nothing)
 	free(seen);
 	free(lists);
 	CHECK(consumed == NPROD * PER_PROD);
+}
+
+/* A take of a list whose rseq head is empty issues no membarrier (internal/rseq.h: the take's
+ * context); one with a node pushed before it detaches the node. Other threads of the process
+ * might make a membarrier meanwhile: 1000 empty takes must not cost 1000. */
+TEST(take_of_an_empty_list_makes_no_membarrier)
+{
+	struct grace__rseq_list l;
+	struct item it;
+
+	grace__rseq_list_init(&l);
+	uint64_t before = grace_membarrier_calls();
+	for (int i = 0; i < 1000; i++)
+		CHECK(grace__rseq_list_take(&l) == NULL);
+	uint64_t spent = grace_membarrier_calls() - before;
+	CHECK_MSG(spent < 10, "1000 takes of an empty list made %llu membarriers",
+		  (unsigned long long)spent);
+	CHECK(grace__rseq_list_push(&l, 0, 1, &it.h) >= 0);
+	CHECK(grace__rseq_list_take(&l) == &it.h);
+	CHECK(grace__rseq_list_take(&l) == NULL);
 }
 
 TEST(pop_local_refuses_other_cpu)

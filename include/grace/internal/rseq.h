@@ -237,9 +237,12 @@ GRACE_API void grace__rseq_list_init(struct grace__rseq_list *l);
  * grace__rseq_list_take() - detach every node of list l (the list of any CPU), from any thread.
  * Returns a NULL-terminated chain in which each thread's nodes are in the order it pushed them
  * (contract rule 7). Acquire: the nodes'
- * fields written before their push are visible. Calls to take or pop_local on the same list
- * must be serialized by the caller. Context: may issue a membarrier system call (a few
- * microseconds, IPIs to the CPUs running this process); never blocks otherwise.
+ * fields written before their push are visible. It detaches every node whose push happens
+ * before the take; a push that runs at the same time is detached now or left for the next take.
+ * Calls to take or pop_local on the same list
+ * must be serialized by the caller. Context: issues a membarrier system call (a few
+ * microseconds, IPIs to the CPUs running this process) when the rseq head holds nodes, none
+ * when it reads empty; never blocks otherwise.
  */
 GRACE_API struct rcu_head *grace__rseq_list_take(struct grace__rseq_list *l);
 
