@@ -450,18 +450,26 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	struct grace__policy_view v;
 	struct grace__policy_decision dec;
 
+	/* The hurry is over once its cookie has completed, whoever drove the grace period: it
+	 * never outlives what it was for (nor keeps the worker awake, see worker_has_work()).
+	 * Cleared before the look at ps->need, never after: both cookies are at least the need
+	 * (the hurried or flushed chains are behind what the pass found waiting), so a grace
+	 * period that completes between the two looks leaves the flag set (no pacing: the wait
+	 * below returns at once) or is seen by the look at the need. In the other order, a
+	 * barrier's flush was cleared by another worker's grace period completing just after
+	 * the need was found pending, and this worker slept a whole BATCH period with its
+	 * callbacks and the barrier's marker ready (test fault_regress_engine:
+	 * barrier_hurries_batch, about 1 run in 50 under qemu-user with two copies running). */
+	if (w->hurrying && grace__gp_done(d->gp, w->hurry_gp))
+		w->hurrying = false;
+	if (w->flushing && grace__gp_done(d->gp, w->flush_gp))
+		w->flushing = false;
 	if (grace__gp_done(d->gp, ps->need))
 		return;
 	v.now = now;
 	v.oldest_ns = ps->oldest;
 	v.last_gp_end = w->last_gp_end;
 	v.urgent = grace_load_relaxed(&d->urgent) != 0;
-	/* The hurry is over once its cookie has completed, whoever drove the grace period: it
-	 * never outlives what it was for (nor keeps the worker awake, see worker_has_work()). */
-	if (w->hurrying && grace__gp_done(d->gp, w->hurry_gp))
-		w->hurrying = false;
-	if (w->flushing && grace__gp_done(d->gp, w->flush_gp))
-		w->flushing = false;
 	v.hurry = w->hurrying;
 	v.flush = w->flushing;
 	v.stopping = grace_load_relaxed(&d->stop) != 0;
