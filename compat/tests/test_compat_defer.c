@@ -314,7 +314,8 @@ static void run_without_barrier(const struct defer_api *api, long *counts)
 	}
 }
 
-TEST(deferrals_run_without_a_barrier)
+/* Run fn(api, i) on a registered thread of each flavor (i: 0 memb, 1 qsbr), unregistered after. */
+static void on_each_flavor(void (*fn)(const struct defer_api *api, int i))
 {
 	static const struct defer_api memb = { "memb", urcu_memb_defer_rcu, NULL };
 	static const struct defer_api qsbr = { "qsbr", urcu_qsbr_defer_rcu,
@@ -322,15 +323,25 @@ TEST(deferrals_run_without_a_barrier)
 
 	urcu_memb_register_thread();
 	urcu_memb_defer_register_thread();
-	run_without_barrier(&memb, run_counts[0]);
+	fn(&memb, 0);
 	urcu_memb_defer_unregister_thread();
 	urcu_memb_unregister_thread();
 
 	urcu_qsbr_register_thread();
 	urcu_qsbr_defer_register_thread();
-	run_without_barrier(&qsbr, run_counts[1]);
+	fn(&qsbr, 1);
 	urcu_qsbr_defer_unregister_thread();
 	urcu_qsbr_unregister_thread();
+}
+
+static void without_barrier(const struct defer_api *api, int i)
+{
+	run_without_barrier(api, run_counts[i]);
+}
+
+TEST(deferrals_run_without_a_barrier)
+{
+	on_each_flavor(without_barrier);
 }
 
 /* ---- a thread that keeps deferring: its deferrals run before its block fills ---- */
@@ -342,8 +353,9 @@ TEST(deferrals_run_without_a_barrier)
  * entries), or at the owner's next slow call (32 entries), fails: the bound is 20. */
 static long keep_marker, keep_other;
 
-static void keep_deferring(const struct defer_api *api)
+static void keep_deferring(const struct defer_api *api, int flavor)
 {
+	(void)flavor;
 	long more = 0;
 
 	keep_marker = 0;
@@ -365,21 +377,7 @@ static void keep_deferring(const struct defer_api *api)
 
 TEST(deferrals_run_while_the_thread_keeps_deferring)
 {
-	static const struct defer_api memb = { "memb", urcu_memb_defer_rcu, NULL };
-	static const struct defer_api qsbr = { "qsbr", urcu_qsbr_defer_rcu,
-					       urcu_qsbr_quiescent_state };
-
-	urcu_memb_register_thread();
-	urcu_memb_defer_register_thread();
-	keep_deferring(&memb);
-	urcu_memb_defer_unregister_thread();
-	urcu_memb_unregister_thread();
-
-	urcu_qsbr_register_thread();
-	urcu_qsbr_defer_register_thread();
-	keep_deferring(&qsbr);
-	urcu_qsbr_defer_unregister_thread();
-	urcu_qsbr_unregister_thread();
+	on_each_flavor(keep_deferring);
 }
 
 /* ---- a stalled reader: the backlog stays bounded ---- */
