@@ -24,7 +24,9 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * the owner arming its cache after a call, the cache's lock held, before the post), "rcu_lock" (include/grace/rcu.h, in a program compiled with GRACE_DEBUG:
  * an outermost rcu_read_lock() right before its store, where a preemption is what parking's
  * post-store check of the waiter word is for), "unpark" (flavor/memb.c, a parked thread's
- * hand-back between clearing its PARK bit and pushing itself, with its signals blocked).
+ * hand-back between clearing its PARK bit and pushing itself, with its signals blocked),
+ * "advance" (engine/callback.c, a worker that found its callbacks' grace period pending, before
+ * it asks the policy whether to sleep).
  * Release builds compile the sites to nothing.
  */
 /* Exported in every build (a no-op in release builds): grace-urcu and the inline read side of

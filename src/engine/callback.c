@@ -466,6 +466,9 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 		w->flushing = false;
 	if (grace__gp_done(d->gp, ps->need))
 		return;
+	/* Debug builds: a test completes a grace period here (fault_regress_engine
+	 * flush_outlives_need). */
+	GRACE__TEST_PAUSE("advance");
 	v.now = now;
 	v.oldest_ns = ps->oldest;
 	v.last_gp_end = w->last_gp_end;

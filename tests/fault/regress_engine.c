@@ -55,6 +55,13 @@
  *     Debug builds stop R2 between choosing its index and counting itself and the check
  *     between its sums (GRACE_TEST_PAUSE); the mutation audit's "locks summed first" mutant
  *     survived every test before this one. Release builds skip the case.
+ * 16. flush_outlives_need: a worker that took a barrier's marker under BATCH (10 s) looks at
+ *     what its callbacks wait for, finds it pending, and a grace period that another thread
+ *     drives completes right after. The barrier's flush must still hold: the worker must not
+ *     sleep the batch period with the marker ready. Debug builds hold the worker 300 ms at
+ *     that point (pause site "advance") while this thread's synchronize_rcu() completes the
+ *     grace period; the old order (the flush cleared after the look) failed
+ *     barrier_hurries_batch about 1 run in 50 under qemu-user. Release builds skip the case.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
@@ -1077,6 +1084,55 @@ TEST(snap_after_harvest)
 		       NULL) == 0);
 #else
 	printf("  skipped: the window is widened only in debug builds (GRACE_TEST_PAUSE)\n");
+#endif
+}
+
+/* ---- 16 ---- */
+
+#ifdef GRACE_DEBUG
+static void *late_synchronize(void *arg)
+{
+	(void)arg;
+	/* The worker takes the marker within a few ms of the barrier's start, then holds 300 ms
+	 * at "advance": the grace period completes inside that window. */
+	struct timespec t = { 0, 100 * 1000 * 1000 };
+	nanosleep(&t, NULL);
+	synchronize_rcu();
+	return NULL;
+}
+
+static void flush_outlives_need(void *arg)
+{
+	pthread_t th;
+	(void)arg;
+	setenv("GRACE_TEST_PAUSE", "advance:300000", 1); /* read at the first pass */
+	pin_to_first_cpu();                              /* one queue, one worker */
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	for (int i = 0; i < 10; i++)
+		call_rcu(head_new(), count_free);
+	/* Let the worker harvest them and settle into its batch sleep (its first advance holds
+	 * 300 ms too). */
+	struct timespec t = { 0, 600 * 1000 * 1000 };
+	nanosleep(&t, NULL);
+	if (pthread_create(&th, NULL, late_synchronize, NULL) != 0)
+		exit(2);
+	fault_watch("rcu_barrier() under BATCH(10 s), its grace period completed by another thread",
+		    5.0);
+	rcu_barrier();
+	fault_unwatch();
+	pthread_join(th, NULL);
+	exit(__atomic_load_n(&ran, __ATOMIC_RELAXED) == 10 ? 7 : 3);
+}
+#endif
+
+TEST(flush_outlives_need)
+{
+#ifdef GRACE_DEBUG
+	CHECK(run_case(flush_outlives_need, "a barrier's flush across a grace period ending",
+		       NULL) == 0);
+#else
+	printf("  skipped: the worker is held only in debug builds (GRACE_TEST_PAUSE)\n");
 #endif
 }
 
