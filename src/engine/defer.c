@@ -509,7 +509,9 @@ static void dpass(struct rcu_head *h)
 		     now - grace_load_relaxed(&c->dbacklog_ns) < DEFER_FLOOD_NS;
 	/* Point D9: the owner seals cur itself when asked, at its next slow call, unless it
 	 * stopped, has not answered the last request, or makes too few slow calls for an
-	 * answer within a period (then the pass takes the cache and seals it, as before). */
+	 * answer within a period (then the pass takes the cache and seals it, as before).
+	 * Relaxed loads: hints, as above; a full take re-reads what it needs with the cache
+	 * held, and a light one touches nothing they describe. */
 	bool full = grace_load_relaxed(&c->dead) || grace_load_relaxed(&c->dwaiting) ||
 		    (seal_due && (idle || grace_load_relaxed(&c->dseal_req) ||
 				  calls - c->pass_calls < DEFER_ASK_CALLS));

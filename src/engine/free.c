@@ -204,11 +204,13 @@ void grace__fc_seal(struct fcache *c)
 		 * Release (the successful exchange): the block's entries and cookie before the
 		 * push; pairs with the acquire exchange in d_gather(). One per block, on the
 		 * owner's slow call or a thread that holds the cache. */
+		/* Relaxed (the first load, and a failed exchange's reload): only the link to the
+		 * current top is written from it, and the top's own contents are the consumer's
+		 * to read after its acquire exchange, never ours. */
 		struct fblk *top = grace_load_relaxed(&c->dhand);
 		do
 			b->next = top;
-		while (!__atomic_compare_exchange_n(&c->dhand, &top, b, true, __ATOMIC_RELEASE,
-						    __ATOMIC_RELAXED));
+		while (!grace_cmpxchg_mo(&c->dhand, &top, b, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 		/* Release: the push before the count, which the pass loads (acquire) before it
 		 * empties dhand (point D9), or reads as a hint that orders nothing (D3). */
 		grace_store_release(&c->dsealed, c->dsealed + 1u);
