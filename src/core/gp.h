@@ -36,6 +36,7 @@ struct grace__gp {
 	uint32_t event;     /* futex word: bumped when a driver finishes and someone sleeps */
 	uint32_t nsleepers; /* threads sleeping on event */
 	uint64_t steps;     /* grace periods ended by steppers (relaxed: the engine's hint) */
+	uint32_t step_ns;   /* barrier A's cost, ns (grace__heavy_barrier_timed; 0: none yet) */
 	grace__wait_readers_fn wait_readers GRACE_ALIGNED_CACHE; /* the flavor's part of a GP */
 	/* Flavors whose grace periods can be stepped (NULL: not this one): the non-blocking step,
 	 * and the rest of a stepped grace period for a driver that adopts it and may block. */
@@ -98,6 +99,7 @@ bool grace__gp_try_drive(struct grace__gp *gp, uint64_t s, unsigned int flags);
  * RUNNING; both set *base to the idle value the grace period started from. end: the driver's
  * seq_end. park: from RUNNING back to STEPPED, waking the threads asleep on a driver. */
 bool grace__gp_step_start(struct grace__gp *gp, uint64_t *base);
+
 bool grace__gp_step_adopt(struct grace__gp *gp, uint64_t *base);
 void grace__gp_step_end(struct grace__gp *gp, uint64_t base);
 void grace__gp_step_park(struct grace__gp *gp, uint64_t base);

@@ -39,6 +39,32 @@ void grace__heavy_barrier(void)
 		grace_smp_mb();
 }
 
+/*
+ * grace__heavy_barrier(), timed into *avg_ns. The average is what the callers weigh against the
+ * garbage one barrier covers (engine/free.c's step_len(), hazptr.c's scan threshold): a
+ * membarrier that interrupts no other CPU (one thread running) costs well under a microsecond,
+ * one that interrupts a busy CPU ten times that. A sample counts 1/8 and may at most double the
+ * average, so one preemption inside the call moves the pace by an eighth, not to its bound.
+ * Relaxed: the word is a hint, racy by design (two callers may fold at once and a sample is
+ * lost); nothing is ordered by it.
+ */
+void grace__heavy_barrier_timed(uint32_t *avg_ns)
+{
+	uint64_t t0 = grace__now_ns();
+
+	grace__heavy_barrier();
+
+	uint64_t ns = grace__now_ns() - t0;
+	uint32_t old = grace_load_relaxed(avg_ns);
+
+	if (old && ns > 2ull * old)
+		ns = 2ull * old;
+	if (ns > UINT32_MAX / 2)
+		ns = UINT32_MAX / 2;
+	uint32_t v = old ? old - old / 8 + (uint32_t)ns / 8 : (uint32_t)ns;
+	grace_store_relaxed(avg_ns, v ? v : 1u);
+}
+
 enum spin_end { SPIN_DONE, SPIN_SPENT, SPIN_BLOCKED };
 
 /* Spin until done, the budget is spent, or a holder is seen unable to run (ops->blocked). */

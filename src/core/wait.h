@@ -118,5 +118,7 @@ extern bool grace__use_membarrier;
 /* Barrier W: a full barrier on every running thread (membarrier), or a local fence in the
  * fallback, where readers fence themselves. */
 void grace__heavy_barrier(void);
+/* The same, timed into *avg_ns, a running average (wait.c); 0 there: no sample yet. */
+void grace__heavy_barrier_timed(uint32_t *avg_ns);
 
 #endif

@@ -170,8 +170,8 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 		}
 	}
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
-	 * lock store (smp_mb in the fallback, memb_lock_slow). */
-	grace__heavy_barrier();
+	 * lock store (smp_mb in the fallback, memb_lock_slow). Timed: the steps' pace. */
+	grace__heavy_barrier_timed(&gp->step_ns);
 	/* Step S: the registry records what its first scan reads (per-thread section numbers). */
 	grace__registry_wait(&memb_registry, 0, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
 			     flags & GRACE__GP_EXPEDITED);
@@ -205,8 +205,8 @@ static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin)
 		held = grace__registry_holds(&memb_registry, 0);
 	} else if (may_begin && !grace__gp_done(gp, s) && grace__gp_step_start(gp, &base)) {
 		/* Barrier A, as in memb_wait_readers(): pairs with the compiler barrier after the
-		 * reader's lock store (smp_mb in the fallback). */
-		grace__heavy_barrier();
+		 * reader's lock store (smp_mb in the fallback). Timed: the steps' pace. */
+		grace__heavy_barrier_timed(&gp->step_ns);
 		held = grace__registry_first_scan(&memb_registry, 0);
 	} else {
 		grace__registry_unlock(&memb_registry);

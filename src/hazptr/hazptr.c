@@ -59,14 +59,15 @@
  *  - A scan keeps an entry only if its pointer is in the snapshot, which holds at most H
  *    values: after a scan, kept <= H. Retired objects are distinct while they wait (retiring
  *    one twice is misuse), so each value keeps one entry.
- *  - A scan runs when pend cannot take the next entry (at most BATCH slots, so at most BATCH
- *    objects); before it, the call frees whatever is still ready. Its input is pend + kept
- *    <= BATCH + H, and so is what the thread holds right after it (ready + kept).
+ *  - A scan runs when pend cannot take the next entry within the thread's threshold thr
+ *    (thr_now(), latched at each scan: at most BATCH slots, so at most BATCH objects); before
+ *    it, the call frees whatever is still ready. Its input is pend + kept <= thr + H <= BATCH
+ *    + H, and so is what the thread holds right after it (ready + kept).
  *  - Between two scans the rate rule (burst()) frees ready entries so that none is left when
- *    pend fills again: after j of the R0 = BATCH / (RUN + 1) rounds of calls (one out-of-line
- *    call and the RUN inline appends its window allows), pend <= j (RUN + 1) and ready <=
- *    r0 (R0 - j) / R0, so pend + ready <= max(r0, BATCH) and pend + ready + kept <= BATCH + H
- *    (r0 + kept = the scan's input). Entries of 3 or 4 slots fill pend sooner: the scan's call
+ *    pend fills again: after j of the R0 = thr / (RUN + 1) rounds of calls (one out-of-line
+ *    call and the RUN inline appends its window allows, up to thr), pend <= j (RUN + 1) and
+ *    ready <= r0 (R0 - j) / R0, so pend + ready <= max(r0, thr) and pend + ready + kept
+ *    <= BATCH + H (r0 + kept = the scan's input, at most the last thr + H). Entries of 3 or 4 slots fill pend sooner: the scan's call
  *    frees what is still ready first, which only lowers the count.
  *  - An exiting thread scans once more and frees what is unprotected; its kept entries (<= H)
  *    join the orphan list, which every scan that takes its lock rescans: after such a scan at
@@ -133,6 +134,11 @@
 #define BATCH GRACE_HAZPTR_BATCH /* pend's slots */
 /* Inline appends between two out-of-line calls (the window; engine/free.c uses the same). */
 #define RUN 6u
+/* The scan threshold (thr_now()): a scan may cost barrier M's time over at most NS_PER_OBJ ns
+ * per object it judges, and judges at least THR_LEAST and twice the records (so that it frees at
+ * least half of what it judges, whatever is protected). */
+#define NS_PER_OBJ 16u
+#define THR_LEAST 32u
 #define DOM_MAGIC 0x68617a64u /* "hazd" */
 #define POISON_BYTE 0x6b
 #define BACKOFF_MAX_NS 1000000ull
@@ -177,6 +183,7 @@ struct hp_cache {
 	uint32_t np;        /* pend's slots in use (rt.n runs ahead while the window is open) */
 	uint32_t releasing; /* the owner runs entries: a retire from one nests (put_nested) */
 	uint32_t ghost;     /* fork child: the owner does not exist here */
+	uint32_t thr;       /* pend's slots that start a scan (thr_now() at the last scan) */
 	void *pend[BATCH];
 	struct hp_ent *ent; /* ready: [rhead, rend); kept: [rend, n) */
 	uint32_t cap, rhead, rend, n;
@@ -211,6 +218,9 @@ static uint64_t orph_gen;
 
 /* Counters of threads that exited and of orphan passes (relaxed atomics). */
 static uint64_t gone_retired, gone_reclaimed, gone_scans;
+
+/* Barrier M's cost, ns, averaged over every scan (grace__heavy_barrier_timed()). */
+static uint32_t scan_mb_ns;
 
 /* Per thread. */
 struct hp_thread {
@@ -320,7 +330,8 @@ static bool snapshot(struct hp_cache *c)
 			c->snap_cap = want;
 		}
 	}
-	grace__heavy_barrier(); /* M: pairs with each reader's barrier P */
+	/* M: pairs with each reader's barrier P. Timed: the scan threshold (thr_now()). */
+	grace__heavy_barrier_timed(&scan_mb_ns);
 	if (c->snap_cap < want)
 		return false;
 	memset(c->snap, 0, c->snap_cap * sizeof(uintptr_t));
@@ -585,7 +596,7 @@ static inline void cur_open(struct hp_cache *c)
 		uint32_t lim = c->np + RUN;
 		c->rt.slot = c->pend;
 		grace_store_relaxed(&c->rt.n, c->np);
-		c->rt.lim = lim < BATCH ? lim : (uint32_t)BATCH;
+		c->rt.lim = lim < c->thr ? lim : c->thr;
 	} else {
 		c->rt.lim = 0;
 		grace_store_relaxed(&c->rt.n, 0u);
@@ -618,6 +629,27 @@ static inline void ready_pop_release(struct hp_cache *c)
 	release_ent(e);
 	c->releasing = 0;
 	grace_store_relaxed(&c->reclaimed, c->reclaimed + 1);
+}
+
+/*
+ * pend's slots that start the next scan: barrier M's cost over NS_PER_OBJ, at least THR_LEAST
+ * and twice the records, at most BATCH. One thread alone pays a membarrier that interrupts no
+ * other CPU (well under a microsecond): it scans every few dozen objects, and its garbage stays
+ * as small and as warm in cache as an epoch scheme's. Where the barrier interrupts busy CPUs
+ * (several microseconds each) the threshold is BATCH. Latched per scan (c->thr): the rate rule
+ * and Claim 2 hold between two scans with c->thr <= BATCH in place of BATCH.
+ */
+static uint32_t thr_now(void)
+{
+	/* Relaxed: hints (scan_mb_ns a running average, the record count only grows). */
+	uint64_t n = grace_load_relaxed(&scan_mb_ns) / NS_PER_OBJ;
+	uint64_t h2 = 2 * grace_load_relaxed(&grace__hp_nrecords);
+
+	if (n < h2)
+		n = h2;
+	if (n < THR_LEAST)
+		n = THR_LEAST;
+	return n < BATCH ? (uint32_t)n : (uint32_t)BATCH;
 }
 
 /*
@@ -656,6 +688,7 @@ static void scan(struct hp_cache *c)
 		}
 		c->np = w;
 		grace_store_relaxed(&c->scans, c->scans + 1);
+		c->thr = thr_now();
 		return;
 	}
 	for (i = 0; i < c->np;)
@@ -673,6 +706,7 @@ static void scan(struct hp_cache *c)
 	}
 	c->rend = w;
 	grace_store_relaxed(&c->scans, c->scans + 1);
+	c->thr = thr_now();
 	if (orphans) {
 		if (norph) {
 			c->releasing = 1;
@@ -694,7 +728,7 @@ static inline uint32_t burst(struct hp_cache *c)
 {
 	uint32_t r = c->rend - c->rhead;
 	uint32_t per = window_on() ? RUN + 1 : 1;
-	uint32_t room = c->np < BATCH ? BATCH - c->np : 0;
+	uint32_t room = c->np < c->thr ? c->thr - c->np : 0;
 	uint32_t left = (room + per - 1) / per;
 
 	if (!r)
@@ -734,7 +768,7 @@ static void cache_put(struct hp_cache *c, const struct hp_ent *e)
 	cur_sync(c);
 	c->rt.lim = 0; /* closed for the call: a retire from a function it runs nests */
 	if (e->p) {
-		if (c->np + ent_slots(e) > BATCH)
+		if (c->np + ent_slots(e) > c->thr)
 			scan(c);
 		if (GRACE_LIKELY(c->np + ent_slots(e) <= BATCH))
 			c->np = pend_put(c->pend, c->np, e);
@@ -744,7 +778,7 @@ static void cache_put(struct hp_cache *c, const struct hp_ent *e)
 	}
 	for (uint32_t n = burst(c); n; n--)
 		ready_pop_release(c);
-	if (c->np >= BATCH)
+	if (c->np >= c->thr)
 		scan(c); /* full: judge it now rather than at the next call */
 	cur_open(c);
 	own_exit(c, fast);
@@ -766,6 +800,7 @@ static GRACE_COLD struct hp_cache *cache_new(void)
 	if (posix_memalign((void **)&c, GRACE_CACHE_LINE, sizeof(*c)) != 0)
 		return NULL;
 	memset(c, 0, sizeof(*c));
+	c->thr = thr_now();
 	grace__lock(&all_lock);
 	grace_list_add(&c->link, &all_caches);
 	grace__unlock(&all_lock);

@@ -20,3 +20,5 @@ grace_test(NAME env_step_bad SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEO
            ENV GRACE_STEP_GARBAGE=0 GRACE_NO_STEP=yes)
 set_tests_properties(env_step_bad PROPERTIES PASS_REGULAR_EXPRESSION
   "warning: GRACE_NO_STEP=yes: expected 0 or 1; using 0.*warning: GRACE_STEP_GARBAGE=0: expected a whole number from 1 to 16777216 pointers; using 1024.*[0-9]+ passed, 0 failed")
+# The pace of stepped grace periods: at most one membarrier per 16 pointers of a thread.
+grace_test(NAME contract_step_pace SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step_pace.c TIMEOUT 120)

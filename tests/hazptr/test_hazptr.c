@@ -148,6 +148,28 @@ TEST(retire_protected)
 	grace_hazptr_domain_destroy(d);
 }
 
+/* A thread scans once its batch holds its threshold: at least 32 slots (THR_LEAST) and at most
+ * GRACE_HAZPTR_BATCH, however cheap or dear a membarrier is (docs/api.md, hazptr_retire). */
+TEST(scans_come_every_32_to_batch_retires)
+{
+	struct grace_hazptr_stats a, b;
+	const int n = 64 * GRACE_HAZPTR_BATCH;
+
+	hazptr_barrier(NULL);
+	grace_hazptr_get_stats(&a);
+	for (int i = 0; i < n; i++)
+		hazptr_retire(NULL, malloc(32));
+	grace_hazptr_get_stats(&b);
+	uint64_t scans = b.scans - a.scans;
+	printf("  %d retires: %llu scans\n", n, (unsigned long long)scans);
+	CHECK_MSG(scans >= (uint64_t)(n / GRACE_HAZPTR_BATCH) - 1,
+		  "%llu scans for %d retires: fewer than one per GRACE_HAZPTR_BATCH",
+		  (unsigned long long)scans, n);
+	CHECK_MSG(scans <= (uint64_t)(n / 32), "%llu scans for %d retires: more than one per 32",
+		  (unsigned long long)scans, n);
+	hazptr_barrier(NULL);
+}
+
 TEST(default_domain_inline)
 {
 	struct grace_hazptr_stats a, b;
