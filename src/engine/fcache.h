@@ -64,6 +64,11 @@ struct fcache {
 	uint64_t stuck_seq; /* over_limit() gave up at this sequence (owner's; 0: never) */
 	uint64_t step_starts; /* grace periods started, when the owner last looked (step_of()) */
 	uint32_t step_unc;    /* pointers sealed since then: what no started grace period covers */
+	uint64_t step_sealed; /* slots sealed, ever (by any holder of c; step_pace()) */
+	uint64_t step_mark;   /* step_sealed at the owner's last start (owner, holding c) */
+	/* The owner's alone, written after its call lets c go (step_pace()): */
+	uint32_t step_len; /* slots that let the owner start one (0: the least) */
+	uint64_t step_t;   /* when the owner last started one (ns; 0: never) */
 	/* A deferred cache (defer_rcu(): "Deferred caches" below); unused in the others. mon is
 	 * its pass. */
 	uint32_t deferred;       /* 1: its entries run on its pass, never on the owner */

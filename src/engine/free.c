@@ -110,8 +110,8 @@
 #define BURST_MAX 16u /* ready pointers freed per call, at most */
 #define BURST_OUT 32u /* entries one call takes out of the blocks, at most */
 #define THREAD_HARD 65536u
-#define STEP_NS_PER_PTR 16u        /* barrier A's ns a slot may carry (step_len()) */
-#define STEP_LEAST 16u             /* the shortest step, in slots (step_len()) */
+#define STEP_GAP 64u   /* a thread's starts: at least 64 barrier A's apart (step_pace()) */
+#define STEP_LEAST 16u /* the shortest step, in slots (step_pace()) */
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call past THREAD_HARD */
 /* The monitor takes a cache whose owner made no call during this many of its runs (one grace
  * period apart): more than one, so that an owner merely preempted (by the very worker that runs
@@ -195,8 +195,10 @@ void grace__fc_seal(struct fcache *c)
 	 * the flavor's workers for a grace period and an idle sleep (a membarrier) each. */
 	if (c->deferred || c->f->gp->step) {
 		b->cookie = grace__gp_snap(c->f->gp);
-		if (!c->deferred)
+		if (!c->deferred) {
 			c->step_unc += b->n;
+			c->step_sealed += b->n;
+		}
 	} else {
 		b->cookie = grace__engine_start_poll(c->f, c->f->calls[GRACE__CALL_FREE]);
 	}
@@ -755,32 +757,48 @@ static inline unsigned int burst(struct fcache *c)
  * and threads that retire share them. What a thread that stops retiring leaves, its monitor
  * hands to the engine, whose workers drive grace periods again once the steps stop.
  *
- * step_len(): barrier A's measured cost (gp->step_ns, folded by every driver and stepper that
- * runs it, core/wait.c) over STEP_NS_PER_PTR, at least STEP_LEAST, at most g_step_begin
- * (GRACE_STEP_GARBAGE, 1024; a smaller GRACE_STEP_GARBAGE wins over STEP_LEAST). The garbage
- * a thread keeps is its working set: the allocator hands the freed nodes back to its next
- * inserts. One thread running alone pays a membarrier that interrupts no CPU, well under a
- * microsecond: it starts a grace period every few dozen slots, and its garbage stays small and
- * warm, as an epoch scheme's does (bench/smr: 1.4x the throughput of a fixed 1024 on the list of
- * 2^10 keys, 1 thread). Where barrier A interrupts busy CPUs (5 to 15 us on the 2-CPU VM) the
- * length is the bound, as before. QSBR's barrier A is a fence, never timed: it steps at
- * STEP_LEAST. Before the first sample the length is STEP_LEAST, so that a step takes one.
- * A full block is sealed at any length; a partly filled one at a slow call once it holds
- * step_len() slots (cache_put()), so that a short length is not held back by FBLK_N.
- * Returns the cookie to step toward (0: no step) and whether the step may start a grace
- * period. c held by the owner.
+ * The length (step_pace(), at each start the owner makes): as many slots as the owner seals in
+ * STEP_GAP times barrier A's cost (gp->step_ns, averaged over every driver and stepper that
+ * runs it, core/wait.c), at least STEP_LEAST, at most g_step_begin (GRACE_STEP_GARBAGE, 1024;
+ * a smaller GRACE_STEP_GARBAGE wins over STEP_LEAST). So a thread's starts cost at most about
+ * 1/STEP_GAP of its time, and within that it keeps as little garbage as it can: the garbage is
+ * its working set, which the allocator hands back to its next inserts. One thread running
+ * alone pays a membarrier that interrupts no CPU (about 0.4 us): a list thread, which seals a
+ * slot every few microseconds, starts one every 16 slots and keeps its garbage small and warm,
+ * as an epoch scheme does; a hash-table thread sealing several slots a microsecond starts one
+ * every hundred or so. Where barrier A interrupts busy CPUs (5 to 15 us on the 2-CPU VM) the
+ * length is the bound, as before. QSBR's barrier A is a fence, not timed: its steps start one
+ * every STEP_LEAST slots. A full block is sealed at any length; a partly filled one at a slow
+ * call once it holds the length (cache_put()), so that a short length is not held back by
+ * FBLK_N. Returns the cookie to step toward (0: no step) and whether the step may start a
+ * grace period. c held by the owner.
  */
 
-static inline uint32_t step_len(const struct grace__gp *gp)
+static inline uint32_t step_len(const struct fcache *c)
 {
+	uint32_t n = c->step_len > STEP_LEAST ? c->step_len : STEP_LEAST;
+
+	return n < g_step_begin ? n : g_step_begin;
+}
+
+/* The owner started (or tried to start) a grace period: the next length, from the ds slots it
+ * sealed since its last start (counted while it held c) and the time they took. step_len and
+ * step_t are the owner's alone (no other holder of c touches them): written after the call
+ * let c go. */
+static GRACE_NOINLINE void step_pace(struct fcache *c, const struct grace__gp *gp, uint64_t ds)
+{
+	uint64_t now = grace__now_ns();
+	uint64_t dt = now - c->step_t;
 	/* Relaxed: a running average, racy by design; a stale word only moves the pace, never
 	 * what a grace period covers. */
-	uint32_t ns = grace_load_relaxed(&gp->step_ns);
-	uint32_t n = ns / STEP_NS_PER_PTR; /* 0 (no sample yet): the least */
+	uint64_t gap = (uint64_t)grace_load_relaxed(&gp->step_ns) * STEP_GAP;
+	uint64_t n;
 
-	if (n < STEP_LEAST)
-		n = STEP_LEAST;
-	return n < g_step_begin ? n : g_step_begin;
+	if (ds > (1u << 24))
+		ds = 1u << 24;
+	n = c->step_t && dt ? ds * gap / dt : 0; /* the first start: the least */
+	c->step_len = n < g_step_begin ? (uint32_t)n : g_step_begin;
+	c->step_t = now;
 }
 
 static inline uint64_t step_of(struct fcache *c, bool *may_begin)
@@ -797,7 +815,7 @@ static inline uint64_t step_of(struct fcache *c, bool *may_begin)
 		c->step_starts = starts;
 		c->step_unc = 0;
 	}
-	*may_begin = st == 0 && c->step_unc >= step_len(gp);
+	*may_begin = st == 0 && c->step_unc >= step_len(c);
 	return st == GRACE__SEQ_STEPPED || *may_begin ? c->last->cookie : 0;
 }
 
@@ -879,7 +897,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	/* Sealed when full, when a grace period ended since its first slot, or (stepping) once it
 	 * holds a step's length: what the next step may start a grace period for (step_len()). */
 	if (b->n == FBLK_N || gp_moved(c->f->gp, c->cur_seq) ||
-	    (c->f->gp->step && b->n >= step_len(c->f->gp)))
+	    (c->f->gp->step && b->n >= step_len(c)))
 		grace__fc_seal(c);
 	n = pop_ready(c, burst(c), out);
 	if (c->first && c->first->done && c->first->head < c->first->n &&
@@ -906,10 +924,18 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	}
 	bool may_begin = false;
 	uint64_t step_ck = step_of(c, &may_begin);
+	uint64_t step_ds = 0;
+	if (may_begin) {
+		step_ds = c->step_sealed - c->step_mark;
+		c->step_mark = c->step_sealed;
+	}
 	cur_open(c);
 	own_exit(c, fast);
-	if (step_ck)
+	if (step_ck) {
 		c->f->gp->step(c->f->gp, step_ck, may_begin);
+		if (may_begin)
+			step_pace(c, c->f->gp, step_ds);
+	}
 	if (arm)
 		grace__engine_call(c->f, &c->mon, mon_cb);
 	if (GRACE_UNLIKELY(held > THREAD_HARD))

@@ -60,7 +60,7 @@
  *    values: after a scan, kept <= H. Retired objects are distinct while they wait (retiring
  *    one twice is misuse), so each value keeps one entry.
  *  - A scan runs when pend cannot take the next entry within the thread's threshold thr
- *    (thr_now(), latched at each scan: at most BATCH slots, so at most BATCH objects); before
+ *    (thr_next(), latched at each scan: at most BATCH slots, so at most BATCH objects); before
  *    it, the call frees whatever is still ready. Its input is pend + kept <= thr + H <= BATCH
  *    + H, and so is what the thread holds right after it (ready + kept).
  *  - Between two scans the rate rule (burst()) frees ready entries so that none is left when
@@ -134,10 +134,10 @@
 #define BATCH GRACE_HAZPTR_BATCH /* pend's slots */
 /* Inline appends between two out-of-line calls (the window; engine/free.c uses the same). */
 #define RUN 6u
-/* The scan threshold (thr_now()): a scan may cost barrier M's time over at most NS_PER_OBJ ns
- * per object it judges, and judges at least THR_LEAST and twice the records (so that it frees at
+/* The scan threshold (thr_next()): a thread's scans come at least SCAN_GAP barrier M's apart,
+ * and judge at least THR_LEAST and twice the records (so that they free at
  * least half of what it judges, whatever is protected). */
-#define NS_PER_OBJ 16u
+#define SCAN_GAP 64u
 #define THR_LEAST 32u
 #define DOM_MAGIC 0x68617a64u /* "hazd" */
 #define POISON_BYTE 0x6b
@@ -183,7 +183,8 @@ struct hp_cache {
 	uint32_t np;        /* pend's slots in use (rt.n runs ahead while the window is open) */
 	uint32_t releasing; /* the owner runs entries: a retire from one nests (put_nested) */
 	uint32_t ghost;     /* fork child: the owner does not exist here */
-	uint32_t thr;       /* pend's slots that start a scan (thr_now() at the last scan) */
+	uint32_t thr;       /* pend's slots that start a scan (thr_next() at the last scan) */
+	uint64_t scan_t;    /* when the last scan ended (ns; 0: none yet) */
 	void *pend[BATCH];
 	struct hp_ent *ent; /* ready: [rhead, rend); kept: [rend, n) */
 	uint32_t cap, rhead, rend, n;
@@ -330,7 +331,7 @@ static bool snapshot(struct hp_cache *c)
 			c->snap_cap = want;
 		}
 	}
-	/* M: pairs with each reader's barrier P. Timed: the scan threshold (thr_now()). */
+	/* M: pairs with each reader's barrier P. Timed: the scan threshold (thr_next()). */
 	grace__heavy_barrier_timed(&scan_mb_ns);
 	if (c->snap_cap < want)
 		return false;
@@ -632,19 +633,27 @@ static inline void ready_pop_release(struct hp_cache *c)
 }
 
 /*
- * pend's slots that start the next scan: barrier M's cost over NS_PER_OBJ, at least THR_LEAST
- * and twice the records, at most BATCH. One thread alone pays a membarrier that interrupts no
- * other CPU (well under a microsecond): it scans every few dozen objects, and its garbage stays
- * as small and as warm in cache as an epoch scheme's. Where the barrier interrupts busy CPUs
- * (several microseconds each) the threshold is BATCH. Latched per scan (c->thr): the rate rule
- * and Claim 2 hold between two scans with c->thr <= BATCH in place of BATCH.
+ * pend's slots that start the next scan: as many as the thread appended, at the rate it did
+ * since its last scan (in slots, judged now), in SCAN_GAP times barrier M's cost (scan_mb_ns),
+ * at least THR_LEAST and twice the records, at most BATCH. So a thread's scans cost at most
+ * about 1/SCAN_GAP of its time, and within that its garbage stays as small as it can: the
+ * garbage is the working set its allocator hands back to its next allocations. One thread
+ * alone pays a membarrier that interrupts no other CPU (about 0.4 us): a thread that retires
+ * every few microseconds scans every THR_LEAST objects, as warm as an epoch scheme's garbage.
+ * Where barrier M interrupts busy CPUs (5 to 15 us) the threshold is BATCH. Latched per scan
+ * (c->thr, c->scan_t: written by the holder of c, as np is): the rate rule and Claim 2 hold
+ * between two scans with c->thr <= BATCH in place of BATCH.
  */
-static uint32_t thr_now(void)
+static uint32_t thr_next(struct hp_cache *c, uint32_t in)
 {
+	uint64_t now = grace__now_ns();
+	uint64_t dt = now - c->scan_t;
 	/* Relaxed: hints (scan_mb_ns a running average, the record count only grows). */
-	uint64_t n = grace_load_relaxed(&scan_mb_ns) / NS_PER_OBJ;
+	uint64_t gap = (uint64_t)grace_load_relaxed(&scan_mb_ns) * SCAN_GAP;
 	uint64_t h2 = 2 * grace_load_relaxed(&grace__hp_nrecords);
+	uint64_t n = c->scan_t && dt ? (uint64_t)in * gap / dt : 0; /* the first: the least */
 
+	c->scan_t = now;
 	if (n < h2)
 		n = h2;
 	if (n < THR_LEAST)
@@ -671,6 +680,7 @@ static void scan(struct hp_cache *c)
 		memmove(c->ent, c->ent + c->rend, (size_t)k * sizeof(*c->ent));
 	c->n = k;
 	c->rhead = c->rend = 0;
+	uint32_t in = c->np; /* the slots appended since the last scan: the pace (thr_next()) */
 	if (!ent_reserve(c, c->np)) {
 		/* No memory for the entries: judge pend in place, keep the protected ones in it. */
 		have = snapshot(c);
@@ -688,7 +698,7 @@ static void scan(struct hp_cache *c)
 		}
 		c->np = w;
 		grace_store_relaxed(&c->scans, c->scans + 1);
-		c->thr = thr_now();
+		c->thr = thr_next(c, in);
 		return;
 	}
 	for (i = 0; i < c->np;)
@@ -706,7 +716,7 @@ static void scan(struct hp_cache *c)
 	}
 	c->rend = w;
 	grace_store_relaxed(&c->scans, c->scans + 1);
-	c->thr = thr_now();
+	c->thr = thr_next(c, in);
 	if (orphans) {
 		if (norph) {
 			c->releasing = 1;
@@ -800,7 +810,7 @@ static GRACE_COLD struct hp_cache *cache_new(void)
 	if (posix_memalign((void **)&c, GRACE_CACHE_LINE, sizeof(*c)) != 0)
 		return NULL;
 	memset(c, 0, sizeof(*c));
-	c->thr = thr_now();
+	c->thr = thr_next(c, 0);
 	grace__lock(&all_lock);
 	grace_list_add(&c->link, &all_caches);
 	grace__unlock(&all_lock);
