@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <grace/arch/atomic.h>
 #include "core/annotate.h"
+#include "core/wait.h" /* struct grace__barrier_cost */
 
 #define GRACE__SEQ_STATE_MASK 3ull
 #define GRACE__SEQ_RUNNING 1ull /* under way, with a driver */
@@ -36,7 +37,7 @@ struct grace__gp {
 	uint32_t event;     /* futex word: bumped when a driver finishes and someone sleeps */
 	uint32_t nsleepers; /* threads sleeping on event */
 	uint64_t steps;     /* grace periods ended by steppers (relaxed: the engine's hint) */
-	uint32_t step_ns;   /* barrier A's cost, ns (grace__heavy_barrier_timed; 0: none yet) */
+	struct grace__barrier_cost step_cost; /* barrier A's (grace__heavy_barrier_timed()) */
 	grace__wait_readers_fn wait_readers GRACE_ALIGNED_CACHE; /* the flavor's part of a GP */
 	/* Flavors whose grace periods can be stepped (NULL: not this one): the non-blocking step,
 	 * and the rest of a stepped grace period for a driver that adopts it and may block. */

@@ -118,7 +118,15 @@ extern bool grace__use_membarrier;
 /* Barrier W: a full barrier on every running thread (membarrier), or a local fence in the
  * fallback, where readers fence themselves. */
 void grace__heavy_barrier(void);
-/* The same, timed into *avg_ns, a running average (wait.c); 0 there: no sample yet. */
-void grace__heavy_barrier_timed(uint32_t *avg_ns);
+/* What a caller's heavy barriers cost (wait.c): the running average of their time and the
+ * least time seen, ns (0: no sample yet). Relaxed words, racy by design: hints. */
+struct grace__barrier_cost {
+	uint32_t avg_ns;
+	uint32_t least_ns;
+};
+/* grace__heavy_barrier(), timed into *bc. */
+void grace__heavy_barrier_timed(struct grace__barrier_cost *bc);
+/* The barrier's weight, ns: its average time, times how far that exceeds the least (wait.c). */
+uint64_t grace__barrier_weight(const struct grace__barrier_cost *bc);
 
 #endif

@@ -758,8 +758,9 @@ static inline unsigned int burst(struct fcache *c)
  * hands to the engine, whose workers drive grace periods again once the steps stop.
  *
  * The length (step_pace(), at each start the owner makes): as many slots as the owner seals in
- * STEP_GAP times barrier A's cost (gp->step_ns, averaged over every driver and stepper that
- * runs it, core/wait.c), at least STEP_LEAST, at most g_step_begin (GRACE_STEP_GARBAGE, 1024;
+ * STEP_GAP times barrier A's weight (gp->step_cost, timed by every driver and stepper that
+ * runs it: its average time times how far that exceeds the least, core/wait.c), at least
+ * STEP_LEAST, at most g_step_begin (GRACE_STEP_GARBAGE, 1024;
  * a smaller GRACE_STEP_GARBAGE wins over STEP_LEAST). So a thread's starts cost at most about
  * 1/STEP_GAP of its time, and within that it keeps as little garbage as it can: the garbage is
  * its working set, which the allocator hands back to its next inserts. One thread running
@@ -791,7 +792,7 @@ static GRACE_NOINLINE void step_pace(struct fcache *c, const struct grace__gp *g
 	uint64_t dt = now - c->step_t;
 	/* Relaxed: a running average, racy by design; a stale word only moves the pace, never
 	 * what a grace period covers. */
-	uint64_t gap = (uint64_t)grace_load_relaxed(&gp->step_ns) * STEP_GAP;
+	uint64_t gap = grace__barrier_weight(&gp->step_cost) * STEP_GAP;
 	uint64_t n;
 
 	if (ds > (1u << 24))

@@ -171,7 +171,7 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
 	}
 	/* Barrier A: see the argument above; pairs with the compiler barrier after the reader's
 	 * lock store (smp_mb in the fallback, memb_lock_slow). Timed: the steps' pace. */
-	grace__heavy_barrier_timed(&gp->step_ns);
+	grace__heavy_barrier_timed(&gp->step_cost);
 	/* Step S: the registry records what its first scan reads (per-thread section numbers). */
 	grace__registry_wait(&memb_registry, 0, (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
 			     flags & GRACE__GP_EXPEDITED);
@@ -206,7 +206,7 @@ static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin)
 	} else if (may_begin && !grace__gp_done(gp, s) && grace__gp_step_start(gp, &base)) {
 		/* Barrier A, as in memb_wait_readers(): pairs with the compiler barrier after the
 		 * reader's lock store (smp_mb in the fallback). Timed: the steps' pace. */
-		grace__heavy_barrier_timed(&gp->step_ns);
+		grace__heavy_barrier_timed(&gp->step_cost);
 		held = grace__registry_first_scan(&memb_registry, 0);
 	} else {
 		grace__registry_unlock(&memb_registry);

@@ -220,8 +220,8 @@ static uint64_t orph_gen;
 /* Counters of threads that exited and of orphan passes (relaxed atomics). */
 static uint64_t gone_retired, gone_reclaimed, gone_scans;
 
-/* Barrier M's cost, ns, averaged over every scan (grace__heavy_barrier_timed()). */
-static uint32_t scan_mb_ns;
+/* Barrier M's cost, timed at every scan (grace__heavy_barrier_timed()). */
+static struct grace__barrier_cost scan_cost;
 
 /* Per thread. */
 struct hp_thread {
@@ -332,7 +332,7 @@ static bool snapshot(struct hp_cache *c)
 		}
 	}
 	/* M: pairs with each reader's barrier P. Timed: the scan threshold (thr_next()). */
-	grace__heavy_barrier_timed(&scan_mb_ns);
+	grace__heavy_barrier_timed(&scan_cost);
 	if (c->snap_cap < want)
 		return false;
 	memset(c->snap, 0, c->snap_cap * sizeof(uintptr_t));
@@ -634,7 +634,7 @@ static inline void ready_pop_release(struct hp_cache *c)
 
 /*
  * pend's slots that start the next scan: as many as the thread appended, at the rate it did
- * since its last scan (in slots, judged now), in SCAN_GAP times barrier M's cost (scan_mb_ns),
+ * since its last scan (in slots, judged now), in SCAN_GAP times barrier M's weight (scan_cost),
  * at least THR_LEAST and twice the records, at most BATCH. So a thread's scans cost at most
  * about 1/SCAN_GAP of its time, and within that its garbage stays as small as it can: the
  * garbage is the working set its allocator hands back to its next allocations. One thread
@@ -648,8 +648,8 @@ static uint32_t thr_next(struct hp_cache *c, uint32_t in)
 {
 	uint64_t now = grace__now_ns();
 	uint64_t dt = now - c->scan_t;
-	/* Relaxed: hints (scan_mb_ns a running average, the record count only grows). */
-	uint64_t gap = (uint64_t)grace_load_relaxed(&scan_mb_ns) * SCAN_GAP;
+	/* Relaxed: a hint, the record count only grows. */
+	uint64_t gap = grace__barrier_weight(&scan_cost) * SCAN_GAP;
 	uint64_t h2 = 2 * grace_load_relaxed(&grace__hp_nrecords);
 	uint64_t n = c->scan_t && dt ? (uint64_t)in * gap / dt : 0; /* the first: the least */
 
