@@ -361,6 +361,15 @@ TEST(fork_with_lazy_pending)
 	printf("  skipped under ThreadSanitizer (fork after threads)\n");
 	return;
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+	/* GCC 12's ASan allocator takes no lock around fork() (scripts/test.sh, the asan
+	 * exclusions): the child's restarted workers can inherit a size-class lock a parent worker
+	 * held and hang in their first calloc() (gdb: every child thread in
+	 * SizeClassAllocator64::GetFromAllocator; 4 of 12 runs, and 3 of 12 at b69b28a). Release
+	 * and debug run it; the other cases of this file run under ASan. */
+	printf("  skipped under AddressSanitizer (its allocator is not fork-safe)\n");
+	return;
+#endif
 	CHECK(run_case(fork_with_lazy_pending, "fork with lazy callbacks pending", "not run") == 0);
 }
 
