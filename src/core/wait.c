@@ -82,7 +82,25 @@ uint64_t grace__barrier_weight(const struct grace__barrier_cost *bc)
 	uint64_t avg = grace_load_relaxed(&bc->avg_ns);
 	uint64_t least = grace_load_relaxed(&bc->least_ns);
 
-	return least ? avg * avg / least : 0;
+	uint64_t w = least ? avg * avg / least : 0;
+
+	return w < 1000000000ull ? w : 1000000000ull; /* 1 s: the products below stay in 64 bits */
+}
+
+/*
+ * The one pace rule of the callers that batch behind a heavy barrier (engine/free.c's steps,
+ * hazptr.c's scans): a batch as large as the slots the caller adds in `gap` barrier weights,
+ * at the rate it added the last ones. Its barriers then take about 1/gap of its time, and
+ * within that its batches, the garbage it keeps, are as small as they can be.
+ */
+uint64_t grace__barrier_pace(const struct grace__barrier_cost *bc, uint64_t slots, uint64_t ns,
+			     unsigned int gap)
+{
+	if (!ns)
+		return 0;
+	if (slots > (1u << 24))
+		slots = 1u << 24;
+	return slots * grace__barrier_weight(bc) * gap / ns;
 }
 
 enum spin_end { SPIN_DONE, SPIN_SPENT, SPIN_BLOCKED };

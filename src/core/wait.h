@@ -128,5 +128,9 @@ struct grace__barrier_cost {
 void grace__heavy_barrier_timed(struct grace__barrier_cost *bc);
 /* The barrier's weight, ns: its average time, times how far that exceeds the least (wait.c). */
 uint64_t grace__barrier_weight(const struct grace__barrier_cost *bc);
+/* The pace of a caller that pays one barrier per batch (wait.c): the slots it would add, at
+ * the rate of `slots` in `ns`, in `gap` barrier weights (0: no rate yet, ns 0). */
+uint64_t grace__barrier_pace(const struct grace__barrier_cost *bc, uint64_t slots, uint64_t ns,
+			     unsigned int gap);
 
 #endif

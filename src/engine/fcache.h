@@ -63,7 +63,7 @@ struct fcache {
 	uint32_t ghost;     /* fork child: the owner does not exist here; the monitor retires it */
 	uint64_t stuck_seq; /* over_limit() gave up at this sequence (owner's; 0: never) */
 	uint64_t step_starts; /* grace periods started, when the owner last looked (step_of()) */
-	uint32_t step_unc;    /* pointers sealed since then: what no started grace period covers */
+	uint64_t step_base;   /* step_sealed then: what no started grace period covers is above */
 	uint64_t step_sealed; /* slots sealed, ever (by any holder of c; step_pace()) */
 	uint64_t step_mark;   /* step_sealed at the owner's last start (owner, holding c) */
 	/* The owner's alone, written after its call lets c go (step_pace()): */

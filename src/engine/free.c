@@ -196,7 +196,6 @@ void grace__fc_seal(struct fcache *c)
 	if (c->deferred || c->f->gp->step) {
 		b->cookie = grace__gp_snap(c->f->gp);
 		if (!c->deferred) {
-			c->step_unc += b->n;
 			c->step_sealed += b->n;
 		}
 	} else {
@@ -789,15 +788,11 @@ static inline uint32_t step_len(const struct fcache *c)
 static GRACE_NOINLINE void step_pace(struct fcache *c, const struct grace__gp *gp, uint64_t ds)
 {
 	uint64_t now = grace__now_ns();
-	uint64_t dt = now - c->step_t;
-	/* Relaxed: a running average, racy by design; a stale word only moves the pace, never
-	 * what a grace period covers. */
-	uint64_t gap = grace__barrier_weight(&gp->step_cost) * STEP_GAP;
-	uint64_t n;
+	/* The first start: no rate yet, the least. The cost's words are hints: a stale one only
+	 * moves the pace, never what a grace period covers. */
+	uint64_t n = c->step_t ? grace__barrier_pace(&gp->step_cost, ds, now - c->step_t, STEP_GAP)
+			       : 0;
 
-	if (ds > (1u << 24))
-		ds = 1u << 24;
-	n = c->step_t && dt ? ds * gap / dt : 0; /* the first start: the least */
 	c->step_len = n < g_step_begin ? (uint32_t)n : g_step_begin;
 	c->step_t = now;
 }
@@ -814,9 +809,9 @@ static inline uint64_t step_of(struct fcache *c, bool *may_begin)
 
 	if (starts != c->step_starts) {
 		c->step_starts = starts;
-		c->step_unc = 0;
+		c->step_base = c->step_sealed;
 	}
-	*may_begin = st == 0 && c->step_unc >= step_len(c);
+	*may_begin = st == 0 && c->step_sealed - c->step_base >= step_len(c);
 	return st == GRACE__SEQ_STEPPED || *may_begin ? c->last->cookie : 0;
 }
 

@@ -647,11 +647,10 @@ static inline void ready_pop_release(struct hp_cache *c)
 static uint32_t thr_next(struct hp_cache *c, uint32_t in)
 {
 	uint64_t now = grace__now_ns();
-	uint64_t dt = now - c->scan_t;
+	/* The first scan: no rate yet, the least. */
+	uint64_t n = c->scan_t ? grace__barrier_pace(&scan_cost, in, now - c->scan_t, SCAN_GAP) : 0;
 	/* Relaxed: a hint, the record count only grows. */
-	uint64_t gap = grace__barrier_weight(&scan_cost) * SCAN_GAP;
 	uint64_t h2 = 2 * grace_load_relaxed(&grace__hp_nrecords);
-	uint64_t n = c->scan_t && dt ? (uint64_t)in * gap / dt : 0; /* the first: the least */
 
 	c->scan_t = now;
 	if (n < h2)
