@@ -8,6 +8,7 @@
 #ifndef GRACE_TEST_HARNESS_H
 #define GRACE_TEST_HARNESS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -135,7 +136,9 @@ static inline int gt_run_child(void (*fn)(void *), void *arg, char *out, size_t 
  * process is still running then, a watchdog thread prints every thread's backtrace (gdb, which
  * scripts/setup-debian.sh installs), so that a hang in CI leaves evidence instead of a bare
  * timeout. It changes nothing else: the process goes on, and ctest's timeout still ends it.
- * posix_spawn() (clone with CLONE_VFORK) runs no fork handlers, so a process hung on a lock
+ * The process's children are dumped first (a fork test's hang may be in the child): gdb
+ * attaches to them where Yama's ptrace_scope is 0 (Debian's default); with 1 it fails and says
+ * so. posix_spawn() (clone with CLONE_VFORK) runs no fork handlers, so a process hung on a lock
  * that grace's atfork handlers take can still be dumped; PR_SET_PTRACER lets the spawned gdb
  * attach to its parent where Yama's ptrace_scope is 1.
  */
@@ -143,9 +146,9 @@ static inline int gt_run_child(void (*fn)(void *), void *arg, char *out, size_t 
 extern char **environ;
 #endif
 static int gt_hang_watch_running;
-static inline void *gt_hang_watch(void *arg)
+/* Every thread's backtrace of process p, by gdb, on stderr. */
+static inline void gt_hang_dump(pid_t p)
 {
-	unsigned int s = (unsigned int)(uintptr_t)arg;
 	char pid[24];
 	char *av[] = { (char *)"timeout",
 		       (char *)"-s",
@@ -165,16 +168,7 @@ static inline void *gt_hang_watch(void *arg)
 	pid_t c;
 	int st;
 
-	/* Release, paired with the creator's acquire load: nothing is published through it
-	 * but the fact that this thread's start is over. */
-	__atomic_store_n(&gt_hang_watch_running, 1, __ATOMIC_RELEASE);
-	gt_sleep_ms(s * 1000u);
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	fprintf(stderr,
-		"gtest_lite: still running after %u s (GT_HANG_DUMP_S): backtraces follow\n", s);
-	fflush(stdout);
-	fflush(stderr);
-	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, 2, 1);
 	if (posix_spawnp(&c, "timeout", &fa, NULL, av, environ) != 0)
@@ -182,6 +176,64 @@ static inline void *gt_hang_watch(void *arg)
 	else if (waitpid(c, &st, 0) == c && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
 		fprintf(stderr, "gtest_lite: gdb failed (status %#x; is it installed?)\n", st);
 	posix_spawn_file_actions_destroy(&fa);
+}
+
+/* The process's children (a test that forks may hang in its child, not in the parent), at most
+ * n, from /proc/PID/stat's fourth field. Returns how many. */
+static inline int gt_children(pid_t parent, pid_t *out, int n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int k = 0;
+
+	if (!d)
+		return 0;
+	while (k < n && (e = readdir(d)) != NULL) {
+		char path[300], comm[64];
+		long pid = strtol(e->d_name, NULL, 10), ppid = 0;
+		char state;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		/* "pid (comm) state ppid": comm has no space in the tests' binaries. */
+		if (fscanf(f, "%*d %63s %c %ld", comm, &state, &ppid) == 3 &&
+		    ppid == (long)parent && strcmp(comm, "(timeout)") != 0)
+			out[k++] = (pid_t)pid;
+		fclose(f);
+	}
+	closedir(d);
+	return k;
+}
+
+static inline void *gt_hang_watch(void *arg)
+{
+	unsigned int s = (unsigned int)(uintptr_t)arg;
+	pid_t kids[8];
+
+	/* Release, paired with the creator's acquire load: nothing is published through it
+	 * but the fact that this thread's start is over. */
+	__atomic_store_n(&gt_hang_watch_running, 1, __ATOMIC_RELEASE);
+	gt_sleep_ms(s * 1000u);
+	fprintf(stderr,
+		"gtest_lite: still running after %u s (GT_HANG_DUMP_S): backtraces follow\n", s);
+	fflush(stdout);
+	fflush(stderr);
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	/* The children first: gdb's attach stops the parent, which may be waiting for them. */
+	int nk = gt_children(getpid(), kids, 8);
+	for (int i = 0; i < nk; i++) {
+		fprintf(stderr, "gtest_lite: child process %d:\n", (int)kids[i]);
+		fflush(stderr);
+		gt_hang_dump(kids[i]);
+	}
+	fprintf(stderr, "gtest_lite: this process, %d:\n", (int)getpid());
+	fflush(stderr);
+	gt_hang_dump(getpid());
 	return NULL;
 }
 
