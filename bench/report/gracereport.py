@@ -113,9 +113,10 @@ class BenchData:
     with the machine rows (bench "machine": kernel in the design column, online CPUs in the
     threads column; metrics load1 at run 0 and 1, elapsed_s) in `meta`."""
 
-    def __init__(self, groups, meta):
+    def __init__(self, groups, meta, byrun=None):
         self.groups = groups
         self.meta = meta
+        self.byrun = byrun or {}  # the same keys -> {run: value}
 
     def values(self, bench, design, threads, metric):
         return self.groups.get((bench, design, threads, metric), [])
@@ -130,6 +131,21 @@ class BenchData:
     def spread(self, bench, design, threads, metric):
         v = self.values(bench, design, threads, metric)
         return (min(v), max(v)) if v else (None, None)
+
+    def paired_ratio(self, bench, design, refs, threads, metric):
+        """Median over the runs of design's value over the largest of refs' values in the same
+        run, or None when no run has both. A family that runs every design of a point back to
+        back within a run compares designs measured seconds apart this way, not minutes apart
+        (a ratio of medians mixes runs): on a host whose speed drifts between runs, the paired
+        ratio is the steadier figure."""
+        num = self.byrun.get((bench, design, threads, metric), {})
+        out = []
+        for run, v in num.items():
+            rv = [self.byrun.get((bench, r, threads, metric), {}).get(run) for r in refs]
+            rv = [x for x in rv if x is not None]
+            if rv and max(rv) != 0:
+                out.append(v / max(rv))
+        return median(out) if out else None
 
     def stat(self, bench, design, threads, metric):
         return Stat(self.values(bench, design, threads, metric))
@@ -181,7 +197,7 @@ class BenchData:
 
 def load_bench(path):
     """A family's long-format CSV (bench.h's bench_csv_row) as BenchData."""
-    groups, meta = {}, {}
+    groups, meta, byrun = {}, {}, {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             if r["bench"] == "machine":
@@ -191,10 +207,15 @@ def load_bench(path):
                 continue
             try:
                 key = (r["bench"], r["design"], int(r["threads"]), r["metric"])
-                groups.setdefault(key, []).append(float(r["value"]))
+                v = float(r["value"])
             except (TypeError, ValueError):
                 continue  # a truncated last line (a run stopped mid-row)
-    return BenchData(groups, meta)
+            groups.setdefault(key, []).append(v)
+            try:
+                byrun.setdefault(key, {})[int(r["run"])] = v
+            except (TypeError, ValueError):
+                pass  # no run number: in the medians, not in the paired ratios
+    return BenchData(groups, meta, byrun)
 
 
 def load_samples(raw_dir, prefix):

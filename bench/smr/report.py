@@ -106,6 +106,12 @@ class Data:
         b = self.bench.get(p)
         return (None, None) if b is None else self.d.spread(b, design, t, metric)
 
+    def pair(self, p, design, refs, t, metric="ops_per_s"):
+        """Median of the per-run ratios of design to the best of refs (run.sh runs every design
+        of a point back to back within a run)."""
+        b = self.bench.get(p)
+        return None if b is None else self.d.paired_ratio(b, design, refs, t, metric)
+
     def threads(self, p):
         b = self.bench.get(p)
         return [] if b is None else self.d.threads(b, "ops_per_s")
@@ -252,13 +258,10 @@ def targets_section(x, md):
         g = x.med(p, "grace-retire", t, "ops_per_s")
         if g is None:
             continue
-        e, n = best_ebr(x, p, t), x.med(p, "none", t, "ops_per_s")
-        q = x.med(p, "grace-qsbr-retire", t, "ops_per_s")
-        gm, em = x.med(p, "grace-retire", t, "peak_rss_mb"), x.med(p, "ebr", t, "peak_rss_mb")
-        r_e = gr.ratio(g, e) if e is not None else None
-        r_n = gr.ratio(g, n) if n is not None else None
-        r_m = gr.ratio(gm, em) if gm is not None and em is not None else None
-        r_q = gr.ratio(q, g) if q is not None else None
+        r_e = x.pair(p, "grace-retire", EBRS, t)
+        r_n = x.pair(p, "grace-retire", ["none"], t)
+        r_m = x.pair(p, "grace-retire", ["ebr"], t, "peak_rss_mb")
+        r_q = x.pair(p, "grace-qsbr-retire", ["grace-retire"], t)
         rows.append(["%s %s, %s" % (ds, pow2(rng), upd(u)), str(t),
                      verdict(0, r_e, r_e is not None and r_e >= 1.1),
                      verdict(1, r_n, r_n is not None and r_n >= 1.0),
@@ -267,7 +270,10 @@ def targets_section(x, md):
     if not rows:
         return
     md.append(gr.heading(3, "The default flavor against the targets"))
-    md.append("Ratios of medians, glibc, 1 to %d threads (no oversubscription): `grace-retire` "
+    md.append("Medians over the runs of each run's ratio (a run measures every design of a "
+              "point back to back, so a ratio compares designs run seconds apart; a ratio of "
+              "medians would mix runs minutes apart, on a host whose speed drifts), glibc, 1 to "
+              "%d threads (no oversubscription): `grace-retire` "
               "(the default flavor's inline retire) against the better of `ebr` and `token-ebr` "
               "(target >= 1.1x), against `none` (>= 1.0x), its peak resident set against "
               "`ebr`'s (<= 1.1x), and `grace-qsbr-retire` against `grace-retire` (>= 1.0x). "
@@ -290,13 +296,14 @@ def hazptr_section(x, md, hl, raw):
         h, u = x.med(p, "grace-hazptr", t, "ops_per_s"), x.med(p, "urcu-call", t, "ops_per_s")
         if h is None and u is None:
             continue
-        r = gr.ratio(h, u) if h is not None and u is not None else float("nan")
-        ok = "n/a" if gr.missing(r) else ("**met**" if r >= 1.2 else "**missed**")
-        n = x.med(p, "none", t, "ops_per_s")
+        r = x.pair(p, "grace-hazptr", ["urcu-call"], t)
+        ok = "n/a" if r is None else ("**met**" if r >= 1.2 else "**missed**")
+        rn = x.pair(p, "none", ["urcu-call"], t)
         rows.append(["%s %s" % (ds, pow2(rng)), "%d%s" % (t, " (over)" if t > x.ncpu else ""),
                      "n/a" if h is None else gr.fmt(h / 1e6),
-                     "n/a" if u is None else gr.fmt(u / 1e6), ratio_text(h, u), ok,
-                     ratio_text(n, u) if n is not None and u is not None else "n/a"])
+                     "n/a" if u is None else gr.fmt(u / 1e6),
+                     "n/a" if r is None else gr.fmt_x(r), ok,
+                     "n/a" if rn is None else gr.fmt_x(rn)])
     notes = []
     path = os.path.join(raw, "not_run.txt") if raw else ""
     if path and os.path.exists(path):
@@ -306,7 +313,8 @@ def hazptr_section(x, md, hl, raw):
         return
     md.append(gr.heading(3, "Hazard pointers against liburcu call_rcu, 50% updates"))
     md.append("Million operations per second, medians: `grace-hazptr` (a hazard pointer on "
-              "every node a traversal reads) and `urcu-call`, and their ratio; the target of "
+              "every node a traversal reads) and `urcu-call`, and their ratio (the median of "
+              "each run's ratio, as in the table above); the target of "
               "issue 34 is 1.2x or more. Every point at 50% updates (glibc). The last column "
               "is the same ratio for `none`, which never frees: what a reclaimer that costs "
               "nothing would reach. Where it is under 1.2x, only a scheme whose frees make the "
