@@ -92,6 +92,22 @@ def main():
         s = (src if src is not None else S).get((d, t, f))
         return s.median if s else float("nan")
 
+    # Each repetition runs every design of a point back to back (a few seconds), and the
+    # repetitions of a point come later: a ratio of two designs is taken within each
+    # repetition, then its median, so that a host whose speed drifts between repetitions
+    # does not set one design's fast repetition against another's slow one.
+    byrep = {}
+    for r in rows:
+        for m in ("mops", "mops_cpu"):
+            if isinstance(r.get(m), (int, float)):
+                byrep.setdefault((r["design"], r["threads"], r["update_fraction"], m),
+                                 {})[r["rep"]] = r[m]
+
+    def paired(num, den, t, f, m):
+        a, b = byrep.get((num, t, f, m), {}), byrep.get((den, t, f, m), {})
+        v = [a[k] / b[k] for k in a if k in b and b[k]]
+        return gr.median(v) if v else float("nan")
+
     def has(d, t=None, f=None):
         return any(k[0] == d and (t is None or k[1] == t) and (f is None or k[2] == f)
                    for k in W)
@@ -180,8 +196,8 @@ def main():
     tg = []
 
     def target(what, num, den, f, need, note=""):
-        r = gr.ratio(med(num, T, f, W), med(den, T, f, W))
-        rc = gr.ratio(med(num, T, f, C), med(den, T, f, C))
+        r = paired(num, den, T, f, "mops")
+        rc = paired(num, den, T, f, "mops_cpu")
         ok = "-"
         if need is not None:
             ok = "n/a" if r != r else ("**met**" if r >= need else "**missed**")
@@ -403,7 +419,8 @@ def main():
                                                      ("; load average before the run: %s"
                                                       % a.load_before) if a.load_before else ""))
     md.append("### Targets (%d threads)\n" % T)
-    md.append("Ratios of medians measured side by side. *wall*: operations per second of "
+    md.append("Medians over the repetitions of each repetition's ratio (every design of a "
+              "point runs back to back within a repetition). *wall*: operations per second of "
               "elapsed time, the benchmark's figure. *CPU*: operations per CPU-second the "
               "process used (benchmark threads and the libraries' worker threads), steadier "
               "when other work shares the machine but blind to contention between threads "
