@@ -104,9 +104,8 @@ def main():
                                  {})[r["rep"]] = r[m]
 
     def paired(num, den, t, f, m):
-        a, b = byrep.get((num, t, f, m), {}), byrep.get((den, t, f, m), {})
-        v = [a[k] / b[k] for k in a if k in b and b[k]]
-        return gr.median(v) if v else float("nan")
+        r = gr.paired_ratio(byrep.get((num, t, f, m), {}), [byrep.get((den, t, f, m), {})])
+        return float("nan") if r is None else r
 
     def has(d, t=None, f=None):
         return any(k[0] == d and (t is None or k[1] == t) and (f is None or k[2] == f)

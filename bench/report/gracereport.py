@@ -138,14 +138,8 @@ class BenchData:
         back within a run compares designs measured seconds apart this way, not minutes apart
         (a ratio of medians mixes runs): on a host whose speed drifts between runs, the paired
         ratio is the steadier figure."""
-        num = self.byrun.get((bench, design, threads, metric), {})
-        out = []
-        for run, v in num.items():
-            rv = [self.byrun.get((bench, r, threads, metric), {}).get(run) for r in refs]
-            rv = [x for x in rv if x is not None]
-            if rv and max(rv) != 0:
-                out.append(v / max(rv))
-        return median(out) if out else None
+        return paired_ratio(self.byrun.get((bench, design, threads, metric), {}),
+                            [self.byrun.get((bench, r, threads, metric), {}) for r in refs])
 
     def stat(self, bench, design, threads, metric):
         return Stat(self.values(bench, design, threads, metric))
@@ -537,6 +531,18 @@ def percentile(sorted_values, p):
     if lo + 1 >= len(v):
         return v[lo]
     return v[lo] + (rank - lo) * (v[lo + 1] - v[lo])
+
+
+def paired_ratio(num, refs):
+    """num: {run: value}; refs: a list of such. The median over the runs of num's value over
+    the largest of refs' values in the same run (runs that lack either are left out), or None.
+    BenchData.paired_ratio() explains why."""
+    out = []
+    for run, v in num.items():
+        rv = [r[run] for r in refs if run in r]
+        if rv and max(rv) != 0:
+            out.append(v / max(rv))
+    return median(out) if out else None
 
 
 def median(values):
