@@ -55,10 +55,10 @@
  * 64 bytes, of which 16 are padding. At 48, glibc gives every node a 64-byte chunk, so all the
  * nodes a thread carves from its arena sit at one offset in their cache lines, the offset its
  * first allocations happened to leave; at some offsets a descent touches two lines per node.
- * One malloc(40) on the benchmark thread before its run moved an EBR design on the BST of 2^16
- * keys at one thread from 3.3-3.4 to 2.3-2.6 Mops/s, and a reclaimer that allocates on the
- * thread's first use (grace's registry and caches) drew another offset than one that does not:
- * the one-thread BST column measured that draw. Padded, the chunks are 80 bytes and the nodes
+ * One malloc() on the benchmark thread before its run, 72 bytes against 0, 40 or 56, moved an
+ * EBR design on the BST of 2^16 keys at one thread from 2.5-2.6 to 3.65 Mops/s, and a
+ * reclaimer that allocates on the thread's first use (grace's registry and caches) drew
+ * another offset than one that does not: the one-thread BST column measured that draw. Padded, the chunks are 80 bytes and the nodes
  * cover the four 16-byte offsets alike, whatever came first (bench/smr/about.md, "The BST's
  * nodes").
  */
