@@ -8,8 +8,11 @@ set -euo pipefail
 # abigail-tools: the ABI check of the test command; man-db: man pages (tests read them back);
 # debhelper, dpkg-dev, fakeroot: the Debian package check of the long runs (scripts/deb-check.sh).
 # gdb: a test still running 10 s before its timeout prints every thread's backtrace with it.
+# libjemalloc2, libmimalloc2.0: the allocators of bench/smr's allocator comparison (LD_PRELOAD;
+# without them the report measures glibc's malloc alone and says so).
 pkgs=(build-essential cmake ninja-build pkg-config liburcu-dev valgrind spin python3 python3-matplotlib
-      clang-format clang-tidy cppcheck abigail-tools man-db debhelper dpkg-dev fakeroot gdb)
+      clang-format clang-tidy cppcheck abigail-tools man-db debhelper dpkg-dev fakeroot gdb
+      libjemalloc2 libmimalloc2.0)
 for extra in "$@"; do
   case "$extra" in
     aarch64) pkgs+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static) ;;
