@@ -769,8 +769,8 @@ static inline unsigned int burst(struct fcache *c)
  * every hundred or so. Where barrier A interrupts busy CPUs (5 to 15 us on the 2-CPU VM) the
  * length is the bound, as before. QSBR's barrier A is a fence, not timed: its steps start one
  * every STEP_LEAST slots. A full block is sealed at any length; a partly filled one at a slow
- * call once it holds the length (cache_put()), so that a short length is not held back by
- * FBLK_N. Returns the cookie to step toward (0: no step) and whether the step may start a
+ * call once it holds the length and no grace period is under way (cache_put()), so that a
+ * short length is not held back by FBLK_N. Returns the cookie to step toward (0: no step) and whether the step may start a
  * grace period. c held by the owner.
  */
 
@@ -891,9 +891,15 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	b->p[b->n++] = p;
 	c->held += k;
 	/* Sealed when full, when a grace period ended since its first slot, or (stepping) once it
-	 * holds a step's length: what the next step may start a grace period for (step_len()). */
+	 * holds a step's length while none is under way: what the next step may start a grace
+	 * period for (step_len()). While one is under way no step can start one, and a block
+	 * sealed now waits for the same grace period as one sealed when it ends (which
+	 * gp_moved() seals before the step that may start the next): so the block fills
+	 * instead. A slow or stalled reader's garbage then costs its slot, not a part-filled
+	 * block of 1 KB per step's length (bench/smr --stall: 95 bytes an object, 48 of them
+	 * blocks). The state is a hint: a later seal only gives a later cookie. */
 	if (b->n == FBLK_N || gp_moved(c->f->gp, c->cur_seq) ||
-	    (c->f->gp->step && b->n >= step_len(c)))
+	    (c->f->gp->step && b->n >= step_len(c) && !grace__gp_in_progress(c->f->gp)))
 		grace__fc_seal(c);
 	n = pop_ready(c, burst(c), out);
 	if (c->first && c->first->done && c->first->head < c->first->n &&
