@@ -185,6 +185,17 @@ TEST(fork_with_call_rcu_hooks)
 	static struct urcu_atfork af = { hook_before, hook_parent, hook_child, NULL };
 	static struct rcu_head h;
 
+#if defined(__SANITIZE_ADDRESS__)
+	/* GCC 12's ASan allocator takes no lock around fork(): a child can inherit one of its
+	 * size-class locks held by a parent thread and hang in malloc() (docs/torture.md, §5).
+	 * Seen once in over 600 runs: the child's restarted worker blocked in
+	 * SizeClassAllocator64::GetFromAllocator from ASan's own thread start, the child's main
+	 * thread in rcu_barrier() waiting for it. The debug configuration runs this case. */
+	(void)af;
+	(void)h;
+	printf("  skipped under ASan: its allocator is not fork-safe\n");
+	return;
+#endif
 	urcu_memb_register_rculfhash_atfork(&af);
 	urcu_memb_create_all_cpu_call_rcu_data(0);
 	urcu_memb_call_rcu_before_fork();
