@@ -378,7 +378,10 @@ def stall_section(x, designs, md, hl, raw, out):
               "`GRACE_HAZPTR_BATCH`\\*T, H the hazard pointers in the process and T the threads "
               "with a retire batch (from `grace_hazptr_get_stats()` during the run, the largest "
               "seen); it applies to hazard pointers only. RCU and EBR have no bound: their "
-              "garbage grows with the run's length.\n")
+              "garbage grows with the run's length. *Heap per waiting node*: the peak resident "
+              "set less the prefilled one, over the garbage maximum, in bytes: the node's own "
+              "chunk and what the reclaimer adds to keep it (a slot, a list link); given where "
+              "the garbage reached 100k nodes, so that it dominates the growth.\n")
     rows = []
     for p in sp:
         for t in x.threads(p):
@@ -394,15 +397,18 @@ def stall_section(x, designs, md, hl, raw, out):
                 if b is not None and g is not None:
                     under = "%s (%.0f%% of it)" % ("**yes**" if g <= b else "**no**",
                                                    100.0 * g / b if b else 0)
+                per = "-"
+                if g and g >= 1e5 and rss is not None and base is not None:
+                    per = "%.0f" % ((rss - base) * 1048576.0 / g)
                 rows.append(["%s %s" % (p[0], pow2(p[1])), str(t), "`%s`" % name,
                              gr.fmt(v / 1e6), fmt_count(g),
                              "none" if b is None else fmt_count(b), under,
                              "n/a" if rss is None else gr.fmt(rss),
-                             "n/a" if base is None else gr.fmt(base),
+                             "n/a" if base is None else gr.fmt(base), per,
                              "n/a" if secs is None else gr.fmt(secs)])
     md.append(gr.md_table(["structure", "threads", "design", "Mops/s", "garbage max",
                            "bound", "under the bound", "peak RSS (MB)", "after prefill (MB)",
-                           "run (s)"], rows))
+                           "heap per waiting node (B)", "run (s)"], rows))
     ser = read_series(raw)
     if ser:
         index = {n: i for i, (n, _) in enumerate(designs)}
