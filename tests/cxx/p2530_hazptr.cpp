@@ -72,7 +72,9 @@ static void reader()
 
 static void writer()
 {
-	for (long v = 1; v <= 20000; v++) {
+	// 20000 versions, and on until the readers have read 1000 times: on a loaded machine
+	// the writer could otherwise finish before any reader ran once.
+	for (long v = 1; v <= 20000 || reads.load(std::memory_order_relaxed) < 1000; v++) {
 		Config *old = current.exchange(new Config(v));
 		old->retire(); // D() by default: ConfigDeleter
 	}
