@@ -532,15 +532,22 @@ def main():
             continue
         order = ["glibc"] + sorted(allocs - {"glibc"})
         md.append(gr.heading(3, "Allocators: %s %s, %s, %d threads" % (ds, pow2(rng), upd(u), T)))
-        md.append("Million operations per second / peak resident set (MB), medians. jemalloc "
-                  "and mimalloc by LD_PRELOAD of Debian's shared objects.\n")
+        md.append("Million operations per second / peak resident set (MB), medians; in "
+                  "brackets the median over the runs of the ratio to the better of `ebr` and "
+                  "`token-ebr` in the same run (each run measures every design of the point "
+                  "back to back, seconds apart: on a host whose speed drifts between runs the "
+                  "bracket is the figure to compare designs by). jemalloc and mimalloc by "
+                  "LD_PRELOAD of Debian's shared objects.\n")
         rows = []
         for name, _ in designs:
             cells = []
             for al in order:
-                v = x.med((ds, rng, u, al), name, T, "ops_per_s")
-                m = x.med((ds, rng, u, al), name, T, "peak_rss_mb")
-                cells.append("n/a" if v is None else "%s / %s" % (gr.fmt(v / 1e6), gr.fmt(m)))
+                pt = (ds, rng, u, al)
+                v = x.med(pt, name, T, "ops_per_s")
+                m = x.med(pt, name, T, "peak_rss_mb")
+                r = x.pair(pt, name, ["ebr", "token-ebr"], T)
+                cells.append("n/a" if v is None else "%s (%s) / %s" % (
+                    gr.fmt(v / 1e6), "n/a" if r is None else gr.fmt_x(r), gr.fmt(m)))
             if any(c != "n/a" for c in cells):
                 rows.append(["`%s`" % name] + cells)
         md.append(gr.md_table(["design"] + order, rows))
