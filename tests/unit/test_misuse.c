@@ -593,8 +593,14 @@ struct fobj {
 static void free_rcu_twice(void)
 {
 	struct fobj *p = (struct fobj *)malloc(sizeof(*p));
+	/* This thread's own section holds the grace period, so the first free cannot have run
+	 * when the second call comes (as free_srcu_twice() below): without it a worker could
+	 * take the block and free p in between, and the second call is then a use after free
+	 * the library cannot see, not the misuse to diagnose. */
+	rcu_read_lock();
 	free_rcu(p, rh);
 	free_rcu(p, rh); /* still waiting: a double free */
+	rcu_read_unlock();
 	free_rcu_barrier();
 }
 TEST(free_rcu_queued_twice)
@@ -606,8 +612,14 @@ TEST(free_rcu_queued_twice)
 static void free_mightsleep_twice(void)
 {
 	void *p = malloc(16);
+	/* Online and reporting no quiescent state between the two calls: the first free cannot
+	 * have run when the second comes (see free_rcu_twice()). An ASan run of the test command
+	 * failed so, under load: a worker freed p between the calls, and the second free was
+	 * ASan's report of a double free instead of this library's message. */
+	qsbr_register_thread();
 	free_qsbr_mightsleep(p);
 	free_qsbr(((struct fobj *)p), rh); /* the same object, through the other entry point */
+	qsbr_unregister_thread();
 	free_qsbr_barrier();
 }
 TEST(free_qsbr_queued_twice)
