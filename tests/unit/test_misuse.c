@@ -627,6 +627,22 @@ TEST(free_qsbr_queued_twice)
 	EXPECT_MISUSE(free_mightsleep_twice, DEBUG_UB, "free_qsbr", "queued twice");
 }
 
+static void retire_twice(void)
+{
+	void *p = malloc(16);
+	/* Inside a section, as rcu_retire() is mostly called: it also holds the grace period,
+	 * so p still waits at the second call (see free_rcu_twice()). */
+	rcu_read_lock();
+	rcu_retire(p);
+	rcu_retire(p); /* still waiting: a double free */
+	rcu_read_unlock();
+	free_rcu_barrier();
+}
+TEST(rcu_retire_retired_twice)
+{
+	EXPECT_MISUSE(retire_twice, DEBUG_UB, "rcu_retire", "queued twice");
+}
+
 DEFINE_STATIC_SRCU(free_srcu_dom);
 static void free_srcu_twice(void)
 {
