@@ -770,8 +770,8 @@ static inline unsigned int burst(struct fcache *c)
  * length is the bound, as before. QSBR's barrier A is a fence, not timed: its steps start one
  * every STEP_LEAST slots. A full block is sealed at any length; a partly filled one at a slow
  * call once it holds the length and no grace period is under way (cache_put()), so that a
- * short length is not held back by FBLK_N. Returns the cookie to step toward (0: no step) and whether the step may start a
- * grace period. c held by the owner.
+ * short length is not held back by FBLK_N. Returns the cookie to step toward (0: no step)
+ * and whether the step may start a grace period. c held by the owner.
  */
 
 static inline uint32_t step_len(const struct fcache *c)
@@ -897,7 +897,10 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	 * gp_moved() seals before the step that may start the next): so the block fills
 	 * instead. A slow or stalled reader's garbage then costs its slot, not a part-filled
 	 * block of 1 KB per step's length (bench/smr --stall: 95 bytes an object, 48 of them
-	 * blocks). The state is a hint: a later seal only gives a later cookie. */
+	 * blocks). grace__gp_in_progress() is a relaxed load that orders nothing: it only
+	 * chooses when to seal, a stale value seals early or late, and a later seal only gives
+	 * a later cookie; the cookie itself is taken in grace__fc_seal() by grace__gp_snap(),
+	 * whose full barrier orders this thread's appends before it (argument (1) at the top). */
 	if (b->n == FBLK_N || gp_moved(c->f->gp, c->cur_seq) ||
 	    (c->f->gp->step && b->n >= step_len(c) && !grace__gp_in_progress(c->f->gp)))
 		grace__fc_seal(c);
