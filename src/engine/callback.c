@@ -442,6 +442,24 @@ static void worker_pass(struct worker *w, uint64_t now, struct pass *ps)
 /* How long a worker leaves grace periods to stepping threads before it looks again: what it adds
  * to a callback's latency while threads step, and the bound on its wake-ups (250 a second). */
 #define STEP_DEFER_NS 4000000ll
+/* How long patient callbacks wait before a worker drives or awaits their grace period, when
+ * nothing else waits (grace__engine_call_patient(): the free monitors, requeued at each run).
+ * The worker sleeps as when idle, so a push of any other callback wakes it at once. So while
+ * threads retire and nothing else uses the engine, a worker looks 10 times a second, not 250
+ * (the monitors' grace periods, stepped, end within STEP_DEFER_NS), and a thread that stops
+ * calling has its blocks taken within about three looks (MON_IDLE_RUNS, free.c). */
+#define STEP_PATIENT_NS 100000000ll
+
+/* Is everything the domain holds patient? Relaxed and acquire counts, a hint (see
+ * grace__cbdom.patient): read low, the answer is no, and the worker sleeps STEP_DEFER_NS as
+ * before. A callback pushed and not yet counted as pending is on a queue that the idle sleep's
+ * own look, after its barrier, finds (worker_has_work()). */
+static bool only_patient(const struct grace__cbdom *d)
+{
+	int64_t p = grace_load_relaxed(&d->patient);
+
+	return p > 0 && domain_backlog(d) <= p;
+}
 
 /* Something waits for a grace period: ask the policy, then drive it now or sleep. */
 static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now)
@@ -476,6 +494,22 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	v.hurry = w->hurrying;
 	v.flush = w->flushing;
 	v.stopping = grace_load_relaxed(&d->stop) != 0;
+	/* Only patient callbacks wait (free.c's monitors) and no polled request: they wait
+	 * STEP_PATIENT_NS from when this worker first found them so, in an idle sleep that a push
+	 * of anything else ends (its barrier is one membarrier a sleep, worker_sleep()). Not with
+	 * a request: the idle sleep would return at once (worker_has_work()). */
+	if (!v.urgent && !v.hurry && !v.flush && !v.stopping && !ps->requested && only_patient(d)) {
+		if (!w->patient_since)
+			w->patient_since = now;
+		if (now - w->patient_since < (uint64_t)STEP_PATIENT_NS) {
+			worker_sleep(w, IDLE_SLEEP,
+				     STEP_PATIENT_NS - (int64_t)(now - w->patient_since));
+			w->floor_ns = 0; /* as after every idle sleep */
+			return;
+		}
+	} else {
+		w->patient_since = 0;
+	}
 	/* Threads that retire step grace periods themselves (core/gp.c, engine/free.c): while they
 	 * end some, leave the grace periods to them and look again later, so that no worker's
 	 * wake-up and grace period takes the CPU from the threads that make the garbage. Only what
@@ -554,6 +588,7 @@ static void *worker_main(void *arg)
 			worker_advance(w, &ps, now);
 			continue;
 		}
+		w->patient_since = 0; /* nothing waits: the next patient wait is a new one */
 		if (grace_load_relaxed(&d->stop))
 			break;
 		/* Nothing waits. A busy domain naps (a pusher does not wake a napping worker),
@@ -561,6 +596,15 @@ static void *worker_main(void *arg)
 		int64_t nap = grace__policy_linger_ns(&d->pol, now, w->arrival_ns, w->last_new);
 		if (nap > 0) {
 			worker_sleep(w, TIMED_SLEEP, nap);
+		} else if (worker_has_work(w, IDLE_SLEEP)) {
+			/* A callback this pass invoked queued another here (the free monitor,
+			 * engine/free.c, requeues itself at each run): the next pass takes it.
+			 * The sleep would find it only after its barrier, a membarrier that
+			 * interrupts every CPU running the process, and return at once: about 250
+			 * a second per worker while threads step grace periods. A look without
+			 * the barrier suffices here: it only skips a sleep (what it misses, the
+			 * sleep's own look after the barrier finds). */
+			w->floor_ns = 0; /* as after the sleep this replaces */
 		} else {
 			worker_sleep(w, IDLE_SLEEP, -1);
 			w->floor_ns = 0; /* a push ends this sleep: what it finds is new */
@@ -1116,6 +1160,22 @@ unsigned long grace__engine_start_poll(struct grace__flavor *f, const char *call
 
 	grace__cbdom_request_gp(grace__engine_of(f, call), c);
 	return c;
+}
+
+void grace__engine_call_patient(struct grace__flavor *f, struct rcu_head *head, rcu_callback_t func)
+{
+	struct grace__cbdom *d = grace__engine_of(f, f->calls[GRACE__CALL_CALL]);
+
+	grace__cbdom_call(d, head, func);
+	/* Counted after the push, so that the count never exceeds what is pending (the function
+	 * may even begin first: the count then reads low a moment). Relaxed: a hint. */
+	grace_fetch_add(&d->patient, 1, __ATOMIC_RELAXED);
+}
+
+void grace__engine_patient_begun(struct grace__flavor *f)
+{
+	/* The callback's domain exists: it is being invoked. Relaxed: a hint. */
+	grace_fetch_add(&grace__flavor_cb_peek(f)->patient, -1, __ATOMIC_RELAXED);
 }
 
 void grace__engine_check_not_driving(struct grace__flavor *f, const char *call)

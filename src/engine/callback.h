@@ -80,6 +80,15 @@ static inline void grace__engine_call(struct grace__flavor *f, struct rcu_head *
 {
 	grace__cbdom_call(grace__engine_of(f, f->calls[GRACE__CALL_CALL]), head, func);
 }
+/* grace__engine_call() for a callback with no latency to keep (free.c's monitor, which only
+ * looks for a thread that stopped calling). While such callbacks are all that waits (no other
+ * callback, no polled request, nothing urgent), a worker lets them wait STEP_PATIENT_NS before
+ * it drives or awaits their grace period (callback.c, worker_advance()): with threads stepping,
+ * it looks every 100 ms, not every STEP_DEFER_NS. func's first act is
+ * grace__engine_patient_begun(f). */
+void grace__engine_call_patient(struct grace__flavor *f, struct rcu_head *head,
+				rcu_callback_t func);
+void grace__engine_patient_begun(struct grace__flavor *f);
 /* start_poll on f: the cookie of a grace period that starts after this call (full fence
  * first, core/gp.h), which the engine will run without being asked again. */
 unsigned long grace__engine_start_poll(struct grace__flavor *f, const char *call);

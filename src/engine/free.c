@@ -29,7 +29,10 @@
  *    the monitor last looked, twice in a row (MON_IDLE_RUNS), is taken: ready pointers are
  *    freed by the worker, the other blocks are handed to the engine as callbacks (grace__fblk_cb). An
  *    owner that keeps calling gets the monitor requeued. So a thread that stops calling does
- *    not keep its objects.
+ *    not keep its objects. The monitor is a patient callback (grace__engine_call_patient()):
+ *    while nothing else waits on the engine, it runs 100 ms after it was queued, not after
+ *    the next grace period, so that the threads' monitors do not wake the workers 250 times
+ *    a second while the threads step grace periods themselves.
  *  - a thread that exits hands its blocks to the engine; at process exit every cache is
  *    emptied the same way, and the engine's exit drain (registered before our exit handler, so
  *    it runs after it) frees them: nothing leaks. In a fork child the caches of the threads
@@ -335,6 +338,12 @@ static void mon_cb(struct rcu_head *h)
 	struct fblk *ready = NULL, *spare = NULL;
 	bool requeue = false, destroy = false, retire = false;
 
+	/* The monitor is patient (grace__engine_call_patient()): it only looks for an owner that
+	 * stopped calling, so while nothing else waits on the engine the workers run it every
+	 * 100 ms, not after every grace period (every 4 ms while threads step; engine/callback.c,
+	 * STEP_PATIENT_NS). */
+	grace__engine_patient_begun(c->f);
+
 	/* A first look without stealing (relaxed loads: a hint, checked again below). An owner
 	 * that made a call since the last look is active: most runs end here. */
 	uint64_t calls = activity(c);
@@ -343,12 +352,12 @@ static void mon_cb(struct rcu_head *h)
 		if (calls != c->mon_calls || grace_load_relaxed(&c->waiting)) {
 			c->mon_calls = calls;
 			c->mon_idle = 0;
-			grace__engine_call(c->f, &c->mon, mon_cb);
+			grace__engine_call_patient(c->f, &c->mon, mon_cb);
 			return;
 		}
 		if (++c->mon_idle < MON_IDLE_RUNS) {
 			/* idle once: the owner may only have been preempted */
-			grace__engine_call(c->f, &c->mon, mon_cb);
+			grace__engine_call_patient(c->f, &c->mon, mon_cb);
 			return;
 		}
 	}
@@ -395,7 +404,7 @@ static void mon_cb(struct rcu_head *h)
 		}
 	}
 	if (requeue)
-		grace__engine_call(c->f, &c->mon, mon_cb);
+		grace__engine_call_patient(c->f, &c->mon, mon_cb);
 	grace__fblk_release_list(ready);
 	free(spare);
 	if (destroy)
@@ -942,7 +951,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 			step_pace(c, c->f->gp, step_ds);
 	}
 	if (arm)
-		grace__engine_call(c->f, &c->mon, mon_cb);
+		grace__engine_call_patient(c->f, &c->mon, mon_cb);
 	if (GRACE_UNLIKELY(held > THREAD_HARD))
 		over_limit(c, kind);
 	return true;

@@ -96,7 +96,8 @@ struct worker {
 	 * completes. */
 	uint64_t hurry_gp, flush_gp;
 	bool hurrying, flushing;
-	uint64_t steps_seen; /* worker-private: gp->steps at its last look (worker_advance()) */
+	uint64_t steps_seen;    /* worker-private: gp->steps at its last look (worker_advance()) */
+	uint64_t patient_since; /* worker-private: only patient callbacks wait since (0: not so) */
 	unsigned int idx;
 	pthread_t th;
 	struct grace__cbdom *d;
@@ -142,6 +143,12 @@ struct grace__cbdom {
 	struct grace__lock stuck_lock;
 	bool stuck;
 	uint64_t stuck_invoked, stuck_since;
+	/* Callbacks queued with grace__engine_call_patient() whose function has not begun (free.c's
+	 * monitors; atomic, relaxed: a hint of how long a worker may sleep, never of what is ready).
+	 * It may read low for a moment (the count follows the push, the function's first act takes
+	 * it back), never high: only a fork that abandons a monitor before its first act
+	 * (fork_pause_workers()) would leave it one high in the child. */
+	int64_t patient;
 	uint32_t progress GRACE_ALIGNED_CACHE; /* futex: bumped after each invocation batch */
 	uint32_t progress_waiters;
 	struct grace__cbdom *next_all;

@@ -10,8 +10,9 @@
  *  - the same for QSBR, where the stuck reader is an online thread that reports no quiescent
  *    state;
  *  - a fork child that inherits a STEPPED grace period completes grace periods of its own;
- *  - callbacks still run while threads step (the workers leave grace periods to them), and
- *    exit() from inside a section or a callback ends the process while threads step.
+ *  - callbacks still run while threads step (the workers leave grace periods to them), the
+ *    retiring threads' monitors run about 10 times a second, not at every look, and exit()
+ *    from inside a section or a callback ends the process while threads step.
  * The registration sets GRACE_STEP_GARBAGE=1 (a step may start a grace period at every slow
  * call, the most stepping there can be); the same file also runs with GRACE_NO_STEP=1 (the
  * engine's workers drive every grace period), where every promise holds as well, and without
@@ -22,6 +23,8 @@
 #endif
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <grace/grace.h>
@@ -366,6 +369,59 @@ TEST(callbacks_run_while_threads_step)
 	free_rcu_barrier();
 	CHECK_MSG(ran == 100, "%d of 100 callbacks ran in 20 s while threads stepped", ran);
 	empty_graveyard();
+}
+
+static void *retire_loop(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop_all, __ATOMIC_ACQUIRE)) {
+		void *p = malloc(32);
+		REQUIRE(p);
+		rcu_read_lock();
+		rcu_retire(p);
+		rcu_read_unlock();
+	}
+	return NULL;
+}
+
+/* While threads retire and nothing else uses the engine, their monitors (one callback per
+ * thread, which only looks for a thread that stopped calling) are patient: the workers run
+ * them about 10 times a second each, not at every 4 ms look (docs/api.md, free_rcu(), "Who
+ * runs the grace periods"). Counted: the callbacks the default flavor invokes during 1.5 s of
+ * two threads retiring, the two monitors alone; the bound is 30 a second each (three times
+ * the pace; a worker that ran them at every look ran about 250). A count, not a time: a slow
+ * machine only runs fewer. Not with GRACE_NO_STEP=1, where the workers drive every grace
+ * period the blocks ask for. */
+TEST(monitors_are_patient_while_threads_retire)
+{
+	const char *ns = getenv("GRACE_NO_STEP");
+	struct grace_cb_stats a, b;
+	pthread_t t[2];
+
+	if (ns && strcmp(ns, "1") == 0) {
+		printf("  skipped: GRACE_NO_STEP=1 (no stepping)\n");
+		return;
+	}
+	rcu_barrier();
+	free_rcu_barrier();
+	stop_all = 0;
+	for (int i = 0; i < 2; i++)
+		REQUIRE(pthread_create(&t[i], NULL, retire_loop, NULL) == 0);
+	usleep(100000); /* both monitors are queued */
+	grace_rcu_callback_stats(&a);
+	uint64_t t0 = gt_now_ns();
+	usleep(1500000);
+	grace_rcu_callback_stats(&b);
+	double secs = (double)(gt_now_ns() - t0) / 1e9;
+	__atomic_store_n(&stop_all, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	free_rcu_barrier();
+	unsigned long long runs = (unsigned long long)(b.invoked - a.invoked);
+	CHECK_MSG(runs <= (unsigned long long)(2 * 30 * secs) + 4,
+		  "%llu callbacks (the two retiring threads' monitors) ran in %.2f s: more than "
+		  "30 a second each",
+		  runs, secs);
 }
 
 /* exit() from inside a section whose thread's steps left a grace period STEPPED (it records
