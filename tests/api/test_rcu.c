@@ -61,78 +61,6 @@ TEST(membarrier_calls_count)
 		CHECK(after > before);
 }
 
-/* The updater pays one membarrier per grace period (two where the CPU is not TSO), and a
- * callback that queues itself again adds none: a worker that finds the callback its pass just
- * ran queued on its own queue goes round again, not into an idle sleep whose barrier (a
- * membarrier) would find it and return at once. A chain of 300 callbacks, each queueing the
- * next from inside itself, under the POLL policy (no timed naps), while a registered thread
- * reads now and then (so that grace periods and idle sleeps need their membarriers; it is
- * rarely inside a section when a grace period looks, which would cost one more): the
- * membarriers the process makes meanwhile are the grace periods' share, plus a quarter for
- * those rare sections and a small slack. Before that look, the chain paid one more per
- * link. */
-#define CHAIN_LINKS 300
-static int chain_left, chain_stop, chain_ready;
-static struct rcu_head chain_head;
-static void chain_cb(struct rcu_head *h)
-{
-	if (__atomic_sub_fetch(&chain_left, 1, __ATOMIC_RELAXED) > 0)
-		call_rcu(h, chain_cb);
-}
-
-static void *chain_reader(void *arg)
-{
-	(void)arg;
-	rcu_register_thread();
-	while (!__atomic_load_n(&chain_stop, __ATOMIC_ACQUIRE)) {
-		rcu_read_lock();
-		rcu_read_unlock();
-		__atomic_store_n(&chain_ready, 1, __ATOMIC_RELEASE);
-		usleep(50);
-	}
-	rcu_unregister_thread();
-	return NULL;
-}
-
-TEST(a_callback_chain_pays_only_its_grace_periods_membarriers)
-{
-	struct grace_cb_stats a, b;
-	pthread_t th;
-#if defined(__x86_64__) || defined(__i386__)
-	const uint64_t per_gp = 1;
-#else
-	const uint64_t per_gp = 2;
-#endif
-
-	/* POLL: a worker with nothing waiting sleeps until woken (the adaptive policy's busy
-	 * worker naps on a timer instead, and so never reaches the idle sleep here). */
-	REQUIRE(grace_rcu_set_policy(GRACE_POLICY_POLL, 0) == 0);
-	__atomic_store_n(&chain_stop, 0, __ATOMIC_RELAXED);
-	REQUIRE(pthread_create(&th, NULL, chain_reader, NULL) == 0);
-	while (!__atomic_load_n(&chain_ready, __ATOMIC_ACQUIRE))
-		sched_yield();
-	rcu_barrier();
-	grace_rcu_callback_stats(&a);
-	uint64_t m0 = grace_membarrier_calls();
-	__atomic_store_n(&chain_left, CHAIN_LINKS, __ATOMIC_RELAXED);
-	call_rcu(&chain_head, chain_cb);
-	for (int i = 0; i < 20000 && __atomic_load_n(&chain_left, __ATOMIC_RELAXED) > 0; i++)
-		usleep(1000);
-	uint64_t m1 = grace_membarrier_calls();
-	grace_rcu_callback_stats(&b);
-	__atomic_store_n(&chain_stop, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-	uint64_t gps = b.grace_periods - a.grace_periods, mbs = m1 - m0;
-	printf("  %d links: %llu grace periods, %llu membarrier calls\n", CHAIN_LINKS,
-	       (unsigned long long)gps, (unsigned long long)mbs);
-	REQUIRE(grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) == 0);
-	CHECK_MSG(__atomic_load_n(&chain_left, __ATOMIC_RELAXED) == 0,
-		  "the chain did not end in 20 s");
-	CHECK_MSG(mbs <= per_gp * gps + gps / 4 + 16,
-		  "%llu membarrier calls for %llu grace periods of a %d-link callback chain",
-		  (unsigned long long)mbs, (unsigned long long)gps, CHAIN_LINKS);
-}
-
 TEST(nesting)
 {
 	CHECK(!rcu_read_ongoing());
@@ -362,6 +290,80 @@ TEST(thread_exit_inside_section_is_diagnosed)
 #else
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st); /* no hang, no crash */
 #endif
+}
+
+/* The updater pays one membarrier per grace period (two where the CPU is not TSO), and a
+ * callback that queues itself again adds none: a worker that finds the callback its pass just
+ * ran queued on its own queue goes round again, not into an idle sleep whose barrier (a
+ * membarrier) would find it and return at once. A chain of 300 callbacks, each queueing the
+ * next from inside itself, under the POLL policy (no timed naps), while a registered thread
+ * reads now and then (so that grace periods and idle sleeps need their membarriers; it is
+ * rarely inside a section when a grace period looks, which would cost one more): the
+ * membarriers the process makes meanwhile are the grace periods' share, plus a quarter for
+ * those rare sections and a small slack. Before that look, the chain paid one more per
+ * link. Last in the file: its threads (the reader, a second worker) would change the thread
+ * layout the fork cases above run in, and TSan's runtime refuses a thread in a fork child
+ * whose id a parent's thread still holds ("dup thread with used id"). */
+#define CHAIN_LINKS 300
+static int chain_left, chain_stop, chain_ready;
+static struct rcu_head chain_head;
+static void chain_cb(struct rcu_head *h)
+{
+	if (__atomic_sub_fetch(&chain_left, 1, __ATOMIC_RELAXED) > 0)
+		call_rcu(h, chain_cb);
+}
+
+static void *chain_reader(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	while (!__atomic_load_n(&chain_stop, __ATOMIC_ACQUIRE)) {
+		rcu_read_lock();
+		rcu_read_unlock();
+		__atomic_store_n(&chain_ready, 1, __ATOMIC_RELEASE);
+		usleep(50);
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+TEST(a_callback_chain_pays_only_its_grace_periods_membarriers)
+{
+	struct grace_cb_stats a, b;
+	pthread_t th;
+#if defined(__x86_64__) || defined(__i386__)
+	const uint64_t per_gp = 1;
+#else
+	const uint64_t per_gp = 2;
+#endif
+
+	/* POLL: a worker with nothing waiting sleeps until woken (the adaptive policy's busy
+	 * worker naps on a timer instead, and so never reaches the idle sleep here). */
+	REQUIRE(grace_rcu_set_policy(GRACE_POLICY_POLL, 0) == 0);
+	__atomic_store_n(&chain_stop, 0, __ATOMIC_RELAXED);
+	REQUIRE(pthread_create(&th, NULL, chain_reader, NULL) == 0);
+	while (!__atomic_load_n(&chain_ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	rcu_barrier();
+	grace_rcu_callback_stats(&a);
+	uint64_t m0 = grace_membarrier_calls();
+	__atomic_store_n(&chain_left, CHAIN_LINKS, __ATOMIC_RELAXED);
+	call_rcu(&chain_head, chain_cb);
+	for (int i = 0; i < 20000 && __atomic_load_n(&chain_left, __ATOMIC_RELAXED) > 0; i++)
+		usleep(1000);
+	uint64_t m1 = grace_membarrier_calls();
+	grace_rcu_callback_stats(&b);
+	__atomic_store_n(&chain_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	uint64_t gps = b.grace_periods - a.grace_periods, mbs = m1 - m0;
+	printf("  %d links: %llu grace periods, %llu membarrier calls\n", CHAIN_LINKS,
+	       (unsigned long long)gps, (unsigned long long)mbs);
+	REQUIRE(grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) == 0);
+	CHECK_MSG(__atomic_load_n(&chain_left, __ATOMIC_RELAXED) == 0,
+		  "the chain did not end in 20 s");
+	CHECK_MSG(mbs <= per_gp * gps + gps / 4 + 16,
+		  "%llu membarrier calls for %llu grace periods of a %d-link callback chain",
+		  (unsigned long long)mbs, (unsigned long long)gps, CHAIN_LINKS);
 }
 
 GT_MAIN()
