@@ -681,6 +681,39 @@ bool grace__registry_first_scan(struct grace__registry *reg, uint64_t cur)
 	return reg->park ? park_pass(reg, cur) : seen_pass(reg);
 }
 
+void grace__registry_lock(struct grace__registry *reg)
+{
+	grace__lock(&reg->lock);
+}
+
+/*
+ * Asking (see flavor/memb.c, "Asking", for the argument). The drain first, as a first scan does:
+ * a thread that handed itself back before it is scanned, so asked; one that pushes after it runs
+ * its full barrier after the push and reads what the updater published (the parking argument at
+ * the top of this file). Relaxed RMWs: the caller's full barrier since the removal orders them
+ * after it, and a reader that sees the bit runs a full barrier before it answers.
+ */
+void grace__registry_ask(struct grace__registry *reg)
+{
+	grace__lock_assert_held(&reg->lock);
+	drain(reg);
+	for (unsigned long i = 0; i < reg->n_active; i++)
+		grace_fetch_or(&reg->slot[i]->waiter, GRACE__W_ASK, __ATOMIC_RELAXED);
+}
+
+bool grace__registry_answered(struct grace__registry *reg)
+{
+	uint32_t w = 0;
+
+	grace__lock_assert_held(&reg->lock);
+	for (unsigned long i = 0; i < reg->n_active; i++)
+		w |= SCAN_LOAD(&reg->slot[i]->waiter);
+	/* Pairs with the readers' seq_cst clears of the bit (their release half): the sections
+	 * before each answer happen before what follows. See SCAN_LOAD. */
+	grace_fence_acquire();
+	return (w & GRACE__W_ASK) == 0;
+}
+
 bool grace__registry_holds(struct grace__registry *reg, uint64_t cur)
 {
 	return any_holder(reg, cur);

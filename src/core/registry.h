@@ -124,6 +124,16 @@ bool grace__registry_first_scan(struct grace__registry *reg, uint64_t cur);
 bool grace__registry_holds(struct grace__registry *reg, uint64_t cur);
 void grace__registry_wait_resume(struct grace__registry *reg, uint64_t cur, unsigned long cookie,
 				 bool expedited);
+/*
+ * Asking (default flavor with membarrier, flavor/memb.c, "Asking"), lock held. ask: take the
+ * unpark stack, then set GRACE__W_ASK in every scanned thread's waiter word; the caller has run
+ * a full barrier since the updater's removal. answered: no scanned thread still shows the bit
+ * (acquire: each answer, a reader's seq_cst clear, happens before what the caller does next).
+ * lock: the blocking lock, for a driver that adopted the grace period.
+ */
+void grace__registry_ask(struct grace__registry *reg);
+bool grace__registry_answered(struct grace__registry *reg);
+void grace__registry_lock(struct grace__registry *reg);
 /* Reader side: the thread saw its waiter flag; clear it and wake the sleeping updater. */
 void grace__registry_wake(struct grace__registry *reg, struct grace__reader *r);
 /* Parking. enable: once at start-up, before any thread registers (misuse_mask with it).

@@ -74,6 +74,27 @@
  * (grace__memb_lock_slow()) or by the next grace period's wait (reg_arm()) in release builds,
  * at the call in debug builds. A grace period in which every thread but the (idle) driver is
  * parked needs neither barrier A nor a scan (memb_wait_readers()).
+ *
+ * Asking (stepped grace periods only: memb_step(); docs/design.md section 3, "Asking"). A step
+ * that starts a grace period may, instead of barrier A, take the unpark stack and set
+ * GRACE__W_ASK in every scanned thread's waiter word (under the registry lock, after the full
+ * barrier that follows seq_start). A thread answers at its next boundary: after an outermost
+ * unlock's store, or at an outermost lock before its section's loads, it runs a full barrier
+ * and clears the bit with a seq_cst RMW (memb_answer()); nested locks and unlocks never
+ * answer. Claim: once every scanned thread has answered (the bit read clear, then an acquire
+ * fence), no section that began before the grace period started is still running, and each
+ * ended before that read. For a thread T: its answer follows its read of the bit, which
+ * follows the removal (message passing between the updater's full barrier and T's), so T's
+ * later sections see the removal; every section T began before the answer had ended by then
+ * (a boundary at nesting 0, or an outermost lock whose section has read nothing; a handler's
+ * section nested in that lock ended before the handler returned), and the full barrier before
+ * the clear, with the updater's acquire, orders its accesses before the grace period's end.
+ * Threads not asked: those that register later (under the lock, after the asks), parked ones
+ * (the parking argument) and those that hand themselves back after the asks took the stack
+ * (their full barrier after the push: the same store-buffering pair as for a first scan). No
+ * barrier B is needed: each answer is a full barrier of its thread after its sections. If the
+ * answers do not all come within ASK_WAIT_NS, the step runs barrier A and the first scan and
+ * the argument above applies from there.
  */
 #include "flavor/memb.h"
 
@@ -103,6 +124,7 @@ static struct grace__registry memb_registry;
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
 static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin);
 static void memb_resume_readers(struct grace__gp *gp, unsigned int flags);
+static void memb_answer(struct grace__reader *r);
 static struct grace__gp memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
 static pthread_key_t memb_key;
 
@@ -194,6 +216,62 @@ static void memb_wait_readers(struct grace__gp *gp, unsigned int flags)
  * The stepper itself, if it is in a section, is recorded like any reader and stops holding at
  * its next section: it never waits for itself.
  */
+/* Asking: the driver's state, written only by the thread that holds the grace period (a stepper
+ * between its start or adoption and its park or end, or a blocking driver): seq's state bits
+ * order one holder after the last (core/gp.c). */
+static struct {
+	bool on;        /* read-only after start-up: membarrier, and GRACE_NO_ASK unset */
+	bool asking;    /* the grace period under way waits for answers, not for a first scan */
+	uint32_t skip;  /* grace periods to start with barrier A before asking again */
+	uint32_t fails; /* asks in a row that ran out of time: the back-off's exponent */
+	uint64_t since; /* when the asks were set */
+} memb_ask;
+
+/* How long a grace period waits for answers before it falls back to barrier A. */
+#define ASK_WAIT_NS 20000u
+#define ASK_FAILS_MAX 6u
+
+/* Have all scanned threads answered (lock held)? The caller answers for itself when it is
+ * outside any section (a thread that retires outside its sections, free_rcu_mightsleep(), may
+ * enter none for a long time): that is its own boundary, as at an unlock. */
+static bool memb_answered(void)
+{
+	struct grace__reader *self = &grace__memb_reader;
+
+	if ((grace_load_relaxed(&self->waiter) & GRACE__W_ASK) &&
+	    !(grace_load_relaxed(&self->ctr) & GRACE__R_NEST_MASK))
+		memb_answer(self);
+	return grace__registry_answered(&memb_registry);
+}
+
+/* Start the grace period by asking (lock held, after gp_start's full barrier). true: some
+ * thread has yet to answer. */
+static bool memb_ask_start(void)
+{
+	memb_ask.asking = true;
+	memb_ask.since = grace__now_ns();
+	grace__registry_ask(&memb_registry);
+	return !memb_answered();
+}
+
+/* Asks that went unanswered for ASK_WAIT_NS: the next 2^fails - 1 grace periods start with
+ * barrier A (the back-off; an answered ask resets fails). */
+static void memb_ask_missed(void)
+{
+	memb_ask.asking = false;
+	if (memb_ask.fails < ASK_FAILS_MAX)
+		memb_ask.fails++;
+	memb_ask.skip = (1u << memb_ask.fails) - 1;
+}
+
+/* The step's fallback: barrier A and the first scan, as a start without asking (lock held). */
+static bool memb_ask_give_up(struct grace__gp *gp)
+{
+	memb_ask_missed();
+	grace__heavy_barrier_timed(&gp->step_cost);
+	return grace__registry_first_scan(&memb_registry, 0);
+}
+
 static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin)
 {
 	uint64_t base;
@@ -202,12 +280,26 @@ static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin)
 	if (!grace__registry_trylock(&memb_registry))
 		return grace__gp_done(gp, s);
 	if (grace__gp_step_adopt(gp, &base)) {
-		held = grace__registry_holds(&memb_registry, 0);
+		if (!memb_ask.asking)
+			held = grace__registry_holds(&memb_registry, 0);
+		else if (memb_answered())
+			held = false;
+		else if (grace__now_ns() - memb_ask.since < ASK_WAIT_NS)
+			held = true;
+		else
+			held = memb_ask_give_up(gp);
 	} else if (may_begin && !grace__gp_done(gp, s) && grace__gp_step_start(gp, &base)) {
-		/* Barrier A, as in memb_wait_readers(): pairs with the compiler barrier after the
-		 * reader's lock store (smp_mb in the fallback). Timed: the steps' pace. */
-		grace__heavy_barrier_timed(&gp->step_cost);
-		held = grace__registry_first_scan(&memb_registry, 0);
+		if (memb_ask.on && !memb_ask.skip) {
+			held = memb_ask_start();
+		} else {
+			if (memb_ask.skip)
+				memb_ask.skip--;
+			memb_ask.asking = false;
+			/* Barrier A, as in memb_wait_readers(): pairs with the compiler barrier after
+			 * the reader's lock store (smp_mb in the fallback). Timed: the steps' pace. */
+			grace__heavy_barrier_timed(&gp->step_cost);
+			held = grace__registry_first_scan(&memb_registry, 0);
+		}
 	} else {
 		grace__registry_unlock(&memb_registry);
 		return grace__gp_done(gp, s);
@@ -218,19 +310,48 @@ static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin)
 		return false;
 	}
 	grace__ann_readers(&memb_registry); /* race detectors: the readers' ends (annotate.h) */
-	/* Barrier B on CPUs that are not TSO, as in memb_wait_readers(). */
-	if (!GRACE_ARCH_TSO)
+	/* Barrier B on CPUs that are not TSO, as in memb_wait_readers(); not after answers, each a
+	 * full barrier of its reader after its sections. */
+	if (!GRACE_ARCH_TSO && !memb_ask.asking)
 		grace__heavy_barrier();
+	if (memb_ask.asking) {
+		memb_ask.asking = false;
+		memb_ask.fails = 0;
+	}
 	grace__gp_step_end(gp, base);
 	return grace__gp_done(gp, s);
 }
 
-/* The rest of a stepped grace period, for a driver that adopted it (it may block). */
+/* The rest of a stepped grace period, for a driver that adopted it (it may block). Asking: the
+ * answers for what is left of ASK_WAIT_NS, then barrier A and the whole wait. */
 static void memb_resume_readers(struct grace__gp *gp, unsigned int flags)
 {
-	grace__registry_wait_resume(&memb_registry, 0,
-				    (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
-				    flags & GRACE__GP_EXPEDITED);
+	if (memb_ask.asking) {
+		bool answered;
+		for (;;) {
+			grace__registry_lock(&memb_registry);
+			answered = memb_answered();
+			grace__registry_unlock(&memb_registry);
+			if (answered || grace__now_ns() - memb_ask.since >= ASK_WAIT_NS)
+				break;
+			grace_cpu_relax();
+		}
+		memb_ask.asking = false;
+		if (answered) {
+			memb_ask.fails = 0;
+			grace__ann_readers(&memb_registry);
+			return;
+		}
+		memb_ask_missed();
+		grace__heavy_barrier_timed(&gp->step_cost); /* barrier A */
+		grace__registry_wait(&memb_registry, 0,
+				     (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
+				     flags & GRACE__GP_EXPEDITED);
+	} else {
+		grace__registry_wait_resume(&memb_registry, 0,
+					    (unsigned long)(grace_load_relaxed(&gp->seq) + 3),
+					    flags & GRACE__GP_EXPEDITED);
+	}
 	grace__ann_readers(&memb_registry);
 	if (!GRACE_ARCH_TSO)
 		grace__heavy_barrier(); /* barrier B, as in memb_wait_readers() */
@@ -435,6 +556,23 @@ void grace__memb_lock_slow(void)
 }
 
 /*
+ * Asking: the thread is outside any section (after an outermost unlock's store) or at an
+ * outermost lock before its section reads anything, and found GRACE__W_ASK. A full barrier,
+ * then the seq_cst clear that answers: every access of the thread's earlier sections precedes
+ * the clear (pairs with the acquire of grace__registry_answered()), and every access after it
+ * follows the read of the bit, which followed the updater's removal (its full barrier after
+ * seq_start, then the relaxed set: the fences' message-passing pair). The RMW clears only the
+ * bit; a handler that answered first leaves this clear nothing to do, and a clear that meets a
+ * later grace period's bit answers that one too, by the same two orders. Async-signal-safe.
+ */
+static void memb_answer(struct grace__reader *r)
+{
+	grace_smp_mb();
+	grace_fetch_and(&r->waiter, ~GRACE__W_ASK, __ATOMIC_SEQ_CST);
+	grace_smp_mb_after_rmw();
+}
+
+/*
  * A lock (outermost or nested) found a waiter bit after its store. PARK: the updater stopped
  * scanning this thread; clear the bit and, if this call cleared it, hand the thread back (a push
  * onto the registry's unpark stack with a full barrier after it, before the section reads
@@ -466,6 +604,10 @@ void grace__memb_lock_flagged(void)
 		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
+	/* ASK: only the outermost lock answers, before its section reads anything; a nested one
+	 * leaves it to the section's end (the outer section may hold what was removed). */
+	if ((w & GRACE__W_ASK) && (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK) == 1)
+		memb_answer(r);
 	if ((w & GRACE__W_WAITING) && (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK) == 1)
 		grace__registry_wake(&memb_registry, r);
 }
@@ -492,6 +634,8 @@ void grace__memb_unlock_flagged(void)
 	if (c & GRACE__R_NEST_MASK)
 		return; /* nested: the section goes on (PARK was cleared by its lock) */
 	grace__ann_release(&r->ctr); /* race detectors: the outermost section ends here */
+	if (w & GRACE__W_ASK)
+		memb_answer(r);
 	if (w & GRACE__W_WAITING)
 		grace__registry_wake(&memb_registry, r);
 	if (GRACE_UNLIKELY(r->flags & GRACE__F_EXITING))
@@ -735,6 +879,9 @@ void grace__memb_init(void)
 	if (!grace__opt(GRACE__OPT_GRACE_NO_STEP)) {
 		memb_gp.resume = memb_resume_readers;
 		memb_gp.step = memb_step;
+		/* Asking needs membarrier too (its fallback is barrier A, and the fence fallback's
+		 * readers fence at every section anyway); GRACE_NO_ASK=1 turns it off. */
+		memb_ask.on = grace__use_membarrier && !grace__opt(GRACE__OPT_GRACE_NO_ASK);
 	}
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");

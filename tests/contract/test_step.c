@@ -12,7 +12,9 @@
  *  - a fork child that inherits a STEPPED grace period completes grace periods of its own;
  *  - callbacks still run while threads step (the workers leave grace periods to them), the
  *    retiring threads' monitors run about 10 times a second, not at every look, and exit()
- *    from inside a section or a callback ends the process while threads step.
+ *    from inside a section or a callback ends the process while threads step;
+ *  - asking: a nested section never answers for its outer one, and a thread that retires
+ *    alone steps grace periods with no membarrier(2).
  * The registration sets GRACE_STEP_GARBAGE=1 (a step may start a grace period at every slow
  * call, the most stepping there can be); the same file also runs with GRACE_NO_STEP=1 (the
  * engine's workers drive every grace period), where every promise holds as well, and without
@@ -422,6 +424,119 @@ TEST(monitors_are_patient_while_threads_retire)
 		  "%llu callbacks (the two retiring threads' monitors) ran in %.2f s: more than "
 		  "30 a second each",
 		  runs, secs);
+}
+
+/* ---- asking (docs/api.md, free_rcu(), "Who runs the grace periods"; design.md section 3) ---- */
+
+static struct node *nested_node;
+static int nested_holding, nested_release, nested_saw_freed;
+
+/* Holds a node in its outer section while it opens and closes nested sections back to back:
+ * every nested lock and unlock finds the asks of the grace periods the retiring thread starts,
+ * and none of them may answer for the outer section, which still uses the node. */
+static void *nested_reader(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	struct node *n = rcu_dereference(nested_node);
+	__atomic_store_n(&nested_holding, 1, __ATOMIC_RELEASE);
+	uint64_t t0 = gt_now_ns();
+	while (!__atomic_load_n(&nested_release, __ATOMIC_ACQUIRE) &&
+	       gt_now_ns() - t0 < 20000000000ull) {
+		rcu_read_lock();
+		if (__atomic_load_n(&n->magic, __ATOMIC_RELAXED) != MAGIC ||
+		    __atomic_load_n(&n->freed, __ATOMIC_RELAXED))
+			__atomic_store_n(&nested_saw_freed, 1, __ATOMIC_RELAXED);
+		rcu_read_unlock();
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+
+/* A nested lock or unlock is no boundary of the outer section: a grace period that a retiring
+ * thread starts while the reader's outer section holds a node does not end, however many
+ * nested sections the reader opens and closes, until the outer one ends. */
+TEST(a_nested_section_never_answers_for_its_outer_section)
+{
+	pthread_t r;
+
+	qsbr_mode = 0; /* retire_one() retires to the default flavor */
+	/* First 200 grace periods of this thread alone, answered at its own unlocks: a back-off
+	 * left by earlier cases (asks that fell back) is over, and the grace period that covers
+	 * the node starts by asking, as it would in a program whose threads all answer. */
+	struct grace_cb_stats a, b;
+	grace_rcu_callback_stats(&a);
+	b = a;
+	for (uint64_t t1 = gt_now_ns();
+	     b.grace_periods - a.grace_periods < 200 && gt_now_ns() - t1 < 5000000000ull;) {
+		for (int i = 0; i < 100; i++)
+			retire_one(node_new());
+		grace_rcu_callback_stats(&b);
+	}
+	nested_node = node_new();
+	nested_holding = nested_release = nested_saw_freed = 0;
+	REQUIRE(pthread_create(&r, NULL, nested_reader, NULL) == 0);
+	while (!__atomic_load_n(&nested_holding, __ATOMIC_ACQUIRE))
+		usleep(100);
+	struct node *n = nested_node;
+	rcu_assign_pointer(nested_node, NULL);
+	retire_one(n);
+	/* 300 ms of retiring: every call may step or start a grace period (GRACE_STEP_GARBAGE=1). */
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 300000000ull)
+		retire_one(node_new());
+	unsigned int freed_early = __atomic_load_n(&n->freed, __ATOMIC_RELAXED);
+	__atomic_store_n(&nested_release, 1, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	CHECK_MSG(!freed_early, "the node was freed while the reader's outer section used it");
+	CHECK_MSG(!nested_saw_freed, "the reader saw its node freed inside its outer section");
+	free_rcu_barrier();
+	CHECK_MSG(__atomic_load_n(&n->freed, __ATOMIC_RELAXED) == 1,
+		  "the node was not freed after the reader's section and free_rcu_barrier()");
+	CHECK(!freed_twice);
+	empty_graveyard();
+}
+
+/* A thread that retires inside its sections, alone: the grace periods its steps start end on
+ * its own answers (at its unlocks), with no membarrier(2). Counted: membarrier calls against
+ * grace periods while the thread retires (each call free to start one: GRACE_STEP_GARBAGE=1)
+ * until 2000 grace periods have ended, 5 s at most. The engine's workers make a few of their
+ * own (their idle sleeps, and the grace periods they drive for callbacks): 50 a second and one
+ * for every tenth grace period are allowed for them. Started with barrier A, every grace
+ * period would cost one. A count, not a time. Not where there are no asks: the
+ * fence fallback, GRACE_NO_STEP=1, GRACE_NO_ASK=1. */
+TEST(stepped_grace_periods_of_a_thread_alone_make_no_membarrier)
+{
+	const char *ns = getenv("GRACE_NO_STEP"), *na = getenv("GRACE_NO_ASK");
+	struct grace_cb_stats a, b;
+
+	if (strcmp(grace_membarrier_mode(), "membarrier") != 0 || (ns && strcmp(ns, "1") == 0) ||
+	    (na && strcmp(na, "1") == 0)) {
+		printf("  skipped: no asks in this configuration\n");
+		return;
+	}
+	qsbr_mode = 0;
+	free_rcu_barrier();
+	rcu_barrier();
+	grace_rcu_callback_stats(&a);
+	b = a;
+	uint64_t m0 = grace_membarrier_calls(), t0 = gt_now_ns();
+	while (b.grace_periods - a.grace_periods < 2000 && gt_now_ns() - t0 < 5000000000ull) {
+		for (int i = 0; i < 1000; i++)
+			retire_one(node_new());
+		grace_rcu_callback_stats(&b);
+	}
+	uint64_t m = grace_membarrier_calls() - m0;
+	double secs = (double)(gt_now_ns() - t0) / 1e9;
+	unsigned long long gps = (unsigned long long)(b.grace_periods - a.grace_periods);
+	printf("  %llu grace periods, %llu membarrier calls in %.3f s\n", gps,
+	       (unsigned long long)m, secs);
+	CHECK_MSG(gps >= 2000, "only %llu grace periods in %.3f s of retiring", gps, secs);
+	CHECK_MSG(m <= (uint64_t)(50 * secs) + 8 + gps / 10,
+		  "%llu membarrier calls for %llu stepped grace periods in %.3f s",
+		  (unsigned long long)m, gps, secs);
+	free_rcu_barrier();
+	empty_graveyard();
 }
 
 /* exit() from inside a section whose thread's steps left a grace period STEPPED (it records

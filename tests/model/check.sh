@@ -109,6 +109,16 @@
 #                                               updater adopts the grace period it waits for; a
 #                                               poll step ends it; a step wakes the updater
 #                                               asleep on it
+#   step-ask            STEP ASK                safety and liveness hold (a step that begins a
+#                                               grace period asks the readers, which answer at
+#                                               their outermost boundaries; later steps and the
+#                                               updater end it on the answers or give up: barrier
+#                                               A and the first scan)
+#   step-ask-nested-answer  STEP ASK ASK_NESTED_ANSWER, reader 0 nests  safety violated (a
+#                                               nested lock answers while its outer section uses
+#                                               the old object)
+#   step-ask-self-only  STEP ASK ASK_SELF_ONLY  safety violated (the step asks only itself)
+#   step-ask-reach      STEP ASK PROBE=10       reached: a grace period ends on the answers
 #
 # tests/model/barrier.pml, the callback engine's barrier markers and in-flight batch across
 # fork() (safety only; a barrier that never returns is an invalid end state, also an error):
@@ -140,13 +150,17 @@
 #   runs the quick check as three shards side by side)
 #   --quick  one grace period (NUPD=1), nesting in reader 0 only: ~2-3M states; parking: one
 #            reader, 3 sections, 4 grace periods (~0.5M states); stepped: the stepper 2
-#            sections, ~5.5M states, ~0.5 GB, ~10 s; the ctest run, about 100 s
+#            sections, ~5.5M states, ~0.5 GB, ~10 s, with asking ~21M states, ~1.9 GB, ~50 s
+#            (its nested-answer mutant ~28M, 2.2 GB, ~70 s); the ctest run, about 100 s of
+#            each of two CPUs
 #   --full   (default) two grace periods, every reader may nest: ~14-18M states, up to ~1.7 GB
 #            of memory; parking: one reader, 4 sections, 6 grace periods (~1.2M states), and
 #            two readers of one section each: 3 grace periods with reader 0 parkable (~7M
 #            states, ~0.6 GB) and 2 grace periods with both parkable (~6.5M states); stepped:
 #            the stepper 3 sections (~16.5M states, 1.1 GB, ~45 s) and two updates with 2
-#            (~18.7M states, 1.7 GB, ~50 s), about 2 min more (its own ctest entry); about 5 min
+#            (~18.7M states, 1.7 GB, ~50 s), with asking ~69M states, 6.4 GB, ~190 s (its
+#            nested-answer mutant ~98M states, 8 GB, ~270 s), about 11 min more (its own ctest
+#            entry); about 5 min
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/memb.pml
@@ -407,6 +421,11 @@ run_step() {
 	run step-sleep-on-stepped "-DSTEP -DSTEP_SLEEP_ON_STEPPED" liveness "$sbounds"
 	run step-park-no-wake "-DSTEP -DSTEP_PARK_NO_WAKE" liveness "$sbounds"
 	run_reach step-reach "-DSTEP" "7 8 9" "$sbounds"
+	run step-ask "-DSTEP -DASK" pass "$sbounds"
+	run step-ask-nested-answer "-DSTEP -DASK -DASK_NESTED_ANSWER" safety \
+		"$(echo "$sbounds" | sed 's/NEST0=0/NEST0=1/')"
+	run step-ask-self-only "-DSTEP -DASK -DASK_SELF_ONLY" safety "$sbounds"
+	run_reach step-ask-reach "-DSTEP -DASK" "10" "$sbounds"
 }
 
 if [ $steps = 2 ]; then

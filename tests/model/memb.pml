@@ -173,7 +173,23 @@
  *                  woken once the stepper parks and steps no more);
  *  STEP + PROBE=mask  probes 7 (the updater adopts the grace period it waits for, begun by
  *                  the stepper), 8 (a poll step ends that grace period), 9 (a step wakes the
- *                  updater asleep on it).
+ *                  updater asleep on it), and with ASK 10 (an asked grace period ends on the
+ *                  answers alone).
+ *  STEP + ASK      asking (src/flavor/memb.c, "Asking"; see the ASK section below): a step that
+ *                  begins a grace period may, instead of barrier A and the first scan, set ASK
+ *                  in every reader's word (a locked RMW each, one step each); a reader answers
+ *                  after its outermost lock's store (before the section's loads) and after its
+ *                  outermost unlock's store: a full fence, then a locked clear; a nested lock
+ *                  never answers. A step that adopts an asked grace period ends it once no ASK
+ *                  bit is set, or keeps it (still in time), or gives up: barrier A and the
+ *                  first scan, then as without asking. The updater that adopts one sees the
+ *                  answers or gives up the same way, then runs the whole wait from barrier A.
+ *                  Must satisfy both. Not modelled: the driver answering for itself outside
+ *                  any section (the stepper is always inside one here), the back-off;
+ *  STEP + ASK + ASK_NESTED_ANSWER  a nested lock answers too: must violate safety (reader 0
+ *                  nests: its nested lock answers while the outer section uses the old object);
+ *  STEP + ASK + ASK_SELF_ONLY  the step asks only the stepper: must violate safety (the other
+ *                  reader's section, begun before the removal, is not waited for).
  */
 
 #ifndef NR
@@ -223,6 +239,9 @@
 #endif
 #if defined(STEP) && (defined(PARK) || defined(IDLE) || defined(FALLBACK) || defined(SEEN_BEFORE_A))
 #error "STEP models the membarrier mode only: not with PARK, IDLE, FALLBACK, SEEN_BEFORE_A"
+#endif
+#if defined(ASK) && (!defined(STEP) || NR != 2)
+#error "ASK is a part of STEP, with two readers (the updater's test of the answers)"
 #endif
 #if defined(SEEN_BEFORE_A) && (defined(PARK) || defined(IDLE))
 #error "SEEN_BEFORE_A is a mutant of the plain membarrier variant"
@@ -554,11 +573,25 @@ byte event = 0;
 byte nsleepers = 0;
 bool gsleep = 0;
 #define STEPPER 0      /* the reader that steps, from inside its own sections */
+#ifndef ASK
+#define asking 0
+#endif
+#ifdef ASK
+/* ---- asking (ASK; src/flavor/memb.c, "Asking") ----
+ * ask[i]: GRACE__W_ASK in reader i's waiter word, set by a step's locked RMW and cleared by the
+ * reader's locked RMW (never buffered: each a full barrier of its thread). asking: the grace
+ * period under way waits for answers (memb_ask.asking, the driver's, handed on with seq). */
+bool ask[NR];
+bool asking = 0;
+#endif
 
 /* seq_end of the grace period under way (exchange, seq_cst: the caller fenced first): the next
  * count, idle; the scan state is dead until the next first scan */
 inline seq_end_step() {
 	seq = (SEQ_CNT + 1) * 4;
+#ifdef ASK
+	asking = 0;
+#endif
 	j = 0;
 	do
 	:: j < NR -> seen[j] = 0; j++
@@ -585,6 +618,34 @@ inline gp_wake_sleepers(i) {
 	fi
 }
 
+#ifdef ASK
+/* the reader's answer (memb_answer()): it loaded its waiter word and saw ASK; a full fence,
+ * then the locked clear (drains the buffer first: a full barrier) */
+inline answer(i) {
+	if
+	:: ask[i] -> atomic { r_fence(i); ask[i] = 0 }
+	:: else -> skip
+	fi
+}
+/* grace__registry_answered(): nh = the readers whose ASK bit is still set */
+inline asked_count() {
+	atomic {
+		nh = 0;
+		j = 0;
+		do
+		:: j < NR ->
+			if
+			:: ask[j] -> nh++
+			:: else -> skip
+			fi;
+			j++
+		:: else -> break
+		od;
+		j = 0
+	}
+}
+#endif
+
 /* memb_step(), one non-blocking step of reader i from inside its section (its lock store done):
  * the try-lock of the registry (a locked RMW: drains the stepper's buffer; failing, the step
  * does nothing: the caller's choice to skip it), then adopt a STEPPED grace period (CAS
@@ -603,11 +664,48 @@ inline step(i) {
 	};
 	if
 	:: smode == 1 ->
+#ifdef ASK
+		if
+		:: true ->
+			/* ask: every reader's ASK bit, one locked RMW each (ASK_SELF_ONLY: the
+			 * stepper's own only), then whether all have answered */
+			asking = 1;
+			j = 0;
+			do
+#ifdef ASK_SELF_ONLY
+			:: j < NR -> atomic { if :: j == i -> ask[j] = 1 :: else -> skip fi; j++ }
+#else
+			:: j < NR -> atomic { ask[j] = 1; j++ }
+#endif
+			:: else -> break
+			od;
+			asked_count()
+		:: true ->
+			/* the back-off: barrier A at once */
+			membarrier();
+			seen_pass()
+		fi
+#else
 #ifndef STEP_NO_MB_A
 		membarrier(); /* barrier A */
 #endif
 		seen_pass()
-	:: smode == 2 ->
+#endif
+	:: smode == 2 && asking ->
+#ifdef ASK
+		asked_count();
+		if
+		:: nh == 0 -> skip /* answered: the grace period ends */
+		:: nh != 0 -> skip /* still in time: held */
+		:: nh != 0 ->      /* out of time: barrier A and the first scan */
+			asking = 0;
+			membarrier();
+			seen_pass()
+		fi
+#else
+		skip
+#endif
+	:: smode == 2 && !asking ->
 #ifdef STEP_RESET_SEEN
 		/* the mutant: the adoption loses the first scan's records */
 		atomic {
@@ -640,6 +738,12 @@ inline step(i) {
 			:: smode == 2 && SEQ_CNT + 1 == tgt -> REACH(8) /* a poll ends the updater's */
 			:: else -> skip
 			fi;
+#ifdef ASK
+			if
+			:: asking -> REACH(10) /* ended on the answers alone */
+			:: else -> skip
+			fi;
+#endif
 			seq_end_step()
 		};
 		gp_wake_sleepers(i)
@@ -854,6 +958,11 @@ proctype reader(byte i) {
 		:: else -> skip
 		fi;
 #endif
+#ifdef ASK
+		/* then the load of waiter: ASK sends the outermost lock to the answer, before the
+		 * section reads anything */
+		answer(i);
+#endif
 		/* p = rcu_dereference(ptr); the reader uses *p until its last access below */
 		atomic {
 			p = ptr;
@@ -882,6 +991,9 @@ proctype reader(byte i) {
 		:: ((i == 0 && NEST0) || NEST_ALL) ->
 			c = NESTED_LOCK(c);
 			r_store(i, c);
+#ifdef ASK_NESTED_ANSWER
+			answer(i); /* the mutant: a nested lock answers */
+#endif
 #if defined(PARK) && !defined(PARK_NO_CHECK) && !(defined(PARK_SIGNAL) && !defined(PARK_SIGNAL_FIX))
 			lock_check(i, 0); /* the nested lock's test: may hand a parked reader back */
 #endif
@@ -904,6 +1016,10 @@ proctype reader(byte i) {
 		:: RFENCE -> r_fence(i) /* fence between the ctr store and the waiter load */
 		:: else -> skip
 		fi;
+#endif
+#ifdef ASK
+		/* the unlock's load of waiter: ASK, at nesting 0: the answer */
+		answer(i);
 #endif
 		/* compiler barrier, then the load of waiter (may overtake the buffered store) */
 		w = waiter[i];
@@ -994,6 +1110,18 @@ gp_next:
 			:: else -> skip
 			fi;
 			umode = 0;
+#ifdef ASK
+			/* memb_resume_readers(): an asked grace period ends on the answers, or
+			 * (out of time) runs barrier A and the whole wait */
+			if
+			:: asking ->
+				if
+				:: atomic { !ask[0] && !ask[1] -> asking = 0 }; goto gp_over
+				:: atomic { asking = 0 }; goto gp_fresh
+				fi
+			:: else -> skip
+			fi;
+#endif
 			goto gp_resume
 		:: umode == 0 ->
 			/* a driver (the stepper, mid-step) runs it: sleep on event while RUNNING */
@@ -1067,6 +1195,9 @@ gp_next:
 #ifdef SEEN_BEFORE_A
 		/* the mutant: the first scan, which records seen, before barrier A */
 		seen_pass();
+#endif
+#ifdef ASK
+gp_fresh:
 #endif
 		/* memb_wait_readers(): barrier A (no step P: no counter is shared with readers) */
 		if

@@ -17,8 +17,8 @@ if(GRACE_SPIN AND NOT GRACE_DEBUG AND NOT GRACE_SANITIZE AND NOT GRACE_TSAN)
                                           --shard ${i}/3)
     set_tests_properties(model_memb_${i} PROPERTIES TIMEOUT 600 LABELS quick COST 1000)
   endforeach()
-  # The deeper run in two pieces side by side: the stepped grace periods (STEP, about 3 min,
-  # 1.7 GB at most) apart from the rest.
+  # The deeper run in two pieces side by side: the stepped grace periods (STEP, about 11 min,
+  # 8 GB at most: asking's nested-answer mutant) apart from the rest.
   add_test(NAME model_memb_full COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check.sh --full --no-step)
   set_tests_properties(model_memb_full PROPERTIES TIMEOUT 3600 LABELS long)
   add_test(NAME model_memb_step_full COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check.sh --full --step)

@@ -40,12 +40,16 @@
  *   PARK      default flavor: the updater stopped scanning this idle thread (core/registry.c,
  *             "Parking"); its next lock clears the bit and hands the thread back;
  *   EXITING   default flavor: a section after the thread's exit destructor, which its outermost
- *             unlock unregisters again (set by the reader, flavor/memb.c).
+ *             unlock unregisters again (set by the reader, flavor/memb.c);
+ *   ASK       default flavor: a stepped grace period asks the thread for a full barrier outside
+ *             any section (flavor/memb.c, "Asking"); its next outermost lock or unlock runs one
+ *             and clears the bit, which answers.
  */
 #define GRACE__W_WAITING 1u
 #define GRACE__W_FALLBACK 2u
 #define GRACE__W_PARK 4u
 #define GRACE__W_EXITING 8u
+#define GRACE__W_ASK 16u
 
 struct grace__reader {
 	/* Hot line, owned by the reader; updaters read ctr and write waiter (atomically). */
