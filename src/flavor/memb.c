@@ -238,6 +238,8 @@ static bool memb_answered(void)
 {
 	struct grace__reader *self = &grace__memb_reader;
 
+	/* Relaxed: the thread's own words (only it writes ctr, only it clears ASK); the answer's
+	 * own full barriers order it (memb_answer()), as at an unlock. */
 	if ((grace_load_relaxed(&self->waiter) & GRACE__W_ASK) &&
 	    !(grace_load_relaxed(&self->ctr) & GRACE__R_NEST_MASK))
 		memb_answer(self);
