@@ -22,8 +22,9 @@ TEST(mode_is_as_requested)
 }
 
 /* grace_membarrier_calls(): counts the expedited membarriers a grace period makes in
- * "membarrier" mode (a synchronize with a reader busy in another thread needs at least one), and
- * stays 0 in "fence" mode; it never goes back. */
+ * "membarrier" mode (a synchronize while a reader in another thread stays 2 ms in each section,
+ * too long to answer the grace period's ask, needs at least one), and stays 0 in "fence" mode;
+ * it never goes back. */
 static int mb_stop, mb_ready;
 static void *mb_reader(void *arg)
 {
@@ -32,6 +33,9 @@ static void *mb_reader(void *arg)
 	while (!__atomic_load_n(&mb_stop, __ATOMIC_ACQUIRE)) {
 		rcu_read_lock();
 		__atomic_store_n(&mb_ready, 1, __ATOMIC_RELEASE);
+		uint64_t t0 = gt_now_ns();
+		while (gt_now_ns() - t0 < 2000000)
+			;
 		rcu_read_unlock();
 	}
 	rcu_unregister_thread();

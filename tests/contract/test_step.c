@@ -13,8 +13,9 @@
  *  - callbacks still run while threads step (the workers leave grace periods to them), the
  *    retiring threads' monitors run about 10 times a second, not at every look, and exit()
  *    from inside a section or a callback ends the process while threads step;
- *  - asking: a nested section never answers for its outer one, and a thread that retires
- *    alone steps grace periods with no membarrier(2).
+ *  - asking: a nested section never answers for its outer one, a thread that retires alone
+ *    steps grace periods with no membarrier(2), and synchronize_rcu() with a busy reader needs
+ *    none either.
  * The registration sets GRACE_STEP_GARBAGE=1 (a step may start a grace period at every slow
  * call, the most stepping there can be); the same file also runs with GRACE_NO_STEP=1 (the
  * engine's workers drive every grace period), where every promise holds as well, and without
@@ -537,6 +538,122 @@ TEST(stepped_grace_periods_of_a_thread_alone_make_no_membarrier)
 		  (unsigned long long)m, gps, secs);
 	free_rcu_barrier();
 	empty_graveyard();
+}
+
+/* ---- asking by blocking grace periods (docs/api.md, synchronize_rcu(), "Cost") ---- */
+
+static int busy_stop, busy_started;
+
+/* Short sections back to back: each unlock is a boundary that answers. */
+static void *busy_reader(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED)) {
+		rcu_read_lock();
+		__atomic_store_n(&busy_started, 1, __ATOMIC_RELAXED);
+		rcu_read_unlock();
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+/* synchronize_rcu() and synchronize_rcu_expedited() in turn, back to back, while a busy reader
+ * answers, until n grace periods have ended (5 s at most): a back-off left by earlier asks that
+ * fell back is over after it. */
+static void synchronize_while_a_reader_answers(unsigned int n)
+{
+	pthread_t r;
+
+	busy_stop = busy_started = 0;
+	REQUIRE(pthread_create(&r, NULL, busy_reader, NULL) == 0);
+	while (!__atomic_load_n(&busy_started, __ATOMIC_RELAXED))
+		usleep(100);
+	uint64_t t0 = gt_now_ns();
+	for (unsigned int i = 0; i < n && gt_now_ns() - t0 < 5000000000ull; i++) {
+		if (i & 1)
+			synchronize_rcu_expedited();
+		else
+			synchronize_rcu();
+	}
+	__atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(r, NULL);
+}
+
+static int nested_sync_done;
+
+static void *nested_syncer(void *arg)
+{
+	(void)arg;
+	synchronize_rcu();
+	__atomic_store_n(&nested_sync_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The same promise for a grace period that synchronize_rcu() starts by asking: however many
+ * nested sections the reader opens and closes, it does not return until the outer one ends.
+ * Three rounds: a reader kept off its CPU during the warm-up leaves the back-off on, and that
+ * round's grace period starts with membarrier(2) instead of asking. */
+static void nested_synchronize_round(void)
+{
+	pthread_t r, u;
+
+	synchronize_while_a_reader_answers(200);
+	nested_node = node_new();
+	nested_holding = nested_release = nested_saw_freed = 0;
+	nested_sync_done = 0;
+	REQUIRE(pthread_create(&r, NULL, nested_reader, NULL) == 0);
+	while (!__atomic_load_n(&nested_holding, __ATOMIC_ACQUIRE))
+		usleep(100);
+	REQUIRE(pthread_create(&u, NULL, nested_syncer, NULL) == 0);
+	usleep(300000);
+	int early = __atomic_load_n(&nested_sync_done, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&nested_release, 1, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	pthread_join(u, NULL);
+	CHECK_MSG(!early, "synchronize_rcu() returned while the reader's outer section, which "
+			  "began before it, was still running");
+	free(nested_node);
+}
+
+TEST(a_nested_section_never_answers_for_a_synchronize)
+{
+	for (int round = 0; round < 3; round++)
+		nested_synchronize_round();
+}
+
+/* synchronize_rcu() and its expedited form from a thread that never registered while one
+ * registered thread runs short sections back to back: their grace periods end on the reader's
+ * answers, with no membarrier(2). Counted as for the steps above (50 a second, 8, and one for every tenth grace
+ * period allowed for the engine's workers and the fallbacks), over 2000 calls. A reader
+ * preempted for more than 20 us makes one call fall back and the next ones go straight to
+ * membarrier(2) for a while (the back-off): up to three tries. A count, not a time. */
+TEST(synchronize_with_a_busy_reader_makes_no_membarrier)
+{
+	const char *na = getenv("GRACE_NO_ASK");
+	uint64_t m = 0;
+	double secs = 0;
+	int tries;
+
+	if (strcmp(grace_membarrier_mode(), "membarrier") != 0 || (na && strcmp(na, "1") == 0)) {
+		printf("  skipped: no asks in this configuration\n");
+		return;
+	}
+	synchronize_while_a_reader_answers(200);
+	for (tries = 1; tries <= 3; tries++) {
+		uint64_t m0 = grace_membarrier_calls(), t0 = gt_now_ns();
+		synchronize_while_a_reader_answers(2000);
+		m = grace_membarrier_calls() - m0;
+		secs = (double)(gt_now_ns() - t0) / 1e9;
+		printf("  try %d: %llu membarrier calls for 2000 calls in %.1f ms\n", tries,
+		       (unsigned long long)m, secs * 1e3);
+		if (m <= (uint64_t)(50 * secs) + 8 + 2000 / 10)
+			break;
+	}
+	CHECK_MSG(tries <= 3,
+		  "%llu membarrier calls for 2000 synchronize_rcu() calls with a busy reader, in "
+		  "%.3f s (the last of three tries)",
+		  (unsigned long long)m, secs);
 }
 
 /* exit() from inside a section whose thread's steps left a grace period STEPPED (it records

@@ -113,13 +113,19 @@
 #                                               grace period asks the readers, which answer at
 #                                               their outermost boundaries; later steps and the
 #                                               updater end it on the answers or give up: barrier
-#                                               A and the first scan)
+#                                               A and the first scan; the updater's own grace
+#                                               periods ask too)
 #   step-ask-nested-answer  STEP ASK ASK_NESTED_ANSWER, reader 0 nests  safety violated
 #                                               (--full only; a nested lock answers while its
 #                                               outer section uses the old object)
 #   step-ask-self-only  STEP ASK ASK_SELF_ONLY  safety violated (--full only; the step asks
 #                                               only itself)
-#   step-ask-reach      STEP ASK PROBE=10       reached: a grace period ends on the answers
+#   step-ask-updater-no-wait  STEP ASK ASK_UPDATER_NO_WAIT  safety violated (--full only;
+#                                               the updater ends the grace period it asked
+#                                               without waiting for the answers)
+#   step-ask-reach      STEP ASK PROBE=10       reached: a grace period a step began ends on
+#                                               the answers
+#   step-ask-reach-updater  STEP ASK PROBE=11   reached: one the updater began ends on them
 #
 # tests/model/barrier.pml, the callback engine's barrier markers and in-flight batch across
 # fork() (safety only; a barrier that never returns is an invalid end state, also an error):
@@ -426,7 +432,10 @@ run_step() {
 	[ $full = 0 ] || run step-ask-nested-answer "-DSTEP -DASK -DASK_NESTED_ANSWER" safety \
 		"$(echo "$sbounds" | sed 's/NEST0=0/NEST0=1/')"
 	[ $full = 0 ] || run step-ask-self-only "-DSTEP -DASK -DASK_SELF_ONLY" safety "$sbounds"
+	[ $full = 0 ] || run step-ask-updater-no-wait "-DSTEP -DASK -DASK_UPDATER_NO_WAIT" safety \
+		"$sbounds"
 	run_reach step-ask-reach "-DSTEP -DASK" "10" "$sbounds"
+	run_reach step-ask-reach-updater "-DSTEP -DASK" "11" "$sbounds"
 }
 
 if [ $steps = 2 ]; then

@@ -185,11 +185,18 @@
  *                  first scan, then as without asking. The updater that adopts one sees the
  *                  answers or gives up the same way, then runs the whole wait from barrier A.
  *                  Must satisfy both. Not modelled: the driver answering for itself outside
- *                  any section (the stepper is always inside one here), the back-off;
+ *                  any section (the stepper is always inside one here), the back-off's
+ *                  counts (a start chooses freely between asking and barrier A);
  *  STEP + ASK + ASK_NESTED_ANSWER  a nested lock answers too: must violate safety (reader 0
  *                  nests: its nested lock answers while the outer section uses the old object);
  *  STEP + ASK + ASK_SELF_ONLY  the step asks only the stepper: must violate safety (the other
  *                  reader's section, begun before the removal, is not waited for).
+ *  STEP + ASK      also: the updater's grace period of its own (memb_wait_readers()) asks the
+ *                  same way, then ends on the answers or gives up (barrier A and the whole
+ *                  wait), or starts with barrier A (the back-off); probe 11: it ends on the
+ *                  answers.
+ *  STEP + ASK + ASK_UPDATER_NO_WAIT  the updater ends its asked grace period without waiting
+ *                  for the answers: must violate safety.
  */
 
 #ifndef NR
@@ -1197,6 +1204,28 @@ gp_next:
 		seen_pass();
 #endif
 #ifdef ASK
+		/* memb_wait_readers(), a grace period of its own (umode 1; the adopted path jumps
+		 * to gp_fresh below): ask every reader, one locked RMW each, under the lock after
+		 * the fence that follows seq_start; then end on the answers, or (out of time) run
+		 * barrier A and the whole wait. Or the back-off: barrier A at once. */
+		if
+		:: true ->
+			asking = 1;
+			j = 0;
+			do
+			:: j < NR -> atomic { ask[j] = 1; j++ }
+			:: else -> break
+			od;
+			if
+#ifdef ASK_UPDATER_NO_WAIT
+			:: atomic { asking = 0 }; REACH(11); goto gp_over /* the mutant */
+#else
+			:: atomic { !ask[0] && !ask[1] -> asking = 0 }; REACH(11); goto gp_over
+#endif
+			:: atomic { asking = 0 }
+			fi
+		:: true -> skip
+		fi;
 gp_fresh:
 #endif
 		/* memb_wait_readers(): barrier A (no step P: no counter is shared with readers) */
