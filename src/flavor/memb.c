@@ -274,6 +274,26 @@ static void memb_ask_missed(void)
 	memb_ask.skip = (1u << memb_ask.fails) - 1;
 }
 
+/* Does this start ask? Not when asking is off, nor while the back-off lasts (this start is one
+ * of the 2^fails - 1 that go straight to barrier A). */
+static bool memb_ask_turn(void)
+{
+	if (!memb_ask.on)
+		return false;
+	if (memb_ask.skip) {
+		memb_ask.skip--;
+		return false;
+	}
+	return true;
+}
+
+/* Every asked thread answered: the grace period ends, and the back-off starts over. */
+static void memb_ask_answered(void)
+{
+	memb_ask.asking = false;
+	memb_ask.fails = 0;
+}
+
 /* The step's fallback: barrier A and the first scan, as a start without asking (lock held). */
 static bool memb_ask_give_up(struct grace__gp *gp)
 {
@@ -313,8 +333,7 @@ static bool memb_await_answers(void)
 		memb_ask_missed();
 		return false;
 	}
-	memb_ask.asking = false;
-	memb_ask.fails = 0;
+	memb_ask_answered();
 	return true;
 }
 
@@ -326,19 +345,14 @@ static bool memb_wait_asked(void)
 {
 	bool pending;
 
-	if (!memb_ask.on)
+	if (!memb_ask_turn())
 		return false;
-	if (memb_ask.skip) {
-		memb_ask.skip--;
-		return false;
-	}
 	grace__registry_lock(&memb_registry);
 	pending = memb_ask_start();
 	grace__registry_unlock(&memb_registry);
 	if (pending)
 		return memb_await_answers();
-	memb_ask.asking = false;
-	memb_ask.fails = 0;
+	memb_ask_answered();
 	return true;
 }
 
@@ -359,11 +373,9 @@ static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin)
 		else
 			held = memb_ask_give_up(gp);
 	} else if (may_begin && !grace__gp_done(gp, s) && grace__gp_step_start(gp, &base)) {
-		if (memb_ask.on && !memb_ask.skip) {
+		if (memb_ask_turn()) {
 			held = memb_ask_start();
 		} else {
-			if (memb_ask.skip)
-				memb_ask.skip--;
 			memb_ask.asking = false;
 			/* Barrier A, as in memb_wait_readers(): pairs with the compiler barrier after
 			 * the reader's lock store (smp_mb in the fallback). Timed: the steps' pace. */
@@ -384,10 +396,8 @@ static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin)
 	 * full barrier of its reader after its sections. */
 	if (!GRACE_ARCH_TSO && !memb_ask.asking)
 		grace__heavy_barrier();
-	if (memb_ask.asking) {
-		memb_ask.asking = false;
-		memb_ask.fails = 0;
-	}
+	if (memb_ask.asking)
+		memb_ask_answered();
 	grace__gp_step_end(gp, base);
 	return grace__gp_done(gp, s);
 }
