@@ -947,10 +947,11 @@ void grace__memb_init(void)
 	if (!grace__opt(GRACE__OPT_GRACE_NO_STEP)) {
 		memb_gp.resume = memb_resume_readers;
 		memb_gp.step = memb_step;
-		/* Asking needs membarrier too (its fallback is barrier A, and the fence fallback's
-		 * readers fence at every section anyway); GRACE_NO_ASK=1 turns it off. */
-		memb_ask.on = grace__use_membarrier && !grace__opt(GRACE__OPT_GRACE_NO_ASK);
 	}
+	/* Asking needs membarrier (its fallback is barrier A, and the fence fallback's readers
+	 * fence at every section anyway); GRACE_NO_ASK=1 turns it off. Blocking grace periods ask
+	 * whether or not threads step (GRACE_NO_STEP=1 turns off the steps alone). */
+	memb_ask.on = grace__use_membarrier && !grace__opt(GRACE__OPT_GRACE_NO_ASK);
 	if (pthread_key_create(&memb_key, memb_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");
 }
