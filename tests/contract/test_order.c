@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <grace/grace.h>
 
+#include "gt_cpu.h"
 #include "gtest_lite.h"
 
 enum kind { K_RCU, K_RCU_HURRY, K_QSBR, K_QSBR_HURRY, K_SRCU, K_SRCU_HURRY, K_N };
@@ -134,31 +135,6 @@ static int check_per_thread(int nthreads, int n_per_thread, int *got, int *want)
 	return -1;
 }
 
-/* Pin the calling thread to the CPU it runs on (or to cpu, if >= 0); returns the CPU. */
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		cpu = sched_getcpu();
-	REQUIRE(cpu >= 0);
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
-		return -1;
-	return cpu;
-}
-
-static void unpin(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &set);
-	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 static void setup(void)
 {
 	static int done;
@@ -179,7 +155,7 @@ static void setup(void)
 TEST(fifo_within_one_harvest)
 {
 	setup();
-	REQUIRE(pin(-1) >= 0);
+	REQUIRE(gt_pin(pthread_self(), -1) >= 0);
 	for (int k = 0; k < K_N; k++) {
 		int got = 0, want = 0;
 		log_reset();
@@ -189,7 +165,7 @@ TEST(fifo_within_one_harvest)
 		int bad = check_per_thread(1, 1000, &got, &want);
 		REPORT_ORDER(k, bad, got, want);
 	}
-	unpin();
+	gt_unpin();
 }
 
 /* The program: 8 callbacks use an object, the 9th releases it; 200 rounds. */
@@ -198,7 +174,7 @@ TEST(users_then_release)
 	static int dead[200];
 
 	setup();
-	REQUIRE(pin(-1) >= 0);
+	REQUIRE(gt_pin(pthread_self(), -1) >= 0);
 	for (int k = 0; k < K_N; k++) {
 		log_reset();
 		memset(dead, 0, sizeof(dead));
@@ -210,7 +186,7 @@ TEST(users_then_release)
 			  "%s: a callback used its object after the release queued after it ran",
 			  kind_name[k]);
 	}
-	unpin();
+	gt_unpin();
 }
 
 /* Bursts with pauses between them, while another thread keeps grace periods running: the
@@ -237,7 +213,7 @@ TEST(fifo_across_harvests)
 	setup();
 	gp_stop = 0;
 	REQUIRE(pthread_create(&drv, NULL, gp_driver, NULL) == 0);
-	REQUIRE(pin(-1) >= 0);
+	REQUIRE(gt_pin(pthread_self(), -1) >= 0);
 	for (int k = 0; k < K_N; k++) {
 		int got = 0, want = 0, seq = 0;
 		log_reset();
@@ -252,7 +228,7 @@ TEST(fifo_across_harvests)
 		int bad = check_per_thread(1, seq, &got, &want);
 		REPORT_ORDER(k, bad, got, want);
 	}
-	unpin();
+	gt_unpin();
 	__atomic_store_n(&gp_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(drv, NULL);
 }
@@ -269,7 +245,7 @@ static void *pusher(void *arg)
 	struct pusher_arg *a = (struct pusher_arg *)arg;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	(void)pin((int)(a->thread % (ncpu > 0 ? ncpu : 1)));
+	(void)gt_pin(pthread_self(), (int)(a->thread % (ncpu > 0 ? ncpu : 1)));
 	if (a->k == K_QSBR || a->k == K_QSBR_HURRY) {
 		qsbr_register_thread();
 		qsbr_thread_offline();
@@ -313,7 +289,7 @@ static void *half(void *arg)
 {
 	struct pusher_arg *a = (struct pusher_arg *)arg;
 
-	(void)pin(0);
+	(void)gt_pin(pthread_self(), 0);
 	for (int i = 0; i < a->n; i++)
 		queue(a->k, 0, a->thread * a->n + i, NULL, 0);
 	return NULL; /* exits with its callbacks queued */
@@ -370,7 +346,7 @@ TEST(fifo_in_fork_child)
 	return;
 #endif
 	setup();
-	REQUIRE(pin(-1) >= 0);
+	REQUIRE(gt_pin(pthread_self(), -1) >= 0);
 	for (int k = 0; k < K_N; k++) {
 		log_reset();
 		int idx = hold((enum kind)k);
@@ -401,7 +377,7 @@ TEST(fifo_in_fork_child)
 		int bad = check_per_thread(1, 600, &got, &want);
 		REPORT_ORDER(k, bad, got, want);
 	}
-	unpin();
+	gt_unpin();
 }
 
 GT_MAIN()

@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <grace/grace.h>
 
+#include "gt_cpu.h"
 #include "gtest_lite.h"
 
 #define MAGIC 0x57e9u
@@ -544,15 +545,14 @@ TEST(stepped_grace_periods_of_a_thread_alone_make_no_membarrier)
 
 static int busy_stop, busy_started;
 static uint64_t busy_sections; /* the reader's sections, counted by it alone */
-static cpu_set_t busy_cpu;     /* where the busy reader runs (busy_pinned) */
-static int busy_pinned;
+static int busy_cpu = -1;      /* where the busy reader runs (-1: anywhere) */
 
 /* Short sections back to back: each unlock is a boundary that answers. */
 static void *busy_reader(void *arg)
 {
 	(void)arg;
-	if (busy_pinned)
-		(void)pthread_setaffinity_np(pthread_self(), sizeof(busy_cpu), &busy_cpu);
+	if (busy_cpu >= 0)
+		(void)gt_pin(pthread_self(), busy_cpu);
 	rcu_register_thread();
 	while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED)) {
 		rcu_read_lock();
@@ -567,35 +567,18 @@ static void *busy_reader(void *arg)
 /* synchronize_rcu() and synchronize_rcu_expedited() in turn, back to back, while a busy reader
  * answers, until n grace periods have ended (5 s at most): a back-off left by earlier asks that
  * fell back is over after it. Where the process may run on two CPUs or more, the caller and the
- * reader are pinned to two of them (the caller's mask is restored after), so that the reader
- * runs while the calls do: on one CPU with the caller it would mostly wait in the run queue,
- * and the grace periods would not need its answers (parking takes a thread that does not run
- * out of them). Returns how many sections the reader ran during the calls. */
+ * reader are pinned to two of them (the caller is unpinned after), so that the reader runs
+ * while the calls do: on one CPU with the caller it would mostly wait in the run queue, and the
+ * grace periods would not need its answers (parking takes a thread that does not run out of
+ * them). Returns how many sections the reader ran during the calls. */
 static uint64_t synchronize_while_a_reader_answers(unsigned int n)
 {
-	cpu_set_t mask, me;
 	pthread_t r;
-	int first = -1, second = -1;
 
 	busy_stop = busy_started = 0;
-	busy_pinned = 0;
-	if (pthread_getaffinity_np(pthread_self(), sizeof(mask), &mask) == 0) {
-		for (int c = 0; c < CPU_SETSIZE && second < 0; c++) {
-			if (!CPU_ISSET(c, &mask))
-				continue;
-			if (first < 0)
-				first = c;
-			else
-				second = c;
-		}
-	}
-	if (second >= 0) {
-		CPU_ZERO(&me);
-		CPU_SET(first, &me);
-		CPU_ZERO(&busy_cpu);
-		CPU_SET(second, &busy_cpu);
-		busy_pinned = pthread_setaffinity_np(pthread_self(), sizeof(me), &me) == 0;
-	}
+	busy_cpu = -1;
+	if (gt_cpu_nth(1) >= 0 && gt_pin(pthread_self(), gt_cpu_nth(0)) >= 0)
+		busy_cpu = gt_cpu_nth(1);
 	REQUIRE(pthread_create(&r, NULL, busy_reader, NULL) == 0);
 	while (!__atomic_load_n(&busy_started, __ATOMIC_RELAXED))
 		usleep(100);
@@ -610,8 +593,8 @@ static uint64_t synchronize_while_a_reader_answers(unsigned int n)
 	uint64_t ran = __atomic_load_n(&busy_sections, __ATOMIC_RELAXED) - s0;
 	__atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(r, NULL);
-	if (busy_pinned)
-		(void)pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);
+	if (busy_cpu >= 0)
+		gt_unpin();
 	return ran;
 }
 

@@ -32,6 +32,7 @@
 #include <grace/internal/rseq.h>
 
 #include "core/wait.h"
+#include "gt_cpu.h"
 #include "gtest_lite.h"
 
 #define GPS 300
@@ -54,27 +55,12 @@ static void publish_first(void)
 }
 static int stop;
 static unsigned long bad_reads, nreads, started;
-static cpu_set_t one_cpu;
+static int here_cpu; /* the driver's CPU, which its readers share */
 
 static bool pin_here(void)
 {
-	int c = sched_getcpu();
-
-	if (c < 0)
-		return false;
-	CPU_ZERO(&one_cpu);
-	CPU_SET(c, &one_cpu);
-	return pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu) == 0;
-}
-
-static void unpin(void)
-{
-	cpu_set_t all;
-
-	CPU_ZERO(&all);
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		CPU_SET(i, &all);
-	(void)sched_setaffinity(0, sizeof(all), &all);
+	here_cpu = gt_pin(pthread_self(), -1);
+	return here_cpu >= 0;
 }
 
 static void check_obj(const struct obj *o)
@@ -97,7 +83,7 @@ static void *reader(void *arg)
 	const bool qsbr = arg != NULL;
 	unsigned long n = 0;
 
-	(void)pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu);
+	(void)gt_pin(pthread_self(), here_cpu);
 	if (qsbr)
 		qsbr_register_thread();
 	else
@@ -143,7 +129,7 @@ static void run(bool qsbr, void (*sync)(void))
 	grace_store_relaxed(&started, 0ul);
 	publish_first();
 	for (int i = 0; i < 2; i++)
-		REQUIRE(pthread_create(&t[i], NULL, reader, qsbr ? &one_cpu : NULL) == 0);
+		REQUIRE(pthread_create(&t[i], NULL, reader, qsbr ? &here_cpu : NULL) == 0);
 	while (grace_load_relaxed(&started) < 2) /* both readers registered and reading */
 		sched_yield();
 	for (int i = 1; i <= GPS; i++) {
@@ -159,7 +145,7 @@ static void run(bool qsbr, void (*sync)(void))
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	free(rcu_xchg_pointer(&gp, (struct obj *)NULL));
-	unpin();
+	gt_unpin();
 
 	unsigned long nb = grace_load_relaxed(&grace__wait_nblocked) - before;
 	unsigned long nl = grace_load_relaxed(&grace__wait_nlight) - light0;
@@ -205,7 +191,7 @@ TEST(default_readers_on_the_drivers_cpu)
 static void *sleepy_reader(void *arg)
 {
 	(void)arg;
-	(void)pthread_setaffinity_np(pthread_self(), sizeof(one_cpu), &one_cpu);
+	(void)gt_pin(pthread_self(), here_cpu);
 	qsbr_register_thread();
 	grace_fetch_add(&started, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 3; i++) {
@@ -243,7 +229,7 @@ TEST(qsbr_light_sleep_runs_out_and_falls_back)
 	}
 	pthread_join(t, NULL);
 	free(rcu_xchg_pointer(&gp, (struct obj *)NULL));
-	unpin();
+	gt_unpin();
 	unsigned long lt = grace_load_relaxed(&grace__wait_nlight_timeout) - lt0;
 	printf("  light sleeps that ran out: %lu\n", lt);
 	CHECK(grace_load_relaxed(&bad_reads) == 0);
