@@ -1,11 +1,19 @@
 # SPDX-License-Identifier: MIT
-# grace_test(NAME n SOURCES s... [INTERNAL] [CXX] [TIMEOUT sec] [ENV K=V...] [LABELS l...] [ARGS a...])
+# grace_test(NAME n SOURCES s... [INTERNAL] [CXX] [TIMEOUT sec] [ENV K=V...] [LABELS l...]
+#            [ARGS a...] [LIBS l...] [CXX_STANDARD std] [DEFINES d...] [DEPENDS t...])
 #   INTERNAL: link the static library and see src/ private headers (unit tests).
 #   CXX:      also build the same sources as C++ (test n_cxx), as librseq does: public headers
 #             and the API tests must compile as C++.
+#   CXX_STANDARD, DEFINES, DEPENDS: the C++ standard (required, no extensions), compile
+#             definitions, and targets to build first.
 #   Default labels: "quick". Tests labelled "long" are excluded from the test command.
+#   Tests whose program is the same (the same sources, INTERNAL, LIBS, CXX_STANDARD, DEFINES;
+#   they differ in ENV, ARGS, TIMEOUT or LABELS: contract_step, contract_step_fallback,
+#   contract_step_off) share one executable, the first one's. So a test's target may not
+#   exist: set its build properties through the arguments above, never on the target after.
 function(grace_test)
-  cmake_parse_arguments(T "INTERNAL;CXX" "NAME;TIMEOUT" "SOURCES;ENV;LABELS;ARGS;LIBS" ${ARGN})
+  cmake_parse_arguments(T "INTERNAL;CXX" "NAME;TIMEOUT;CXX_STANDARD"
+                        "SOURCES;ENV;LABELS;ARGS;LIBS;DEFINES;DEPENDS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
@@ -17,6 +25,24 @@ function(grace_test)
     list(APPEND variants ${T_NAME}_cxx)
   endif()
   foreach(v ${variants})
+    # The program this variant runs: its sources, how it is compiled and linked, C or C++.
+    set(key "")
+    foreach(s ${T_SOURCES})
+      get_filename_component(abs ${s} ABSOLUTE)
+      list(APPEND key ${abs})
+    endforeach()
+    list(APPEND key "INTERNAL=${T_INTERNAL}" "LIBS=${T_LIBS}" "STD=${T_CXX_STANDARD}"
+         "DEFINES=${T_DEFINES}")
+    if(v STREQUAL "${T_NAME}_cxx")
+      list(APPEND key CXX)
+    endif()
+    string(MD5 key_id "${key}")
+    get_property(exe GLOBAL PROPERTY GRACE_TEST_EXE_${key_id})
+    if(exe)
+      grace_test_register(${v} ${exe})
+      continue()
+    endif()
+    set_property(GLOBAL PROPERTY GRACE_TEST_EXE_${key_id} ${v})
     set(srcs "")
     if(v STREQUAL "${T_NAME}_cxx")
       foreach(s ${T_SOURCES})
@@ -38,19 +64,35 @@ function(grace_test)
     else()
       target_link_libraries(${v} PRIVATE grace Threads::Threads ${T_LIBS})
     endif()
-    add_test(NAME ${v} COMMAND ${v} ${T_ARGS})
-    set_tests_properties(${v} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
-    # A process still running 10 s before its timeout prints every thread's backtrace
-    # (tests/common/gtest_lite.h, gt_hang_watch()).
-    math(EXPR dump_s "${T_TIMEOUT} - 10")
-    if(dump_s LESS 5)
-      set(dump_s 5)
+    if(T_CXX_STANDARD)
+      set_target_properties(${v} PROPERTIES CXX_STANDARD ${T_CXX_STANDARD}
+                            CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
     endif()
-    set(env ${T_ENV})
-    list(APPEND env "GT_HANG_DUMP_S=${dump_s}")
-    set_tests_properties(${v} PROPERTIES ENVIRONMENT "${env}")
+    if(T_DEFINES)
+      target_compile_definitions(${v} PRIVATE ${T_DEFINES})
+    endif()
+    if(T_DEPENDS)
+      add_dependencies(${v} ${T_DEPENDS})
+    endif()
+    grace_test_register(${v} ${v})
   endforeach()
 endfunction()
+
+# The test ${name}, running the executable target ${exe} with grace_test()'s T_* arguments (a
+# macro: it sees the caller's variables).
+macro(grace_test_register name exe)
+  add_test(NAME ${name} COMMAND ${exe} ${T_ARGS})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
+  # A process still running 10 s before its timeout prints every thread's backtrace
+  # (tests/common/gtest_lite.h, gt_hang_watch()).
+  math(EXPR dump_s "${T_TIMEOUT} - 10")
+  if(dump_s LESS 5)
+    set(dump_s 5)
+  endif()
+  set(env ${T_ENV})
+  list(APPEND env "GT_HANG_DUMP_S=${dump_s}")
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+endmacro()
 
 # Include every *.cmake fragment of the calling directory: each part of the project registers
 # its own tests in its own fragment, so parallel work never edits a shared list.

@@ -10,15 +10,13 @@
 #                           costs (tests/cxx/check_instructions.sh)
 foreach(_std 11 17 20)
   grace_test(NAME cxx_rcu26_cxx${_std} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rcu26.cpp
-             TIMEOUT 180)
-  set_target_properties(cxx_rcu26_cxx${_std} PROPERTIES CXX_STANDARD ${_std}
-                        CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+             TIMEOUT 180 CXX_STANDARD ${_std})
 endforeach()
 
-grace_test(NAME cxx_p2545_examples SOURCES ${CMAKE_CURRENT_LIST_DIR}/p2545_examples.cpp)
-set_target_properties(cxx_p2545_examples PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON)
-grace_test(NAME cxx_p2545_examples_17 SOURCES ${CMAKE_CURRENT_LIST_DIR}/p2545_examples.cpp)
-set_target_properties(cxx_p2545_examples_17 PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+grace_test(NAME cxx_p2545_examples SOURCES ${CMAKE_CURRENT_LIST_DIR}/p2545_examples.cpp
+           CXX_STANDARD 20)
+grace_test(NAME cxx_p2545_examples_17 SOURCES ${CMAKE_CURRENT_LIST_DIR}/p2545_examples.cpp
+           CXX_STANDARD 17)
 
 # Instruction counts need an uninstrumented, optimised build and valgrind.
 find_program(GRACE_VALGRIND valgrind)
@@ -38,7 +36,6 @@ endif()
 # cxx_p2530_hazptr: C++26 <hazard_pointer> (P2530) as a user writes it from the draft's text
 # (tests/cxx/p2530_hazptr.cpp), in C++17 and C++20.
 foreach(_std 17 20)
-  grace_test(NAME cxx_p2530_hazptr_cxx${_std} SOURCES ${CMAKE_CURRENT_LIST_DIR}/p2530_hazptr.cpp)
-  set_target_properties(cxx_p2530_hazptr_cxx${_std} PROPERTIES CXX_STANDARD ${_std}
-                        CXX_STANDARD_REQUIRED ON)
+  grace_test(NAME cxx_p2530_hazptr_cxx${_std} SOURCES ${CMAKE_CURRENT_LIST_DIR}/p2530_hazptr.cpp
+             CXX_STANDARD ${_std})
 endforeach()

@@ -57,8 +57,7 @@ foreach(v fast own none)
     set(_env GRACE_NO_RSEQ=1 EXPECT_SRCU_MODE=${_dl_none})
   endif()
   grace_test(NAME unit_rseq_dlclose_${v} SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rseq_dlclose.c
-             TIMEOUT 120 LIBS ${CMAKE_DL_LIBS} ENV ${_env})
-  target_compile_definitions(unit_rseq_dlclose_${v}
-                             PRIVATE PLUGIN_PATH="$<TARGET_FILE:rseq_dlclose_plugin>" _GNU_SOURCE)
-  add_dependencies(unit_rseq_dlclose_${v} rseq_dlclose_plugin)
+             TIMEOUT 120 LIBS ${CMAKE_DL_LIBS} ENV ${_env}
+             DEFINES PLUGIN_PATH="$<TARGET_FILE:rseq_dlclose_plugin>" _GNU_SOURCE
+             DEPENDS rseq_dlclose_plugin)
 endforeach()
