@@ -714,6 +714,53 @@ bool grace__registry_answered(struct grace__registry *reg)
 	return (w & GRACE__W_ASK) == 0;
 }
 
+/*
+ * How the threads that have not answered stand (see registry.h). Relaxed loads: a hint for the
+ * driver's choice between spinning and sleeping, never for the end of the grace period, which
+ * grace__registry_answered() alone decides. A thread with no rseq area is never "here".
+ */
+unsigned int grace__registry_ask_state(struct grace__registry *reg)
+{
+	const uint32_t *mine = self_cpu_word();
+	const uint32_t me = mine ? grace_load_relaxed(mine) : UINT32_MAX;
+	unsigned int st = GRACE__ASK_SECTIONS, pending = 0;
+
+	grace__lock_assert_held(&reg->lock);
+	for (unsigned long i = 0; i < reg->n_active; i++) {
+		struct grace__reader *r = reg->slot[i];
+		if (!(grace_load_relaxed(&r->waiter) & GRACE__W_ASK))
+			continue;
+		pending = 1;
+		bool in = (grace_load_relaxed(&r->ctr) & reg->active_mask) != 0;
+		bool here = mine && reg->cpu[i] && grace_load_relaxed(reg->cpu[i]) == me;
+		if (here)
+			st |= GRACE__ASK_HERE;
+		if (!in)
+			st &= ~GRACE__ASK_SECTIONS;
+	}
+	return pending ? st : 0;
+}
+
+/*
+ * Flag every thread that has not answered with GRACE__W_WAITING (see registry.h). Release RMWs:
+ * the caller's store of SLEEPING into the futex word comes before each flag, so a reader whose
+ * answer (a seq_cst RMW on the same word) returns the flag reads SLEEPING after it
+ * (grace__wait_wake()). The flag and the answer are RMWs of one word, so one of them comes
+ * first: if the answer did, this RMW returns the bit clear, and the flag, which nobody would
+ * clear, is taken back; if the flag did, the answer returns it and its thread wakes the driver.
+ */
+void grace__registry_ask_arm(struct grace__registry *reg)
+{
+	grace__lock_assert_held(&reg->lock);
+	for (unsigned long i = 0; i < reg->n_active; i++) {
+		uint32_t *w = &reg->slot[i]->waiter;
+		if (!(grace_load_relaxed(w) & GRACE__W_ASK))
+			continue;
+		if (!(grace_fetch_or(w, GRACE__W_WAITING, __ATOMIC_RELEASE) & GRACE__W_ASK))
+			grace_fetch_and(w, ~GRACE__W_WAITING, __ATOMIC_RELAXED);
+	}
+}
+
 bool grace__registry_holds(struct grace__registry *reg, uint64_t cur)
 {
 	return any_holder(reg, cur);

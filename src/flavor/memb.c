@@ -95,7 +95,9 @@
  * (their full barrier after the push: the same store-buffering pair as for a first scan). No
  * barrier B is needed: each answer is a full barrier of its thread after its sections. If the
  * answers do not all come within ASK_WAIT_NS, the driver runs barrier A and the first scan and
- * the argument above applies from there.
+ * the argument above applies from there. A blocking driver may sleep for the answers instead
+ * of spinning (memb_sleep_for_answers()): the claim is unchanged, since only the answers end
+ * the wait; the sleep's wake-up protocol is liveness only.
  */
 #include "flavor/memb.h"
 
@@ -125,7 +127,7 @@ static struct grace__registry memb_registry;
 static void memb_wait_readers(struct grace__gp *gp, unsigned int flags);
 static bool memb_step(struct grace__gp *gp, uint64_t s, bool may_begin);
 static void memb_resume_readers(struct grace__gp *gp, unsigned int flags);
-static void memb_answer(struct grace__reader *r);
+static uint32_t memb_answer(struct grace__reader *r);
 static bool memb_wait_asked(void);
 static struct grace__gp memb_gp = GRACE__GP_INIT(memb_wait_readers, &memb_registry, "rcu");
 static pthread_key_t memb_key;
@@ -313,28 +315,107 @@ static bool memb_ask_give_up(struct grace__gp *gp)
  * instead of 0.2, and the reader keeps more sections than under membarrier(2). */
 #define ASK_POLL_FIRST 16u
 #define ASK_POLL_MAX 256u
+
+/* The longest a blocking driver sleeps for answers before it falls back to barrier A. It
+ * sleeps only for threads inside a section: each must end it before the grace period can end,
+ * whichever way the driver waits, and a preempted one may get its CPU only after another
+ * runnable thread's slice (4-8 ms seen with two readers and the driver on one CPU). The bound
+ * covers an answer missed to a stale read of a section that had just ended, by a thread that
+ * then went idle. */
+#define ASK_SLEEP_NS 10000000ll
+
+unsigned long grace__memb_ask_sleeps, grace__memb_ask_sleeps_out;
+
+/*
+ * Sleeping for the answers (lock not held; "Asking" above). Each round stores SLEEPING into the
+ * futex word, then flags every thread that has not answered with GRACE__W_WAITING
+ * (grace__registry_ask_arm(): release RMWs), then looks; each answer returns its thread's flag,
+ * and the thread wakes the driver (memb_answer()'s callers, grace__registry_wake()). No lost
+ * wake-up: the flag and the answer are RMWs of one word, so one comes first. If the answer
+ * did, the round's look, which reads that word after the flag, sees it. If the flag did, the
+ * answer returns it, and the thread reads SLEEPING through the flag's release. A wake-up left
+ * over from an earlier round may clear a flag after this round set it, but it wakes the driver
+ * as it does, and the next round flags again. A thread that unregisters instead of answering
+ * wakes it too (memb_unregister_blocked()). Only the answers end the grace period, as when the
+ * driver spins: a hint that misled costs time (ASK_SLEEP_NS at most), never safety. true: every
+ * scanned thread answered.
+ */
+static bool memb_sleep_for_answers(void)
+{
+	uint32_t *futex = &memb_registry.wq.futex;
+	const uint64_t t0 = grace__now_ns();
+	bool answered;
+
+	/* Relaxed counter: a statistic (tests). */
+	grace_fetch_add(&grace__memb_ask_sleeps, 1, __ATOMIC_RELAXED);
+	for (;;) {
+		/* Relaxed: the release RMWs of the arm order it before the flags. */
+		grace_store_relaxed(futex, GRACE__WAIT_SLEEPING);
+		grace__registry_lock(&memb_registry);
+		grace__registry_ask_arm(&memb_registry);
+		answered = grace__registry_answered(&memb_registry);
+		grace__registry_unlock(&memb_registry);
+		int64_t left = ASK_SLEEP_NS - (int64_t)(grace__now_ns() - t0);
+		if (answered || left <= 0)
+			break;
+		grace__futex_wait(futex, GRACE__WAIT_SLEEPING, left);
+	}
+	grace_store_relaxed(futex, GRACE__WAIT_AWAKE);
+	if (!answered) /* relaxed: a statistic */
+		grace_fetch_add(&grace__memb_ask_sleeps_out, 1, __ATOMIC_RELAXED);
+	return answered;
+}
+
+/*
+ * Spinning cannot help while a thread that has not answered last ran on the driver's CPU: it
+ * waits in that CPU's run queue for the driver to give it up. If every thread that has not
+ * answered is inside a section, the driver sleeps for the answers: those sections must end
+ * before the grace period can end anyway. Otherwise it falls back to barrier A at once, which
+ * proves a thread outside any section quiescent without its running; that is no miss for the
+ * back-off, since nothing was spent. When the spin is spent and every thread that has not
+ * answered is inside a section, it sleeps too (a long section elsewhere). On two CPUs,
+ * call_rcu()'s worker runs beside busy readers and preempts one of them for each grace period:
+ * it used to spin ASK_WAIT_NS, then run barrier A, then barrier W before it slept anyway (2.3
+ * membarrier(2) calls a grace period, bench/smr's grace-call).
+ */
 static bool memb_await_answers(void)
 {
 	unsigned int pause = ASK_POLL_FIRST;
-	bool answered;
+	bool answered, missed = true;
 
-	for (;;) {
+	for (unsigned int look = 0;; look++) {
+		const bool spent = grace__now_ns() - memb_ask.since >= ASK_WAIT_NS;
+		unsigned int st = 0;
+
 		grace__registry_lock(&memb_registry);
 		answered = memb_answered();
+		/* The hint at the first look, every fourth, and the last. */
+		if (!answered && (spent || (look & 3) == 0))
+			st = grace__registry_ask_state(&memb_registry);
 		grace__registry_unlock(&memb_registry);
-		if (answered || grace__now_ns() - memb_ask.since >= ASK_WAIT_NS)
+		if (answered)
 			break;
+		if ((st & GRACE__ASK_HERE) || spent) {
+			if (st & GRACE__ASK_SECTIONS)
+				answered = memb_sleep_for_answers();
+			else if (!spent)
+				missed = false;
+			break;
+		}
 		for (unsigned int i = 0; i < pause; i++)
 			grace_cpu_relax();
 		if (pause < ASK_POLL_MAX)
 			pause *= 2;
 	}
-	if (!answered) {
-		memb_ask_missed();
-		return false;
+	if (answered) {
+		memb_ask_answered();
+		return true;
 	}
-	memb_ask_answered();
-	return true;
+	if (missed)
+		memb_ask_missed();
+	else
+		memb_ask.asking = false;
+	return false;
 }
 
 /* A blocking grace period's start (memb_wait_readers(), after its idle fast paths): ask as a
@@ -518,8 +599,12 @@ static void memb_unregister_blocked(struct grace__reader *r)
 	GRACE__TEST_PAUSE("unregister"); /* debug builds: tests signal the thread here */
 	r->flags &= GRACE__F_EXITING | GRACE__F_KEYED; /* the key stays: see memb_register() */
 	grace_store_relaxed(&r->ctr, GRACE__R_SLOW);
-	/* No updater writes it any more (grace__registry_del() under the lock). */
-	grace_store_relaxed(&r->waiter, 0);
+	/* No updater writes it any more (grace__registry_del() under the lock). A flag it left: a
+	 * driver sleeping for this thread's answer (memb_sleep_for_answers()), which no longer
+	 * needs it; it took the lock before the removal, after its store of SLEEPING, so the wake
+	 * reads SLEEPING or a later value. */
+	if (grace_xchg(&r->waiter, 0, __ATOMIC_RELAXED) & GRACE__W_WAITING)
+		grace__wait_wake(&memb_registry.wq.futex);
 }
 
 static void memb_unregister(struct grace__reader *r)
@@ -633,11 +718,12 @@ void grace__memb_lock_slow(void)
  * bit; a handler that answered first leaves this clear nothing to do, and a clear that meets a
  * later grace period's bit answers that one too, by the same two orders. Async-signal-safe.
  */
-static void memb_answer(struct grace__reader *r)
+static uint32_t memb_answer(struct grace__reader *r)
 {
 	grace_smp_mb();
-	grace_fetch_and(&r->waiter, ~GRACE__W_ASK, __ATOMIC_SEQ_CST);
+	uint32_t old = grace_fetch_and(&r->waiter, ~GRACE__W_ASK, __ATOMIC_SEQ_CST);
 	grace_smp_mb_after_rmw();
+	return old; /* GRACE__W_WAITING in it: a sleeping driver waits for this answer */
 }
 
 /*
@@ -675,7 +761,7 @@ void grace__memb_lock_flagged(void)
 	/* ASK: only the outermost lock answers, before its section reads anything; a nested one
 	 * leaves it to the section's end (the outer section may hold what was removed). */
 	if ((w & GRACE__W_ASK) && (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK) == 1)
-		memb_answer(r);
+		w |= memb_answer(r); /* a flag set since the load: memb_sleep_for_answers() */
 	if ((w & GRACE__W_WAITING) && (grace_load_relaxed(&r->ctr) & GRACE__R_NEST_MASK) == 1)
 		grace__registry_wake(&memb_registry, r);
 }
@@ -703,7 +789,7 @@ void grace__memb_unlock_flagged(void)
 		return; /* nested: the section goes on (PARK was cleared by its lock) */
 	grace__ann_release(&r->ctr); /* race detectors: the outermost section ends here */
 	if (w & GRACE__W_ASK)
-		memb_answer(r);
+		w |= memb_answer(r); /* a flag set since the load: memb_sleep_for_answers() */
 	if (w & GRACE__W_WAITING)
 		grace__registry_wake(&memb_registry, r);
 	if (GRACE_UNLIKELY(r->flags & GRACE__F_EXITING))

@@ -9,5 +9,8 @@ struct grace__flavor;
 extern struct grace__flavor grace__memb_flavor;
 /* Start-up: the registry and the thread-exit key (called once by src/init.c). */
 void grace__memb_init(void);
+/* Blocking grace periods that slept for their asks' answers, and those sleeps that ran out and
+ * fell back to barrier A (flavor/memb.c, "Sleeping for the answers"). Statistics: relaxed. */
+extern unsigned long grace__memb_ask_sleeps, grace__memb_ask_sleeps_out;
 
 #endif
