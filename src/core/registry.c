@@ -734,7 +734,7 @@ unsigned int grace__registry_ask_state(struct grace__registry *reg)
 		bool in = (grace_load_relaxed(&r->ctr) & reg->active_mask) != 0;
 		bool here = mine && reg->cpu[i] && grace_load_relaxed(reg->cpu[i]) == me;
 		if (here)
-			st |= GRACE__ASK_HERE;
+			st |= in ? GRACE__ASK_HERE : GRACE__ASK_HERE | GRACE__ASK_HERE_OUT;
 		if (!in)
 			st &= ~GRACE__ASK_SECTIONS;
 	}

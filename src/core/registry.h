@@ -138,12 +138,14 @@ bool grace__registry_answered(struct grace__registry *reg);
  * held. ask_state: how the threads that have not answered stand, from relaxed loads (a hint):
  * GRACE__ASK_HERE, one of them last ran on the caller's CPU (rseq cpu_id), so it waits in that
  * CPU's run queue and answers once the caller gives the CPU up; GRACE__ASK_SECTIONS, every one
- * is inside a section, whose end answers. 0: all answered. ask_arm: set GRACE__W_WAITING in
+ * is inside a section, whose end answers; GRACE__ASK_HERE_OUT, one on the caller's CPU is
+ * outside any section (it cannot answer before it runs, nor end anything). 0: all answered. ask_arm: set GRACE__W_WAITING in
  * every thread that has not answered, after the caller stored SLEEPING into wq.futex: its answer
  * then wakes the caller.
  */
 #define GRACE__ASK_HERE 1u
 #define GRACE__ASK_SECTIONS 2u
+#define GRACE__ASK_HERE_OUT 4u
 unsigned int grace__registry_ask_state(struct grace__registry *reg);
 void grace__registry_ask_arm(struct grace__registry *reg);
 void grace__registry_lock(struct grace__registry *reg);

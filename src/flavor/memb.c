@@ -370,10 +370,12 @@ static bool memb_sleep_for_answers(void)
  * Spinning cannot help while a thread that has not answered last ran on the driver's CPU: it
  * waits in that CPU's run queue for the driver to give it up. If every thread that has not
  * answered is inside a section, the driver sleeps for the answers: those sections must end
- * before the grace period can end anyway. Otherwise it falls back to barrier A at once, which
- * proves a thread outside any section quiescent without its running; that is no miss for the
- * back-off, since nothing was spent. When the spin is spent and every thread that has not
- * answered is inside a section, it sleeps too (a long section elsewhere). On two CPUs,
+ * before the grace period can end anyway. If that thread is outside any section, it falls
+ * back to barrier A at once, which proves it quiescent without its running; that is no miss
+ * for the back-off, since nothing was spent. If it is inside a section but a thread elsewhere
+ * is not (about to answer, if it runs), the driver spins on and looks again. When the spin is
+ * spent and every thread that has not answered is inside a section, it sleeps too (a long
+ * section elsewhere). On two CPUs,
  * call_rcu()'s worker runs beside busy readers and preempts one of them for each grace period:
  * it used to spin ASK_WAIT_NS, then run barrier A, then barrier W before it slept anyway (2.3
  * membarrier(2) calls a grace period, bench/smr's grace-call).
@@ -395,13 +397,16 @@ static bool memb_await_answers(void)
 		grace__registry_unlock(&memb_registry);
 		if (answered)
 			break;
-		if ((st & GRACE__ASK_HERE) || spent) {
-			if (st & GRACE__ASK_SECTIONS)
-				answered = memb_sleep_for_answers();
-			else if (!spent)
-				missed = false;
+		if ((st & GRACE__ASK_SECTIONS) && ((st & GRACE__ASK_HERE) || spent)) {
+			answered = memb_sleep_for_answers();
 			break;
 		}
+		if (st & GRACE__ASK_HERE_OUT) {
+			missed = false;
+			break;
+		}
+		if (spent)
+			break;
 		for (unsigned int i = 0; i < pause; i++)
 			grace_cpu_relax();
 		if (pause < ASK_POLL_MAX)
