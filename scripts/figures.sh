@@ -31,7 +31,7 @@ about_of() { case "$1" in semop) echo ipc/bench/about.md ;; *) echo "bench/$1/ab
 
 scripts/setup-debian.sh
 build=build/bench
-scripts/cmake-configure.sh "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF
+scripts/cmake-configure.sh "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF -DGRACE_BENCH=ON
 cmake --build "$build" -j"$(nproc)" >"$build.figures.log" 2>&1 || { tail -n 40 "$build.figures.log"; exit 1; }
 
 load1() { cut -d' ' -f1 /proc/loadavg; }

@@ -36,7 +36,7 @@ py=/usr/bin/python3
 
 build=build/bench
 say "configure and build $build (Release)"
-scripts/cmake-configure.sh "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF ||
+scripts/cmake-configure.sh "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF -DGRACE_BENCH=ON ||
   exit 1
 cmake --build "$build" -j"$(nproc)" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
 

@@ -60,7 +60,7 @@ for c in "${configs[@]}"; do
   # afresh (scripts/cmake-configure.sh).
   short=OFF
   case "$c" in asan|tsan|aarch64) short=ON ;; esac
-  if ! scripts/cmake-configure.sh "$dir" -G Ninja -DGRACE_WERROR=ON -DGRACE_QUICK_SHORT=$short \
+  if ! scripts/cmake-configure.sh "$dir" -G Ninja -DGRACE_WERROR=ON -DGRACE_QUICK_SHORT=$short -DGRACE_TESTS=ON \
       -DGRACE_BENCH=$([ "$c" = release ] && echo ON || echo OFF) "${flags[@]}"; then
     echo "=== $c: configure FAILED (log: $dir/configure.log)"
     fail=1

@@ -42,7 +42,7 @@ done
 if [ -z "$build" ]; then
 	build=build/torture-long
 	if [ ! -x "$build/tests/torture/torture" ]; then
-		cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRACE_BENCH=OFF \
+		cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRACE_TESTS=ON -DGRACE_BENCH=OFF \
 			-DGRACE_EXAMPLES=OFF >/dev/null
 		cmake --build "$build" --target torture >/dev/null
 	fi
