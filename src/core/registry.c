@@ -756,6 +756,7 @@ void grace__registry_ask_arm(struct grace__registry *reg)
 		uint32_t *w = &reg->slot[i]->waiter;
 		if (!(grace_load_relaxed(w) & GRACE__W_ASK))
 			continue;
+		/* The take-back is relaxed: it orders nothing. */
 		if (!(grace_fetch_or(w, GRACE__W_WAITING, __ATOMIC_RELEASE) & GRACE__W_ASK))
 			grace_fetch_and(w, ~GRACE__W_WAITING, __ATOMIC_RELAXED);
 	}

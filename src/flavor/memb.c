@@ -338,7 +338,10 @@ unsigned long grace__memb_ask_sleeps, grace__memb_ask_sleeps_out;
  * answer returns it, and the thread reads SLEEPING through the flag's release. A wake-up left
  * over from an earlier round may clear a flag after this round set it, but it wakes the driver
  * as it does, and the next round flags again. A thread that unregisters instead of answering
- * wakes it too (memb_unregister_blocked()). Only the answers end the grace period, as when the
+ * wakes it too (memb_unregister_blocked()). Not grace__wait_for_readers(): its protocol rests
+ * on barrier W (wait.h), the cost this sleep exists to save; this one rests on the order of two
+ * RMWs of one word, and ends at a bound where that wait reports stalls. Only the answers end
+ * the grace period, as when the
  * driver spins: a hint that misled costs time (ASK_SLEEP_NS at most), never safety. true: every
  * scanned thread answered.
  */

@@ -751,6 +751,66 @@ TEST(synchronize_with_a_reader_preempted_on_its_cpu_makes_no_membarrier)
 		  (unsigned long long)m, calls, (unsigned long long)ran);
 }
 
+/* fork() in another thread while synchronize_rcu() sleeps for the answer of a reader in a long
+ * section (the 20 us spent, every thread still to answer inside a section: flavor/memb.c,
+ * "Sleeping for the answers"). The child, which has only the forking thread, completes grace
+ * periods of its own; the parent's call returns once the reader's section ends, not before. */
+static int fsl_holding, fsl_release, fsl_done;
+
+static void *fsl_reader(void *arg)
+{
+	(void)arg;
+	rcu_register_thread();
+	rcu_read_lock();
+	__atomic_store_n(&fsl_holding, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&fsl_release, __ATOMIC_ACQUIRE))
+		usleep(100);
+	rcu_read_unlock();
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void *fsl_syncer(void *arg)
+{
+	(void)arg;
+	synchronize_rcu();
+	__atomic_store_n(&fsl_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(fork_while_synchronize_sleeps_for_an_answer)
+{
+	pthread_t r, u;
+	int status = 0;
+
+	fsl_holding = fsl_release = fsl_done = 0;
+	REQUIRE(pthread_create(&r, NULL, fsl_reader, NULL) == 0);
+	while (!__atomic_load_n(&fsl_holding, __ATOMIC_ACQUIRE))
+		usleep(100);
+	REQUIRE(pthread_create(&u, NULL, fsl_syncer, NULL) == 0);
+	usleep(2000); /* the caller is in its sleep for the answer (10 ms at most) or after it */
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		alarm(10); /* a hang is a failure (SIGALRM) */
+		rcu_read_lock();
+		rcu_read_unlock();
+		synchronize_rcu();
+		synchronize_rcu_expedited();
+		_exit(0);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the fork child's grace periods did not complete (status %#x)", status);
+	usleep(20000);
+	int early = __atomic_load_n(&fsl_done, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&fsl_release, 1, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	pthread_join(u, NULL);
+	CHECK_MSG(!early, "synchronize_rcu() returned while a reader's section that began before "
+			  "it was still running");
+}
+
 /* exit() from inside a section whose thread's steps left a grace period STEPPED (it records
  * this very section), and from a callback while other threads step: the process exits, within
  * the engine's exit bound, with the status given. */
