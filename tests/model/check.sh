@@ -146,12 +146,31 @@
 #   hazptr-scan-first   SCAN_FIRST              violated (a scan judges an object unlinked after
 #                                               its barrier)
 #
+# tests/model/answers.pml, a blocking grace period's sleep for the answers (memb_sleep_for_answers():
+# the futex word, the WAITING flags, the answers' wake-ups, unregistration; liveness only, as
+# "the driver never sleeps for good": the futex wait has no timeout in the model, so a lost
+# wake-up is an invalid end state; safety mode, bounds $abounds, with UNREG $aubounds):
+#   answers             (none)                  holds (two grace periods, two readers)
+#   answers-unreg       UNREG                   holds (readers also unregister, or exit inside
+#                                               their last section)
+#   answers-sleeping-late  SLEEPING_LATE        violated (SLEEPING stored after the flags and
+#                                               the look: an answer between them wakes nobody)
+#   answers-check-before-arm  CHECK_BEFORE_ARM  violated (the look before the flags)
+#   answers-drops-flag  ANSWER_DROPS_FLAG       violated (a boundary ignores the WAITING its
+#                                               answer's RMW returned)
+#   answers-unreg-no-wake  UNREG UNREG_NO_WAKE  violated (an unregistration wakes nobody)
+#   answers-reach       PROBE=1,2,3,5; UNREG PROBE=4  each probe reached (one run each): a reader's wake ends
+#                                               a futex wait; a second round in one grace
+#                                               period; a flag taken back; a wake from a reader
+#                                               flagged in an earlier round; an unregistration
+#                                               wakes the driver
+#
 # One verification per variant: pan -a with the LTL claim updater_finishes (<> updater_done)
 # also evaluates every assert (the safety property). Safety-violating variants are checked a
 # second time in safety mode, ignoring end states (-E), so the verdict names the assertion.
 #
-# usage: check.sh [--quick|--full|--hazptr|--step|--no-step] [--shard I/N] [--keep DIR]
-#   (--hazptr: hazptr.pml only, 1 s; --step: the stepped variants (STEP) only; --no-step: all
+# usage: check.sh [--quick|--full|--hazptr|--answers|--step|--no-step] [--shard I/N] [--keep DIR]
+#   (--hazptr: hazptr.pml only, 1 s; --answers: answers.pml only, about 15 s quick; --step: the stepped variants (STEP) only; --no-step: all
 #   but them (ctest runs --full as two tests side by side: --no-step and --step); --shard I/N:
 #   only shard I of N, I from 1 to N: the heaviest variant in the last, the others by their
 #   position in the order below (see mine()): ctest runs the quick check as three shards side
@@ -173,6 +192,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 model=$here/memb.pml
 bmodel=$here/barrier.pml
 hmodel=$here/hazptr.pml
+amodel=$here/answers.pml
 full=1
 only_hp=0
 steps=1 # 1: the stepped variants with the others; 2: only them (--step); 0: not them
@@ -183,11 +203,12 @@ while [ $# -gt 0 ]; do
 	--quick) full=0 ;;
 	--full) full=1 ;;
 	--hazptr) only_hp=1 ;;
+	--answers) only_hp=2 ;;
 	--step) steps=2 ;;
 	--no-step) steps=0 ;;
 	--keep) keep=$2; shift ;;
 	--shard) shard=${2%/*} nshards=${2#*/}; shift ;;
-	*) echo "usage: $0 [--quick|--full|--hazptr|--step|--no-step] [--shard I/N] [--keep DIR]" >&2
+	*) echo "usage: $0 [--quick|--full|--hazptr|--answers|--step|--no-step] [--shard I/N] [--keep DIR]" >&2
 		exit 2 ;;
 	esac
 	shift
@@ -199,12 +220,16 @@ if [ $full = 1 ]; then
 	pbounds2b="-DNR=2 -DNSECT=1 -DNUPD=2"
 	sbounds="-DNR=2 -DNSECT=3 -DNSECT1=1 -DNEST0=0 -DNUPD=1"
 	sbounds2="-DNR=2 -DNSECT=2 -DNSECT1=1 -DNEST0=0 -DNUPD=2"
+	abounds="-DNR=2 -DNSECT=2 -DNGP=2"
+	aubounds="-DNR=2 -DNSECT=2 -DNGP=2"
 else
 	bounds="-DNUPD=1"
 	pbounds="-DNR=1 -DNSECT=3 -DNUPD=4"
 	pbounds2="-DNR=2 -DNSECT=1 -DNUPD=2 -DPARK_ONLY=0"
 	sbounds="-DNR=2 -DNSECT=2 -DNSECT1=1 -DNEST0=0 -DNUPD=1"
 	sbounds2=
+	abounds="-DNR=2 -DNSECT=2 -DNGP=2"
+	aubounds="-DNR=2 -DNSECT=1 -DNGP=2"
 fi
 command -v spin >/dev/null || { echo "check.sh: spin not found (Debian package spin)" >&2; exit 2; }
 cc=${CC:-cc}
@@ -418,6 +443,97 @@ run_hp() {
 		"${states:-?}" "$verdict"
 }
 
+# run_ans VARIANT MACROS EXPECT   (EXPECT: pass | liveness): answers.pml, safety mode (a lost
+# wake-up is an invalid end state); MACROS include the bounds
+run_ans() {
+	mine "$1" || return 0
+	name=$1 macros=$2 expect=$3
+	dir=$work/$name
+	mkdir -p "$dir"
+	cp "$amodel" "$dir/answers.pml"
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	(cd "$dir" && spin -a $macros answers.pml >spin.log 2>&1 &&
+		$cc -O1 -w -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1 &&
+		./pan -m1000000 >pan.log 2>&1) || true
+	if [ ! -s "$dir/pan.log" ]; then
+		echo "model: $name: spin or cc failed"; cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null
+		fails=$((fails + 1))
+		return
+	fi
+	errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.log" | head -n 1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | head -n 1)
+	what=ok
+	if grep -q "invalid end state" "$dir/pan.log" && [ "${errs:-1}" != 0 ]; then
+		what="liveness violated: the driver sleeps for good (lost wake-up)"
+	elif [ "${errs:-1}" != 0 ]; then
+		what="error: $(grep -m1 '^pan:' "$dir/pan.log")"
+	fi
+	t1=$(date +%s)
+	case $expect in
+	pass) [ "$errs" = 0 ] && ok=1 || ok=0 ;;
+	liveness) case $what in "liveness violated"*) ok=1 ;; *) ok=0 ;; esac ;;
+	esac
+	if [ $ok = 1 ]; then
+		verdict=as-expected
+	else
+		verdict=UNEXPECTED
+		fails=$((fails + 1))
+	fi
+	printf 'model: %-26s expect %-8s -> %s (%s states, %ss) [%s]\n' "$name" "$expect" "$what" \
+		"${states:-?}" $((t1 - t0)) "$verdict"
+	if [ $ok = 0 ] && [ -f "$dir/answers.pml.trail" ]; then
+		echo "model: $name: counterexample (spin -t -p):"
+		# shellcheck disable=SC2086
+		(cd "$dir" && spin -t -p $macros answers.pml 2>&1 | tail -n 40)
+	fi
+}
+
+# run_ans_reach VARIANT MACROS PROBES: answers.pml with -DPROBE=(1 << n) for each probe n, safety
+# mode, end states ignored, stopping at the first error (pan -c1: going on past errors writes a
+# trail per error, hundreds of thousands here): each probe's assertion must fail (reached)
+run_ans_reach() {
+	mine "$1" || return 0
+	name=$1 macros=$2 probes=$3
+	reached= missed= other=
+	for n in $probes; do
+		dir=$work/$name-$n
+		mkdir -p "$dir"
+		cp "$amodel" "$dir/answers.pml"
+		mask=$((1 << n))
+		# shellcheck disable=SC2086
+		(cd "$dir" && spin -a $macros -DPROBE=$mask answers.pml >spin.log 2>&1 &&
+			$cc -O1 -w -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1 &&
+			./pan -c1 -E -m1000000 >pan.log 2>&1) || true
+		if grep -qF "assertion violated (((${mask}>>${n})&1)==0)" "$dir/pan.log"; then
+			reached="$reached $n"
+		else
+			missed="$missed $n"
+			[ -s "$dir/pan.log" ] || other="spin or cc failed"
+		fi
+	done
+	if [ -z "$missed" ]; then
+		verdict=as-expected
+	else
+		verdict=UNEXPECTED
+		fails=$((fails + 1))
+	fi
+	printf 'model: %-26s expect reach    -> reached:%s%s%s [%s]\n' "$name" "$reached" \
+		"${missed:+; NOT reached:$missed}" "${other:+; $other}" "$verdict"
+}
+
+run_answers() {
+	echo "model: $amodel, bounds $abounds; with UNREG $aubounds"
+	run_ans answers "$abounds" pass
+	run_ans answers-unreg "-DUNREG $aubounds" pass
+	run_ans answers-sleeping-late "-DSLEEPING_LATE $abounds" liveness
+	run_ans answers-check-before-arm "-DCHECK_BEFORE_ARM $abounds" liveness
+	run_ans answers-drops-flag "-DANSWER_DROPS_FLAG $abounds" liveness
+	run_ans answers-unreg-no-wake "-DUNREG -DUNREG_NO_WAKE $aubounds" liveness
+	run_ans_reach answers-reach "$abounds" "1 2 3 5"
+	run_ans_reach answers-reach-unreg "-DUNREG $aubounds" "4"
+}
+
 run_hazptr() {
 	echo "model: $hmodel"
 	run_hp hazptr "" pass
@@ -453,6 +569,12 @@ if [ $steps = 2 ]; then
 	echo "model: $model, spin $(spin -V | sed -n 's/Spin Version \([^ ]*\).*/\1/p')"
 	run_step
 	[ $fails -eq 0 ] && { echo "model: SUCCESS (memb.pml, stepped grace periods)"; exit 0; }
+	echo "model: FAILURE ($fails variant(s) with an unexpected verdict)"
+	exit 1
+fi
+if [ $only_hp = 2 ]; then
+	run_answers
+	[ $fails -eq 0 ] && { echo "model: SUCCESS (answers.pml)"; exit 0; }
 	echo "model: FAILURE ($fails variant(s) with an unexpected verdict)"
 	exit 1
 fi
@@ -499,6 +621,7 @@ run_barrier shared-marker "-DSHARED_MARKER" safety
 run_barrier local-batch "-DLOCAL_BATCH" safety
 run_barrier no-pause "-DNO_PAUSE" safety
 run_hazptr
+run_answers
 if [ $fails -eq 0 ]; then
 	[ "$nshards" = 1 ] || echo "model: shard $shard/$nshards of the $nvar variants"
 	echo "model: SUCCESS (the protocols hold; every broken variant is caught)"

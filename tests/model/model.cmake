@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # The Promela models, checked with spin by check.sh: the default flavor (memb.pml, its idle fast
 # path, parking and stepped grace periods included) and the callback engine's barrier markers
-# and in-flight batch across fork() (barrier.pml). The protocols must hold and every
+# and in-flight batch across fork() (barrier.pml), the blocking driver's sleep for the answers
+# (answers.pml, liveness). The protocols must hold and every
 # deliberately broken variant must be caught. The model does not depend on the build, so it
 # runs in the release configuration only (the debug and sanitizer builds would repeat the same
 # check); --quick takes about 140 s and 540 MB; check.sh --full is the deeper run (about 5.2
