@@ -6,7 +6,10 @@
 # For each family it waits until the machine is quiet (1-minute load average below L, default
 # 0.5; at most 10 minutes, then it runs anyway and the page says so), runs the family's run.sh
 # into out/figures/<family>, and writes docs/figures/<family>.md:
-#   - a generated header: the command, date, commit, machine, load average before and after;
+#   - a generated header: the command, date, commit, machine, load average before and after, and
+#     how far apart the first two CPUs were before and after (bench_placement: the round trip of a
+#     cache line between them; on a VM the host moves the vCPUs, and a two-thread cell moves with
+#     them while the load average says nothing);
 #   - the family's stable text, bench/<family>/about.md (ipc/bench/about.md for semop): what is
 #     measured, how to run it, how to read the figures;
 #   - the tables and plots its report.py wrote (the PNGs are copied beside the page).
@@ -35,6 +38,11 @@ scripts/cmake-configure.sh "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_
 cmake --build "$build" -j"$(nproc)" >"$build.figures.log" 2>&1 || { tail -n 40 "$build.figures.log"; exit 1; }
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
+# "p10/median/p90 ns, slow in K of N samples" from bench_placement, or nothing (one CPU)
+placement() {
+  "$build/bench/bench_placement" --seconds 5 2>/dev/null |
+    sed -n 's/.*round trip \([0-9]*\) ns (p10), \([0-9]*\) (median), \([0-9]*\) (p90); slow ([^)]*) in \([0-9]*\) of \([0-9]*\) samples.*/\1\/\2\/\3 ns (p10\/median\/p90), slow in \4 of \5 samples/p'
+}
 wait_quiet() { # prints "quiet" or "busy" on stdout
   local t=0
   while awk -v a="$(load1)" -v m="$max_load" 'BEGIN { exit !(a >= m) }'; do
@@ -58,12 +66,14 @@ for f in "${fams[@]}"; do
   mkdir -p "$dir"
   state=$(wait_quiet)
   before=$(cut -d' ' -f1-3 /proc/loadavg)
+  place_before=$(placement)
   t0=$(date +%s)
   echo "figures: $f ($state, load $before)" >&2
   GRACE_BUILD=$build "$s" --out "$dir" "${quick[@]}" >"$dir/run.log" 2>&1 ||
     { tail -n 30 "$dir/run.log" >&2; echo "figures: $f failed" >&2; exit 1; }
   after=$(cut -d' ' -f1-3 /proc/loadavg)
   secs=$(( $(date +%s) - t0 ))
+  place_after=$(placement)
   frag=$dir/$f.md
   [ -f "$frag" ] || { echo "figures: $s wrote no $frag" >&2; exit 1; }
   page=docs/figures/$f.md
@@ -77,6 +87,10 @@ for f in "${fams[@]}"; do
     printf 'Latest run: `scripts/figures.sh %s%s` on %s, grace at commit %s%s; %s, %s CPUs, Linux %s; ' \
       "${quick[*]:+--quick }" "$f" "$(date -u +%Y-%m-%d)" "$commit" "$dirty" "$cpu" "$(nproc)" "$(uname -r)"
     printf 'load average %s before, %s after; %s s.' "$before" "$after" "$secs"
+    if [ -n "$place_before" ]; then
+      printf ' Cache-line round trip between the first two CPUs (`bench_placement`, 5 s): %s before, %s after.' \
+        "$place_before" "$place_after"
+    fi
     if [ "$state" = busy ]; then
       printf ' **The machine was not quiet (load above %s for 10 minutes): read the figures as ratios of interleaved runs only.**' "$max_load"
     fi

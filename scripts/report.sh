@@ -39,6 +39,9 @@ say "configure and build $build (Release)"
 scripts/cmake-configure.sh "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_TESTS=OFF -DGRACE_BENCH=ON ||
   exit 1
 cmake --build "$build" -j"$(nproc)" >>"$build.log" 2>&1 || { tail -n 40 "$build.log"; exit 1; }
+# How far apart the first two CPUs are (bench_placement): on a VM the host moves the vCPUs, and
+# a two-thread figure moves with them while the load average says nothing. Before and after.
+place_start=$("$build/bench/bench_placement" --seconds 5 2>/dev/null | sed -n 's/^placement: //p' || true)
 
 # Fixed order first, then any other family in name order. A family is bench/NAME/run.sh, or
 # the run.sh of a self-contained component (semop: the IPC case study in ipc/).
@@ -106,12 +109,14 @@ for f in "${families[@]}"; do
   fi
 done
 
+place_end=$("$build/bench/bench_placement" --seconds 5 2>/dev/null | sed -n 's/^placement: //p' || true)
 btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 join() { local IFS=,; echo "$*"; }
 "$py" bench/report/assemble.py --out "$out" --families "$(join "${ran[@]}")" \
   --failed "$(join "${failed[@]}")" --missing "$(join "${missing[@]}")" \
   --times "$(join "${times[@]}")" --scripts "$(join "${scripts[@]}")" \
   --build-type "${btype:-unknown}" --load-start "$load_start" --elapsed "$(elapsed)" \
+  --placement-start "${place_start:-}" --placement-end "${place_end:-}" \
   "${quick[@]}" >/dev/null
 case "$out" in /*) report=$out/REPORT.md ;; *) report=$root/$out/REPORT.md ;; esac
 say "wrote $report"

@@ -137,6 +137,9 @@ def main():
     ap.add_argument("--scripts", default="", help="name=path,... each family's run.sh")
     ap.add_argument("--build-type", default="", help="CMake build type of the benchmarks")
     ap.add_argument("--load-start", default="")
+    ap.add_argument("--placement-start", default="",
+                    help="bench_placement's line before the families ran")
+    ap.add_argument("--placement-end", default="", help="and after")
     ap.add_argument("--elapsed", type=float, default=0.0)
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
@@ -210,11 +213,17 @@ def main():
         ["benchmarks' build type", a.build_type or "unknown"],
         ["load average at start", a.load_start or "n/a"],
         ["load average at end", m["load"]],
+        ["first two CPUs at start (bench_placement)", a.placement_start or "n/a"],
+        ["first two CPUs at end", a.placement_end or "n/a"],
     ], align="ll"))
     md.append("On a machine with %s cores, thread counts above %s are oversubscribed. "
               "Figures are medians of repeated runs with the designs interleaved; compare "
               "ratios measured in the same run, not absolute numbers across runs. A load "
-              "average well above 0 means other work shared the machine.\n"
+              "average well above 0 means other work shared the machine. On a virtual machine "
+              "the host may move the vCPUs apart for a while: the round trip of a cache line "
+              "between the first two CPUs (bench_placement, sampled for 5 s before and after) "
+              "then jumps from tens of ns to hundreds, and figures whose threads share cache "
+              "lines drop with it; samples counted slow say that happened.\n"
               % (m["cores"], m["cores"]))
 
     if sections:
