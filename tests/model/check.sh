@@ -361,19 +361,26 @@ run_reach() {
 		"${states:-?}" "${mem:-?}" $((t1 - t0)) "$verdict"
 }
 
-# run_barrier VARIANT MACROS EXPECT   (EXPECT: pass | safety): barrier.pml, safety mode
-run_barrier() {
-	mine "$1" || return 0
-	name=$1 macros=$2 expect=$3
-	dir=$work/barrier-$name
+# run_sm MODEL VARIANT MACROS EXPECT ASSERTED STUCK [TAG]: a model checked in safety mode only (EXPECT:
+# pass, or the kind of break it must find: safety | liveness). ASSERTED says what a failed
+# assertion means, STUCK what an invalid end state means (a process blocked for good: a barrier
+# that never returns, a driver whose wake-up was lost); either one is the break. TAG prefixes the
+# variant's name in the output.
+run_sm() {
+	mine "$2" || return 0
+	mfile=$1 name=$2 macros=$3 expect=$4 asserted=$5 stuck=$6 tag=${7-}
+	base=$(basename "$mfile")
+	dir=$work/${base%.pml}-$name
 	mkdir -p "$dir"
-	cp "$bmodel" "$dir/barrier.pml"
+	cp "$mfile" "$dir/$base"
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	(cd "$dir" && spin -a $macros barrier.pml >spin.log 2>&1 &&
-		$cc -O1 -w -DSAFETY -o pan pan.c >cc.log 2>&1 && ./pan -m1000000 >pan.log 2>&1) || true
+	(cd "$dir" && spin -a $macros "$base" >spin.log 2>&1 &&
+		$cc -O1 -w -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1 &&
+		./pan -m1000000 >pan.log 2>&1) || true
 	if [ ! -s "$dir/pan.log" ]; then
-		echo "model: barrier $name: spin or cc failed"; cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null
+		echo "model: $base $name: spin or cc failed"
+		cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null
 		fails=$((fails + 1))
 		return
 	fi
@@ -381,16 +388,16 @@ run_barrier() {
 	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | head -n 1)
 	what=ok
 	if grep -q "assertion violated" "$dir/pan.log"; then
-		what="violated: a barrier returned before a callback queued ahead of it had run once"
+		what="violated: $asserted"
 	elif grep -q "invalid end state" "$dir/pan.log" && [ "${errs:-1}" != 0 ]; then
-		what="violated: a barrier never returns (invalid end state)"
+		what="violated: $stuck"
 	elif [ "${errs:-1}" != 0 ]; then
 		what="error: $(grep -m1 '^pan:' "$dir/pan.log")"
 	fi
 	t1=$(date +%s)
 	case $expect in
 	pass) [ "$errs" = 0 ] && ok=1 || ok=0 ;;
-	safety) case $what in violated*) ok=1 ;; *) ok=0 ;; esac ;;
+	*) case $what in violated*) ok=1 ;; *) ok=0 ;; esac ;;
 	esac
 	if [ $ok = 1 ]; then
 		verdict=as-expected
@@ -398,12 +405,20 @@ run_barrier() {
 		verdict=UNEXPECTED
 		fails=$((fails + 1))
 	fi
-	printf 'model: barrier %-14s expect %-8s -> %s (%s states, %ss) [%s]\n' "$name" "$expect" \
-		"$what" "${states:-?}" $((t1 - t0)) "$verdict"
-	if [ $ok = 0 ] && [ -f "$dir/barrier.pml.trail" ]; then
-		echo "model: barrier $name: counterexample (spin -t -p):"
-		(cd "$dir" && spin -t -p $macros barrier.pml 2>&1 | tail -n 40)
+	printf 'model: %-26s expect %-8s -> %s (%s states, %ss) [%s]\n' "$tag$name" \
+		"$expect" "$what" "${states:-?}" $((t1 - t0)) "$verdict"
+	if [ $ok = 0 ] && [ -f "$dir/$base.trail" ]; then
+		echo "model: $base $name: counterexample (spin -t -p):"
+		# shellcheck disable=SC2086
+		(cd "$dir" && spin -t -p $macros "$base" 2>&1 | tail -n 40)
 	fi
+}
+
+# run_barrier VARIANT MACROS EXPECT   (EXPECT: pass | safety): barrier.pml
+run_barrier() {
+	run_sm "$bmodel" "$1" "$2" "$3" \
+		"a barrier returned before a callback queued ahead of it had run once" \
+		"a barrier never returns (invalid end state)" "barrier "
 }
 
 # run_hp VARIANT MACROS EXPECT   (EXPECT: pass | safety): hazptr.pml, safety mode
@@ -443,50 +458,11 @@ run_hp() {
 		"${states:-?}" "$verdict"
 }
 
-# run_ans VARIANT MACROS EXPECT   (EXPECT: pass | liveness): answers.pml, safety mode (a lost
-# wake-up is an invalid end state); MACROS include the bounds
+# run_ans VARIANT MACROS EXPECT   (EXPECT: pass | liveness): answers.pml (a lost wake-up is an
+# invalid end state: the model's futex wait has no timeout); MACROS include the bounds
 run_ans() {
-	mine "$1" || return 0
-	name=$1 macros=$2 expect=$3
-	dir=$work/$name
-	mkdir -p "$dir"
-	cp "$amodel" "$dir/answers.pml"
-	t0=$(date +%s)
-	# shellcheck disable=SC2086
-	(cd "$dir" && spin -a $macros answers.pml >spin.log 2>&1 &&
-		$cc -O1 -w -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1 &&
-		./pan -m1000000 >pan.log 2>&1) || true
-	if [ ! -s "$dir/pan.log" ]; then
-		echo "model: $name: spin or cc failed"; cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null
-		fails=$((fails + 1))
-		return
-	fi
-	errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$dir/pan.log" | head -n 1)
-	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$dir/pan.log" | head -n 1)
-	what=ok
-	if grep -q "invalid end state" "$dir/pan.log" && [ "${errs:-1}" != 0 ]; then
-		what="liveness violated: the driver sleeps for good (lost wake-up)"
-	elif [ "${errs:-1}" != 0 ]; then
-		what="error: $(grep -m1 '^pan:' "$dir/pan.log")"
-	fi
-	t1=$(date +%s)
-	case $expect in
-	pass) [ "$errs" = 0 ] && ok=1 || ok=0 ;;
-	liveness) case $what in "liveness violated"*) ok=1 ;; *) ok=0 ;; esac ;;
-	esac
-	if [ $ok = 1 ]; then
-		verdict=as-expected
-	else
-		verdict=UNEXPECTED
-		fails=$((fails + 1))
-	fi
-	printf 'model: %-26s expect %-8s -> %s (%s states, %ss) [%s]\n' "$name" "$expect" "$what" \
-		"${states:-?}" $((t1 - t0)) "$verdict"
-	if [ $ok = 0 ] && [ -f "$dir/answers.pml.trail" ]; then
-		echo "model: $name: counterexample (spin -t -p):"
-		# shellcheck disable=SC2086
-		(cd "$dir" && spin -t -p $macros answers.pml 2>&1 | tail -n 40)
-	fi
+	run_sm "$amodel" "$1" "$2" "$3" "(no assertion outside PROBE)" \
+		"the driver sleeps for good (lost wake-up)"
 }
 
 # run_ans_reach VARIANT MACROS PROBES: answers.pml with -DPROBE=(1 << n) for each probe n, safety
