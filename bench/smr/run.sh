@@ -11,12 +11,12 @@
 # Then the stalled-reader runs (issue 34): grace-hazptr, grace-retire, grace-call, urcu-call
 # and ebr on the hash table, 100% updates, one reader stalled for the whole run (smr_bench
 # --stall; SMR_STALL_DURATION, default 1.5 s, 0.5 with --quick), plotted in smr_stall.png.
-# Standard run (about 15 minutes on 2 CPUs): 5% and 50% updates; threads 1, 2, 4, ... up to the
+# Standard run (about 25 minutes on 2 CPUs): 5% and 50% updates; threads 1, 2, 4, ... up to the
 # CPU count, then twice the CPU count (oversubscribed) for the list (range 2^10), the hash table
 # and the BST (2^16); ranges 2^10 and 2^20 for the hash table and the BST, and 2^7 for the list,
 # at as many threads as CPUs; the BST and the hash table at 2^16, 50% updates, once more under
 # jemalloc and mimalloc (LD_PRELOAD of Debian's libjemalloc2 / libmimalloc2.0, when installed).
-# 3 repetitions of 0.8 s. --quick: a few points at small ranges, 0.25 s, once (about a minute).
+# 5 repetitions of 0.8 s (3 left a cell to two runs the host slowed, bench/smr/about.md). --quick: a few points at small ranges, 0.25 s, once (about a minute).
 # SMR_REPS, SMR_DURATION override the repetitions and seconds; SMR_ALLOCS the allocators of the
 # allocator comparison (default "jemalloc mimalloc", those present). With --budget (or under
 # scripts/report.sh) a run that would not fit gets fewer repetitions, then shorter runs.
@@ -67,7 +67,7 @@ if [ $quick = 1 ]; then
   for t in 1 $ncpu $((ncpu * 2)); do points+=(bst:4096:50:$t:glibc); done
   for a in $allocs; do points+=(bst:4096:50:$ncpu:$a); done
 else
-  reps=${SMR_REPS:-3}
+  reps=${SMR_REPS:-5}
   duration=${SMR_DURATION:-0.8}
   for u in 5 50; do
     for t in $(threads_sweep); do
