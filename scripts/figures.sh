@@ -38,10 +38,10 @@ scripts/cmake-configure.sh "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRACE_
 cmake --build "$build" -j"$(nproc)" >"$build.figures.log" 2>&1 || { tail -n 40 "$build.figures.log"; exit 1; }
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
-# "p10/median/p90 ns, slow in K of N samples" from bench_placement, or nothing (one CPU)
+# "p10/median/p90 ns, slow in K of N samples; both at once Sx" from bench_placement, or nothing
 placement() {
   "$build/bench/bench_placement" --seconds 5 2>/dev/null |
-    sed -n 's/.*round trip \([0-9]*\) ns (p10), \([0-9]*\) (median), \([0-9]*\) (p90); slow ([^)]*) in \([0-9]*\) of \([0-9]*\) samples.*/\1\/\2\/\3 ns (p10\/median\/p90), slow in \4 of \5 samples/p'
+    sed -n 's/.*round trip \([0-9]*\) ns (p10), \([0-9]*\) (median), \([0-9]*\) (p90); slow ([^)]*) in \([0-9]*\) of \([0-9]*\) samples over [0-9]* s; both CPUs at once \([0-9.]*\)x (median).*/\1\/\2\/\3 ns (p10\/median\/p90), slow in \4 of \5 samples, a multiply chain on both at once \6x of one alone/p'
 }
 wait_quiet() { # prints "quiet" or "busy" on stdout
   local t=0
