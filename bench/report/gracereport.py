@@ -141,6 +141,11 @@ class BenchData:
         return paired_ratio(self.byrun.get((bench, design, threads, metric), {}),
                             [self.byrun.get((bench, r, threads, metric), {}) for r in refs])
 
+    def paired_ratios(self, bench, design, refs, threads, metric):
+        """The per-run ratios behind paired_ratio(), in run order."""
+        return paired_ratios(self.byrun.get((bench, design, threads, metric), {}),
+                             [self.byrun.get((bench, r, threads, metric), {}) for r in refs])
+
     def stat(self, bench, design, threads, metric):
         return Stat(self.values(bench, design, threads, metric))
 
@@ -533,15 +538,21 @@ def percentile(sorted_values, p):
     return v[lo] + (rank - lo) * (v[lo + 1] - v[lo])
 
 
-def paired_ratio(num, refs):
-    """num: {run: value}; refs: a list of such. The median over the runs of num's value over
-    the largest of refs' values in the same run (runs that lack either are left out), or None.
-    BenchData.paired_ratio() explains why."""
+def paired_ratios(num, refs):
+    """num: {run: value}; refs: a list of such. Per run, num's value over the largest of refs'
+    values in the same run (runs that lack either are left out), in run order."""
     out = []
-    for run, v in num.items():
+    for run, v in sorted(num.items()):
         rv = [r[run] for r in refs if run in r]
         if rv and max(rv) != 0:
             out.append(v / max(rv))
+    return out
+
+
+def paired_ratio(num, refs):
+    """The median of paired_ratios(), or None when no run has both. BenchData.paired_ratio()
+    explains why."""
+    out = paired_ratios(num, refs)
     return median(out) if out else None
 
 

@@ -112,6 +112,11 @@ class Data:
         b = self.bench.get(p)
         return None if b is None else self.d.paired_ratio(b, design, refs, t, metric)
 
+    def pair_runs(self, p, design, refs, t, metric="ops_per_s"):
+        """The per-run ratios behind pair()."""
+        b = self.bench.get(p)
+        return [] if b is None else self.d.paired_ratios(b, design, refs, t, metric)
+
     def threads(self, p):
         b = self.bench.get(p)
         return [] if b is None else self.d.threads(b, "ops_per_s")
@@ -245,28 +250,34 @@ def targets_section(x, md):
     pts = sorted((q for q in x.points("glibc") if q[3] <= x.ncpu),
                  key=lambda c: (DS_ORDER.index(c[0]) if c[0] in DS_ORDER else 9, c[1], c[2],
                                 c[3]))
-    rows, met, total = [], [0, 0, 0, 0], [0, 0, 0, 0]
+    rows, met, total, fragile = [], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]
 
-    def verdict(i, v, ok):
+    def verdict(i, v, ok, runs, runs_ok):
+        """The median's verdict; where the runs disagree, how many of them met the target
+        (a run the host slowed, bench/smr/about.md, can turn a cell's verdict)."""
         if v is None or gr.missing(v):
             return "n/a"
         total[i] += 1
         met[i] += ok
-        return "%s %s" % (gr.fmt_x(v), "met" if ok else "**missed**")
+        fragile[i] += 0 < runs_ok < len(runs)
+        agree = "" if runs_ok in (0, len(runs)) else " (%d of %d runs)" % (runs_ok, len(runs))
+        return "%s %s%s" % (gr.fmt_x(v), "met" if ok else "**missed**", agree)
     for ds, rng, u, t in pts:
         p = (ds, rng, u, "glibc")
         g = x.med(p, "grace-retire", t, "ops_per_s")
         if g is None:
             continue
-        r_e = x.pair(p, "grace-retire", EBRS, t)
-        r_n = x.pair(p, "grace-retire", ["none"], t)
-        r_m = x.pair(p, "grace-retire", ["ebr"], t, "peak_rss_mb")
-        r_q = x.pair(p, "grace-qsbr-retire", ["grace-retire"], t)
-        rows.append(["%s %s, %s" % (ds, pow2(rng), upd(u)), str(t),
-                     verdict(0, r_e, r_e is not None and r_e >= 1.1),
-                     verdict(1, r_n, r_n is not None and r_n >= 1.0),
-                     verdict(2, r_m, r_m is not None and r_m <= 1.1),
-                     verdict(3, r_q, r_q is not None and r_q >= 1.0)])
+        cells = []
+        for i, (design, refs, metric, good) in enumerate((
+                ("grace-retire", EBRS, "ops_per_s", lambda r: r >= 1.1),
+                ("grace-retire", ["none"], "ops_per_s", lambda r: r >= 1.0),
+                ("grace-retire", ["ebr"], "peak_rss_mb", lambda r: r <= 1.1),
+                ("grace-qsbr-retire", ["grace-retire"], "ops_per_s", lambda r: r >= 1.0))):
+            v = x.pair(p, design, refs, t, metric)
+            runs = x.pair_runs(p, design, refs, t, metric)
+            cells.append(verdict(i, v, v is not None and good(v), runs,
+                                 sum(1 for r in runs if good(r))))
+        rows.append(["%s %s, %s" % (ds, pow2(rng), upd(u)), str(t)] + cells)
     if not rows:
         return
     md.append(gr.heading(3, "The default flavor against the targets"))
@@ -277,8 +288,12 @@ def targets_section(x, md):
               "(the default flavor's inline retire) against the better of `ebr` and `token-ebr` "
               "(target >= 1.1x), against `none` (>= 1.0x), its peak resident set against "
               "`ebr`'s (<= 1.1x), and `grace-qsbr-retire` against `grace-retire` (>= 1.0x). "
-              "Met: %s.\n" % (x.ncpu, ", ".join(
-                  "%s %d of %d" % (k, met[i], total[i]) for i, k in enumerate(
+              "Met: %s. Where the runs disagree, the cell says how many of them met the "
+              "target; such verdicts (%s) can turn with a run the host slowed.\n" % (
+                  x.ncpu, ", ".join(
+                      "%s %d of %d" % (k, met[i], total[i]) for i, k in enumerate(
+                          ("best EBR", "never freeing", "memory", "QSBR"))),
+                  ", ".join("%s %d" % (k, fragile[i]) for i, k in enumerate(
                       ("best EBR", "never freeing", "memory", "QSBR")))))
     md.append(gr.md_table(["point", "threads", "vs best EBR", "vs never freeing",
                            "peak memory vs EBR", "QSBR vs default"], rows))
