@@ -59,6 +59,8 @@ static void *partner(void *p)
 	if (bench_pin_cpu(a->cpu) != 0)
 		bench_fatal("cannot pin the partner thread");
 	if (a->alu) {
+		/* Relaxed: go carries no data, only the start (pthread_create() and pthread_join()
+		 * order everything else between the two threads). */
 		while (!grace_load_relaxed(&go))
 			grace_cpu_relax();
 		sink = alu(a->iters);
@@ -69,6 +71,7 @@ static void *partner(void *p)
 		/* Relaxed loads and stores of one line: only its transfers are timed. The odd value
 		 * is the serve, the even one the return. */
 		unsigned long b = grace_load_relaxed(&ball);
+		/* Relaxed: stop carries no data; pthread_join() follows it. */
 		if (grace_load_relaxed(&stop))
 			break;
 		if (b & 1)

@@ -600,11 +600,11 @@ static uint64_t synchronize_while_a_reader_answers(unsigned int n)
 
 static int nested_sync_done;
 
-static void *nested_syncer(void *arg)
+/* A thread's synchronize_rcu(), then *done = 1 (arg: the int to set). */
+static void *sync_then_mark(void *done)
 {
-	(void)arg;
 	synchronize_rcu();
-	__atomic_store_n(&nested_sync_done, 1, __ATOMIC_RELEASE);
+	__atomic_store_n((int *)done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -623,7 +623,7 @@ static void nested_synchronize_round(void)
 	REQUIRE(pthread_create(&r, NULL, nested_reader, NULL) == 0);
 	while (!__atomic_load_n(&nested_holding, __ATOMIC_ACQUIRE))
 		usleep(100);
-	REQUIRE(pthread_create(&u, NULL, nested_syncer, NULL) == 0);
+	REQUIRE(pthread_create(&u, NULL, sync_then_mark, &nested_sync_done) == 0);
 	usleep(300000);
 	int early = __atomic_load_n(&nested_sync_done, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&nested_release, 1, __ATOMIC_RELEASE);
@@ -770,12 +770,26 @@ static void *fsl_reader(void *arg)
 	return NULL;
 }
 
-static void *fsl_syncer(void *arg)
+/* Start a reader in a long section, then a thread's synchronize_rcu() that must wait for it. */
+static void fsl_start(pthread_t *r, pthread_t *u)
 {
-	(void)arg;
-	synchronize_rcu();
-	__atomic_store_n(&fsl_done, 1, __ATOMIC_RELEASE);
-	return NULL;
+	fsl_holding = fsl_release = fsl_done = 0;
+	REQUIRE(pthread_create(r, NULL, fsl_reader, NULL) == 0);
+	while (!__atomic_load_n(&fsl_holding, __ATOMIC_ACQUIRE))
+		usleep(100);
+	REQUIRE(pthread_create(u, NULL, sync_then_mark, &fsl_done) == 0);
+}
+
+/* 20 ms more, then end the reader's section and join both: true if synchronize_rcu() returned
+ * before the section ended. */
+static bool fsl_finish(pthread_t r, pthread_t u)
+{
+	usleep(20000);
+	bool early = __atomic_load_n(&fsl_done, __ATOMIC_ACQUIRE) != 0;
+	__atomic_store_n(&fsl_release, 1, __ATOMIC_RELEASE);
+	pthread_join(r, NULL);
+	pthread_join(u, NULL);
+	return early;
 }
 
 TEST(fork_while_synchronize_sleeps_for_an_answer)
@@ -783,11 +797,7 @@ TEST(fork_while_synchronize_sleeps_for_an_answer)
 	pthread_t r, u;
 	int status = 0;
 
-	fsl_holding = fsl_release = fsl_done = 0;
-	REQUIRE(pthread_create(&r, NULL, fsl_reader, NULL) == 0);
-	while (!__atomic_load_n(&fsl_holding, __ATOMIC_ACQUIRE))
-		usleep(100);
-	REQUIRE(pthread_create(&u, NULL, fsl_syncer, NULL) == 0);
+	fsl_start(&r, &u);
 	usleep(2000); /* the caller is in its sleep for the answer (10 ms at most) or after it */
 	pid_t pid = fork();
 	REQUIRE(pid >= 0);
@@ -802,13 +812,49 @@ TEST(fork_while_synchronize_sleeps_for_an_answer)
 	REQUIRE(waitpid(pid, &status, 0) == pid);
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "the fork child's grace periods did not complete (status %#x)", status);
-	usleep(20000);
-	int early = __atomic_load_n(&fsl_done, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&fsl_release, 1, __ATOMIC_RELEASE);
-	pthread_join(r, NULL);
-	pthread_join(u, NULL);
+	CHECK_MSG(!fsl_finish(r, u),
+		  "synchronize_rcu() returned while a reader's section that began before "
+		  "it was still running");
+}
+
+/* Signal handlers' sections on a reader for whose answer synchronize_rcu() sleeps (docs/api.md
+ * allows sections in handlers on registered threads): each handler's section nests in the
+ * reader's long outer section, so it must neither answer nor end the wait; the call returns once
+ * the outer section ends. The handlers run while the caller is in its sleep or after it (10 ms at
+ * most, then barrier A and the wait of the rule of seen): both must hold. */
+static int sig_sections;
+
+static void sig_section(int sig)
+{
+	(void)sig;
+	rcu_read_lock();
+	rcu_read_unlock();
+	__atomic_fetch_add(&sig_sections, 1, __ATOMIC_RELAXED);
+}
+
+TEST(signal_handler_sections_while_synchronize_sleeps_for_an_answer)
+{
+	struct sigaction sa, old;
+	pthread_t r, u;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_section;
+	sigemptyset(&sa.sa_mask);
+	REQUIRE(sigaction(SIGUSR1, &sa, &old) == 0);
+	sig_sections = 0;
+	fsl_start(&r, &u);
+	for (int i = 0; i < 40; i++) { /* 1 ms apart: inside the sleep, then after it */
+		usleep(1000);
+		REQUIRE(pthread_kill(r, SIGUSR1) == 0);
+		/* one at a time: a second SIGUSR1 pending beside the first would be lost */
+		while (__atomic_load_n(&sig_sections, __ATOMIC_RELAXED) <= i)
+			usleep(50);
+	}
+	bool early = fsl_finish(r, u);
+	REQUIRE(sigaction(SIGUSR1, &old, NULL) == 0);
 	CHECK_MSG(!early, "synchronize_rcu() returned while a reader's section that began before "
-			  "it was still running");
+			  "it was still running (signal handlers ran nested sections in it)");
+	CHECK(__atomic_load_n(&fsl_done, __ATOMIC_ACQUIRE) == 1);
 }
 
 /* exit() from inside a section whose thread's steps left a grace period STEPPED (it records
