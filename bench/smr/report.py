@@ -130,9 +130,8 @@ class Data:
         return out
 
 
-def ratio_text(v, ref):
-    r = gr.ratio(v, ref)
-    return "n/a" if gr.missing(r) else gr.fmt_x(r)
+def pair_text(r):
+    return "n/a" if r is None or gr.missing(r) else gr.fmt_x(r)
 
 
 def best_ebr(x, p, t):
@@ -150,8 +149,11 @@ def throughput_tables(x, designs, md):
     md.append(gr.heading(3, "Throughput"))
     md.append("Million operations per second, median of the runs; in brackets the ratio to "
               "`none` (never free) and to the better of `ebr` and `token-ebr` at the same point "
-              "(above 1: faster). *(over)*: more threads than CPUs (%d), oversubscribed: the "
-              "figures show preemption, not scaling. Allocator: glibc.\n" % x.ncpu)
+              "(above 1: faster), each the median over the runs of the ratio within a run (a "
+              "run measures every design of a point back to back; a ratio of the medians would "
+              "set a run the host slowed against one it did not, bench/smr/about.md). *(over)*: "
+              "more threads than CPUs (%d), oversubscribed: the figures show preemption, not "
+              "scaling. Allocator: glibc.\n" % x.ncpu)
     pts = x.points("glibc")
     for ds in DS_ORDER:
         for u in sorted({p[2] for p in pts if p[0] == ds}):
@@ -169,8 +171,8 @@ def throughput_tables(x, designs, md):
                         continue
                     any_ = True
                     cells.append("%s (%s, %s)" % (
-                        gr.fmt(v / 1e6), ratio_text(v, x.med(p, "none", t, "ops_per_s")),
-                        ratio_text(v, best_ebr(x, p, t))))
+                        gr.fmt(v / 1e6), pair_text(x.pair(p, name, ["none"], t)),
+                        pair_text(x.pair(p, name, EBRS, t))))
                 if any_:
                     rows.append(["`%s`" % name] + cells)
             md.append(gr.heading(4, "%s, %s" % (DS_TITLE.get(ds, ds), upd(u))))
@@ -501,11 +503,12 @@ def main():
         v = x.med(p, name, t, "peak_rss_mb")
         if v is None:
             return "n/a"
-        return "%s (%s)" % (gr.fmt(v), ratio_text(v, x.med(p, "ebr", t, "peak_rss_mb")))
+        return "%s (%s)" % (gr.fmt(v), pair_text(x.pair(p, name, ["ebr"], t, "peak_rss_mb")))
     point_table(x, designs, md, "Peak resident set, 50%% updates, %d threads" % T,
                 "Peak resident set of the process (getrusage: the kernel's high-water mark, "
-                "prefill included), MB, median; in brackets the ratio to `ebr` (below 1: less "
-                "memory). The prefilled structure alone is `base_rss_mb` in the CSV.\n",
+                "prefill included), MB, median; in brackets the median over the runs of the "
+                "ratio to `ebr` in the same run (below 1: less memory), as the targets table "
+                "takes it. The prefilled structure alone is `base_rss_mb` in the CSV.\n",
                 rss_cell)
 
     def garbage_cell(name, p, t):
