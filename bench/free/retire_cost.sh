@@ -70,15 +70,27 @@ for d in "${designs[@]}"; do
   valgrind --tool=callgrind --separate-threads=no --callgrind-out-file="$tmp/cg.out" \
     "$exe" "$d" "$n" "$reps" >/dev/null 2>"$tmp/vg.log" ||
     { echo "retire_cost: callgrind failed for $d:" >&2; tail -n 5 "$tmp/vg.log" >&2; continue; }
-  ann() { callgrind_annotate "$@" "$tmp/cg.out" 2>/dev/null; }
-  num() { tr -d , | awk '{ print $1 + 0 }'; }
-  tot=$(ann | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
-  self=$(ann | grep -F ":$fn " | head -n 1 | num)
-  incl=$(ann --inclusive=yes | grep -F ":$fn " | head -n 1 | num)
-  slow=$(ann --tree=calling | awk -v f=":$fn " '
+  # Every awk below reads its input to the end: one that exited at its match would end
+  # callgrind_annotate with SIGPIPE, which pipefail turns into this script's exit.
+  ann() { callgrind_annotate --auto=no --threshold=100 "$@" "$tmp/cg.out" 2>/dev/null; }
+  tot=$(ann | awk '/PROGRAM TOTALS/ && t == "" { t = $1; gsub(",", "", t) } END { print t + 0 }')
+  # A function whose code comes from several files (grace's inline retire) has a line per file,
+  # "file:fn [object]". Its own count is their sum. Its inclusive count is the largest: callgrind
+  # charges everything the function calls, from any of its lines, to the piece it entered by, and
+  # lists the other pieces with their own counts only (the sum would count those twice).
+  fcount() { awk -v f="$fn" -v how="$1" '
+    $1 ~ /^[0-9,]+$/ {
+      for (i = 2; i < NF; i++) if ($i ~ /%\)$/) break  # "( 1.96%)" or "(32.11%)": the name follows
+      w = $(i + 1); sub(/^.*:/, "", w)
+      if (w == f) { c = $1; gsub(",", "", c); c += 0; s += c; if (c > m) m = c } }
+    END { print (how == "sum" ? s : m) + 0 }'; }
+  self=$(ann | fcount sum)
+  incl=$(ann --inclusive=yes | fcount max)
+  slow=$(callgrind_annotate --tree=calling "$tmp/cg.out" 2>/dev/null | awk -v f=":$fn " '
     index($0, f) && /\*/ { on = 1; next }
-    on && /^ *$/ { exit }
-    on && /retire_slow/ { if (match($0, /\(([0-9,]+)x\)/)) { s = substr($0, RSTART + 1, RLENGTH - 3); gsub(",", "", s); print s; exit } }')
+    on && /^ *$/ { on = 0 }
+    on && s == "" && /retire_slow/ { if (match($0, /\(([0-9,]+)x\)/)) { s = substr($0, RSTART + 1, RLENGTH - 3); gsub(",", "", s) } }
+    END { print s }')
   fp=""
   case $d in grace-retire*) fp=$(fast_path "$fn") ;; esac
   share=""
