@@ -9,8 +9,8 @@
 # For each design, N x R objects are allocated and handed over by one noinline function per
 # object (retire_cost.c), then the design's barrier waits until all are freed. Columns:
 #   fast_path   rcu_retire's inline fast path, x86-64 instructions from the measured
-#               function's entry to its return, the return not counted (what a caller that
-#               inlines it executes), from the disassembly (grace's retires only);
+#               function's entry to its first return, its own frame left out (what a caller
+#               that inlines it executes), from the disassembly (grace's retires only);
 #   self        instructions executed in the measured function itself, per call (the inline
 #               code of every call, fast or not), from callgrind;
 #   slow_share  the share of calls that went out of line (grace);
@@ -47,13 +47,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 total=$((n * reps))
 
-# The fast path: from the entry of rc_grace_retire to its first ret, straight through.
-fast_path() {
-  objdump -d --no-show-raw-insn "$exe" | awk -v f="<$1>:" '
-    $2 == f { on = 1; next }
-    on && /^$/ { exit }
-    on && NF > 1 { if ($2 == "ret" || $2 == "retq") { print k; exit }; k++ }'
-}
+# shellcheck source=../../scripts/callgrind-fn.sh
+. "$root/scripts/callgrind-fn.sh"
 
 designs=(free grace-retire grace-retire-fn grace-free-ms)
 "$exe" urcu-defer 1 1 >/dev/null 2>&1 && designs+=(urcu-defer)
@@ -67,32 +62,18 @@ for d in "${designs[@]}"; do
   esac
   echo "retire_cost: callgrind $d" >&2
   rm -f "$tmp"/cg.out*
-  valgrind --tool=callgrind --separate-threads=no --callgrind-out-file="$tmp/cg.out" \
-    "$exe" "$d" "$n" "$reps" >/dev/null 2>"$tmp/vg.log" ||
+  valgrind --tool=callgrind --separate-threads=no --compress-strings=no --compress-pos=no \
+    --callgrind-out-file="$tmp/cg.out" "$exe" "$d" "$n" "$reps" >/dev/null 2>"$tmp/vg.log" ||
     { echo "retire_cost: callgrind failed for $d:" >&2; tail -n 5 "$tmp/vg.log" >&2; continue; }
-  # Every awk below reads its input to the end: one that exited at its match would end
-  # callgrind_annotate with SIGPIPE, which pipefail turns into this script's exit.
-  ann() { callgrind_annotate --auto=no --threshold=100 "$@" "$tmp/cg.out" 2>/dev/null; }
-  tot=$(ann | awk '/PROGRAM TOTALS/ && t == "" { t = $1; gsub(",", "", t) } END { print t + 0 }')
-  # A function whose code comes from several files (grace's inline retire) has a line per file,
-  # "file:fn [object]". Its own count is their sum. Its inclusive count is the largest: callgrind
-  # charges everything the function calls, from any of its lines, to the piece it entered by, and
-  # lists the other pieces with their own counts only (the sum would count those twice).
-  fcount() { awk -v f="$fn" -v how="$1" '
-    $1 ~ /^[0-9,]+$/ {
-      for (i = 2; i < NF; i++) if ($i ~ /%\)$/) break  # "( 1.96%)" or "(32.11%)": the name follows
-      w = $(i + 1); sub(/^.*:/, "", w)
-      if (w == f) { c = $1; gsub(",", "", c); c += 0; s += c; if (c > m) m = c } }
-    END { print (how == "sum" ? s : m) + 0 }'; }
-  self=$(ann | fcount sum)
-  incl=$(ann --inclusive=yes | fcount max)
-  slow=$(callgrind_annotate --tree=calling "$tmp/cg.out" 2>/dev/null | awk -v f=":$fn " '
-    index($0, f) && /\*/ { on = 1; next }
-    on && /^ *$/ { on = 0 }
-    on && s == "" && /retire_slow/ { if (match($0, /\(([0-9,]+)x\)/)) { s = substr($0, RSTART + 1, RLENGTH - 3); gsub(",", "", s) } }
-    END { print s }')
-  fp=""
-  case $d in grace-retire*) fp=$(fast_path "$fn") ;; esac
+  tot=$(callgrind_annotate "$tmp/cg.out" 2>/dev/null |
+    awk '/PROGRAM TOTALS/ && t == "" { t = $1; gsub(",", "", t) } END { print t + 0 }')
+  self=$(cg_fn_count "$tmp/cg.out" "$fn" self)
+  incl=$(cg_fn_count "$tmp/cg.out" "$fn" inclusive)
+  fp="" slow=""
+  case $d in grace-retire*)
+    fp=$(cg_straight_path "$exe" "$fn" | cg_fast_count)
+    slow=$(cg_calls_out "$tmp/cg.out" "$fn") ;;
+  esac
   share=""
   [ -n "$slow" ] && share=$(awk -v s="$slow" -v t=$total 'BEGIN { printf "%.3f", s / t }')
   per() { awk -v a="$1" -v t=$total 'BEGIN { printf "%.1f", a / t }'; }

@@ -604,6 +604,8 @@ static int nested_sync_done;
 static void *sync_then_mark(void *done)
 {
 	synchronize_rcu();
+	/* Release: the return of synchronize_rcu() before the mark; pairs with the acquire load
+	 * of the thread that reads it (fsl_finish(), the nested-section tests). */
 	__atomic_store_n((int *)done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -762,7 +764,10 @@ static void *fsl_reader(void *arg)
 	(void)arg;
 	rcu_register_thread();
 	rcu_read_lock();
+	/* Release: the section's start before the flag; pairs with fsl_start()'s acquire load,
+	 * so the synchronize_rcu() started after it must wait for this section. */
 	__atomic_store_n(&fsl_holding, 1, __ATOMIC_RELEASE);
+	/* Acquire: pairs with fsl_finish()'s release store, after its look at fsl_done. */
 	while (!__atomic_load_n(&fsl_release, __ATOMIC_ACQUIRE))
 		usleep(100);
 	rcu_read_unlock();
@@ -775,6 +780,7 @@ static void fsl_start(pthread_t *r, pthread_t *u)
 {
 	fsl_holding = fsl_release = fsl_done = 0;
 	REQUIRE(pthread_create(r, NULL, fsl_reader, NULL) == 0);
+	/* Acquire: pairs with fsl_reader()'s release store, made inside its section. */
 	while (!__atomic_load_n(&fsl_holding, __ATOMIC_ACQUIRE))
 		usleep(100);
 	REQUIRE(pthread_create(u, NULL, sync_then_mark, &fsl_done) == 0);
@@ -785,6 +791,9 @@ static void fsl_start(pthread_t *r, pthread_t *u)
 static bool fsl_finish(pthread_t r, pthread_t u)
 {
 	usleep(20000);
+	/* Acquire: pairs with sync_then_mark()'s release store. The release store of
+	 * fsl_release comes after this look, so a mark seen here was made before the section
+	 * ended: synchronize_rcu() returned early. */
 	bool early = __atomic_load_n(&fsl_done, __ATOMIC_ACQUIRE) != 0;
 	__atomic_store_n(&fsl_release, 1, __ATOMIC_RELEASE);
 	pthread_join(r, NULL);
@@ -829,6 +838,8 @@ static void sig_section(int sig)
 	(void)sig;
 	rcu_read_lock();
 	rcu_read_unlock();
+	/* Relaxed: a count of handlers that ran, which the sender only waits on; no data is
+	 * published through it. */
 	__atomic_fetch_add(&sig_sections, 1, __ATOMIC_RELAXED);
 }
 

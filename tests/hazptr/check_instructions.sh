@@ -7,12 +7,13 @@
 # Instruction counts do not depend on the load: this runs anywhere.
 #
 #   tests/hazptr/check_instructions.sh EXE [MAX]   (MAX: the most instructions allowed, 10)
-#   tests/hazptr/check_instructions.sh EXE MAX alloc|retire
+#   tests/hazptr/check_instructions.sh EXE MAX alloc|retire|rcu_retire
 #
 # Prints "protect+reset: N instructions per call (...)" and exits 1 past MAX or on a fence.
 #
 # alloc: hazptr_alloc() + hazptr_free() (hp_alloc_free), retire: hazptr_retire(NULL, p)
-# (hp_retire). For those the figure checked against MAX is the fast path, read from the
+# (hp_retire), rcu_retire: rcu_retire(p) (rc_retire), whose fast path must also make no call.
+# For those the figure checked against MAX is the fast path, read from the
 # disassembly: the instructions from the function's entry to its first ret, straight through,
 # less the function's own frame (push, pop, the adjustment of %rsp, the ret): what a caller that
 # inlines the calls executes when they stay inline. callgrind gives, per call, the instructions
@@ -20,6 +21,8 @@
 # hazptr.h's and internal/retire.h's lines) and, for retire, the share of calls that went out of
 # line and the instructions per call including them (the scans, and the frees they make).
 set -euo pipefail
+# shellcheck source=../../scripts/callgrind-fn.sh
+. "$(dirname "$0")/../../scripts/callgrind-fn.sh"
 exe=$1
 max=${2:-10}
 mode=${3:-protect}
@@ -32,31 +35,18 @@ if [ "$mode" != protect ]; then
   case "$mode" in
     alloc) fn=hp_alloc_free what="alloc+free" ;;
     retire) fn=hp_retire what="retire" ;;
+    rcu_retire) fn=rc_retire what="rcu_retire" ;;
     *) echo "check_instructions: unknown mode $mode" >&2; exit 2 ;;
   esac
   GRACE_NO_MEMBARRIER= valgrind --tool=callgrind --compress-strings=no --compress-pos=no \
     --callgrind-out-file="$tmp/cg.out" "$exe" "$n" \
     "$mode" >/dev/null 2>"$tmp/vg.log" || { tail -n 5 "$tmp/vg.log"; exit 1; }
-  # The straight path from the entry to the first ret, the frame left out. awk reads to the
-  # end: an early exit would end objdump by SIGPIPE, which pipefail turns into a failure.
-  path=$(objdump -d --no-show-raw-insn "$exe" | awk -v f="<$fn>:" '
-    $2 == f && !done { on = 1; next }
-    on && /^$/ { on = 0; done = 1 }
-    on && NF > 1 { print; if ($2 == "ret" || $2 == "retq") { on = 0; done = 1 } }')
+  path=$(cg_straight_path "$exe" "$fn")
   echo "$path"
-  fast=$(echo "$path" | awk '$2 ~ /^(push|pop|ret|retq|endbr64)$/ { next }
-    $2 ~ /^(sub|add)$/ && $3 ~ /,%rsp$/ { next } { k++ } END { print k + 0 }')
-  # The function list only: "=>" lines are calls, in the annotated sources.
-  self=$(callgrind_annotate "$tmp/cg.out" 2>/dev/null | grep -v "=>" | grep -E ":$fn( |$)" |
-    tr -d , | awk '{ s += $1 } END { print s + 0 }')
-  incl=$(callgrind_annotate --inclusive=yes "$tmp/cg.out" 2>/dev/null | grep -v "=>" |
-    grep -E ":$fn( |$)" |
-    tr -d , | awk '{ if ($1 > m) m = $1 } END { print m + 0 }')
-  # Calls out of line: the calls= lines under a cfn= of the slow function, from $fn.
-  slow=$(awk -v f="$fn" '
-    /^fn=/ { cur = $0 } /^cfn=/ { callee = $0 }
-    /^calls=/ { if (index(cur, f) && callee ~ /_slow/) { split($1, c, "="); s += c[2] } }
-    END { print s + 0 }' "$tmp/cg.out")
+  fast=$(echo "$path" | cg_fast_count)
+  self=$(cg_fn_count "$tmp/cg.out" "$fn" self)
+  incl=$(cg_fn_count "$tmp/cg.out" "$fn" inclusive)
+  slow=$(cg_calls_out "$tmp/cg.out" "$fn")
   echo "$what: fast path $fast instructions (the straight path, frame left out); in $fn" \
     "itself $(awk -v a="$self" -v n=$n 'BEGIN { printf "%.2f", a / n }') per call, frame" \
     "included; $(awk -v a="$incl" -v n=$n 'BEGIN { printf "%.2f", a / n }') per call with" \
@@ -64,6 +54,10 @@ if [ "$mode" != protect ]; then
   [ "$fast" -gt 0 ] || { echo "check_instructions: no $fn found" >&2; exit 1; }
   if echo "$path" | grep -Eq "$fences"; then
     echo "check_instructions: a fence or an atomic read-modify-write in the fast path" >&2
+    exit 1
+  fi
+  if [ "$mode" = rcu_retire ] && echo "$path" | grep -Eq '\bcall'; then
+    echo "check_instructions: a call in the fast path" >&2
     exit 1
   fi
   [ "$fast" -le "$max" ] || { echo "check_instructions: $fast instructions > $max" >&2; exit 1; }
@@ -76,8 +70,8 @@ GRACE_NO_MEMBARRIER= valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out
 # of the function (its frame, the object's load, the ret) is attributed to protect_cost.c.
 ann=$(callgrind_annotate "$tmp/cg.out" 2>/dev/null)
 num() { tr -d , | awk '{ print $1 + 0 }'; }
-inl=$(echo "$ann" | grep -E "include/grace/hazptr\.h:hp_protect_reset" | head -n 1 | num)
-own=$(echo "$ann" | grep -E "protect_cost\.c:hp_protect_reset" | head -n 1 | num)
+inl=$(echo "$ann" | grep -E "include/grace/hazptr\.h:hp_protect_reset" | awk 'NR == 1' | num)
+own=$(echo "$ann" | grep -E "protect_cost\.c:hp_protect_reset" | awk 'NR == 1' | num)
 pr=$(awk -v s="$inl" -v n=$n 'BEGIN { printf "%.2f", s / n }')
 per=$(awk -v a="$inl" -v b="$own" -v n=$n 'BEGIN { printf "%.2f", (a + b) / n }')
 body=$(objdump -d --no-show-raw-insn "$exe" | awk '

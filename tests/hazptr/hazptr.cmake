@@ -41,4 +41,11 @@ if(GRACE_VALGRIND AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT GRAC
                    $<TARGET_FILE:hazptr_protect_cost> 22 retire)
   set_tests_properties(hazptr_retire_instructions PROPERTIES TIMEOUT 120 LABELS quick
                        SKIP_RETURN_CODE 77)
+  # rcu_retire()'s inline fast path itself (api.md, rcu_retire, "Cost"; issue 31: at most 20
+  # instructions, no call, no fence, no atomic read-modify-write).
+  add_test(NAME rcu_retire_instructions
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_instructions.sh
+                   $<TARGET_FILE:hazptr_protect_cost> 20 rcu_retire)
+  set_tests_properties(rcu_retire_instructions PROPERTIES TIMEOUT 120 LABELS quick
+                       SKIP_RETURN_CODE 77)
 endif()

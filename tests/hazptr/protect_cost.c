@@ -3,17 +3,22 @@
  * What hazptr_protect() + hazptr_reset() cost a reader (issue 34: <= 10 instructions on x86-64,
  * no fence, no atomic read-modify-write). One noinline function per pair; check_instructions.sh
  * counts its instructions per call with callgrind and reads its disassembly for fences and
- * locked instructions. Usage: protect_cost N [protect|alloc|retire].
+ * locked instructions. Usage: protect_cost N [protect|alloc|retire|rcu_retire].
  *
  *   protect   hp_protect_reset: hazptr_protect() + hazptr_reset() around one load (default)
  *   alloc     hp_alloc_free: hazptr_alloc() + hazptr_free(), from and to the thread's cache
  *   retire    hp_retire: hazptr_retire(NULL, p) of a fresh object (malloc'd outside it); the
  *             inline fast path, and one call in a few out of line (counted apart, as callees)
+ *   rcu_retire  rc_retire: rcu_retire(p), the default flavor's inline retire (issue 31: <= 20
+ *             instructions, no call, no fence, no atomic read-modify-write), whose append
+ *             hazptr_retire() shares; here so that one script checks both
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <grace/hazptr.h>
+#include <grace/rcu.h>
 
 struct node {
 	long v;
@@ -44,6 +49,12 @@ __attribute__((noinline)) void hp_retire(void *p)
 	hazptr_retire(NULL, p);
 }
 
+void rc_retire(void *p);
+__attribute__((noinline)) void rc_retire(void *p)
+{
+	rcu_retire(p);
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 1000000, sum = 0;
@@ -62,15 +73,23 @@ int main(int argc, char **argv)
 		printf("%ld\n", sum);
 		return sum == n ? 0 : 1;
 	}
-	if (!strcmp(mode, "retire")) {
+	if (!strcmp(mode, "retire") || !strcmp(mode, "rcu_retire")) {
+		bool rcu = !strcmp(mode, "rcu_retire");
+
 		for (long i = 0; i < n; i++) {
 			struct node *o = (struct node *)malloc(sizeof(*o));
 
 			if (!o)
 				return 1;
-			hp_retire(o);
+			if (rcu)
+				rc_retire(o);
+			else
+				hp_retire(o);
 		}
-		hazptr_barrier(NULL);
+		if (rcu)
+			rcu_barrier();
+		else
+			hazptr_barrier(NULL);
 		hazptr_free(h);
 		printf("%ld\n", n);
 		return 0;
