@@ -24,10 +24,15 @@
 #include "core/wait.h" /* grace__use_membarrier */
 #include "engine/freeblk.h"
 
-/* The inline retire appends this many slots between two slow calls (retire.h), which then
- * free RETIRE_RUN + 1 ready entries at the least rate (burst()): glibc's tcache holds 7 chunks
- * of a size. */
-#define RETIRE_RUN 6u
+/* The inline retire appends this many entries (GRACE_RETIRE_RUN, 2) between two slow calls
+ * (retire.h), which then free about as many ready entries, plus one (burst()). Short, so that
+ * the frees stay interleaved with the caller's mallocs: glibc's tcache holds 7 chunks of a
+ * size, and a burst that finds it part full sends the rest to each chunk's own arena. A chunk
+ * that another thread's arena gave (the main thread's, for a structure it prefilled) is then
+ * lost to this thread, whose own arena grows in its place: with runs of 6 (bursts of 7), the
+ * smr hash table of 2^20 keys peaked 9% higher (docs/design.md, "The inline retire"). Set by
+ * free_init(); read by the owner in cur_open(). */
+extern uint32_t grace__fc_run;
 /* A deferred cache's inline append runs this many slots (32 entries) between two slow calls. */
 #define DEFER_RUN_SLOTS 96u
 #define NSLOT 2 /* flavors with per-thread caches: the default flavor, QSBR (their free_slot) */
@@ -55,6 +60,8 @@ struct fcache {
 	uint32_t credit;           /* the fraction of a pointer owed, x 256 */
 	uint32_t fast_calls;       /* inline appends not yet counted by burst() (cur_sync) */
 	uint32_t releasing;        /* the owner runs released entries: a retire from one nests */
+	uint32_t run_slots;        /* the owner's window (cur_open()): grace__fc_run entries of the
+				    * kind its last slow call appended, in slots */
 	struct grace__flavor *f;
 	uint64_t mon_calls; /* activity() when the monitor was queued or last looked */
 	uint32_t dead;      /* the owner exited: the monitor frees the cache */
@@ -192,7 +199,7 @@ static inline uint32_t blk_cap(const struct fcache *c)
 	return c->deferred ? (uint32_t)DBLK_N : (uint32_t)FBLK_N;
 }
 
-/* At the end of the owner's call: let the inline retire append up to RETIRE_RUN slots to cur
+/* At the end of the owner's call: let the inline retire append up to run_slots slots to cur
  * before the next slow call. None without membarrier, where rcu_retire()'s compiler barrier
  * does not make the Dekker pair; a deferred cache's owner then appends with a full barrier
  * (grace__retire_fast_as(), told by grace__defer_fenced), so its fast path stays open. */
@@ -206,7 +213,7 @@ static inline void cur_open(struct fcache *c)
 		 * pass's request to seal cur there (engine/defer.c, point D9): one at least
 		 * every DEFER_RUN_SLOTS slots. */
 		uint32_t cap = blk_cap(c),
-			 lim = b->n + (c->deferred ? DEFER_RUN_SLOTS : RETIRE_RUN);
+			 lim = b->n + (c->deferred ? DEFER_RUN_SLOTS : c->run_slots);
 		c->rt.slot = b->p;
 		grace_store_relaxed(&c->rt.n, b->n); /* relaxed: activity() */
 		c->rt.lim = lim < cap ? lim : cap;

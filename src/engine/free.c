@@ -137,6 +137,7 @@ static GRACE_LIST_HEAD(all_caches);
 static uint32_t g_exiting;            /* process exit began: every free goes to the engine */
 static bool g_worker_mode;            /* GRACE_FREE_WORKER=1 */
 static uint32_t g_step_begin = 1024u; /* GRACE_STEP_GARBAGE (step_of()), read by free_init() */
+uint32_t grace__fc_run = 2u;          /* GRACE_RETIRE_RUN (fcache.h), read by free_init() */
 static bool g_ready;                  /* the thread-exit key exists */
 
 struct ftls {
@@ -244,10 +245,13 @@ static inline unsigned int pop_ready(struct fcache *c, unsigned int max, struct 
 				break;
 			b->done = 1;
 		}
-		uint32_t h = grace__fblk_ent_at(b, b->head, &out[n++]);
+		/* The block's ready run, taken at once: head, held and the unlink once a block. */
+		uint32_t h = b->head, end = b->n;
+		while (n < max && h < end)
+			h = grace__fblk_ent_at(b, h, &out[n++]);
 		c->held -= h - b->head;
 		b->head = h;
-		if (b->head == b->n) {
+		if (h == end) {
 			c->first = b->next;
 			if (!c->first)
 				c->last = NULL;
@@ -511,6 +515,7 @@ static void free_init(void)
 {
 	g_worker_mode = grace__opt(GRACE__OPT_GRACE_FREE_WORKER) != 0;
 	g_step_begin = (uint32_t)grace__opt(GRACE__OPT_GRACE_STEP_GARBAGE);
+	grace__fc_run = (uint32_t)grace__opt(GRACE__OPT_GRACE_RETIRE_RUN);
 	if (pthread_key_create(&ftls_key, ftls_destroy) != 0)
 		return; /* no thread-exit hook: every free goes to the engine */
 	/*
@@ -537,6 +542,7 @@ static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 		return NULL;
 	memset(c, 0, sizeof(*c));
 	c->f = f;
+	c->run_slots = grace__fc_run; /* a run of pointers, until a slow call says otherwise */
 	grace__lock(&all_lock);
 	grace_list_add(&c->link, &all_caches);
 	grace_store_relaxed(&f->free_used, 1u); /* the hook is fixed (grace__free_hook) */
@@ -705,8 +711,7 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 	grace_store_relaxed(&c->waiting, 0u);
 	n = pop_ready(c, (unsigned int)FBLK_N, out);
 	c->releasing = 1; /* a retire from an entry's function nests (put_nested) */
-	for (unsigned int i = 0; i < n; i++)
-		grace__fblk_release_ent(f, out[i]); /* before the unlock, as in cache_put() */
+	grace__fblk_release_run(f, out, n); /* before the unlock, as in cache_put() */
 	c->releasing = 0;
 	c_unlock(c);
 }
@@ -722,8 +727,8 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
  * a free burst of 2-16 per call spent 30% of the process in _int_free and _int_malloc). A
  * backlog (a slow grace period, a burst of deletions) is caught up by the next wave's rate, at
  * most BURST_MAX per call. The inline retire's appends count as calls (cur_sync): the slow call
- * after a run of them frees the run's share at once, RETIRE_RUN + 1 at the least rate, which
- * the tcache still holds. c locked or the owner's.
+ * after a run of them frees the run's share at once, GRACE_RETIRE_RUN + 1 at the least rate,
+ * well under what the tcache holds. c locked or the owner's.
  */
 static inline unsigned int burst(struct fcache *c)
 {
@@ -924,8 +929,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	 * run may retire more: it nests (put_nested). */
 	if (n) {
 		c->releasing = 1;
-		for (unsigned int i = 0; i < n; i++)
-			grace__fblk_release_ent(c->f, out[i]);
+		grace__fblk_release_run(c->f, out, n);
 		c->releasing = 0;
 	}
 	uint64_t calls = c->calls + 1;
@@ -943,6 +947,9 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 		step_ds = c->step_sealed - c->step_mark;
 		c->step_mark = c->step_sealed;
 	}
+	/* The window holds a run of entries of this call's kind: a function entry takes three
+	 * slots, and a window of fewer would send every rcu_retire_fn() out of line. */
+	c->run_slots = k * grace__fc_run;
 	cur_open(c);
 	own_exit(c, fast);
 	if (step_ck) {

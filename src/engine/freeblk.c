@@ -75,6 +75,31 @@ void grace__fblk_release_obj(struct grace__flavor *f, void *p)
 		grace__free_fn(p);
 }
 
+void grace__fblk_release_run(struct grace__flavor *f, const struct fent *out, unsigned int n)
+{
+#if GRACE__LIB_DEBUG
+	for (unsigned int i = 0; i < n; i++)
+		grace__fblk_release_ent(f, out[i]); /* each object's checks and poison */
+#else
+	/* One load of the hook for the run, as grace__fblk_release_obj() reads it: it is fixed
+	 * before the flavor's first queued object, so every entry here sees the same one. */
+	void (*hook)(void *) = grace_load_relaxed(&f->free_fn);
+
+	for (unsigned int i = 0; i < n; i++) {
+		void *p = out[i].p;
+
+		if (GRACE_UNLIKELY(p == NULL)) /* rcu_retire(NULL), or a function entry's NULL */
+			continue;
+		if (GRACE_UNLIKELY(out[i].fn != NULL))
+			out[i].fn(p);
+		else if (hook)
+			hook(p);
+		else
+			grace__free_fn(p);
+	}
+#endif
+}
+
 void grace__free_head(struct grace__flavor *f, struct rcu_head *head)
 {
 	/* func holds the head's offset in the object plus one (free.h). */

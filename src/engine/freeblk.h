@@ -69,6 +69,8 @@ static inline uint32_t grace__fblk_ent_at(const struct fblk *b, uint32_t i, stru
 
 /* The object's grace period has ended: free it with f's free function. NULL: nothing. */
 void grace__fblk_release_obj(struct grace__flavor *f, void *p);
+/* Release out[0..n) (grace__fblk_release_ent() each, in order), in one call. */
+void grace__fblk_release_run(struct grace__flavor *f, const struct fent *out, unsigned int n);
 
 #if GRACE__LIB_DEBUG
 /* Debug builds: the set of queued pointers (a pointer queued twice is reported, naming call,

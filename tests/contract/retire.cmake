@@ -9,6 +9,16 @@ grace_test(NAME contract_retire_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_
 # sealed full while a reader holds the grace period.
 grace_test(NAME contract_retire_short_steps SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c
            TIMEOUT 120 ENV GRACE_STEP_GARBAGE=16)
+# The inline run (GRACE_RETIRE_RUN, docs/build.md): 6 and 0 objects between two out-of-line
+# calls; a bad value warns, names the variable and keeps 2.
+grace_test(NAME contract_retire_run6 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c TIMEOUT 120
+           ARGS the_inline_run_is_GRACE_RETIRE_RUN_objects ENV GRACE_RETIRE_RUN=6)
+grace_test(NAME contract_retire_run0 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c TIMEOUT 120
+           ARGS the_inline_run_is_GRACE_RETIRE_RUN_objects ENV GRACE_RETIRE_RUN=0)
+grace_test(NAME env_retire_run_bad SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c TIMEOUT 120
+           ARGS the_inline_run_is_GRACE_RETIRE_RUN_objects ENV GRACE_RETIRE_RUN=33)
+set_tests_properties(env_retire_run_bad PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: GRACE_RETIRE_RUN=33: expected a whole number from 0 to 32 entries; using 2.*1 passed, 0 failed")
 # Grace periods stepped by the retiring threads (core/gp.c): a stuck reader, adoption by
 # synchronize and the worker, fork; with the most stepping, without membarrier, and with
 # stepping off.

@@ -20,6 +20,8 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -204,6 +206,90 @@ TEST(retire_frees_on_the_calling_thread_at_most_32_per_call)
 	       calls, most);
 	CHECK_MSG(__atomic_load_n(&frees_total, __ATOMIC_RELAXED) == calls, "%lu of %lu freed",
 		  frees_total, calls);
+	CHECK(!freed_twice);
+	empty_graveyard();
+}
+
+/* ---- the inline run: GRACE_RETIRE_RUN objects between two out-of-line calls ---- */
+
+/* docs/build.md, GRACE_RETIRE_RUN: rcu_retire() and rcu_retire_fn() append that many objects
+ * inline between two out-of-line calls (2 unset or out of range). Where the inline path is
+ * closed (debug and TSan builds, no membarrier: docs/api.md, rcu_retire(), "Misuse"), every
+ * call is out of line. */
+static unsigned int expected_run(void)
+{
+#if GRACE__DEBUG || GRACE__TSAN_MODE
+	return 0;
+#else
+	const char *e = getenv("GRACE_RETIRE_RUN");
+	char *end;
+	long v;
+
+	if (strcmp(grace_membarrier_mode(), "membarrier") != 0)
+		return 0;
+	if (!e || !*e)
+		return 2;
+	v = strtol(e, &end, 10);
+	return *end || v < 0 || v > 32 ? 2u : (unsigned int)v;
+#endif
+}
+
+static void counted_fn(void *p)
+{
+	bury((struct node *)p);
+}
+
+/* How many calls in a row stay inline between two out-of-line calls, most often, over 20000
+ * calls. A call stayed inline when the thread's window on its block (the inline path's
+ * struct grace__retire, <grace/internal/retire.h>) only moved its count by the call's slots;
+ * an out-of-line call reopens the window (a new limit) or leaves it closed. Runs of 0 count
+ * only if no other occurs: the call after a block was sealed goes out of line too, to start
+ * the next block. */
+static unsigned int inline_run(bool fn)
+{
+	unsigned long hist[64] = { 0 };
+	unsigned int streak = 0;
+	uint32_t k = fn ? 3u : 1u;
+
+	for (int i = 0; i < 20000; i++) {
+		struct grace__retire *t = grace__memb_retire;
+		uint32_t n0 = t ? t->n : 0, l0 = t ? t->lim : 0;
+
+		if (fn)
+			rcu_retire_fn(counted_fn, node_new());
+		else
+			rcu_retire(node_new());
+		if (t && grace__memb_retire == t && l0 && t->lim == l0 && t->n == n0 + k) {
+			streak++;
+		} else {
+			if (streak < 64)
+				hist[streak]++;
+			streak = 0;
+		}
+	}
+	unsigned int best = 0;
+	for (unsigned int r = 1; r < 64; r++)
+		if (hist[r] > (best ? hist[best] : 0ul))
+			best = r;
+	return best;
+}
+
+TEST(the_inline_run_is_GRACE_RETIRE_RUN_objects)
+{
+	unsigned int run = expected_run();
+
+	/* Run alone (ctest's contract_retire_run*), the first test did not set the hook. */
+	(void)grace_rcu_set_free_hook(rcu_hook);
+	reset();
+	unsigned int r = inline_run(false), rf = inline_run(true);
+	free_rcu_barrier();
+	printf("  GRACE_RETIRE_RUN %u: %u calls inline between two out of line (rcu_retire()), %u "
+	       "(rcu_retire_fn())\n",
+	       run, r, rf);
+	CHECK_MSG(r == run, "rcu_retire(): %u calls inline between two out of line; %u expected", r,
+		  run);
+	CHECK_MSG(rf == run,
+		  "rcu_retire_fn(): %u calls inline between two out of line; %u expected", rf, run);
 	CHECK(!freed_twice);
 	empty_graveyard();
 }

@@ -84,7 +84,7 @@ def configure(tree, scratch, kind):
     flags = {"release": "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
              "debug": "-DCMAKE_BUILD_TYPE=Debug -DGRACE_DEBUG=ON"}[kind]
     if not os.path.exists(os.path.join(bdir, "build.ninja")):
-        r = sh(f"cmake -S '{tree}' -B '{bdir}' -G Ninja -DGRACE_BENCH=OFF {flags}")
+        r = sh(f"cmake -S '{tree}' -B '{bdir}' -G Ninja -DGRACE_TESTS=ON -DGRACE_BENCH=OFF {flags}")
         if r.returncode:
             sys.exit("configure failed: " + r.stdout[-2000:])
     return bdir
