@@ -8,10 +8,10 @@
  *
  * Pool elements age by "synchronize", which hazard pointers do not have: this file gives them
  * one, written over the public layout (struct grace_hazptr's ptr and fence) the way the
- * library's scan works: barrier M (membarrier, or a full fence where the records say the
- * fallback is in force), then every reader hazard pointer that holds a value is waited for until
- * its protection ends (its value changes, or its thread's unlock count moves). So the pool
- * paths check the library's protect (publish, barrier P, validate) against an independent scan,
+ * library's scan works: barrier M (membarrier, or a full fence where the library chose the
+ * fallback), then every reader hazard pointer that holds a value is waited for until its
+ * protection ends (its value changes, or the unlock count of its nesting level moves). So the
+ * pool paths check the library's protect (publish, barrier P, validate) against an independent scan,
  * and the heap paths check the library's own scan and free.
  *
  *   hazptr         correct protect: must pass (tests/torture/runs.list: hazptr*)
@@ -28,10 +28,12 @@
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <grace/arch/atomic.h>
+#include <grace/diag.h>
 #include <grace/hazptr.h>
 
 #include "torture.h"
@@ -41,8 +43,11 @@
 
 struct hp_tslot {
 	struct grace_hazptr *h[HP_NEST];
-	uint64_t unlocks; /* atomic: bumped after each protection ends */
-	int used;         /* under slot_lock */
+	/* atomic, one per nesting level: bumped after that level's protection ends. Per level,
+	 * not per thread: an inner protection that ends must not let a scan stop waiting for the
+	 * outer one, which still holds its element. */
+	uint64_t unlocks[HP_NEST];
+	int used; /* under slot_lock */
 };
 
 static struct hp_tslot slots[HP_THREADS];
@@ -114,7 +119,7 @@ static void hp_unlock(unsigned int d, int idx)
 	(void)d;
 	hazptr_reset(me->h[idx]);
 	/* Release: after the reset; the scan below reads it with acquire. */
-	__atomic_fetch_add(&me->unlocks, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&me->unlocks[idx], 1, __ATOMIC_RELEASE);
 	level = (unsigned int)idx;
 }
 
@@ -146,7 +151,9 @@ static bool hp_ongoing(void)
  * readers' fence. */
 static void barrier_m(void)
 {
-	if (slots[0].h[0] && slots[0].h[0]->fence) {
+	/* The library's choice, which every record's fence word follows (src/hazptr/record.c):
+	 * read here rather than from a record, which may not exist yet. */
+	if (strcmp(grace_membarrier_mode(), "fence") == 0) {
 		grace_smp_mb(); /* TSan builds: an RMW it models (arch/atomic.h) */
 		return;
 	}
@@ -157,26 +164,29 @@ static void barrier_m(void)
 /* Every protection in force after barrier M has ended (see the top of the file). */
 static void hp_sync(unsigned int d)
 {
-	unsigned int n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+	uint64_t seq[HP_THREADS][HP_NEST]; /* 64 KiB each: several threads sync at once */
 	void *val[HP_THREADS][HP_NEST];
-	uint64_t seq[HP_THREADS];
+	unsigned int n;
 
 	(void)d;
 	barrier_m();
-	for (unsigned int i = 0; i < n; i++) {
-		seq[i] = __atomic_load_n(&slots[i].unlocks, __ATOMIC_ACQUIRE);
+	/* After barrier M, as every record's value: a reader that took a new slot and then
+	 * published before M is seen here, its slot count with its publication. (Loaded before
+	 * M, the count could miss a slot whose reader validated against the old element.) */
+	n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < n; i++)
 		for (int k = 0; k < HP_NEST; k++) {
 			struct grace_hazptr *h = __atomic_load_n(&slots[i].h[k], __ATOMIC_ACQUIRE);
+			seq[i][k] = __atomic_load_n(&slots[i].unlocks[k], __ATOMIC_ACQUIRE);
 			val[i][k] = h ? __atomic_load_n(&h->ptr, __ATOMIC_ACQUIRE) : NULL;
 		}
-	}
 	for (unsigned int i = 0; i < n; i++)
 		for (int k = 0; k < HP_NEST; k++) {
 			if (!val[i][k])
 				continue;
 			while (__atomic_load_n(&slots[i].h[k]->ptr, __ATOMIC_ACQUIRE) ==
 				       val[i][k] &&
-			       __atomic_load_n(&slots[i].unlocks, __ATOMIC_ACQUIRE) == seq[i])
+			       __atomic_load_n(&slots[i].unlocks[k], __ATOMIC_ACQUIRE) == seq[i][k])
 				sched_yield();
 		}
 }
@@ -203,7 +213,7 @@ static int hp_hook(unsigned int d, void (*fn)(void *))
 }
 static const char *hp_mode(void)
 {
-	return slots[0].h[0] && slots[0].h[0]->fence ? "fence fallback" : "membarrier";
+	return strcmp(grace_membarrier_mode(), "fence") == 0 ? "fence fallback" : "membarrier";
 }
 static int hp_init(void)
 {
