@@ -50,6 +50,15 @@ void grace__fblk_dbg_unlock(void)
 }
 #endif
 
+/* Free p with the flavor's free function: its hook, or free(). */
+static inline void free_with(void (*hook)(void *), void *p)
+{
+	if (hook)
+		hook(p);
+	else
+		grace__free_fn(p);
+}
+
 /* The object's grace period has ended: free it, with f's free function (its hook, or free()).
  * A NULL pointer (rcu_retire(NULL) appends it on the fast path) frees nothing. */
 void grace__fblk_release_obj(struct grace__flavor *f, void *p)
@@ -69,10 +78,7 @@ void grace__fblk_release_obj(struct grace__flavor *f, void *p)
 	if (!hook)
 		memset(p, POISON_BYTE, malloc_usable_size(p));
 #endif
-	if (hook)
-		hook(p);
-	else
-		grace__free_fn(p);
+	free_with(hook, p);
 }
 
 void grace__fblk_release_run(struct grace__flavor *f, const struct fent *out, unsigned int n)
@@ -92,10 +98,8 @@ void grace__fblk_release_run(struct grace__flavor *f, const struct fent *out, un
 			continue;
 		if (GRACE_UNLIKELY(out[i].fn != NULL))
 			out[i].fn(p);
-		else if (hook)
-			hook(p);
 		else
-			grace__free_fn(p);
+			free_with(hook, p);
 	}
 #endif
 }
