@@ -253,13 +253,19 @@ static unsigned int inline_run(bool fn)
 
 	for (int i = 0; i < 20000; i++) {
 		struct grace__retire *t = grace__memb_retire;
-		uint32_t n0 = t ? t->n : 0, l0 = t ? t->lim : 0;
+		/* Relaxed loads: a thread that takes the cache (its monitor) writes n and lim too.
+		 * A call during such a take counts as out of line; the run that occurs most does
+		 * not move. */
+		uint32_t n0 = t ? __atomic_load_n(&t->n, __ATOMIC_RELAXED) : 0;
+		uint32_t l0 = t ? __atomic_load_n(&t->lim, __ATOMIC_RELAXED) : 0;
 
 		if (fn)
 			rcu_retire_fn(counted_fn, node_new());
 		else
 			rcu_retire(node_new());
-		if (t && grace__memb_retire == t && l0 && t->lim == l0 && t->n == n0 + k) {
+		if (t && grace__memb_retire == t && l0 &&
+		    __atomic_load_n(&t->lim, __ATOMIC_RELAXED) == l0 &&
+		    __atomic_load_n(&t->n, __ATOMIC_RELAXED) == n0 + k) {
 			streak++;
 		} else {
 			if (streak < 64)
