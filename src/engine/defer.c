@@ -749,7 +749,7 @@ bool grace__dcache_slow(struct grace__flavor *f, void (*fn)(void *), void *p)
 		return false;
 	fast = own_enter(c, "defer_rcu");
 	cur_sync(c);
-	c->rt.lim = 0;
+	grace_store_relaxed(&c->rt.lim, 0u);
 	/* A full cur is sealed (full): the pass runs it after its grace period. */
 	b = cur_room(c, 3u, DBLK_N, &full);
 	if (!b) {
@@ -915,7 +915,7 @@ static void dcache_retire(struct fcache *c)
 	grace__lock(&d_lock);
 	c_lock(c);
 	cur_sync(c);
-	c->rt.lim = 0;
+	grace_store_relaxed(&c->rt.lim, 0u);
 	grace_store_relaxed(&c->dead, 1u); /* relaxed: read with the cache held (its lock) */
 	gone = d_unused(c);
 	if (gone) {
@@ -959,7 +959,8 @@ static bool dcache_atfork_child(struct fcache *c)
 
 	grace_store_relaxed(&c->dwaiting, 0u);
 	cur_sync(c);
-	c->rt.lim = 0; /* the next defer_rcu() is a slow call, which may post the pass */
+	grace_store_relaxed(&c->rt.lim,
+			    0u); /* the next defer_rcu() is a slow call, which may post the pass */
 	if (c->cons && !pthread_equal(c->cons_tid, self))
 		c->cons = 0;
 	if (c->in_pass && !pthread_equal(c->pass_tid, self)) {

@@ -216,9 +216,9 @@ static inline void cur_open(struct fcache *c)
 			 lim = b->n + (c->deferred ? DEFER_RUN_SLOTS : c->run_slots);
 		c->rt.slot = b->p;
 		grace_store_relaxed(&c->rt.n, b->n); /* relaxed: activity() */
-		c->rt.lim = lim < cap ? lim : cap;
+		grace_store_relaxed(&c->rt.lim, lim < cap ? lim : cap);
 	} else {
-		c->rt.lim = 0;
+		grace_store_relaxed(&c->rt.lim, 0u);
 		grace_store_relaxed(&c->rt.n, 0u);
 		c->rt.slot = NULL;
 	}
@@ -232,7 +232,10 @@ static inline void cur_open(struct fcache *c)
 static inline void cur_close(struct fcache *c)
 {
 	c->cur = NULL;
-	c->rt.lim = 0;
+	/* Relaxed stores of lim here and at every other store: the owner and a thread that took
+	 * the cache never race on it (the busy/steal pair orders them), but a look from outside
+	 * that pair, as the inline-run contract test takes, must not be a data race. */
+	grace_store_relaxed(&c->rt.lim, 0u);
 	grace_store_relaxed(&c->rt.n, 0u);
 	c->rt.slot = NULL;
 }

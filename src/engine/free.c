@@ -841,7 +841,7 @@ static GRACE_NOINLINE bool put_nested(struct fcache *c, void (*fn)(void *), void
 	struct fblk *b;
 
 	cur_sync(c);
-	c->rt.lim = 0;
+	grace_store_relaxed(&c->rt.lim, 0u);
 	bool sealed = false;
 	b = cur_room(c, k, FBLK_N, &sealed);
 	if (!b) {
@@ -890,7 +890,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	cur_sync(c);
 	/* Closed for the call: an inline retire made by a function this call runs (a deleter that
 	 * retires what its object points to) takes the nested path instead (put_nested). */
-	c->rt.lim = 0;
+	grace_store_relaxed(&c->rt.lim, 0u);
 	bool sealed = false; /* a cur with no room for a function entry's three slots */
 	b = cur_room(c, k, FBLK_N, &sealed);
 	if (GRACE_UNLIKELY(!b)) {
