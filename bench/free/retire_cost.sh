@@ -17,11 +17,15 @@
 #   in_call     instructions per call inside the measured function and everything it calls:
 #               the library's out-of-line work and the frees it performs on this thread;
 #   process     instructions per object of the whole process (every thread: the library's
-#               workers, liburcu's defer thread), minus the floor's (free at once).
+#               workers, liburcu's defer thread), minus the floor's (free at once);
+#   library     instructions per object in grace's own code (every function of src/ and of
+#               include/grace/, the inline fast path included, on any thread), the frees left
+#               out (grace only).
 # Instruction counts do not depend on the load: run anywhere. But valgrind runs one thread at a
 # time, so when grace periods end, and so how many frees a call performs (in_call) and how long
 # a waiting thread spins (process), varies from run to run; fast_path, self and slow_share do
-# not. Writes DIR/retire_cost.csv.
+# not, and library moves by a few tenths: the column to compare two builds of grace by.
+# Writes DIR/retire_cost.csv.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -33,7 +37,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --n) n=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
-    -h|--help) sed -n '3,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,28p' "$0"; exit 0 ;;
     *) echo "retire_cost.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -53,7 +57,7 @@ total=$((n * reps))
 designs=(free grace-retire grace-retire-fn grace-free-ms)
 "$exe" urcu-defer 1 1 >/dev/null 2>&1 && designs+=(urcu-defer)
 csv=$out/retire_cost.csv
-echo "design,objects,fast_path,self,slow_share,in_call,process" >"$csv"
+echo "design,objects,fast_path,self,slow_share,in_call,process,library" >"$csv"
 floor=0
 for d in "${designs[@]}"; do
   case $d in
@@ -69,7 +73,20 @@ for d in "${designs[@]}"; do
     awk '/PROGRAM TOTALS/ && t == "" { t = $1; gsub(",", "", t) } END { print t + 0 }')
   self=$(cg_fn_count "$tmp/cg.out" "$fn" self)
   incl=$(cg_fn_count "$tmp/cg.out" "$fn" inclusive)
-  fp="" slow=""
+  fp="" slow="" lib=""
+  case $d in grace-*)
+    # The library's own functions: those whose file lies under src/ or include/grace/ of
+    # this tree (callgrind names each piece of inlined code by its file).
+    # callgrind_annotate names files under its working directory relative to it: run there.
+    lib=$(cd "$root" && callgrind_annotate --auto=no --threshold=100 --inclusive=no "$tmp/cg.out" 2>/dev/null |
+      awk -v r="$root/" '$1 ~ /^[0-9,]+$/ {
+          for (i = 2; i < NF; i++) if ($i ~ /%\)$/) break
+          w = $(i + 1)
+          if (index(w, r) == 1) w = substr(w, length(r) + 1)
+          if (index(w, "src/") == 1 || index(w, "include/grace/") == 1) {
+            c = $1; gsub(",", "", c); s += c } }
+        END { print s + 0 }') ;;
+  esac
   case $d in grace-retire*)
     fp=$(cg_straight_path "$exe" "$fn" | cg_fast_count)
     slow=$(cg_calls_out "$tmp/cg.out" "$fn") ;;
@@ -79,11 +96,12 @@ for d in "${designs[@]}"; do
   per() { awk -v a="$1" -v t=$total 'BEGIN { printf "%.1f", a / t }'; }
   [ $d = free ] && floor=$(per "$tot")
   proc=$(awk -v a="$tot" -v t=$total -v f="$floor" 'BEGIN { printf "%.1f", a / t - f }')
-  echo "$d,$total,$fp,$(per "$self"),$share,$(per "$incl"),$proc" >>"$csv"
+  [ -n "$lib" ] && lib=$(per "$lib")
+  echo "$d,$total,$fp,$(per "$self"),$share,$(per "$incl"),$proc,$lib" >>"$csv"
 done
 echo
-echo "| design | fast path | self / call | out of line | in the call / call | process / object, over free() |"
-echo "|---|---:|---:|---:|---:|---:|"
-tail -n +2 "$csv" | awk -F, '{ printf "| %s | %s | %s | %s | %s | %s |\n", $1, ($3 == "" ? "-" : $3), $4, ($5 == "" ? "-" : $5), $6, $7 }'
+echo "| design | fast path | self / call | out of line | in the call / call | process / object, over free() | library / object |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+tail -n +2 "$csv" | awk -F, '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, ($3 == "" ? "-" : $3), $4, ($5 == "" ? "-" : $5), $6, $7, ($8 == "" ? "-" : $8) }'
 echo
 echo "(instructions, callgrind; $total objects each; $csv)"

@@ -74,7 +74,7 @@ struct fcache {
 	uint64_t step_sealed; /* slots sealed, ever (by any holder of c; step_pace()) */
 	uint64_t step_mark;   /* step_sealed at the owner's last start (owner, holding c) */
 	/* The owner's alone, written after its call lets c go (step_pace()): */
-	uint32_t step_len; /* slots that let the owner start one (0: the least) */
+	uint32_t step_len; /* slots that let the owner start one (free.c, step_len_of()) */
 	uint64_t step_t;   /* when the owner last started one (ns; 0: never) */
 	/* A deferred cache (defer_rcu(): "Deferred caches" below); unused in the others. mon is
 	 * its pass. */

@@ -160,6 +160,15 @@ static inline bool gp_moved(struct grace__gp *gp, uint64_t seq0)
 	return (grace_load_relaxed(&gp->seq) >> 2) != (seq0 >> 2);
 }
 
+/* A step's length (step_len()) of n slots: at least STEP_LEAST, at most g_step_begin (which wins
+ * over STEP_LEAST). */
+static inline uint32_t step_len_of(uint64_t n)
+{
+	if (n < STEP_LEAST)
+		n = STEP_LEAST;
+	return n < g_step_begin ? (uint32_t)n : g_step_begin;
+}
+
 /* The TLS pointer of slot s, through which the inline retire finds the thread's cache. */
 static inline struct grace__retire **rt_tls(int s)
 {
@@ -232,6 +241,18 @@ void grace__fc_seal(struct fcache *c)
 	cur_close(c);
 }
 
+/* b, the first sealed block, is empty: off the list, kept as the spare or freed. c held. */
+static inline void drop_first(struct fcache *c, struct fblk *b)
+{
+	c->first = b->next;
+	if (!c->first)
+		c->last = NULL;
+	if (!c->spare)
+		c->spare = b;
+	else
+		free(b);
+}
+
 /* Take up to max entries whose grace period has ended, oldest first, into out. c locked. */
 static inline unsigned int pop_ready(struct fcache *c, unsigned int max, struct fent *out)
 {
@@ -251,17 +272,32 @@ static inline unsigned int pop_ready(struct fcache *c, unsigned int max, struct 
 			h = grace__fblk_ent_at(b, h, &out[n++]);
 		c->held -= h - b->head;
 		b->head = h;
-		if (h == end) {
-			c->first = b->next;
-			if (!c->first)
-				c->last = NULL;
-			if (!c->spare)
-				c->spare = b;
-			else
-				free(b);
-		}
+		if (h == end)
+			drop_first(c, b);
 	}
 	return n;
+}
+
+/* Release up to max entries whose grace period has ended, oldest first, straight from their
+ * blocks (grace__fblk_release_from(), which moves the head past them after they ran). An emptied
+ * block is unlinked after its entries ran (a call they made may have sealed a block behind it:
+ * its next is read now) and kept as the spare or freed. c held by the owner, releasing set. */
+static inline void release_ready(struct fcache *c, struct grace__gp *gp, uint32_t max)
+{
+	struct fblk *b;
+
+	while (max && (b = c->first) != NULL) {
+		if (!b->done) {
+			/* Acquire ((2) at the top): the frees after it follow the grace period. */
+			if (!grace__gp_done(gp, b->cookie))
+				break;
+			b->done = 1;
+		}
+		max -= grace__fblk_release_from(b, max, &c->held);
+		if (b->head < b->n)
+			break; /* max reached */
+		drop_first(c, b);
+	}
 }
 
 /* Empty the cache: every block, sealed ones first, cur last with a cookie taken now. c locked
@@ -271,7 +307,11 @@ static struct fblk *detach(struct fcache *c)
 	struct fblk *l = c->first;
 
 	cur_sync(c);
-	if (c->cur) {
+	if (c->cur && c->cur->n == 0 && !c->spare) {
+		/* Opened after a seal and never appended to (cache_put()): a spare again. */
+		c->spare = c->cur;
+		cur_close(c);
+	} else if (c->cur) {
 		struct fblk *b = c->cur;
 		b->cookie = grace__gp_snap(c->f->gp);
 		b->done = 0;
@@ -470,7 +510,8 @@ void grace__free_atfork_child(void)
 		if (c == ftls.c[0] || c == ftls.c[1])
 			continue;
 		c->ghost = 1;
-		if (!c->mon_armed && !c->held && !c->cur && !c->first) {
+		cur_sync(c); /* its owner's inline appends, into held */
+		if (!c->mon_armed && !c->held && (!c->cur || !c->cur->n) && !c->first) {
 			cache_unlink(c);
 			grace_list_add(&c->link, &gone);
 		}
@@ -478,6 +519,7 @@ void grace__free_atfork_child(void)
 	grace__free_atfork_parent();
 	CACHES_FOR_EACH_SAFE(c, &gone)
 	{
+		free(c->cur); /* empty (cache_put() opens one after a seal) */
 		free(c->spare);
 		free(c);
 	}
@@ -543,6 +585,7 @@ static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 	memset(c, 0, sizeof(*c));
 	c->f = f;
 	c->run_slots = grace__fc_run; /* a run of pointers, until a slow call says otherwise */
+	c->step_len = step_len_of(0); /* the least, until the first start (step_pace()) */
 	grace__lock(&all_lock);
 	grace_list_add(&c->link, &all_caches);
 	grace_store_relaxed(&f->free_used, 1u); /* the hook is fixed (grace__free_hook) */
@@ -730,9 +773,8 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
  * after a run of them frees the run's share at once, GRACE_RETIRE_RUN + 1 at the least rate,
  * well under what the tcache holds. c locked or the owner's.
  */
-static inline unsigned int burst(struct fcache *c)
+static inline unsigned int burst(struct fcache *c, struct grace__gp *gp, uint64_t seq)
 {
-	uint64_t seq = grace_load_relaxed(&c->f->gp->seq);
 	uint32_t calls = 1u + c->fast_calls;
 
 	c->fast_calls = 0;
@@ -741,7 +783,7 @@ static inline unsigned int burst(struct fcache *c)
 		size_t ready = 0;
 		for (struct fblk *b = c->first; b; b = b->next) {
 			/* Acquire ((2) at the top), as in pop_ready. */
-			if (!b->done && !grace__gp_done(c->f->gp, b->cookie))
+			if (!b->done && !grace__gp_done(gp, b->cookie))
 				break;
 			b->done = 1;
 			ready += b->n - b->head;
@@ -788,11 +830,11 @@ static inline unsigned int burst(struct fcache *c)
  * and whether the step may start a grace period. c held by the owner.
  */
 
+/* The bounds are applied where the length is set (cache_new(), step_pace()): this is read at
+ * every slow call, twice. */
 static inline uint32_t step_len(const struct fcache *c)
 {
-	uint32_t n = c->step_len > STEP_LEAST ? c->step_len : STEP_LEAST;
-
-	return n < g_step_begin ? n : g_step_begin;
+	return c->step_len;
 }
 
 /* The owner started (or tried to start) a grace period: the next length, from the ds slots it
@@ -807,14 +849,12 @@ static GRACE_NOINLINE void step_pace(struct fcache *c, const struct grace__gp *g
 	uint64_t n = c->step_t ? grace__barrier_pace(&gp->step_cost, ds, now - c->step_t, STEP_GAP)
 			       : 0;
 
-	c->step_len = n < g_step_begin ? (uint32_t)n : g_step_begin;
+	c->step_len = step_len_of(n);
 	c->step_t = now;
 }
 
-static inline uint64_t step_of(struct fcache *c, bool *may_begin)
+static inline uint64_t step_of(struct fcache *c, struct grace__gp *gp, bool *may_begin)
 {
-	struct grace__gp *gp = c->f->gp;
-
 	if (!gp->step || !c->last)
 		return 0;
 	uint64_t sq = grace_load_relaxed(&gp->seq); /* a hint: the step decides under its CAS */
@@ -868,8 +908,7 @@ static GRACE_NOINLINE bool put_nested(struct fcache *c, void (*fn)(void *), void
 static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, void (*fn)(void *),
 							    void *p, enum put_kind kind)
 {
-	struct fent out[BURST_OUT];
-	unsigned int n, k = fn ? 3u : 1u;
+	unsigned int k = fn ? 3u : 1u;
 	bool arm = false;
 	size_t held;
 	struct fblk *b;
@@ -877,6 +916,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 
 	if (GRACE_UNLIKELY(c->releasing))
 		return put_nested(c, fn, p);
+	struct grace__gp *gp = c->f->gp;
 	fast = own_enter(c, put_call(c->f, kind));
 
 	/* The slow path may take the lock after the exit handler emptied every cache: a pointer
@@ -904,6 +944,10 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	}
 	b->p[b->n++] = p;
 	c->held += k;
+	/* One look at seq for the call's hints (relaxed: it orders nothing): the seal below and
+	 * the wave of burst(). A stale value seals early or late, which only moves the cookie,
+	 * and moves a rate by one wave. */
+	uint64_t seq = grace_load_relaxed(&gp->seq);
 	/* Sealed when full, when a grace period ended since its first slot, or (stepping) once it
 	 * holds a step's length while none is under way: what the next step may start a grace
 	 * period for (step_len()). While one is under way no step can start one, and a block
@@ -911,27 +955,35 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	 * gp_moved() seals before the step that may start the next): so the block fills
 	 * instead. A slow or stalled reader's garbage then costs its slot, not a part-filled
 	 * block of 1 KB per step's length (bench/smr --stall: 95 bytes an object, 48 of them
-	 * blocks). grace__gp_in_progress() is a relaxed load that orders nothing: it only
-	 * chooses when to seal, a stale value seals early or late, and a later seal only gives
-	 * a later cookie; the cookie itself is taken in grace__fc_seal() by grace__gp_snap(),
+	 * blocks). The seq read above (relaxed) orders nothing: it only chooses when to seal,
+	 * a stale value seals early or late, and a later seal only gives a later cookie; the cookie itself is taken in grace__fc_seal() by grace__gp_snap(),
 	 * whose full barrier orders this thread's appends before it (argument (1) at the top). */
-	if (b->n == FBLK_N || gp_moved(c->f->gp, c->cur_seq) ||
-	    (c->f->gp->step && b->n >= step_len(c) && !grace__gp_in_progress(c->f->gp)))
+	if (b->n == FBLK_N || (seq >> 2) != (c->cur_seq >> 2) ||
+	    (gp->step && b->n >= step_len(c) && !(seq & GRACE__SEQ_STATE_MASK)))
 		grace__fc_seal(c);
-	n = pop_ready(c, burst(c), out);
+	/* The ready entries are freed before the cache is let go: a barrier that takes it next
+	 * (free_rcu_barrier) must find them freed, not in flight on this thread. A function they
+	 * run may retire more: it nests (put_nested). */
+	c->releasing = 1;
+	release_ready(c, gp, burst(c, gp, seq));
+	c->releasing = 0;
+	/* A block this call sealed: the next one starts now, from the spare, so that the window
+	 * opens on it and the next call stays inline (else the call after each seal went out of
+	 * line too: one call in six of bench/free/retire_cost.sh's). The spare only, which
+	 * release_ready() has just refilled in the steady state: no malloc() for a thread that
+	 * may not retire again. The block stays empty until an append (detach() keeps it as the
+	 * spare). Its cur_seq is taken at the end of the call (opened), after the step, which
+	 * may end a grace period: taken before, the next call would seal the block at once. */
+	bool opened = false;
+	if (!c->cur && c->spare) {
+		c->cur = grace__fc_blk_new(c);
+		opened = true;
+	}
 	if (c->first && c->first->done && c->first->head < c->first->n &&
 	    c->first->p[c->first->head] != GRACE__RETIRE_FN_MARK)
 		/* The next call frees this pointer: start the miss on the allocator's header now
 		 * (glibc reads the chunk's size word just below it), a call ahead of the free. */
 		__builtin_prefetch((char *)c->first->p[c->first->head] - sizeof(void *), 1, 3);
-	/* The ready entries are freed before the cache is let go: a barrier that takes it next
-	 * (free_rcu_barrier) must find them freed, not in flight on this thread. A function they
-	 * run may retire more: it nests (put_nested). */
-	if (n) {
-		c->releasing = 1;
-		grace__fblk_release_run(c->f, out, n);
-		c->releasing = 0;
-	}
 	uint64_t calls = c->calls + 1;
 	grace_store_relaxed(&c->calls, calls); /* the monitor's first look reads it unlocked */
 	held = c->held;
@@ -941,7 +993,7 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 		arm = true;
 	}
 	bool may_begin = false;
-	uint64_t step_ck = step_of(c, &may_begin);
+	uint64_t step_ck = step_of(c, gp, &may_begin);
 	uint64_t step_ds = 0;
 	if (may_begin) {
 		step_ds = c->step_sealed - c->step_mark;
@@ -953,10 +1005,14 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	cur_open(c);
 	own_exit(c, fast);
 	if (step_ck) {
-		c->f->gp->step(c->f->gp, step_ck, may_begin);
+		gp->step(gp, step_ck, may_begin);
 		if (may_begin)
-			step_pace(c, c->f->gp, step_ds);
+			step_pace(c, gp, step_ds);
 	}
+	/* The owner's alone, as step_len (no thread that takes c reads it): written after the
+	 * call let c go. Relaxed: the seal's hint. */
+	if (opened)
+		c->cur_seq = grace_load_relaxed(&gp->seq);
 	if (arm)
 		grace__engine_call_patient(c->f, &c->mon, mon_cb);
 	if (GRACE_UNLIKELY(held > THREAD_HARD))

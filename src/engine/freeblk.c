@@ -104,6 +104,47 @@ void grace__fblk_release_run(struct grace__flavor *f, const struct fent *out, un
 #endif
 }
 
+uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held)
+{
+	uint32_t k = 0, h0 = b->head, h = h0, end = b->n; /* b is sealed: n is fixed */
+#if GRACE__LIB_DEBUG
+	while (k < max && h < end) {
+		struct fent e;
+
+		h = grace__fblk_ent_at(b, h, &e);
+		k++;
+		grace__fblk_release_ent(b->f, e); /* each object's checks and poison */
+	}
+#else
+	/* One load of the hook for the run, as in grace__fblk_release_run(). */
+	void (*hook)(void *) = grace_load_relaxed(&b->f->free_fn);
+
+	while (k < max && h < end) {
+		void *p = b->p[h];
+
+		k++;
+		if (GRACE_UNLIKELY(p == GRACE__RETIRE_FN_MARK)) {
+			void (*fn)(void *) = (void (*)(void *))(uintptr_t)b->p[h + 1];
+
+			p = b->p[h + 2];
+			h += 3;
+			if (p) /* a function entry's NULL: nothing */
+				fn(p);
+		} else {
+			h++;
+			if (GRACE_LIKELY(p != NULL)) /* rcu_retire(NULL) appends it */
+				free_with(hook, p);
+		}
+	}
+#endif
+	/* Off the cache once the run is done: what the entries' functions may do meanwhile (retire
+	 * more: put_nested) appends to cur and seals behind this block, and reads neither b's
+	 * head nor the count in held of what this run releases. */
+	b->head = h;
+	*held -= h - h0;
+	return k;
+}
+
 void grace__free_head(struct grace__flavor *f, struct rcu_head *head)
 {
 	/* func holds the head's offset in the object plus one (free.h). */

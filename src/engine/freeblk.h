@@ -69,6 +69,10 @@ static inline uint32_t grace__fblk_ent_at(const struct fblk *b, uint32_t i, stru
 
 /* The object's grace period has ended: free it with f's free function. NULL: nothing. */
 void grace__fblk_release_obj(struct grace__flavor *f, void *p);
+/* Release up to max entries of b from its head on, in order, straight from the block, then move
+ * b's head past them and take their slots off *held. Returns how many were released. The caller
+ * holds b's cache and keeps b alive until this returns. */
+uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held);
 /* Release out[0..n) (grace__fblk_release_ent() each, in order), in one call. */
 void grace__fblk_release_run(struct grace__flavor *f, const struct fent *out, unsigned int n);
 

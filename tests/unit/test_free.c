@@ -48,6 +48,13 @@ struct far_obj {
 };
 
 static uint64_t n_alloc, n_freed, n_bad;
+/* bound_holds_while_a_reader_stalls: its flood's objects carry FLOOD_TAG in seq, and
+ * g_stall_holds is set while its reader is inside the section that began before the flood
+ * (set after the lock, cleared before the unlock). A flood object freed while it is set was
+ * freed before a grace period ended: n_early. */
+#define FLOOD_TAG 0x80000000u
+static int g_stall_holds;
+static uint64_t n_early;
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *q_ring[QUARANTINE];
 static unsigned long q_head;
@@ -62,6 +69,11 @@ static void checked_free(void *p)
 		fprintf(stderr, "  checked_free(%p): not an object the test queued (magic %#x)\n",
 			p, m);
 	}
+	/* Acquire: pairs with the reader's release clear of the flag before its unlock (a set
+	 * flag read here means the reader had not reached its unlock yet). */
+	if ((((const struct obj *)p)->seq & FLOOD_TAG) &&
+	    __atomic_load_n(&g_stall_holds, __ATOMIC_ACQUIRE))
+		__atomic_fetch_add(&n_early, 1, __ATOMIC_RELAXED);
 	__atomic_store_n((uint32_t *)p, MAGIC_DEAD, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&n_freed, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&q_lock);
@@ -615,8 +627,10 @@ static void *stalling_reader(void *arg)
 {
 	struct bound_arg *b = (struct bound_arg *)arg;
 	rcu_read_lock();
+	__atomic_store_n(&g_stall_holds, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&b->hold, 1, __ATOMIC_RELEASE);
 	gt_sleep_ms(2500);
+	__atomic_store_n(&g_stall_holds, 0, __ATOMIC_RELEASE);
 	rcu_read_unlock();
 	return NULL;
 }
@@ -626,7 +640,7 @@ static void *flooder(void *arg)
 	struct bound_arg *b = (struct bound_arg *)arg;
 	uint64_t f0 = freed(), a0 = allocated(), t0 = gt_now_ns();
 	for (int i = 0; i < 100000; i++) {
-		free_rcu(obj_new((uint32_t)i), rh);
+		free_rcu(obj_new((uint32_t)i | FLOOD_TAG), rh);
 		uint64_t pend = (allocated() - a0) - (freed() - f0);
 		if (pend > b->max_pending)
 			b->max_pending = pend;
@@ -671,6 +685,12 @@ TEST(bound_holds_while_a_reader_stalls)
 	printf("  %llu queued, at most %llu waiting at once (bound %llu)\n",
 	       (unsigned long long)b.queued, (unsigned long long)b.max_pending,
 	       (unsigned long long)bound);
+	/* Past the bound, a call waits for the oldest block's grace period at most the stall
+	 * timeout and then frees what has ended: nothing the stalled reader may hold. */
+	CHECK_MSG(__atomic_load_n(&n_early, __ATOMIC_RELAXED) == 0,
+		  "%llu objects of the flood freed while the reader that began before it held its "
+		  "section",
+		  (unsigned long long)__atomic_load_n(&n_early, __ATOMIC_RELAXED));
 	if (!worker) {
 		CHECK_MSG(b.max_pending <= bound, "%llu objects waited at once",
 			  (unsigned long long)b.max_pending);
