@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <grace/grace.h>
 #include <grace/srcu.h>
+#include <grace/internal/retire.h>
 
 #include "engine/callback.h" /* grace__cb_fork_abandoned_total */
 #include "engine/free.h"
@@ -584,6 +585,64 @@ TEST(idle_thread_cache_is_taken)
 	pthread_join(t, NULL);
 	CHECK_MSG(got == 300, "an idle thread's objects: %llu of 300 freed without a barrier",
 		  (unsigned long long)got);
+}
+
+/* The call that seals a block starts the next one, empty, from the spare (engine/free.c,
+ * cache_put()). A thread that stops calling right then leaves a cache whose cur holds nothing:
+ * the monitor must still take its blocks, make the empty cur the spare again, and the thread's
+ * exit must free both (ASan's leak check). Where the window is open (release builds with
+ * membarrier), the thread stops at the first call after which it is open on an empty block;
+ * elsewhere after the count. */
+static void *seal_then_idle(void *arg)
+{
+	struct idle_arg *a = (struct idle_arg *)arg;
+	int i = 0;
+
+	for (; i < a->n; i++) {
+		free_rcu(obj_new((uint32_t)i), rh);
+		struct grace__retire *t = grace__memb_retire;
+		if (i >= 200 && t && __atomic_load_n(&t->lim, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&t->n, __ATOMIC_RELAXED) == 0) {
+			i++;
+			break;
+		}
+	}
+	pthread_mutex_lock(&a->m);
+	a->n = i;
+	a->queued = 1;
+	pthread_cond_broadcast(&a->cv);
+	while (!a->go_on)
+		pthread_cond_wait(&a->cv, &a->m);
+	pthread_mutex_unlock(&a->m);
+	return NULL;
+}
+
+TEST(idle_right_after_a_seal_hands_everything_over)
+{
+	struct idle_arg a = { 20000, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
+	pthread_t t;
+	uint64_t f0 = freed();
+
+	pthread_create(&t, NULL, seal_then_idle, &a);
+	pthread_mutex_lock(&a.m);
+	while (!a.queued)
+		pthread_cond_wait(&a.cv, &a.m);
+	pthread_mutex_unlock(&a.m);
+	/* Liveness only, as idle_thread_cache_is_taken: up to 20 s. */
+	uint64_t t0 = gt_now_ns();
+	while (freed() - f0 < (uint64_t)a.n && gt_now_ns() - t0 < 20000000000ull)
+		gt_sleep_ms(1);
+	uint64_t got = freed() - f0;
+	pthread_mutex_lock(&a.m);
+	a.go_on = 1;
+	pthread_cond_broadcast(&a.cv);
+	pthread_mutex_unlock(&a.m);
+	pthread_join(t, NULL);
+	printf("  stopped after %d objects; %llu freed without a barrier\n", a.n,
+	       (unsigned long long)got);
+	CHECK_MSG(got == (uint64_t)a.n,
+		  "an idle thread's objects: %llu of %d freed without a barrier",
+		  (unsigned long long)got, a.n);
 }
 
 static void *exiting_thread(void *arg)
