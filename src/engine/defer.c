@@ -959,8 +959,8 @@ static bool dcache_atfork_child(struct fcache *c)
 
 	grace_store_relaxed(&c->dwaiting, 0u);
 	cur_sync(c);
-	grace_store_relaxed(&c->rt.lim,
-			    0u); /* the next defer_rcu() is a slow call, which may post the pass */
+	/* the next defer_rcu() is a slow call, which may post the pass */
+	grace_store_relaxed(&c->rt.lim, 0u);
 	if (c->cons && !pthread_equal(c->cons_tid, self))
 		c->cons = 0;
 	if (c->in_pass && !pthread_equal(c->pass_tid, self)) {

@@ -956,8 +956,9 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	 * instead. A slow or stalled reader's garbage then costs its slot, not a part-filled
 	 * block of 1 KB per step's length (bench/smr --stall: 95 bytes an object, 48 of them
 	 * blocks). The seq read above (relaxed) orders nothing: it only chooses when to seal,
-	 * a stale value seals early or late, and a later seal only gives a later cookie; the cookie itself is taken in grace__fc_seal() by grace__gp_snap(),
-	 * whose full barrier orders this thread's appends before it (argument (1) at the top). */
+	 * a stale value seals early or late, and a later seal only gives a later cookie; the
+	 * cookie itself is taken in grace__fc_seal() by grace__gp_snap(), whose full barrier
+	 * orders this thread's appends before it (argument (1) at the top). */
 	if (b->n == FBLK_N || (seq >> 2) != (c->cur_seq >> 2) ||
 	    (gp->step && b->n >= step_len(c) && !(seq & GRACE__SEQ_STATE_MASK)))
 		grace__fc_seal(c);
