@@ -552,16 +552,41 @@ struct idle_arg {
 	int queued; /* the thread has queued its objects and waits */
 };
 
+/* The idle thread has queued n objects: say so, then stop calling but stay alive until told. */
+static void idle_park(struct idle_arg *a, int n)
+{
+	pthread_mutex_lock(&a->m);
+	a->n = n;
+	a->queued = 1;
+	pthread_cond_broadcast(&a->cv);
+	while (!a->go_on)
+		pthread_cond_wait(&a->cv, &a->m);
+	pthread_mutex_unlock(&a->m);
+}
+
+/* No barrier: the monitor must take the idle thread's blocks. Liveness only: up to 20 s (a grace
+ * period or two, normally). Then let the thread go and join it. Returns what was freed meanwhile
+ * of the n objects queued since freed() was f0. */
+static uint64_t idle_taken(struct idle_arg *a, pthread_t t, uint64_t f0, uint64_t n)
+{
+	uint64_t t0 = gt_now_ns();
+	while (freed() - f0 < n && gt_now_ns() - t0 < 20000000000ull)
+		gt_sleep_ms(1);
+	uint64_t got = freed() - f0;
+	pthread_mutex_lock(&a->m);
+	a->go_on = 1;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->m);
+	pthread_join(t, NULL);
+	return got;
+}
+
 static void *idle_thread(void *arg)
 {
 	struct idle_arg *a = (struct idle_arg *)arg;
 	for (int i = 0; i < a->n; i++)
 		free_rcu(obj_new((uint32_t)i), rh);
-	pthread_mutex_lock(&a->m);
-	a->queued = 1;
-	while (!a->go_on)
-		pthread_cond_wait(&a->cv, &a->m); /* stops calling, but stays alive */
-	pthread_mutex_unlock(&a->m);
+	idle_park(a, a->n);
 	return NULL;
 }
 
@@ -572,17 +597,7 @@ TEST(idle_thread_cache_is_taken)
 	uint64_t f0 = freed();
 
 	pthread_create(&t, NULL, idle_thread, &a);
-	/* No barrier: the monitor must take the idle thread's blocks. Liveness only: we wait
-	 * up to 20 s for it (a grace period or two, normally). */
-	uint64_t t0 = gt_now_ns();
-	while (freed() - f0 < 300 && gt_now_ns() - t0 < 20000000000ull)
-		gt_sleep_ms(1);
-	uint64_t got = freed() - f0;
-	pthread_mutex_lock(&a.m);
-	a.go_on = 1;
-	pthread_cond_signal(&a.cv);
-	pthread_mutex_unlock(&a.m);
-	pthread_join(t, NULL);
+	uint64_t got = idle_taken(&a, t, f0, 300);
 	CHECK_MSG(got == 300, "an idle thread's objects: %llu of 300 freed without a barrier",
 		  (unsigned long long)got);
 }
@@ -607,13 +622,7 @@ static void *seal_then_idle(void *arg)
 			break;
 		}
 	}
-	pthread_mutex_lock(&a->m);
-	a->n = i;
-	a->queued = 1;
-	pthread_cond_broadcast(&a->cv);
-	while (!a->go_on)
-		pthread_cond_wait(&a->cv, &a->m);
-	pthread_mutex_unlock(&a->m);
+	idle_park(a, i);
 	return NULL;
 }
 
@@ -628,16 +637,7 @@ TEST(idle_right_after_a_seal_hands_everything_over)
 	while (!a.queued)
 		pthread_cond_wait(&a.cv, &a.m);
 	pthread_mutex_unlock(&a.m);
-	/* Liveness only, as idle_thread_cache_is_taken: up to 20 s. */
-	uint64_t t0 = gt_now_ns();
-	while (freed() - f0 < (uint64_t)a.n && gt_now_ns() - t0 < 20000000000ull)
-		gt_sleep_ms(1);
-	uint64_t got = freed() - f0;
-	pthread_mutex_lock(&a.m);
-	a.go_on = 1;
-	pthread_cond_broadcast(&a.cv);
-	pthread_mutex_unlock(&a.m);
-	pthread_join(t, NULL);
+	uint64_t got = idle_taken(&a, t, f0, (uint64_t)a.n);
 	printf("  stopped after %d objects; %llu freed without a barrier\n", a.n,
 	       (unsigned long long)got);
 	CHECK_MSG(got == (uint64_t)a.n,
