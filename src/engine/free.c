@@ -253,35 +253,11 @@ static inline void drop_first(struct fcache *c, struct fblk *b)
 		free(b);
 }
 
-/* Take up to max entries whose grace period has ended, oldest first, into out. c locked. */
-static inline unsigned int pop_ready(struct fcache *c, unsigned int max, struct fent *out)
-{
-	unsigned int n = 0;
-	struct fblk *b;
-
-	while (n < max && (b = c->first) != NULL) {
-		if (!b->done) {
-			/* Acquire ((2) at the top): the frees after it follow the grace period. */
-			if (!grace__gp_done(c->f->gp, b->cookie))
-				break;
-			b->done = 1;
-		}
-		/* The block's ready run, taken at once: head, held and the unlink once a block. */
-		uint32_t h = b->head, end = b->n;
-		while (n < max && h < end)
-			h = grace__fblk_ent_at(b, h, &out[n++]);
-		c->held -= h - b->head;
-		b->head = h;
-		if (h == end)
-			drop_first(c, b);
-	}
-	return n;
-}
-
 /* Release up to max entries whose grace period has ended, oldest first, straight from their
  * blocks (grace__fblk_release_from(), which moves the head past them after they ran). An emptied
  * block is unlinked after its entries ran (a call they made may have sealed a block behind it:
- * its next is read now) and kept as the spare or freed. c held by the owner, releasing set. */
+ * its next is read now) and kept as the spare or freed. c held by the owner (lock-free or
+ * locked: over_limit()), releasing set. */
 static inline void release_ready(struct fcache *c, struct grace__gp *gp, uint32_t max)
 {
 	struct fblk *b;
@@ -719,10 +695,8 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 {
 	const char *call = put_call(c->f, kind);
 	struct grace__flavor *f = c->f;
-	struct fent out[FBLK_N];
 	uint64_t ck = 0;
 	bool have;
-	unsigned int n;
 
 	if (!f->call_may_wait || f->hooks->is_reader(f))
 		return; /* waiting could deadlock: as call_rcu, the overshoot is the caller's */
@@ -752,9 +726,8 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 		c->stuck_seq = grace_load_relaxed(&f->gp->seq) | 1u; /* owner's field; never 0 */
 	c_lock(c);
 	grace_store_relaxed(&c->waiting, 0u);
-	n = pop_ready(c, (unsigned int)FBLK_N, out);
-	c->releasing = 1; /* a retire from an entry's function nests (put_nested) */
-	grace__fblk_release_run(f, out, n); /* before the unlock, as in cache_put() */
+	c->releasing = 1;                /* a retire from an entry's function nests (put_nested) */
+	release_ready(c, f->gp, FBLK_N); /* before the unlock, as in cache_put() */
 	c->releasing = 0;
 	c_unlock(c);
 }
@@ -782,7 +755,7 @@ static inline unsigned int burst(struct fcache *c, struct grace__gp *gp, uint64_
 	if ((seq >> 2) != (c->wave_seq >> 2)) {
 		size_t ready = 0;
 		for (struct fblk *b = c->first; b; b = b->next) {
-			/* Acquire ((2) at the top), as in pop_ready. */
+			/* Acquire ((2) at the top), as in release_ready(). */
 			if (!b->done && !grace__gp_done(gp, b->cookie))
 				break;
 			b->done = 1;

@@ -81,29 +81,6 @@ void grace__fblk_release_obj(struct grace__flavor *f, void *p)
 	free_with(hook, p);
 }
 
-void grace__fblk_release_run(struct grace__flavor *f, const struct fent *out, unsigned int n)
-{
-#if GRACE__LIB_DEBUG
-	for (unsigned int i = 0; i < n; i++)
-		grace__fblk_release_ent(f, out[i]); /* each object's checks and poison */
-#else
-	/* One load of the hook for the run, as grace__fblk_release_obj() reads it: it is fixed
-	 * before the flavor's first queued object, so every entry here sees the same one. */
-	void (*hook)(void *) = grace_load_relaxed(&f->free_fn);
-
-	for (unsigned int i = 0; i < n; i++) {
-		void *p = out[i].p;
-
-		if (GRACE_UNLIKELY(p == NULL)) /* rcu_retire(NULL), or a function entry's NULL */
-			continue;
-		if (GRACE_UNLIKELY(out[i].fn != NULL))
-			out[i].fn(p);
-		else
-			free_with(hook, p);
-	}
-#endif
-}
-
 uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held)
 {
 	uint32_t k = 0, h0 = b->head, h = h0, end = b->n; /* b is sealed: n is fixed */
@@ -116,7 +93,8 @@ uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held)
 		grace__fblk_release_ent(b->f, e); /* each object's checks and poison */
 	}
 #else
-	/* One load of the hook for the run, as in grace__fblk_release_run(). */
+	/* One load of the hook for the run, as grace__fblk_release_obj() reads it: it is fixed
+	 * before the flavor's first queued object, so every entry here sees the same one. */
 	void (*hook)(void *) = grace_load_relaxed(&b->f->free_fn);
 
 	while (k < max && h < end) {

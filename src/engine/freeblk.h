@@ -73,8 +73,6 @@ void grace__fblk_release_obj(struct grace__flavor *f, void *p);
  * b's head past them and take their slots off *held. Returns how many were released. The caller
  * holds b's cache and keeps b alive until this returns. */
 uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held);
-/* Release out[0..n) (grace__fblk_release_ent() each, in order), in one call. */
-void grace__fblk_release_run(struct grace__flavor *f, const struct fent *out, unsigned int n);
 
 #if GRACE__LIB_DEBUG
 /* Debug builds: the set of queued pointers (a pointer queued twice is reported, naming call,

@@ -38,8 +38,11 @@ struct grace__retire {
 	uint32_t busy;  /* the owner is in a call on the cache, without its lock */
 	uint32_t steal; /* threads taking the cache: the owner takes the slow path */
 	uint32_t n;     /* slots used in the block being filled */
-	uint32_t lim;   /* the fast path appends while n + k <= lim (0: every call is slow) */
-	void **slot;    /* that block's slots */
+	/* The fast path appends while n + k <= lim (0: every call is slow). The library stores n
+	 * and lim with relaxed atomic stores (engine/fcache.h, cur_close()): the owner and a taker
+	 * are ordered by busy/steal, but the monitor (n) and tests (both) look from outside. */
+	uint32_t lim;
+	void **slot; /* that block's slots */
 };
 
 /* The calling thread's cache of the default flavor and of QSBR (NULL until its first call of
