@@ -671,6 +671,86 @@ TEST(retire_without_memory_inside_a_section_returns_and_says_so)
 #endif
 }
 
+/* ---- a signal handler that retires inside the thread's own call ---- */
+
+/* docs/api.md (rcu_retire(), "Signals"): not async-signal-safe; a handler that retires while the
+ * interrupted code of the same thread is inside a call on the same cache is reported by a debug
+ * library, naming the call, and aborts. A child retires in a loop while another thread signals
+ * it every 100 us; the handler retires too. Both take their objects from a pool made
+ * beforehand (a handler that interrupts malloc() must not call it), and the thread's cache
+ * exists before the first signal. A signal that lands between two calls, or while a call runs
+ * the hook (a deleter's nesting: it only appends), is legal; one inside a call's own work must
+ * end the child with the report within a few signals, not in a deadlock. Debug libraries only:
+ * a release library does not look. */
+enum { SIG_POOL = 200000 };
+static struct node *sig_pool[SIG_POOL];
+static int sig_used;
+static pthread_t sig_target;
+static int sig_stop;
+
+static struct node *sig_take(void)
+{
+	int i = __atomic_fetch_add(&sig_used, 1, __ATOMIC_RELAXED);
+	return i < SIG_POOL ? sig_pool[i] : NULL;
+}
+
+static void retire_handler(int s)
+{
+	(void)s;
+	rcu_retire(sig_take()); /* NULL (pool spent): nothing */
+}
+
+static void *sig_sender(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&sig_stop, __ATOMIC_RELAXED)) {
+		pthread_kill(sig_target, SIGUSR1);
+		usleep(100);
+	}
+	return NULL;
+}
+
+static __attribute__((unused)) void signal_retire_child(void *arg)
+{
+	struct sigaction sa;
+	pthread_t t;
+	(void)arg;
+	alarm(30); /* a deadlock ends in SIGALRM, which the parent reports */
+	for (int i = 0; i < SIG_POOL; i++)
+		sig_pool[i] = node_new();
+	rcu_retire(sig_take()); /* the thread's cache, before any signal */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = retire_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	sig_target = pthread_self();
+	REQUIRE(pthread_create(&t, NULL, sig_sender, NULL) == 0);
+	struct node *n;
+	while ((n = sig_take()) != NULL)
+		rcu_retire(n);
+	__atomic_store_n(&sig_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(a_handler_retiring_inside_the_threads_call_is_reported)
+{
+#if GRACE__DEBUG
+	char out[4096];
+	int st = gt_run_child(signal_retire_child, NULL, out, sizeof(out));
+	printf("  child status %#x: %.200s\n", st, out);
+	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+		  "the child was not aborted (status "
+		  "%#x): %s",
+		  st, out);
+	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
+		  "no report naming the call: %s", out);
+#else
+	printf("  skipped: a release library does not check (docs/api.md: a debug library "
+	       "reports it)\n");
+#endif
+}
+
 /* ---- QSBR and srcu ---- */
 
 TEST(qsbr_retire_online_frees_after_quiescent_states)
