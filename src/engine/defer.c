@@ -359,13 +359,11 @@ static bool d_claim(struct fcache *c, uint64_t upto, bool light)
 	 * acquired, ordered its stores before this. */
 	uint64_t nb = grace_load_relaxed(&c->dran_blk);
 
-	/* The last consumer's empty block becomes the owner's spare (cons clear: its store of
+	/* The last consumer's empty block becomes one of the owner's spares (cons clear: its store of
 	 * dspare happens before, by drun()'s release of cons and our acquire of it). Not in a
 	 * light take: the owner takes its spare in its lock-free calls. */
 	if (c->dspare && !light) {
-		if (!c->spare)
-			c->spare = c->dspare;
-		else
+		if (!spare_keep(c, c->dspare))
 			free(c->dspare);
 		c->dspare = NULL;
 	}
@@ -463,7 +461,7 @@ static bool d_unused(struct fcache *c)
 
 static void d_free(struct fcache *c)
 {
-	free(c->spare);
+	grace__fc_free_list(spare_detach(c));
 	free(c->dspare);
 	free(c);
 }

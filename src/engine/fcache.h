@@ -52,7 +52,8 @@ struct fcache {
 	struct fblk *cur;          /* being filled (NULL: none) */
 	uint64_t cur_seq;          /* the sequence when cur got its first pointer */
 	struct fblk *first, *last; /* sealed, oldest first */
-	struct fblk *spare;        /* one empty block, kept for the next cur */
+	struct fblk *spare;        /* empty blocks kept for the next cur (by next; FC_SPARES) */
+	uint32_t nspare;           /* blocks on spare */
 	size_t held;               /* pointers in cur and the sealed blocks */
 	uint64_t wave_seq;         /* the sequence when the owner last counted its ready pointers */
 	uint64_t wave_calls;       /* the owner's calls since then */
@@ -252,7 +253,54 @@ static inline void cur_close(struct fcache *c)
 	     it_ != (head) && ((c) = grace_list_entry(it_, struct fcache, link), 1); \
 	     it_ = nx_, nx_ = it_->next)
 
-/* An empty block for cur: the spare, or a new one. c held. NULL: no memory. */
+/*
+ * Empty blocks kept for the next cur: up to FC_SPARES on c->spare, linked by next. Two, not
+ * one: a call whose frees empty two blocks (rcu_retire_fn()'s three-slot entries, sealed by
+ * steps every few slots, often do) kept the first and freed the second, and a later call
+ * malloc()ed it again. All under the holder of c (the owner in its call, or a thread that took
+ * the cache).
+ */
+#define FC_SPARES 2u
+static inline struct fblk *spare_take(struct fcache *c)
+{
+	struct fblk *b = c->spare;
+
+	if (b) {
+		c->spare = b->next;
+		c->nspare--;
+	}
+	return b;
+}
+/* Keep b (empty) as a spare: false when there are FC_SPARES already (the caller frees it). */
+static inline bool spare_keep(struct fcache *c, struct fblk *b)
+{
+	if (c->nspare >= FC_SPARES)
+		return false;
+	b->next = c->spare;
+	c->spare = b;
+	c->nspare++;
+	return true;
+}
+/* Every spare, as a list linked by next, for the caller to free (grace__fc_free_list()). */
+static inline struct fblk *spare_detach(struct fcache *c)
+{
+	struct fblk *l = c->spare;
+
+	c->spare = NULL;
+	c->nspare = 0;
+	return l;
+}
+/* free() every block of a list linked by next (empty blocks: nothing in them runs). */
+static inline void grace__fc_free_list(struct fblk *l)
+{
+	while (l) {
+		struct fblk *nx = l->next;
+		free(l);
+		l = nx;
+	}
+}
+
+/* An empty block for cur: a spare, or a new one. c held. NULL: no memory. */
 struct fblk *grace__fc_blk_new(struct fcache *c);
 /* Seal cur with a grace-period cookie taken now and queue it on the sealed list (free.c). c
  * held. */

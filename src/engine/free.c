@@ -175,14 +175,12 @@ static inline struct grace__retire **rt_tls(int s)
 	return s == 0 ? &grace__memb_retire : &grace__qsbr_retire;
 }
 
-/* An empty block for cur: the spare, or a new one. c locked. */
+/* An empty block for cur: a spare, or a new one. c locked. */
 struct fblk *grace__fc_blk_new(struct fcache *c)
 {
-	struct fblk *b = c->spare;
+	struct fblk *b = spare_take(c);
 
-	if (b)
-		c->spare = NULL;
-	else if (!(b = (struct fblk *)malloc(c->deferred ? DBLK_BYTES : sizeof(*b))))
+	if (!b && !(b = (struct fblk *)malloc(c->deferred ? DBLK_BYTES : sizeof(*b))))
 		return NULL;
 	b->f = c->f;
 	b->n = 0;
@@ -241,22 +239,20 @@ void grace__fc_seal(struct fcache *c)
 	cur_close(c);
 }
 
-/* b, the first sealed block, is empty: off the list, kept as the spare or freed. c held. */
+/* b, the first sealed block, is empty: off the list, kept as a spare or freed. c held. */
 static inline void drop_first(struct fcache *c, struct fblk *b)
 {
 	c->first = b->next;
 	if (!c->first)
 		c->last = NULL;
-	if (!c->spare)
-		c->spare = b;
-	else
+	if (!spare_keep(c, b))
 		free(b);
 }
 
 /* Release up to max entries whose grace period has ended, oldest first, straight from their
  * blocks (grace__fblk_release_from(), which moves the head past them after they ran). An emptied
  * block is unlinked after its entries ran (a call they made may have sealed a block behind it:
- * its next is read now) and kept as the spare or freed. c held by the owner (lock-free or
+ * its next is read now) and kept as a spare or freed. c held by the owner (lock-free or
  * locked: over_limit()), releasing set. */
 static inline void release_ready(struct fcache *c, struct grace__gp *gp, uint32_t max)
 {
@@ -283,9 +279,10 @@ static struct fblk *detach(struct fcache *c)
 	struct fblk *l = c->first;
 
 	cur_sync(c);
-	if (c->cur && c->cur->n == 0 && !c->spare) {
+	if (c->cur && c->cur->n == 0) {
 		/* Opened after a seal and never appended to (cache_put()): a spare again. */
-		c->spare = c->cur;
+		if (!spare_keep(c, c->cur))
+			free(c->cur);
 		cur_close(c);
 	} else if (c->cur) {
 		struct fblk *b = c->cur;
@@ -393,8 +390,7 @@ static void mon_cb(struct rcu_head *h)
 		} else if (c->ghost) {
 			/* Its owner does not exist in this fork child: empty it, then unlink it. */
 			dispose(c->f, detach(c), &ready);
-			spare = c->spare;
-			c->spare = NULL;
+			spare = spare_detach(c);
 			retire = true;
 		} else if (activity(c) != c->mon_calls || c->waiting) {
 			c->mon_calls = activity(c); /* the owner is active: look again */
@@ -426,7 +422,7 @@ static void mon_cb(struct rcu_head *h)
 	if (requeue)
 		grace__engine_call_patient(c->f, &c->mon, mon_cb);
 	grace__fblk_release_list(ready);
-	free(spare);
+	grace__fc_free_list(spare);
 	if (destroy)
 		free(c);
 }
@@ -496,7 +492,7 @@ void grace__free_atfork_child(void)
 	CACHES_FOR_EACH_SAFE(c, &gone)
 	{
 		free(c->cur); /* empty (cache_put() opens one after a seal) */
-		free(c->spare);
+		grace__fc_free_list(spare_detach(c));
 		free(c);
 	}
 }
@@ -517,10 +513,9 @@ static void free_at_exit(void)
 	{
 		steal_take(c);
 		dispose(c->f, detach(c), &ready);
-		if (c->spare) {
-			c->spare->next = spares;
-			spares = c->spare;
-			c->spare = NULL;
+		for (struct fblk *b; (b = spare_take(c)) != NULL;) {
+			b->next = spares;
+			spares = b;
 		}
 		steal_release(c);
 	}
@@ -608,8 +603,7 @@ static void cache_retire(struct fcache *c)
 	grace__lock(&all_lock);
 	c_lock(c);
 	dispose(c->f, detach(c), &ready);
-	spare = c->spare;
-	c->spare = NULL;
+	spare = spare_detach(c);
 	grace_store_relaxed(&c->dead, 1u); /* the monitor's first look reads it unlocked */
 	cache_unlink(c);
 	destroy = !c->mon_armed; /* else the monitor frees it when it next runs */
@@ -618,7 +612,7 @@ static void cache_retire(struct fcache *c)
 	 * finds this cache, so it must find these objects freed already. */
 	grace__fblk_release_list(ready);
 	grace__unlock(&all_lock);
-	free(spare);
+	grace__fc_free_list(spare);
 	if (destroy)
 		free(c);
 }
@@ -941,11 +935,11 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	c->releasing = 1;
 	release_ready(c, gp, burst(c, gp, seq));
 	c->releasing = 0;
-	/* A block this call sealed: the next one starts now, from the spare, so that the window
+	/* A block this call sealed: the next one starts now, from a spare, so that the window
 	 * opens on it and the next call stays inline (else the call after each seal went out of
-	 * line too: one call in six of bench/free/retire_cost.sh's). The spare only, which
+	 * line too: one call in six of bench/free/retire_cost.sh's). A spare only, which
 	 * release_ready() has just refilled in the steady state: no malloc() for a thread that
-	 * may not retire again. The block stays empty until an append (detach() keeps it as the
+	 * may not retire again. The block stays empty until an append (detach() keeps it as a
 	 * spare). Its cur_seq is taken at the end of the call (opened), after the step, which
 	 * may end a grace period: taken before, the next call would seal the block at once. */
 	bool opened = false;
