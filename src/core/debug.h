@@ -26,7 +26,8 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * post-store check of the waiter word is for), "unpark" (flavor/memb.c, a parked thread's
  * hand-back between clearing its PARK bit and pushing itself, with its signals blocked),
  * "advance" (engine/callback.c, a worker that found its callbacks' grace period pending, before
- * it asks the policy whether to sleep).
+ * it asks the policy whether to sleep), "cache_new" (engine/free.c, a thread's first
+ * free_rcu() or retire creating its cache, before it is linked).
  * Release builds compile the sites to nothing.
  */
 /* Exported in every build (a no-op in release builds): grace-urcu and the inline read side of

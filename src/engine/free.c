@@ -542,7 +542,24 @@ static void free_init(void)
 	g_ready = true;
 }
 
+static GRACE_COLD struct fcache *cache_create(struct grace__flavor *f, int slot);
+
+/* The calling thread's first call on f creates its cache. A debug library marks the creation,
+ * so that a signal handler's call on this thread that interrupts it is reported (its own
+ * creation would wait for all_lock, which this thread may hold, or make a second cache). */
 static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
+{
+#if GRACE__LIB_DEBUG
+	grace__fblk_dbg_enter(f->calls[GRACE__CALL_FREE]);
+	struct fcache *c = cache_create(f, slot);
+	grace__fblk_dbg_leave();
+	return c;
+#else
+	return cache_create(f, slot);
+#endif
+}
+
+static GRACE_COLD struct fcache *cache_create(struct grace__flavor *f, int slot)
 {
 	struct fcache *c = NULL;
 
@@ -557,6 +574,9 @@ static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 	c->f = f;
 	c->run_slots = grace__fc_run; /* a run of pointers, until a slow call says otherwise */
 	c->step_len = step_len_of(0); /* the least, until the first start (step_pace()) */
+	/* Tests stop a thread's first call here (debug builds, GRACE_TEST_PAUSE=cache_new:US), for
+	 * a signal handler to interrupt it. */
+	GRACE__TEST_PAUSE("cache_new");
 	grace__lock(&all_lock);
 	grace_list_add(&c->link, &all_caches);
 	grace_store_relaxed(&f->free_used, 1u); /* the hook is fixed (grace__free_hook) */

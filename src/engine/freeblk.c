@@ -25,15 +25,17 @@ void (*grace__free_fn)(void *ptr) = free;
 #if GRACE__LIB_DEBUG
 static struct grace__ptrset queued = GRACE__PTRSET_INIT;
 
-/* Set while this thread works on the set (and holds its lock). The set is checked before a call
- * takes its cache, so the cache's own check (core/ownsteal.h, grace__own_enter()) comes too late
- * for a signal handler that interrupted this: its call would wait for the lock its own thread
- * holds, forever. A debug library reports it instead (docs/api.md, rcu_retire(), "Signals").
+/* Set while this thread works on the set (and holds its lock), and while it creates its cache
+ * (engine/free.c, cache_new()). The set is checked before a call takes its cache, so the
+ * cache's own check (core/ownsteal.h, grace__own_enter()) comes too late for a signal handler
+ * that interrupted this: its call would wait for the lock its own thread holds, forever, or
+ * create a second cache that the interrupted call then overwrote. A debug library reports it
+ * instead (docs/api.md, rcu_retire(), "Signals").
  * Relaxed, with signal fences: only a handler on this thread reads it; the fences keep the
  * compiler from moving the flag's stores across the set's work (nothing else is ordered). */
 static __thread uint32_t dbg_in;
 
-static void dbg_enter(const char *call)
+void grace__fblk_dbg_enter(const char *call)
 {
 	if (grace_load_relaxed(&dbg_in))
 		grace__misuse_fatal(call,
@@ -43,7 +45,7 @@ static void dbg_enter(const char *call)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-static void dbg_leave(void)
+void grace__fblk_dbg_leave(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	grace_store_relaxed(&dbg_in, 0u);
@@ -51,9 +53,9 @@ static void dbg_leave(void)
 
 void grace__fblk_dbg_add(void *ptr, const char *call)
 {
-	dbg_enter(call);
+	grace__fblk_dbg_enter(call);
 	bool added = grace__ptrset_add(&queued, ptr);
-	dbg_leave();
+	grace__fblk_dbg_leave();
 	if (!added)
 		grace__misuse_fatal(call,
 				    "pointer %p queued twice: it already waits for a grace "
@@ -65,9 +67,9 @@ void grace__fblk_dbg_del(void *ptr)
 {
 	/* Named by the call that interrupts it, if any: a release runs inside a retire or free
 	 * call of this thread, or on a worker. */
-	dbg_enter("free_rcu");
+	grace__fblk_dbg_enter("free_rcu");
 	grace__ptrset_del(&queued, ptr);
-	dbg_leave();
+	grace__fblk_dbg_leave();
 }
 
 void grace__fblk_dbg_lock(void)

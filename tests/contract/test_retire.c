@@ -25,6 +25,9 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include <grace/grace.h>
 
 #include "gtest_lite.h"
@@ -743,6 +746,95 @@ TEST(a_handler_retiring_inside_the_threads_call_is_reported)
 		  "the child was not aborted (status "
 		  "%#x): %s",
 		  st, out);
+	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
+		  "no report naming the call: %s", out);
+#else
+	printf("  skipped: a release library does not check (docs/api.md: a debug library "
+	       "reports it)\n");
+#endif
+}
+
+/* ---- a signal handler that interrupts the thread's first call ---- */
+
+/* The same promise for the call that creates the thread's cache (docs/api.md, rcu_retire(),
+ * "Signals"). Run as contract_retire_first_call, with GRACE_TEST_PAUSE=cache_new:1000000: a
+ * debug library stops a thread's first call there for 1 s, inside the cache's creation. A new
+ * thread's first rcu_retire() sleeps in that pause; once the thread sleeps, the child signals
+ * it and the handler retires. Unmarked, the handler's call created a second cache, which the
+ * interrupted call then overwrote (or, stopped later, waited for the lock its own thread held):
+ * the child returned and nothing was reported. Debug libraries only. */
+static struct node *first_handler_node;
+static int first_tid;
+
+static __attribute__((unused)) void first_call_handler(int s)
+{
+	(void)s;
+	rcu_retire(first_handler_node);
+}
+
+static __attribute__((unused)) void *first_call_thread(void *arg)
+{
+	__atomic_store_n(&first_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	rcu_retire((struct node *)arg); /* the thread's first call: it creates its cache */
+	return NULL;
+}
+
+/* Is thread tid asleep (state S)? Read with open() and read(), not stdio, which may malloc. */
+static __attribute__((unused)) bool thread_sleeps(int tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* the state follows the command's name */
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+static __attribute__((unused)) void first_call_child(void *arg)
+{
+	struct sigaction sa;
+	pthread_t t;
+	int tid;
+	(void)arg;
+	alarm(30); /* a deadlock ends in SIGALRM, which the parent reports */
+	first_handler_node = node_new();
+	struct node *a = node_new();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = first_call_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	REQUIRE(pthread_create(&t, NULL, first_call_thread, a) == 0);
+	while (!(tid = __atomic_load_n(&first_tid, __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	/* Its first sleep after that is inside the call's creation of the cache: the pause, or
+	 * a lock the creation waits for (preempted, a thread is runnable, not asleep). */
+	while (!thread_sleeps(tid))
+		usleep(1000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(a_handler_interrupting_the_first_call_is_reported)
+{
+#if GRACE__DEBUG
+	const char *e = getenv("GRACE_TEST_PAUSE");
+	if (!e || !strstr(e, "cache_new:")) {
+		printf("  skipped: run as contract_retire_first_call "
+		       "(GRACE_TEST_PAUSE=cache_new:...)\n");
+		return;
+	}
+	char out[4096];
+	int st = gt_run_child(first_call_child, NULL, out, sizeof(out));
+	printf("  child status %#x: %.200s\n", st, out);
+	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+		  "the child was not aborted (status %#x): %s", st, out);
 	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
 		  "no report naming the call: %s", out);
 #else
