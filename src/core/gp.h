@@ -43,6 +43,9 @@ struct grace__gp {
 	 * and the rest of a stepped grace period for a driver that adopts it and may block. */
 	grace__gp_step_fn step;
 	grace__wait_readers_fn resume;
+	/* The shortest step of the threads that step it, in slots (engine/free.c, step_len_of());
+	 * 0: the engine's least. Set with step, before any thread retires. */
+	uint32_t step_least;
 	void *flavor; /* the flavor's state for wait_readers */
 	const char *name;
 };

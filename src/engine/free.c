@@ -114,7 +114,7 @@
 #define BURST_OUT 32u /* entries one call takes out of the blocks, at most */
 #define THREAD_HARD 65536u
 #define STEP_GAP 64u   /* a thread's starts: at least 64 barrier A's apart (step_pace()) */
-#define STEP_LEAST 16u /* the shortest step, in slots (step_pace()) */
+#define STEP_LEAST 16u /* the shortest step, in slots (step_pace()), unless the flavor's is set */
 #define HARD_WAIT_NS 1000000000ull /* least wait of one call past THREAD_HARD */
 /* The monitor takes a cache whose owner made no call during this many of its runs (one grace
  * period apart): more than one, so that an owner merely preempted (by the very worker that runs
@@ -160,12 +160,14 @@ static inline bool gp_moved(struct grace__gp *gp, uint64_t seq0)
 	return (grace_load_relaxed(&gp->seq) >> 2) != (seq0 >> 2);
 }
 
-/* A step's length (step_len()) of n slots: at least STEP_LEAST, at most g_step_begin (which wins
- * over STEP_LEAST). */
-static inline uint32_t step_len_of(uint64_t n)
+/* A step's length (step_len()) of n slots: at least the flavor's least (gp->step_least, else
+ * STEP_LEAST), at most g_step_begin (which wins over the least). */
+static inline uint32_t step_len_of(const struct grace__gp *gp, uint64_t n)
 {
-	if (n < STEP_LEAST)
-		n = STEP_LEAST;
+	uint64_t least = gp->step_least ? gp->step_least : STEP_LEAST;
+
+	if (n < least)
+		n = least;
 	return n < g_step_begin ? (uint32_t)n : g_step_begin;
 }
 
@@ -573,7 +575,7 @@ static GRACE_COLD struct fcache *cache_create(struct grace__flavor *f, int slot)
 	memset(c, 0, sizeof(*c));
 	c->f = f;
 	c->run_slots = grace__fc_run; /* a run of pointers, until a slow call says otherwise */
-	c->step_len = step_len_of(0); /* the least, until the first start (step_pace()) */
+	c->step_len = step_len_of(f->gp, 0); /* the least, until the first start (step_pace()) */
 	/* Tests stop a thread's first call here (debug builds, GRACE_TEST_PAUSE=cache_new:US), for
 	 * a signal handler to interrupt it. */
 	GRACE__TEST_PAUSE("cache_new");
@@ -811,7 +813,8 @@ static inline unsigned int burst(struct fcache *c, struct grace__gp *gp, uint64_
  * as an epoch scheme does; a hash-table thread sealing several slots a microsecond starts one
  * every hundred or so. Where barrier A interrupts busy CPUs (5 to 15 us on the 2-CPU VM) the
  * length is the bound, as before. QSBR's barrier A is a fence, not timed: its steps start one
- * every STEP_LEAST slots. A full block is sealed at any length; a partly filled one at a slow
+ * every 64 slots (its gp->step_least: each of its grace periods costs the other online threads
+ * line transfers that no timing here sees; src/flavor/qsbr.c). A full block is sealed at any length; a partly filled one at a slow
  * call once it holds the length and no grace period is under way (cache_put()), so that a
  * short length is not held back by FBLK_N. Returns the cookie to step toward (0: no step)
  * and whether the step may start a grace period. c held by the owner.
@@ -836,7 +839,7 @@ static GRACE_NOINLINE void step_pace(struct fcache *c, const struct grace__gp *g
 	uint64_t n = c->step_t ? grace__barrier_pace(&gp->step_cost, ds, now - c->step_t, STEP_GAP)
 			       : 0;
 
-	c->step_len = step_len_of(n);
+	c->step_len = step_len_of(gp, n);
 	c->step_t = now;
 }
 

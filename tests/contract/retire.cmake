@@ -5,7 +5,7 @@
 grace_test(NAME contract_retire SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c CXX TIMEOUT 120)
 grace_test(NAME contract_retire_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c
            TIMEOUT 120 ENV GRACE_NO_MEMBARRIER=1)
-# With steps of 16 slots (the least; a thread alone or QSBR paces there): a block is still
+# With steps of 16 slots (the least; a thread alone paces there): a block is still
 # sealed full while a reader holds the grace period.
 grace_test(NAME contract_retire_short_steps SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c
            TIMEOUT 120 ENV GRACE_STEP_GARBAGE=16)
