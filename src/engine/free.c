@@ -813,8 +813,8 @@ static inline unsigned int burst(struct fcache *c, struct grace__gp *gp, uint64_
  * as an epoch scheme does; a hash-table thread sealing several slots a microsecond starts one
  * every hundred or so. Where barrier A interrupts busy CPUs (5 to 15 us on the 2-CPU VM) the
  * length is the bound, as before. QSBR's barrier A is a fence, not timed: its steps start one
- * every 64 slots (its gp->step_least: each of its grace periods costs the other online threads
- * line transfers that no timing here sees; src/flavor/qsbr.c). A full block is sealed at any length; a partly filled one at a slow
+ * every 256 slots (its gp->step_least: each of its grace periods costs the other online
+ * threads and the allocator what no timing here sees; src/flavor/qsbr.c). A full block is sealed at any length; a partly filled one at a slow
  * call once it holds the length and no grace period is under way (cache_put()), so that a
  * short length is not held back by FBLK_N. Returns the cookie to step toward (0: no step)
  * and whether the step may start a grace period. c held by the owner.

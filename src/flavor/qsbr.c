@@ -488,13 +488,16 @@ void grace__qsbr_init(void)
 		qsbr_gp.resume = qsbr_resume_readers;
 		qsbr_gp.step = qsbr_step;
 		/* A step's barrier A is a fence here, which no timing weighs (engine/free.c,
-		 * step_pace()), yet each grace period costs every other online thread two line
-		 * transfers: the counter its next quiescent state reads, and its own word, which
-		 * the stepper's scan then reads. At 16 slots a step, two threads on bench/smr's
-		 * hash table ran some 160,000 grace periods a second and lost 2-4% to them; at 64,
-		 * 1.4-3.9% more throughput (bench/smr/ab_lib.sh --design grace-qsbr-retire), with
-		 * the garbage still a fifth of the default flavor's. */
-		qsbr_gp.step_least = 64u;
+		 * step_pace()), so the pace fell to the engine's least, 16 slots; yet each grace
+		 * period costs the other online threads (the counter their next quiescent state
+		 * reads, their own word, which the stepper's scan reads) and the allocator, which
+		 * took more of the time the sooner the garbage came back (perf, bench/smr's hash
+		 * table: malloc and free 18.7% of the samples at 64 slots, 14.3% at 256). Measured
+		 * on bench/smr (bench/smr/ab_lib.sh --design grace-qsbr-retire): 64 ran at
+		 * 1.01-1.05x of 16 on the hash table and the list; 256 at up to 1.04x of 64;
+		 * 1024 lost 2-5% on the BST and the list. The garbage stays a third of the default
+		 * flavor's. */
+		qsbr_gp.step_least = 256u;
 	}
 	if (pthread_key_create(&qsbr_key, qsbr_thread_exit) != 0)
 		grace__fatal("grace init", "pthread_key_create failed");

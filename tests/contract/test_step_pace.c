@@ -5,7 +5,7 @@
  * sealed at least 16 slots (GRACE_STEP_GARBAGE, when smaller; a pointer is one slot, an entry
  * with its function three) that no grace period started since covers, so it pays at most one
  * membarrier(2) per 16 of its slots, however cheap a membarrier is; and its garbage still
- * goes, whatever the pace. QSBR's least step is 64 slots.
+ * goes, whatever the pace. QSBR's least step is 256 slots.
  * The bound counts every membarrier the process makes meanwhile (grace_membarrier_calls()):
  * the worker's, on its own pace, get a slack of one per 64 entries. A step on every slow call
  * (one per 7 pointers) breaks it. Without membarrier (fence mode) the count is 0.
@@ -85,19 +85,19 @@ TEST(free_rcu_pays_at_most_one_membarrier_per_16_slots)
 	run(true, FREE_RCU);
 }
 
-/* QSBR (docs/api.md, rcu_retire(), "Grace periods"): a thread steps one grace period every 64
+/* QSBR (docs/api.md, rcu_retire(), "Grace periods"): a thread steps one grace period every 256
  * slots it seals, not every 16: each one costs the other online threads their quiescent
  * states' lines. Counted as the flavor's grace periods (grace_qsbr_callback_stats()) over N
  * retires by a thread online alone, with a quiescent state after each; the engine's own, on
- * its pace, get a slack of one per 256 retires. At least one per GRACE_STEP_GARBAGE (1024)
- * slots, or the thread's garbage would not go. Not with GRACE_STEP_GARBAGE below 64, which
+ * its pace, get a slack of one per 512 retires. At least one per GRACE_STEP_GARBAGE (1024)
+ * slots, or the thread's garbage would not go. Not with GRACE_STEP_GARBAGE below 256, which
  * wins. */
-TEST(qsbr_steps_one_grace_period_per_64_slots)
+TEST(qsbr_steps_one_grace_period_per_256_slots)
 {
 	struct grace_cb_stats st;
 	const char *e = getenv("GRACE_STEP_GARBAGE");
 
-	if (e && *e && atoi(e) > 0 && atoi(e) < 64) {
+	if (e && *e && atoi(e) > 0 && atoi(e) < 256) {
 		printf("  skipped: GRACE_STEP_GARBAGE=%s wins over the least step\n", e);
 		return;
 	}
@@ -114,7 +114,7 @@ TEST(qsbr_steps_one_grace_period_per_64_slots)
 	qsbr_unregister_thread();
 	free_qsbr_barrier();
 	printf("  %d retires under QSBR: %llu grace periods\n", N, (unsigned long long)g);
-	CHECK_MSG(g <= N / 64 + N / 256, "%llu grace periods for %d slots: more than one per 64",
+	CHECK_MSG(g <= N / 256 + N / 512, "%llu grace periods for %d slots: more than one per 256",
 		  (unsigned long long)g, N);
 	CHECK_MSG(g >= N / 1024 / 2, "%llu grace periods for %d slots: the steps stopped",
 		  (unsigned long long)g, N);
