@@ -27,7 +27,8 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * hand-back between clearing its PARK bit and pushing itself, with its signals blocked),
  * "advance" (engine/callback.c, a worker that found its callbacks' grace period pending, before
  * it asks the policy whether to sleep), "cache_new" (engine/free.c, a thread's first
- * free_rcu() or retire creating its cache, before it is linked).
+ * free_rcu() or retire creating its cache, before it is linked), "flush" (engine/free.c, an
+ * rcu_barrier() or free_rcu_barrier() that holds the flavor's caches).
  * Release builds compile the sites to nothing.
  */
 /* Exported in every build (a no-op in release builds): grace-urcu and the inline read side of

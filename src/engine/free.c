@@ -143,8 +143,9 @@ static bool g_ready;                  /* the thread-exit key exists */
 struct ftls {
 	struct fcache *c[NSLOT];
 	int exiting;  /* the thread's exit began: its frees go to the engine */
-	int no_cache; /* releasing entries under all_lock: a retire they make takes the engine
-		       * path (creating a cache takes all_lock) */
+	int no_cache; /* a barrier's flush holds all_lock: a retire made on this thread (by an
+		       * entry's function, or a signal handler) takes the engine path (creating
+		       * a cache takes all_lock) */
 };
 static __thread struct ftls ftls GRACE_TLS_IE;
 /* The same caches, as the inline retire sees them (retire.h): &c->rt, or NULL. */
@@ -1188,6 +1189,17 @@ void grace__free_flush(struct grace__flavor *f)
 	 * happens before it) is seen; one created after holds nothing queued before it. */
 	if (slot_of(f) < 0 || !grace_load_relaxed(&f->free_used))
 		return;
+	/* While this thread holds all_lock, a retire made on it takes the engine path instead of
+	 * creating a cache, which would take all_lock again: one made by a function the ready
+	 * entries run, or by a signal handler's first call. Set before the lock (the signal
+	 * fence keeps the compiler from moving the store after it; only this thread reads it). */
+	ftls.no_cache = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#if GRACE__LIB_DEBUG
+	/* A signal handler's retire while this thread holds its own cache stolen would wait for
+	 * it forever: a debug library reports it (docs/api.md, rcu_retire(), "Signals"). */
+	grace__fblk_dbg_enter(f->calls[GRACE__CALL_FREE_BARRIER]);
+#endif
 	grace__lock(&all_lock);
 	CACHES_FOR_EACH(c)
 	if (c->f == f)
@@ -1199,15 +1211,20 @@ void grace__free_flush(struct grace__flavor *f)
 			continue;
 		steal_take(c);
 		dispose(f, detach(c), &ready);
+		/* Tests stop a barrier here (debug builds, GRACE_TEST_PAUSE=flush:US), holding a
+		 * cache (its lock), for a signal handler to interrupt it. */
+		GRACE__TEST_PAUSE("flush");
 		steal_release(c);
 	}
+#if GRACE__LIB_DEBUG
+	grace__fblk_dbg_leave(); /* the entries' functions may retire (they nest) */
+#endif
 	/* Before all_lock is dropped: a barrier that takes it after us finds these caches empty,
-	 * so it must find their objects freed. A retire made by a function they run takes the
-	 * engine path (creating a cache would take all_lock again). */
-	ftls.no_cache = 1;
+	 * so it must find their objects freed. */
 	grace__fblk_release_list(ready);
-	ftls.no_cache = 0;
 	grace__unlock(&all_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ftls.no_cache = 0;
 }
 
 void grace__free_barrier(struct grace__flavor *f)

@@ -843,6 +843,73 @@ TEST(a_handler_interrupting_the_first_call_is_reported)
 #endif
 }
 
+/* ---- a signal handler that retires while its thread is in a barrier ---- */
+
+/* docs/api.md (rcu_retire(), "Signals"): nor while the interrupted code is inside
+ * free_rcu_barrier() or rcu_barrier(), which take the flavor's caches (the thread's own among
+ * them: the handler's call would wait for it forever). Run as contract_retire_barrier_signal,
+ * with GRACE_TEST_PAUSE=flush:1000000: a debug library stops the barrier for 1 s once it holds
+ * the caches. A thread with a cache calls free_rcu_barrier(); once it sleeps there, the child
+ * signals it and the handler retires: reported, naming the call, not a deadlock (the child's
+ * alarm). Debug libraries only. */
+static struct node *barrier_thread_node;
+
+static __attribute__((unused)) void *barrier_thread(void *arg)
+{
+	(void)arg;
+	rcu_retire(barrier_thread_node); /* the thread's cache, before the barrier */
+	__atomic_store_n(&first_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	free_rcu_barrier();
+	return NULL;
+}
+
+static __attribute__((unused)) void barrier_signal_child(void *arg)
+{
+	struct sigaction sa;
+	pthread_t t;
+	int tid;
+	(void)arg;
+	alarm(30); /* a deadlock ends in SIGALRM, which the parent reports */
+	first_handler_node = node_new();
+	barrier_thread_node = node_new();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = first_call_handler; /* rcu_retire(first_handler_node) */
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	REQUIRE(pthread_create(&t, NULL, barrier_thread, NULL) == 0);
+	while (!(tid = __atomic_load_n(&first_tid, __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	/* Its first sleep after that is in the barrier's flush (the pause); the barrier waits for
+	 * grace periods only after it. */
+	while (!thread_sleeps(tid))
+		usleep(1000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(a_handler_retiring_inside_the_threads_barrier_is_reported)
+{
+#if GRACE__DEBUG
+	const char *e = getenv("GRACE_TEST_PAUSE");
+	if (!e || !strstr(e, "flush:")) {
+		printf("  skipped: run as contract_retire_barrier_signal "
+		       "(GRACE_TEST_PAUSE=flush:...)\n");
+		return;
+	}
+	char out[4096];
+	int st = gt_run_child(barrier_signal_child, NULL, out, sizeof(out));
+	printf("  child status %#x: %.200s\n", st, out);
+	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+		  "the child was not aborted (status %#x): %s", st, out);
+	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
+		  "no report naming the call: %s", out);
+#else
+	printf("  skipped: a release library does not check (docs/api.md: a debug library "
+	       "reports it)\n");
+#endif
+}
+
 /* ---- QSBR and srcu ---- */
 
 TEST(qsbr_retire_online_frees_after_quiescent_states)
