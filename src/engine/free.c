@@ -545,6 +545,24 @@ static void free_init(void)
 	g_ready = true;
 }
 
+/* Debug builds: this thread is in a span of its call that a signal handler's call must not
+ * interrupt (engine/freeblk.c, grace__fblk_dbg_enter()); nothing in release builds. */
+static inline void dbg_mark(const char *call)
+{
+#if GRACE__LIB_DEBUG
+	grace__fblk_dbg_enter(call);
+#else
+	(void)call;
+#endif
+}
+
+static inline void dbg_unmark(void)
+{
+#if GRACE__LIB_DEBUG
+	grace__fblk_dbg_leave();
+#endif
+}
+
 static GRACE_COLD struct fcache *cache_create(struct grace__flavor *f, int slot);
 
 /* The calling thread's first call on f creates its cache. A debug library marks the creation,
@@ -552,14 +570,10 @@ static GRACE_COLD struct fcache *cache_create(struct grace__flavor *f, int slot)
  * creation would wait for all_lock, which this thread may hold, or make a second cache). */
 static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
 {
-#if GRACE__LIB_DEBUG
-	grace__fblk_dbg_enter(f->calls[GRACE__CALL_FREE]);
+	dbg_mark(f->calls[GRACE__CALL_FREE]);
 	struct fcache *c = cache_create(f, slot);
-	grace__fblk_dbg_leave();
+	dbg_unmark();
 	return c;
-#else
-	return cache_create(f, slot);
-#endif
 }
 
 static GRACE_COLD struct fcache *cache_create(struct grace__flavor *f, int slot)
@@ -725,7 +739,17 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 			return;
 		c->stuck_seq = 0;
 	}
+	/* A debug library marks the spans in which this thread holds its cache locked with
+	 * `releasing` clear: a signal handler's call there would work on the cache beside this
+	 * one (the owner's lock-free path does not take the lock), or, past the bound itself,
+	 * wait for the lock this thread holds, and is reported instead
+	 * (docs/api.md, rcu_retire(), "Signals"). Not while entries run: their functions' calls
+	 * nest (put_nested()). */
+	dbg_mark(call);
 	c_lock(c);
+	/* Tests stop a call here (debug builds, GRACE_TEST_PAUSE=over_limit:US), its cache
+	 * locked, for a signal handler to interrupt it. */
+	GRACE__TEST_PAUSE("over_limit");
 	cur_sync(c);
 	if (!c->first && c->cur)
 		grace__fc_seal(c);
@@ -737,16 +761,21 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 		grace_store_relaxed(&c->waiting, 1u);
 	}
 	c_unlock(c);
+	dbg_unmark();
 	if (!have)
 		return;
 	if (!wait_bounded(f, ck, call))
 		c->stuck_seq = grace_load_relaxed(&f->gp->seq) | 1u; /* owner's field; never 0 */
+	dbg_mark(call);
 	c_lock(c);
 	grace_store_relaxed(&c->waiting, 0u);
-	c->releasing = 1;                /* a retire from an entry's function nests (put_nested) */
+	c->releasing = 1; /* a retire from an entry's function nests (put_nested) */
+	dbg_unmark();
 	release_ready(c, f->gp, FBLK_N); /* before the unlock, as in cache_put() */
+	dbg_mark(call);
 	c->releasing = 0;
 	c_unlock(c);
+	dbg_unmark();
 }
 
 /*
@@ -1195,11 +1224,9 @@ void grace__free_flush(struct grace__flavor *f)
 	 * fence keeps the compiler from moving the store after it; only this thread reads it). */
 	ftls.no_cache = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-#if GRACE__LIB_DEBUG
 	/* A signal handler's retire while this thread holds its own cache stolen would wait for
 	 * it forever: a debug library reports it (docs/api.md, rcu_retire(), "Signals"). */
-	grace__fblk_dbg_enter(f->calls[GRACE__CALL_FREE_BARRIER]);
-#endif
+	dbg_mark(f->calls[GRACE__CALL_FREE_BARRIER]);
 	grace__lock(&all_lock);
 	CACHES_FOR_EACH(c)
 	if (c->f == f)
@@ -1216,9 +1243,7 @@ void grace__free_flush(struct grace__flavor *f)
 		GRACE__TEST_PAUSE("flush");
 		steal_release(c);
 	}
-#if GRACE__LIB_DEBUG
-	grace__fblk_dbg_leave(); /* the entries' functions may retire (they nest) */
-#endif
+	dbg_unmark(); /* the entries' functions may retire (they nest) */
 	/* Before all_lock is dropped: a barrier that takes it after us finds these caches empty,
 	 * so it must find their objects freed. */
 	grace__fblk_release_list(ready);

@@ -910,6 +910,89 @@ TEST(a_handler_retiring_inside_the_threads_barrier_is_reported)
 #endif
 }
 
+/* ---- a signal handler that retires while its thread's call is at the per-thread bound ---- */
+
+/* docs/api.md (rcu_retire(), "Signals"): a call past the per-thread bound (65536 slots held)
+ * locks its cache to seal and then to free what its wait let go; a handler's call in those
+ * spans would work on the cache beside it. Run as contract_retire_bound_signal, with
+ * GRACE_TEST_PAUSE=over_limit:1000000: a debug library stops that call for 1 s with the cache
+ * locked. A reader holds a section, so a thread's retires pile up to the bound; once the
+ * thread sleeps there, the child signals it and the handler retires: reported, naming the call.
+ * Debug libraries only. */
+enum { BOUND_N = 65536 + 256 };
+static int bound_hold, bound_count;
+
+static __attribute__((unused)) void *bound_reader(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	__atomic_store_n(&bound_hold, 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause(); /* the child ends with the report */
+	return NULL;
+}
+
+static __attribute__((unused)) void *bound_thread(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&first_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (int i = 0; i < BOUND_N; i++) {
+		rcu_retire(malloc(16));
+		__atomic_store_n(&bound_count, i + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static __attribute__((unused)) void bound_signal_child(void *arg)
+{
+	struct sigaction sa;
+	pthread_t r, t;
+	int tid;
+	(void)arg;
+	alarm(60); /* a deadlock ends in SIGALRM, which the parent reports */
+	first_handler_node = node_new();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = first_call_handler; /* rcu_retire(first_handler_node) */
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	REQUIRE(pthread_create(&r, NULL, bound_reader, NULL) == 0);
+	while (!__atomic_load_n(&bound_hold, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	REQUIRE(pthread_create(&t, NULL, bound_thread, NULL) == 0);
+	while (!(tid = __atomic_load_n(&first_tid, __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	/* Near the bound, its first sleep is the pause in the call past it. */
+	while (__atomic_load_n(&bound_count, __ATOMIC_ACQUIRE) < 65536 - 256)
+		usleep(1000);
+	while (!thread_sleeps(tid))
+		usleep(1000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(a_handler_retiring_inside_a_call_at_the_bound_is_reported)
+{
+#if GRACE__DEBUG
+	const char *e = getenv("GRACE_TEST_PAUSE");
+	if (!e || !strstr(e, "over_limit:")) {
+		printf("  skipped: run as contract_retire_bound_signal "
+		       "(GRACE_TEST_PAUSE=over_limit:...)\n");
+		return;
+	}
+	char out[4096];
+	int st = gt_run_child(bound_signal_child, NULL, out, sizeof(out));
+	printf("  child status %#x: %.200s\n", st, out);
+	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+		  "the child was not aborted (status %#x): %s", st, out);
+	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
+		  "no report naming the call: %s", out);
+#else
+	printf("  skipped: a release library does not check (docs/api.md: a debug library "
+	       "reports it)\n");
+#endif
+}
+
 /* ---- QSBR and srcu ---- */
 
 TEST(qsbr_retire_online_frees_after_quiescent_states)
