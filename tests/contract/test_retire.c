@@ -736,22 +736,37 @@ static __attribute__((unused)) void signal_retire_child(void *arg)
 	fprintf(stderr, "child: returned\n");
 }
 
-TEST(a_handler_retiring_inside_the_threads_call_is_reported)
+/* Run child in a forked process and expect the debug library's report of a retiring signal
+ * handler: SIGABRT, and a message naming rcu_retire. site: the GRACE_TEST_PAUSE site the test's
+ * ctest entry (ctest) sets; without it in the environment, skipped (NULL: none needed). Release
+ * libraries do not check (docs/api.md): skipped. */
+static void expect_handler_report(void (*child)(void *), const char *site, const char *ctest)
 {
 #if GRACE__DEBUG
+	const char *e = getenv("GRACE_TEST_PAUSE");
+	if (site && (!e || !strstr(e, site))) {
+		printf("  skipped: run as %s (GRACE_TEST_PAUSE=%s...)\n", ctest, site);
+		return;
+	}
 	char out[4096];
-	int st = gt_run_child(signal_retire_child, NULL, out, sizeof(out));
+	int st = gt_run_child(child, NULL, out, sizeof(out));
 	printf("  child status %#x: %.200s\n", st, out);
 	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
-		  "the child was not aborted (status "
-		  "%#x): %s",
-		  st, out);
+		  "the child was not aborted (status %#x): %s", st, out);
 	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
 		  "no report naming the call: %s", out);
 #else
+	(void)child;
+	(void)site;
+	(void)ctest;
 	printf("  skipped: a release library does not check (docs/api.md: a debug library "
 	       "reports it)\n");
 #endif
+}
+
+TEST(a_handler_retiring_inside_the_threads_call_is_reported)
+{
+	expect_handler_report(signal_retire_child, NULL, NULL);
 }
 
 /* ---- a signal handler that interrupts the thread's first call ---- */
@@ -796,24 +811,28 @@ static __attribute__((unused)) bool thread_sleeps(int tid)
 	return p && p[1] == ' ' && p[2] == 'S';
 }
 
-static __attribute__((unused)) void first_call_child(void *arg)
+/* The children's handler (rcu_retire(first_handler_node)) on SIGUSR1, and their alarm: a
+ * deadlock ends in SIGALRM, which the parent reports. */
+static __attribute__((unused)) void handler_setup(unsigned int alarm_s)
 {
 	struct sigaction sa;
-	pthread_t t;
-	int tid;
-	(void)arg;
-	alarm(30); /* a deadlock ends in SIGALRM, which the parent reports */
+
+	alarm(alarm_s);
 	first_handler_node = node_new();
-	struct node *a = node_new();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = first_call_handler;
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
-	REQUIRE(pthread_create(&t, NULL, first_call_thread, a) == 0);
+}
+
+/* Signal t once it sleeps (it stores its first_tid first), then wait for it. The caller knows
+ * that t's first sleep from then on is the pause it wants interrupted. */
+static __attribute__((unused)) void signal_once_asleep(pthread_t t)
+{
+	int tid;
+
 	while (!(tid = __atomic_load_n(&first_tid, __ATOMIC_ACQUIRE)))
 		usleep(1000);
-	/* Its first sleep after that is inside the call's creation of the cache: the pause, or
-	 * a lock the creation waits for (preempted, a thread is runnable, not asleep). */
 	while (!thread_sleeps(tid))
 		usleep(1000);
 	pthread_kill(t, SIGUSR1);
@@ -821,26 +840,20 @@ static __attribute__((unused)) void first_call_child(void *arg)
 	fprintf(stderr, "child: returned\n");
 }
 
+static __attribute__((unused)) void first_call_child(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	handler_setup(30);
+	REQUIRE(pthread_create(&t, NULL, first_call_thread, node_new()) == 0);
+	/* Its first sleep is inside the call's creation of the cache: the pause, or a lock the
+	 * creation waits for (preempted, a thread is runnable, not asleep). */
+	signal_once_asleep(t);
+}
+
 TEST(a_handler_interrupting_the_first_call_is_reported)
 {
-#if GRACE__DEBUG
-	const char *e = getenv("GRACE_TEST_PAUSE");
-	if (!e || !strstr(e, "cache_new:")) {
-		printf("  skipped: run as contract_retire_first_call "
-		       "(GRACE_TEST_PAUSE=cache_new:...)\n");
-		return;
-	}
-	char out[4096];
-	int st = gt_run_child(first_call_child, NULL, out, sizeof(out));
-	printf("  child status %#x: %.200s\n", st, out);
-	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
-		  "the child was not aborted (status %#x): %s", st, out);
-	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
-		  "no report naming the call: %s", out);
-#else
-	printf("  skipped: a release library does not check (docs/api.md: a debug library "
-	       "reports it)\n");
-#endif
+	expect_handler_report(first_call_child, "cache_new:", "contract_retire_first_call");
 }
 
 /* ---- a signal handler that retires while its thread is in a barrier ---- */
@@ -865,49 +878,19 @@ static __attribute__((unused)) void *barrier_thread(void *arg)
 
 static __attribute__((unused)) void barrier_signal_child(void *arg)
 {
-	struct sigaction sa;
 	pthread_t t;
-	int tid;
 	(void)arg;
-	alarm(30); /* a deadlock ends in SIGALRM, which the parent reports */
-	first_handler_node = node_new();
+	handler_setup(30);
 	barrier_thread_node = node_new();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = first_call_handler; /* rcu_retire(first_handler_node) */
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
 	REQUIRE(pthread_create(&t, NULL, barrier_thread, NULL) == 0);
-	while (!(tid = __atomic_load_n(&first_tid, __ATOMIC_ACQUIRE)))
-		usleep(1000);
-	/* Its first sleep after that is in the barrier's flush (the pause); the barrier waits for
-	 * grace periods only after it. */
-	while (!thread_sleeps(tid))
-		usleep(1000);
-	pthread_kill(t, SIGUSR1);
-	pthread_join(t, NULL);
-	fprintf(stderr, "child: returned\n");
+	/* Its first sleep is in the barrier's flush (the pause); the barrier waits for grace
+	 * periods only after it. */
+	signal_once_asleep(t);
 }
 
 TEST(a_handler_retiring_inside_the_threads_barrier_is_reported)
 {
-#if GRACE__DEBUG
-	const char *e = getenv("GRACE_TEST_PAUSE");
-	if (!e || !strstr(e, "flush:")) {
-		printf("  skipped: run as contract_retire_barrier_signal "
-		       "(GRACE_TEST_PAUSE=flush:...)\n");
-		return;
-	}
-	char out[4096];
-	int st = gt_run_child(barrier_signal_child, NULL, out, sizeof(out));
-	printf("  child status %#x: %.200s\n", st, out);
-	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
-		  "the child was not aborted (status %#x): %s", st, out);
-	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
-		  "no report naming the call: %s", out);
-#else
-	printf("  skipped: a release library does not check (docs/api.md: a debug library "
-	       "reports it)\n");
-#endif
+	expect_handler_report(barrier_signal_child, "flush:", "contract_retire_barrier_signal");
 }
 
 /* ---- a signal handler that retires while its thread's call is at the per-thread bound ---- */
@@ -945,52 +928,22 @@ static __attribute__((unused)) void *bound_thread(void *arg)
 
 static __attribute__((unused)) void bound_signal_child(void *arg)
 {
-	struct sigaction sa;
 	pthread_t r, t;
-	int tid;
 	(void)arg;
-	alarm(60); /* a deadlock ends in SIGALRM, which the parent reports */
-	first_handler_node = node_new();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = first_call_handler; /* rcu_retire(first_handler_node) */
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	handler_setup(60);
 	REQUIRE(pthread_create(&r, NULL, bound_reader, NULL) == 0);
 	while (!__atomic_load_n(&bound_hold, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	REQUIRE(pthread_create(&t, NULL, bound_thread, NULL) == 0);
-	while (!(tid = __atomic_load_n(&first_tid, __ATOMIC_ACQUIRE)))
-		usleep(1000);
 	/* Near the bound, its first sleep is the pause in the call past it. */
 	while (__atomic_load_n(&bound_count, __ATOMIC_ACQUIRE) < 65536 - 256)
 		usleep(1000);
-	while (!thread_sleeps(tid))
-		usleep(1000);
-	pthread_kill(t, SIGUSR1);
-	pthread_join(t, NULL);
-	fprintf(stderr, "child: returned\n");
+	signal_once_asleep(t);
 }
 
 TEST(a_handler_retiring_inside_a_call_at_the_bound_is_reported)
 {
-#if GRACE__DEBUG
-	const char *e = getenv("GRACE_TEST_PAUSE");
-	if (!e || !strstr(e, "over_limit:")) {
-		printf("  skipped: run as contract_retire_bound_signal "
-		       "(GRACE_TEST_PAUSE=over_limit:...)\n");
-		return;
-	}
-	char out[4096];
-	int st = gt_run_child(bound_signal_child, NULL, out, sizeof(out));
-	printf("  child status %#x: %.200s\n", st, out);
-	CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
-		  "the child was not aborted (status %#x): %s", st, out);
-	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
-		  "no report naming the call: %s", out);
-#else
-	printf("  skipped: a release library does not check (docs/api.md: a debug library "
-	       "reports it)\n");
-#endif
+	expect_handler_report(bound_signal_child, "over_limit:", "contract_retire_bound_signal");
 }
 
 /* ---- QSBR and srcu ---- */
