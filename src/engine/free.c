@@ -524,7 +524,7 @@ static void free_at_exit(void)
 	}
 	grace__unlock(&all_lock);
 	grace__fblk_release_list(ready);
-	grace__fblk_release_list(spares); /* empty blocks: n == 0 */
+	grace__fc_free_list(spares); /* spares hold no entry to run */
 }
 
 static void free_init(void)
@@ -1220,8 +1220,9 @@ void grace__free_flush(struct grace__flavor *f)
 		return;
 	/* While this thread holds all_lock, a retire made on it takes the engine path instead of
 	 * creating a cache, which would take all_lock again: one made by a function the ready
-	 * entries run, or by a signal handler's first call. Set before the lock (the signal
-	 * fence keeps the compiler from moving the store after it; only this thread reads it). */
+	 * entries run, or by a signal handler's first call. Set before the lock: only this thread
+	 * reads it (cache_create(), in its own code or a handler), so the signal fence, which
+	 * keeps the compiler from moving the store past the lock, is all the order it needs. */
 	ftls.no_cache = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* A signal handler's retire while this thread holds its own cache stolen would wait for
@@ -1248,6 +1249,8 @@ void grace__free_flush(struct grace__flavor *f)
 	 * so it must find their objects freed. */
 	grace__fblk_release_list(ready);
 	grace__unlock(&all_lock);
+	/* Signal fence: the clear stays after the unlock, so a handler that finds it clear
+	 * (cache_create()) never finds all_lock held by this thread. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	ftls.no_cache = 0;
 }
