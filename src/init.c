@@ -31,6 +31,7 @@
 #include "engine/callback.h"
 #include "engine/defer.h"
 #include "engine/free.h"
+#include "engine/freeblk.h"
 #include "flavor/memb.h"
 #include "flavor/update.h"
 #include "flavor/qsbr.h"
@@ -50,8 +51,29 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * free_rcu's: a retired object's function that frees with free_rcu() (a hazard-pointer
  * structure over RCU memory) finishes before free_rcu's caches are taken.
  */
+/* Debug builds: the forking thread's span from the first prepare handler to the end of the
+ * parent's or the child's is marked, like a barrier's flush (engine/free.c): a signal handler's
+ * retire on this thread there would wait for a cache or a lock that the handlers hold, and is
+ * reported instead, naming the call (docs/api.md, rcu_retire(), "Signals"). A fork() made by a
+ * handler that interrupted one of this thread's marked spans is reported the same way, naming
+ * fork. */
+static inline void fork_mark(void)
+{
+#if GRACE__LIB_DEBUG
+	grace__fblk_dbg_enter("fork");
+#endif
+}
+
+static inline void fork_unmark(void)
+{
+#if GRACE__LIB_DEBUG
+	grace__fblk_dbg_leave();
+#endif
+}
+
 static void atfork_prepare(void)
 {
+	fork_mark();
 	grace__cb_atfork_pause();
 	grace__hazptr_atfork_prepare();
 	grace__free_atfork_prepare();
@@ -61,6 +83,9 @@ static void atfork_prepare(void)
 	grace__hash_atfork_prepare();
 	grace__flavor_atfork_prepare(&grace__qsbr_flavor);
 	grace__flavor_atfork_prepare(&grace__memb_flavor);
+	/* Tests stop a fork here (debug builds, GRACE_TEST_PAUSE=fork:US), every lock of the
+	 * library taken, for a signal handler to interrupt it. */
+	GRACE__TEST_PAUSE("fork");
 }
 
 static void atfork_parent(void)
@@ -73,6 +98,7 @@ static void atfork_parent(void)
 	grace__free_atfork_parent();
 	grace__hazptr_atfork_parent();
 	grace__cb_atfork_parent(); /* and resumes the workers */
+	fork_unmark();
 }
 
 static void atfork_child(void)
@@ -85,6 +111,7 @@ static void atfork_child(void)
 	grace__defer_atfork_child();
 	grace__free_atfork_child();
 	grace__hazptr_atfork_child();
+	fork_unmark();
 }
 
 /*

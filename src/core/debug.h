@@ -29,7 +29,8 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * it asks the policy whether to sleep), "cache_new" (engine/free.c, a thread's first
  * free_rcu() or retire creating its cache, before it is linked), "flush" (engine/free.c, an
  * rcu_barrier() or free_rcu_barrier() that holds the flavor's caches), "over_limit"
- * (engine/free.c, a call past the per-thread bound, its cache locked).
+ * (engine/free.c, a call past the per-thread bound, its cache locked), "fork" (src/init.c,
+ * the last of the library's fork prepare handlers, every lock of the library taken).
  * Release builds compile the sites to nothing.
  */
 /* Exported in every build (a no-op in release builds): grace-urcu and the inline read side of

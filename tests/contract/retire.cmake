@@ -25,6 +25,11 @@ grace_test(NAME contract_retire_first_call SOURCES ${CMAKE_CURRENT_LIST_DIR}/tes
 grace_test(NAME contract_retire_barrier_signal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c
            TIMEOUT 120 ARGS a_handler_retiring_inside_the_threads_barrier_is_reported
            ENV GRACE_TEST_PAUSE=flush:1000000)
+# A signal handler that retires while its thread is inside fork(), whose handlers hold every
+# cache and lock of the library: a debug library, stopped there (GRACE_TEST_PAUSE), reports it.
+grace_test(NAME contract_retire_fork_signal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c
+           TIMEOUT 120 ARGS a_handler_retiring_inside_the_threads_fork_is_reported
+           ENV GRACE_TEST_PAUSE=fork:1000000)
 # A signal handler that retires while its thread's call past the per-thread bound holds the
 # cache locked: a debug library, stopped there (GRACE_TEST_PAUSE), reports it.
 grace_test(NAME contract_retire_bound_signal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c

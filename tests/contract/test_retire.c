@@ -893,6 +893,44 @@ TEST(a_handler_retiring_inside_the_threads_barrier_is_reported)
 	expect_handler_report(barrier_signal_child, "flush:", "contract_retire_barrier_signal");
 }
 
+/* ---- a signal handler that retires while its thread is in fork() ---- */
+
+/* docs/api.md (rcu_retire(), "Signals"): nor while the interrupted code is inside fork(), whose
+ * handlers take every cache (the thread's own among them) and the library's locks. Run as
+ * contract_retire_fork_signal, with GRACE_TEST_PAUSE=fork:1000000: a debug library stops the
+ * last prepare handler for 1 s. A thread with a cache forks; once it sleeps in fork(), the child
+ * signals it and the handler retires: reported, naming the call, not a deadlock (the child's
+ * alarm). Debug libraries only. */
+static __attribute__((unused)) void *fork_thread(void *arg)
+{
+	(void)arg;
+	rcu_retire(barrier_thread_node); /* the thread's cache, before the fork */
+	__atomic_store_n(&first_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	if (p > 0)
+		waitpid(p, NULL, 0);
+	return NULL;
+}
+
+static __attribute__((unused)) void fork_signal_child(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	handler_setup(30);
+	barrier_thread_node = node_new();
+	REQUIRE(pthread_create(&t, NULL, fork_thread, NULL) == 0);
+	/* Its first sleep is inside fork(): the pause, or the prepare handlers' wait for a worker
+	 * between two callbacks (marked too). */
+	signal_once_asleep(t);
+}
+
+TEST(a_handler_retiring_inside_the_threads_fork_is_reported)
+{
+	expect_handler_report(fork_signal_child, "fork:", "contract_retire_fork_signal");
+}
+
 /* ---- a signal handler that retires while its thread's call is at the per-thread bound ---- */
 
 /* docs/api.md (rcu_retire(), "Signals"): a call past the per-thread bound (65536 slots held)
