@@ -31,7 +31,6 @@
 #include "engine/callback.h"
 #include "engine/defer.h"
 #include "engine/free.h"
-#include "engine/freeblk.h"
 #include "flavor/memb.h"
 #include "flavor/update.h"
 #include "flavor/qsbr.h"
@@ -52,22 +51,22 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
  * structure over RCU memory) finishes before free_rcu's caches are taken.
  */
 /* Debug builds: the forking thread's span from the first prepare handler to the end of the
- * parent's or the child's is marked, like a barrier's flush (engine/free.c): a signal handler's
- * retire on this thread there would wait for a cache or a lock that the handlers hold, and is
- * reported instead, naming the call (docs/api.md, rcu_retire(), "Signals"). A fork() made by a
- * handler that interrupted one of this thread's marked spans is reported the same way, naming
- * fork. */
+ * parent's or the child's (core/debug.h, grace__dbg_span_enter()), like a barrier's flush
+ * (engine/free.c): a signal handler's retire on this thread there would wait for a cache or a
+ * lock that the handlers hold, and is reported instead, naming the call (docs/api.md,
+ * rcu_retire() and hazptr_retire(), "Signals"). A fork() made by a handler that interrupted
+ * one of this thread's spans is reported the same way, naming fork. */
 static inline void fork_mark(void)
 {
 #if GRACE__LIB_DEBUG
-	grace__fblk_dbg_enter("fork");
+	grace__dbg_span_enter("fork", "the library's fork handlers");
 #endif
 }
 
 static inline void fork_unmark(void)
 {
 #if GRACE__LIB_DEBUG
-	grace__fblk_dbg_leave();
+	grace__dbg_span_leave();
 #endif
 }
 

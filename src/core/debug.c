@@ -16,6 +16,27 @@
  * whole library. The default TLS model of a shared object: not the static block that a
  * dlopen() of the library must find room in. */
 __thread struct grace__mutex_held grace__mutex_held;
+
+/* Relaxed, with signal fences: only a handler on this thread reads it; the fences keep the
+ * compiler from moving the flag's stores across the span's work (nothing else is ordered). */
+static __thread uint32_t span_in;
+
+void grace__dbg_span_enter(const char *call, const char *what)
+{
+	if (grace_load_relaxed(&span_in))
+		grace__misuse_fatal(call,
+				    "called from a signal handler that interrupted a call of this "
+				    "thread: %s is not async-signal-safe",
+				    what);
+	grace_store_relaxed(&span_in, 1u);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+void grace__dbg_span_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	grace_store_relaxed(&span_in, 0u);
+}
 #endif
 
 /* Other flavors (srcu) count their open sections here in debug builds. */

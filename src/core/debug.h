@@ -5,9 +5,26 @@
 
 #include <grace/compiler.h>
 
+#include "core/diag.h" /* GRACE__LIB_DEBUG */
+
 /* Open read-side sections of flavors other than rcu and qsbr (srcu), counted in debug builds
  * so that grace_debug_in_read_section() sees them. */
 extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
+
+#if GRACE__LIB_DEBUG
+/*
+ * Debug libraries: this thread is inside a span of a call that a signal handler's call on the
+ * same thread must not interrupt (a debug set's lock, the creation of a cache, a barrier's or a
+ * fork's hold on the caches). A span checked before its call takes any lock: a handler's call
+ * that enters one while its thread is in one is reported, naming the call, and aborts, instead
+ * of waiting for a lock its own thread holds (docs/api.md, rcu_retire() and hazptr_retire(),
+ * "Signals"). `what` names what is not async-signal-safe in the message. Not nested: spans
+ * end before a call runs an entry's function, which may retire. One flag for every module
+ * (engine/freeblk.c, hazptr/, src/init.c's fork span).
+ */
+void grace__dbg_span_enter(const char *call, const char *what);
+void grace__dbg_span_leave(void);
+#endif
 
 /*
  * Test hook, debug builds only: with GRACE_TEST_PAUSE=<site>:<microseconds>[,<site>:<us>...]

@@ -546,11 +546,11 @@ static void free_init(void)
 }
 
 /* Debug builds: this thread is in a span of its call that a signal handler's call must not
- * interrupt (engine/freeblk.c, grace__fblk_dbg_enter()); nothing in release builds. */
+ * interrupt (core/debug.h, grace__dbg_span_enter()); nothing in release builds. */
 static inline void dbg_mark(const char *call)
 {
 #if GRACE__LIB_DEBUG
-	grace__fblk_dbg_enter(call);
+	grace__dbg_span_enter(call, "the per-thread cache");
 #else
 	(void)call;
 #endif
@@ -559,7 +559,7 @@ static inline void dbg_mark(const char *call)
 static inline void dbg_unmark(void)
 {
 #if GRACE__LIB_DEBUG
-	grace__fblk_dbg_leave();
+	grace__dbg_span_leave();
 #endif
 }
 

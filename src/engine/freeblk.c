@@ -11,6 +11,7 @@
 #include <string.h>
 #include <grace/arch/atomic.h>
 
+#include "core/debug.h"
 #include "core/diag.h"
 #include "core/lock.h"
 #include "core/ptrset.h"
@@ -25,37 +26,18 @@ void (*grace__free_fn)(void *ptr) = free;
 #if GRACE__LIB_DEBUG
 static struct grace__ptrset queued = GRACE__PTRSET_INIT;
 
-/* Set while this thread works on the set (and holds its lock), and while it creates its cache
- * (engine/free.c, cache_new()). The set is checked before a call takes its cache, so the
- * cache's own check (core/ownsteal.h, grace__own_enter()) comes too late for a signal handler
- * that interrupted this: its call would wait for the lock its own thread holds, forever, or
- * create a second cache that the interrupted call then overwrote. A debug library reports it
- * instead (docs/api.md, rcu_retire(), "Signals").
- * Relaxed, with signal fences: only a handler on this thread reads it; the fences keep the
- * compiler from moving the flag's stores across the set's work (nothing else is ordered). */
-static __thread uint32_t dbg_in;
-
-void grace__fblk_dbg_enter(const char *call)
-{
-	if (grace_load_relaxed(&dbg_in))
-		grace__misuse_fatal(call,
-				    "called from a signal handler that interrupted a call of this "
-				    "thread: the per-thread cache is not async-signal-safe");
-	grace_store_relaxed(&dbg_in, 1u);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
-void grace__fblk_dbg_leave(void)
-{
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	grace_store_relaxed(&dbg_in, 0u);
-}
+/* The set is checked before a call takes its cache, so the cache's own check (core/ownsteal.h,
+ * grace__own_enter()) comes too late for a signal handler that interrupted this thread's work
+ * on the set: its call would wait for the set's lock, which its own thread holds, forever. The
+ * work on the set is a span (core/debug.h, grace__dbg_span_enter()): a debug library reports
+ * that handler instead (docs/api.md, rcu_retire(), "Signals"). */
+#define SPAN_WHAT "the per-thread cache"
 
 void grace__fblk_dbg_add(void *ptr, const char *call)
 {
-	grace__fblk_dbg_enter(call);
+	grace__dbg_span_enter(call, SPAN_WHAT);
 	bool added = grace__ptrset_add(&queued, ptr);
-	grace__fblk_dbg_leave();
+	grace__dbg_span_leave();
 	if (!added)
 		grace__misuse_fatal(call,
 				    "pointer %p queued twice: it already waits for a grace "
@@ -67,9 +49,9 @@ void grace__fblk_dbg_del(void *ptr)
 {
 	/* Named by the call that interrupts it, if any: a release runs inside a retire or free
 	 * call of this thread, or on a worker. */
-	grace__fblk_dbg_enter("free_rcu");
+	grace__dbg_span_enter("free_rcu", SPAN_WHAT);
 	grace__ptrset_del(&queued, ptr);
-	grace__fblk_dbg_leave();
+	grace__dbg_span_leave();
 }
 
 void grace__fblk_dbg_lock(void)

@@ -81,12 +81,6 @@ void grace__fblk_dbg_add(void *ptr, const char *call);
 void grace__fblk_dbg_del(void *ptr);
 void grace__fblk_dbg_lock(void);
 void grace__fblk_dbg_unlock(void);
-/* This thread is inside a call's work that a signal handler's call on this thread must not
- * interrupt (the set's lock, the creation of its cache): a handler's call that finds the mark
- * is reported, naming that call, and aborts (docs/api.md, rcu_retire(), "Signals"). Not
- * nested. */
-void grace__fblk_dbg_enter(const char *call);
-void grace__fblk_dbg_leave(void);
 #endif
 
 static inline void grace__fblk_release_ent(struct grace__flavor *f, struct fent e)

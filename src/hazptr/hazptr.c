@@ -123,6 +123,7 @@
 #include <grace/internal/retire.h>
 #include <grace/list.h>
 
+#include "core/debug.h"
 #include "core/diag.h"
 #include "core/init.h"
 #include "core/lock.h"
@@ -289,9 +290,18 @@ static struct grace__ptrset retired_set = GRACE__PTRSET_INIT;
  * after free. */
 static struct grace_hazptr_domain *dbg_dead_doms;
 
+/* The work on the set is a span (core/debug.h): it comes before the call takes its cache, whose
+ * own check (grace__own_enter()) would come too late for a signal handler that interrupted it,
+ * and the handler's call would wait for the set's lock its own thread holds. A debug library
+ * reports that handler instead (docs/api.md, hazptr_retire(), "Signals"). */
+#define SPAN_WHAT "the retire cache"
+
 static void dbg_add(void *ptr, const char *call)
 {
-	if (!grace__ptrset_add(&retired_set, ptr))
+	grace__dbg_span_enter(call, SPAN_WHAT);
+	bool added = grace__ptrset_add(&retired_set, ptr);
+	grace__dbg_span_leave();
+	if (!added)
 		grace__misuse_fatal(call,
 				    "object %p retired twice: it already waits for the hazard "
 				    "pointers to let go (it would be freed twice)",
@@ -300,7 +310,11 @@ static void dbg_add(void *ptr, const char *call)
 
 static void dbg_del(void *ptr)
 {
+	/* Named by the call that interrupts it, if any: a release runs inside a retire or a
+	 * barrier of this thread, or in a scan. */
+	grace__dbg_span_enter("hazptr_retire", SPAN_WHAT);
 	grace__ptrset_del(&retired_set, ptr);
+	grace__dbg_span_leave();
 }
 #endif
 

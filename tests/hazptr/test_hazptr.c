@@ -22,7 +22,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <grace/hazptr.h>
 #include <grace/rcu.h>
@@ -535,6 +539,130 @@ static void retire_destroyed(void)
 	hazptr_retire(d, malloc(8));
 }
 
+/* docs/api.md (hazptr_retire(), "Signals"): a signal handler that retires while the interrupted
+ * code of the same thread is inside a retire is reported by a debug library, naming the call,
+ * and aborts. The thread retires objects from a pool made beforehand (a handler that interrupts
+ * malloc() must not call it) while another thread signals it every 100 us, and the handler
+ * retires too: a signal between two calls is legal, one inside a call's work must end the child
+ * with the report, not a deadlock (the child's alarm). */
+enum { SIG_POOL = 100000 };
+static void *sig_pool[SIG_POOL];
+static int sig_used, sig_stop;
+static pthread_t sig_target;
+
+static void *sig_take(void)
+{
+	int i = __atomic_fetch_add(&sig_used, 1, __ATOMIC_RELAXED);
+	return i < SIG_POOL ? sig_pool[i] : NULL;
+}
+
+static void sig_retire_handler(int s)
+{
+	(void)s;
+	hazptr_retire(NULL, sig_take()); /* NULL (pool spent): nothing */
+}
+
+static void *sig_sender(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&sig_stop, __ATOMIC_RELAXED)) {
+		pthread_kill(sig_target, SIGUSR1);
+		usleep(100);
+	}
+	return NULL;
+}
+
+static void signal_retire(void)
+{
+	struct sigaction sa;
+	pthread_t t;
+	void *p;
+
+	for (int i = 0; i < SIG_POOL; i++)
+		sig_pool[i] = malloc(16);
+	hazptr_retire(NULL, sig_take()); /* the thread's cache, before any signal */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_retire_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	sig_target = pthread_self();
+	REQUIRE(pthread_create(&t, NULL, sig_sender, NULL) == 0);
+	while ((p = sig_take()) != NULL)
+		hazptr_retire(NULL, p);
+	__atomic_store_n(&sig_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+}
+
+/* The same promise while the thread is inside fork(), whose handlers hold every retire cache
+ * and the library's locks (docs/api.md, hazptr_retire(), "Signals"). Run as hazptr_fork_signal,
+ * with GRACE_TEST_PAUSE=fork:1000000: a debug library stops the last prepare handler for 1 s.
+ * A thread with a cache forks; once it sleeps in fork(), the child signals it and the handler
+ * retires: reported, not a deadlock. Skipped elsewhere. */
+static int fork_tid;
+
+static void *fork_thread(void *arg)
+{
+	(void)arg;
+	hazptr_retire(NULL, sig_take()); /* the thread's cache, before the fork */
+	__atomic_store_n(&fork_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	if (p > 0)
+		waitpid(p, NULL, 0);
+	return NULL;
+}
+
+/* Is thread tid asleep (state S)? open() and read(), not stdio. */
+static bool thread_sleeps(int tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *q = strrchr(buf, ')');
+	return q && q[1] == ' ' && q[2] == 'S';
+}
+
+static void signal_retire_in_fork(void)
+{
+	struct sigaction sa;
+	pthread_t t;
+	int tid;
+
+	for (int i = 0; i < 4; i++)
+		sig_pool[i] = malloc(16);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_retire_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	REQUIRE(pthread_create(&t, NULL, fork_thread, NULL) == 0);
+	while (!(tid = __atomic_load_n(&fork_tid, __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	/* Its first sleep is inside fork(): the pause, or the prepare handlers' wait for a
+	 * worker between two callbacks (inside the span too). */
+	while (!thread_sleeps(tid))
+		usleep(1000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+}
+
+TEST(a_handler_retiring_inside_fork_is_reported)
+{
+	const char *e = getenv("GRACE_TEST_PAUSE");
+	if (!e || !strstr(e, "fork:")) {
+		printf("  skipped: run as hazptr_fork_signal (GRACE_TEST_PAUSE=fork:...)\n");
+		return;
+	}
+	EXPECT_MISUSE(signal_retire_in_fork, DEBUG_HANG, "hazptr_retire", "not async-signal-safe");
+}
+
 TEST(misuse)
 {
 	EXPECT_MISUSE(double_retire, DEBUG_UB, "hazptr_retire", "retired twice");
@@ -544,6 +672,7 @@ TEST(misuse)
 		      "the calling thread protects");
 	EXPECT_MISUSE(barrier_from_fn, FATAL, "hazptr_barrier", "retired object's function");
 	EXPECT_MISUSE(retire_destroyed, DEBUG_UB, "hazptr_retire", "was destroyed");
+	EXPECT_MISUSE(signal_retire, DEBUG_HANG, "hazptr_retire", "not async-signal-safe");
 }
 
 GT_MAIN()
