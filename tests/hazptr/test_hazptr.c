@@ -14,6 +14,10 @@
  *   null_paths                  NULL objects, NULL values, NULL domain and hazard pointer
  *   domain_destroy_outstanding  a domain destroyed with objects outstanding (supported: they
  *                               are freed first, waiting for the protection that holds one)
+ *   protect_in_a_signal_handler a protection made by a handler that interrupts retires and
+ *                               scans (supported: it holds)
+ *   signal_retire (misuse)      a handler's retire inside a retire of its thread, or inside
+ *                               fork() (hazptr_fork_signal): reported in debug builds
  * plus the misuse reports (a freed hazard pointer used, freed twice, a barrier that would wait
  * for its caller or runs from a retired object's function, a retire into a destroyed domain).
  */
@@ -27,6 +31,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 #include <grace/hazptr.h>
 #include <grace/rcu.h>
@@ -129,6 +134,81 @@ TEST(try_protect)
 	CHECK(h->ptr == NULL);
 	free(a);
 	free(b);
+}
+
+/* docs/api.md (hazptr_protect(), "Context"): legal in signal handlers (it touches h and src
+ * only). A handler on a thread that retires and scans in a loop protects the object src holds
+ * into a hazard pointer of its own, under a rain of signals every 100 us, so that many land
+ * inside the thread's retires and scans. Then src is unlinked and its object retired: the
+ * handler's last protection holds it through more scans, and it is freed once reset. */
+static struct obj *hsig_src;
+static struct grace_hazptr *hsig_h;
+static int hsig_runs, hsig_stop;
+static pthread_t hsig_target;
+
+static void hsig_handler(int s)
+{
+	(void)s;
+	struct obj *p = hazptr_protect(hsig_h, &hsig_src);
+	if (p && p->magic == LIVE)
+		__atomic_fetch_add(&hsig_runs, 1, __ATOMIC_RELAXED);
+}
+
+static void *hsig_sender(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&hsig_stop, __ATOMIC_RELAXED)) {
+		pthread_kill(hsig_target, SIGUSR1);
+		usleep(100);
+	}
+	return NULL;
+}
+
+TEST(protect_in_a_signal_handler)
+{
+	struct grace_hazptr_domain *d = counting_domain();
+	struct obj *x = obj_new(42);
+	struct sigaction sa, old;
+	pthread_t t;
+
+	hsig_src = x;
+	hsig_h = hazptr_alloc();
+	REQUIRE(hsig_h != NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = hsig_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, &old) == 0);
+	hsig_target = pthread_self();
+	REQUIRE(pthread_create(&t, NULL, hsig_sender, NULL) == 0);
+	uint64_t f0 = freed();
+	unsigned int rounds = 0;
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do { /* until 200 handlers ran, 20 s at most (a bound on the loop, not a check) */
+		churn(d, 256);
+		rounds++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (__atomic_load_n(&hsig_runs, __ATOMIC_RELAXED) < 200 &&
+		 now.tv_sec - t0.tv_sec < 20);
+	__atomic_store_n(&hsig_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	REQUIRE(sigaction(SIGUSR1, &old, NULL) == 0);
+	printf("  %d protections in the handler over %u rounds of 256 retires\n",
+	       __atomic_load_n(&hsig_runs, __ATOMIC_RELAXED), rounds);
+	CHECK(__atomic_load_n(&hsig_runs, __ATOMIC_RELAXED) >= 200);
+	CHECK(hsig_h->ptr == (void *)x);
+	/* Unlink x, retire it: the handler's protection holds it through more scans. */
+	__atomic_store_n(&hsig_src, (struct obj *)NULL, __ATOMIC_RELEASE);
+	uint64_t f1 = freed();
+	hazptr_retire(d, x);
+	churn(d, 4096);
+	CHECK(x->magic == LIVE);
+	CHECK(freed() - f1 >= 2048); /* the churn's objects did go */
+	hazptr_reset(hsig_h);
+	grace_hazptr_barrier(d);
+	CHECK(freed() - f0 == (uint64_t)rounds * 256 + 4096 + 1); /* x too, once */
+	hazptr_free(hsig_h);
+	grace_hazptr_domain_destroy(d);
 }
 
 TEST(retire_protected)
