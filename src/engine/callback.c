@@ -93,6 +93,11 @@ bool grace__in_callback(void)
 	return grace__cb_invoking != NULL;
 }
 
+bool grace__in_callback_of(const struct grace__cbdom *d)
+{
+	return d && grace__cb_invoking == d;
+}
+
 static unsigned int current_cpu(const struct grace__cbdom *d)
 {
 	int c = grace__rseq_cpu();

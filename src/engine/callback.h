@@ -55,6 +55,8 @@ void grace__cbdom_stats(struct grace__cbdom *d, struct grace_cb_stats *st);
 
 /* Is the calling thread a callback worker running a callback right now? */
 bool grace__in_callback(void);
+/* ... one of d's callbacks? */
+bool grace__in_callback_of(const struct grace__cbdom *d);
 
 /* fork(): every domain's locks, taken in prepare and released or reset after. */
 void grace__cb_atfork_pause(void); /* before any other prepare handler of grace */

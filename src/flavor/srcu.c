@@ -982,8 +982,17 @@ void grace_srcu_cleanup(struct srcu_struct *ssp)
 		return; /* a DEFINE_SRCU() domain never used: nothing to free */
 	}
 	grace__ann_acquire(&st->gp); /* race detectors: the set-up, before it is torn down */
-	/* Callbacks first: the most specific advice (srcu_barrier()). */
 	cb = grace__flavor_cb_peek(&st->flv);
+	/* From one of the domain's own callbacks: its worker runs the caller, and freeing the
+	 * domain would join that worker from itself (docs/api.md, cleanup_srcu_struct()). */
+	if (grace__in_callback_of(cb)) {
+		grace__misuse(call,
+			      "called from a callback of srcu_struct %p (its worker runs the "
+			      "caller): not freed",
+			      (void *)ssp);
+		return;
+	}
+	/* Callbacks first: the most specific advice (srcu_barrier()). */
 	if (cb && (pending = grace__cbdom_pending(cb)) != 0) {
 		grace__misuse(call,
 			      "%llu callback%s queued by call_srcu() on srcu_struct %p not "

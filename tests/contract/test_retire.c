@@ -523,6 +523,13 @@ struct headed {
 	struct rcu_head rh;
 };
 
+static unsigned long headed_cbs;
+static void headed_cb(struct rcu_head *rh)
+{
+	__atomic_fetch_add(&headed_cbs, 1, __ATOMIC_RELAXED);
+	free(grace_container_of(rh, struct headed, rh));
+}
+
 TEST(the_hook_frees_every_path_and_is_fixed_once_used)
 {
 	reset();
@@ -540,6 +547,18 @@ TEST(the_hook_frees_every_path_and_is_fixed_once_used)
 	CHECK(grace_rcu_set_free_hook(other_hook) == -EBUSY);
 	CHECK(grace_rcu_set_free_hook(NULL) == -EBUSY);
 	CHECK(grace_rcu_set_free_hook(rcu_hook) == 0);
+	/* docs/api.md (grace_rcu_set_free_hook(), "Thread-safety"): callbacks are not affected:
+	 * call_rcu()'s functions run, and nothing of theirs reaches the hook. */
+	for (int i = 0; i < 100; i++) {
+		struct headed *h = (struct headed *)calloc(1, sizeof(*h));
+		REQUIRE(h);
+		call_rcu(&h->rh, headed_cb);
+	}
+	rcu_barrier();
+	unsigned long cbs = __atomic_load_n(&headed_cbs,
+					    __ATOMIC_RELAXED); /* after rcu_barrier() */
+	CHECK_MSG(cbs == 100, "%lu of 100 callbacks ran", cbs);
+	CHECK_MSG(frees_total == 3000, "callbacks reached the hook: %lu objects", frees_total);
 	empty_graveyard();
 }
 

@@ -315,6 +315,62 @@ TEST(null_paths)
 	hazptr_free(h);
 }
 
+/* docs/api.md (hazptr_barrier(), "Context"): it blocks for as long as a protection of one of
+ * its objects lasts, and after the stall timeout says so once, naming the call. In a child (its
+ * stderr is read): a thread protects an object for 700 ms, the stall timeout is 100 ms, the
+ * caller retires the object and waits in the barrier, which returns once the protection ends
+ * and the object is freed. */
+static struct obj *stall_src;
+static int stall_held;
+
+static void *stall_protector(void *arg)
+{
+	(void)arg;
+	struct grace_hazptr *h = hazptr_alloc();
+	REQUIRE(h != NULL);
+	REQUIRE(hazptr_protect(h, &stall_src) != NULL);
+	__atomic_store_n(&stall_held, 1, __ATOMIC_RELEASE);
+	usleep(700000);
+	hazptr_free(h); /* ends the protection */
+	return NULL;
+}
+
+static void barrier_stall_child(void *arg)
+{
+	(void)arg;
+	struct grace_hazptr_domain *d = counting_domain();
+	pthread_t t;
+
+	alarm(20);
+	grace_set_stall_timeout_ms(100);
+	stall_src = obj_new(5);
+	REQUIRE(pthread_create(&t, NULL, stall_protector, NULL) == 0);
+	while (!__atomic_load_n(&stall_held, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	struct obj *x = stall_src;
+	__atomic_store_n(&stall_src, (struct obj *)NULL, __ATOMIC_RELEASE); /* unlinked */
+	uint64_t f0 = freed();
+	hazptr_retire(d, x);
+	hazptr_barrier(d);
+	fprintf(stderr, "child: barrier returned, %llu freed\n",
+		(unsigned long long)(freed() - f0));
+	pthread_join(t, NULL);
+	grace_hazptr_domain_destroy(d);
+}
+
+TEST(barrier_says_once_that_it_waits_past_the_stall_timeout)
+{
+	char out[4096];
+	int st = gt_run_child(barrier_stall_child, NULL, out, sizeof(out));
+
+	printf("  child status %#x: %.300s\n", st, out);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x: %s", st, out);
+	CHECK_MSG(strstr(out, "child: barrier returned, 1 freed"), "%s", out);
+	const char *w = strstr(out, "hazptr_barrier: has waited");
+	CHECK_MSG(w != NULL, "no warning naming hazptr_barrier: %s", out);
+	CHECK_MSG(w && !strstr(w + 1, "hazptr_barrier: has waited"), "warned twice: %s", out);
+}
+
 /* More protections than the per-thread slots (8): the pool provides them. */
 TEST(many_protections)
 {

@@ -458,6 +458,32 @@ TEST(srcu_unlock_bad_index)
 	EXPECT_MISUSE(srcu_bad_index, FATAL, "srcu_read_unlock", "index");
 }
 
+/* docs/api.md (srcu_read_unlock(), "Thread-safety"): the thread that locked, checked in debug
+ * builds. Another thread ends the section: a debug build reports it, naming the call; a release
+ * build does not look (the domain's sums still balance). */
+static int srcu_other_idx;
+
+static void *srcu_other_unlock(void *arg)
+{
+	(void)arg;
+	srcu_read_unlock(&ss, srcu_other_idx);
+	return NULL;
+}
+
+static void srcu_unlock_other_thread(void)
+{
+	pthread_t t;
+
+	srcu_other_idx = srcu_read_lock(&ss);
+	REQUIRE(pthread_create(&t, NULL, srcu_other_unlock, NULL) == 0);
+	pthread_join(t, NULL);
+}
+TEST(srcu_unlock_on_another_thread)
+{
+	EXPECT_MISUSE(srcu_unlock_other_thread, DEBUG_ONLY, "srcu_read_unlock",
+		      "open in this thread");
+}
+
 static void srcu_sync_in_own_section(void)
 {
 	int idx = srcu_read_lock(&ss);
@@ -548,6 +574,36 @@ static void srcu_cleanup_with_reader(void)
 TEST(srcu_cleanup_with_reader)
 {
 	EXPECT_MISUSE(srcu_cleanup_with_reader, MISUSE, "cleanup_srcu_struct", "still inside");
+}
+
+/* docs/api.md (cleanup_srcu_struct(), "Context"): not from the domain's callbacks. One of them
+ * cleans its own domain up: reported, naming the call, and nothing freed (release builds go
+ * on; the domain still works). */
+static struct srcu_struct cb_dom;
+static volatile int cb_dom_done;
+
+static void cleanup_own_cb(struct rcu_head *h)
+{
+	(void)h;
+	cleanup_srcu_struct(&cb_dom);
+	cb_dom_done = 1;
+}
+
+static void srcu_cleanup_from_own_callback(void)
+{
+	static struct rcu_head h;
+
+	REQUIRE(init_srcu_struct(&cb_dom) == 0);
+	call_srcu(&cb_dom, &h, cleanup_own_cb);
+	srcu_barrier(&cb_dom);
+	REQUIRE(cb_dom_done);
+	synchronize_srcu(&cb_dom); /* not freed: still a domain */
+	cleanup_srcu_struct(&cb_dom);
+}
+TEST(srcu_cleanup_from_own_callback)
+{
+	EXPECT_MISUSE(srcu_cleanup_from_own_callback, MISUSE, "cleanup_srcu_struct",
+		      "called from a callback of srcu_struct");
 }
 
 static void free_nothing(struct rcu_head *h)
