@@ -47,7 +47,8 @@ void grace__dbg_span_leave(void);
  * free_rcu() or retire creating its cache, before it is linked), "flush" (engine/free.c, an
  * rcu_barrier() or free_rcu_barrier() that holds the flavor's caches), "over_limit"
  * (engine/free.c, a call past the per-thread bound, its cache locked), "fork" (src/init.c,
- * the last of the library's fork prepare handlers, every lock of the library taken).
+ * the last of the library's fork prepare handlers, every lock of the library taken),
+ * "hazptr_barrier" (hazptr/hazptr.c, a barrier holding a thread's retire cache).
  * Release builds compile the sites to nothing.
  */
 /* Exported in every build (a no-op in release builds): grace-urcu and the inline read side of

@@ -282,6 +282,24 @@ bool grace__hp_thread_register(void)
 	return true;
 }
 
+/* Debug builds: a span of this thread's call that a signal handler's retire must not interrupt
+ * (core/debug.h, grace__dbg_span_enter()); nothing in release builds. */
+static inline void dbg_span_enter(const char *call)
+{
+#if GRACE__LIB_DEBUG
+	grace__dbg_span_enter(call, "the retire cache");
+#else
+	(void)call;
+#endif
+}
+
+static inline void dbg_span_leave(void)
+{
+#if GRACE__LIB_DEBUG
+	grace__dbg_span_leave();
+#endif
+}
+
 /* ---- debug builds: the set of retired pointers, and poisoning ---- */
 
 #if GRACE__LIB_DEBUG
@@ -946,7 +964,11 @@ static void barrier(struct grace_hazptr_domain *d, const char *call)
 	if (grace_load_relaxed(&d->magic) != DOM_MAGIC)
 		grace__misuse_fatal(call, "domain %p was destroyed (or never created)", (void *)d);
 #endif
-	/* Every cache's entries of d to the orphan list (one mark each, one barrier S). */
+	/* Every cache's entries of d to the orphan list (one mark each, one barrier S). A debug
+	 * library marks the span (core/debug.h): a signal handler's retire on this thread would
+	 * wait there for this thread's own cache, or for the orphan list's lock, and is reported
+	 * instead (docs/api.md, hazptr_retire(), "Signals"). */
+	dbg_span_enter(call);
 	grace__lock(&all_lock);
 	CACHES_FOR_EACH(c)
 	steal_mark(c);
@@ -955,12 +977,16 @@ static void barrier(struct grace_hazptr_domain *d, const char *call)
 	CACHES_FOR_EACH(c)
 	{
 		steal_take(c);
+		/* Tests stop a barrier here (debug builds, GRACE_TEST_PAUSE=hazptr_barrier:US),
+		 * holding a cache, for a signal handler to interrupt it. */
+		GRACE__TEST_PAUSE("hazptr_barrier");
 		cache_to_orphans(c, d);
 		steal_release(c);
 	}
 	tag = ++orph_gen; /* every entry of d that is older than the call has a smaller tag */
 	grace__unlock(&orphan_lock);
 	grace__unlock(&all_lock);
+	dbg_span_leave();
 
 	/* The scratch cache only lends its snapshot set: this thread's own cache is not taken
 	 * (a retire made by a function the pass runs goes to it, lock-free). */

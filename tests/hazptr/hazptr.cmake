@@ -8,6 +8,10 @@ grace_test(NAME hazptr_api_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hazpt
 # retire cache: a debug library, stopped there (GRACE_TEST_PAUSE), reports it.
 grace_test(NAME hazptr_fork_signal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hazptr.c TIMEOUT 120
            ARGS a_handler_retiring_inside_fork_is_reported ENV GRACE_TEST_PAUSE=fork:1000000)
+# The same inside hazptr_barrier(), which holds the retire caches (pause site hazptr_barrier).
+grace_test(NAME hazptr_barrier_signal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hazptr.c TIMEOUT 120
+           ARGS a_handler_retiring_inside_a_barrier_is_reported
+           ENV GRACE_TEST_PAUSE=hazptr_barrier:1000000)
 # hazptr_bound: the bound H*T + BATCH*T with a reader stuck for the whole test (2 s of flood);
 # hazptr_srcu_stall_*: an srcu reader converted to a hazard pointer under a retire flood (issue
 # 34, item 3), 3 s in the quick suite and 60 s under the label long.

@@ -799,6 +799,53 @@ TEST(a_handler_retiring_inside_fork_is_reported)
 	EXPECT_MISUSE(signal_retire_in_fork, DEBUG_HANG, "hazptr_retire", "not async-signal-safe");
 }
 
+/* The same promise while the thread is inside hazptr_barrier(), which takes every retire cache
+ * (its own among them) and the orphan list's lock. Run as hazptr_barrier_signal, with
+ * GRACE_TEST_PAUSE=hazptr_barrier:1000000: a debug library stops the barrier for 1 s holding a
+ * cache. A thread with a cache calls the barrier; once it sleeps there, the child signals it and
+ * the handler retires: reported, not a deadlock. Skipped elsewhere. */
+static void *barrier_thread(void *arg)
+{
+	(void)arg;
+	hazptr_retire(NULL, sig_take()); /* the thread's cache, before the barrier */
+	__atomic_store_n(&fork_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	hazptr_barrier(NULL);
+	return NULL;
+}
+
+static void signal_retire_in_barrier(void)
+{
+	struct sigaction sa;
+	pthread_t t;
+	int tid;
+
+	for (int i = 0; i < 4; i++)
+		sig_pool[i] = malloc(16);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_retire_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	REQUIRE(pthread_create(&t, NULL, barrier_thread, NULL) == 0);
+	while (!(tid = __atomic_load_n(&fork_tid, __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	while (!thread_sleeps(tid)) /* its first sleep is the pause */
+		usleep(1000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+}
+
+TEST(a_handler_retiring_inside_a_barrier_is_reported)
+{
+	const char *e = getenv("GRACE_TEST_PAUSE");
+	if (!e || !strstr(e, "hazptr_barrier:")) {
+		printf("  skipped: run as hazptr_barrier_signal "
+		       "(GRACE_TEST_PAUSE=hazptr_barrier:...)\n");
+		return;
+	}
+	EXPECT_MISUSE(signal_retire_in_barrier, DEBUG_HANG, "hazptr_retire",
+		      "not async-signal-safe");
+}
+
 TEST(misuse)
 {
 	EXPECT_MISUSE(double_retire, DEBUG_UB, "hazptr_retire", "retired twice");
