@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -97,6 +98,71 @@ static inline void gt_sleep_ms(unsigned ms)
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) && errno == EINTR) {
 	}
+}
+
+/* fork() a child that exits at once, and wait for it: a fork made for the library's fork
+ * handlers alone. */
+static inline void gt_fork_and_wait(void)
+{
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+/* Is thread tid of this process asleep (state S)? Read with open() and read(), not stdio,
+ * which may malloc(): callers wait for a thread to sleep in a pause site before they signal it
+ * there. */
+static inline int gt_thread_sleeps(int tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *q = strrchr(buf, ')'); /* the state follows the command's name */
+	return q && q[1] == ' ' && q[2] == 'S';
+}
+
+/* A rain of signals: a thread that sends sig to target every us microseconds until stopped.
+ * Tests of what a signal handler may do start one on the thread whose calls it interrupts. */
+struct gt_rain {
+	pthread_t target, thread;
+	int sig;
+	unsigned int us;
+	int stop;
+};
+
+static inline void *gt_rain_run(void *arg)
+{
+	struct gt_rain *r = (struct gt_rain *)arg;
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		pthread_kill(r->target, r->sig);
+		usleep(r->us);
+	}
+	return NULL;
+}
+
+/* Start raining sig on the calling thread; 0 or an errno. */
+static inline int gt_rain_start(struct gt_rain *r, int sig, unsigned int us)
+{
+	r->target = pthread_self();
+	r->sig = sig;
+	r->us = us;
+	r->stop = 0;
+	return pthread_create(&r->thread, NULL, gt_rain_run, r);
+}
+
+static inline void gt_rain_stop(struct gt_rain *r)
+{
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(r->thread, NULL);
 }
 
 /* Run fn in a child process; capture stderr. Returns the wait status; *out gets stderr text. */

@@ -707,8 +707,6 @@ TEST(retire_without_memory_inside_a_section_returns_and_says_so)
 enum { SIG_POOL = 200000 };
 static struct node *sig_pool[SIG_POOL];
 static int sig_used;
-static pthread_t sig_target;
-static int sig_stop;
 
 static struct node *sig_take(void)
 {
@@ -722,20 +720,10 @@ static void retire_handler(int s)
 	rcu_retire(sig_take()); /* NULL (pool spent): nothing */
 }
 
-static void *sig_sender(void *arg)
-{
-	(void)arg;
-	while (!__atomic_load_n(&sig_stop, __ATOMIC_RELAXED)) {
-		pthread_kill(sig_target, SIGUSR1);
-		usleep(100);
-	}
-	return NULL;
-}
-
 static __attribute__((unused)) void signal_retire_child(void *arg)
 {
 	struct sigaction sa;
-	pthread_t t;
+	struct gt_rain rain;
 	(void)arg;
 	alarm(30); /* a deadlock ends in SIGALRM, which the parent reports */
 	for (int i = 0; i < SIG_POOL; i++)
@@ -745,13 +733,11 @@ static __attribute__((unused)) void signal_retire_child(void *arg)
 	sa.sa_handler = retire_handler;
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
-	sig_target = pthread_self();
-	REQUIRE(pthread_create(&t, NULL, sig_sender, NULL) == 0);
+	REQUIRE(gt_rain_start(&rain, SIGUSR1, 100) == 0);
 	struct node *n;
 	while ((n = sig_take()) != NULL)
 		rcu_retire(n);
-	__atomic_store_n(&sig_stop, 1, __ATOMIC_RELAXED);
-	pthread_join(t, NULL);
+	gt_rain_stop(&rain);
 	fprintf(stderr, "child: returned\n");
 }
 
@@ -813,23 +799,6 @@ static __attribute__((unused)) void *first_call_thread(void *arg)
 	return NULL;
 }
 
-/* Is thread tid asleep (state S)? Read with open() and read(), not stdio, which may malloc. */
-static __attribute__((unused)) bool thread_sleeps(int tid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')'); /* the state follows the command's name */
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 /* The children's handler (rcu_retire(first_handler_node)) on SIGUSR1, and their alarm: a
  * deadlock ends in SIGALRM, which the parent reports. */
 static __attribute__((unused)) void handler_setup(unsigned int alarm_s)
@@ -852,7 +821,7 @@ static __attribute__((unused)) void signal_once_asleep(pthread_t t)
 
 	while (!(tid = __atomic_load_n(&first_tid, __ATOMIC_ACQUIRE)))
 		usleep(1000);
-	while (!thread_sleeps(tid))
+	while (!gt_thread_sleeps(tid))
 		usleep(1000);
 	pthread_kill(t, SIGUSR1);
 	pthread_join(t, NULL);
@@ -925,11 +894,7 @@ static __attribute__((unused)) void *fork_thread(void *arg)
 	(void)arg;
 	rcu_retire(barrier_thread_node); /* the thread's cache, before the fork */
 	__atomic_store_n(&first_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	pid_t p = fork();
-	if (p == 0)
-		_exit(0);
-	if (p > 0)
-		waitpid(p, NULL, 0);
+	gt_fork_and_wait();
 	return NULL;
 }
 

@@ -184,13 +184,8 @@ static void spin_cb(struct rcu_head *h)
 static void *forker(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		pid_t p = fork();
-		if (p == 0)
-			_exit(0);
-		if (p > 0)
-			waitpid(p, NULL, 0);
-	}
+	for (;;)
+		gt_fork_and_wait();
 	return NULL;
 }
 

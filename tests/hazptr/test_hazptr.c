@@ -143,8 +143,7 @@ TEST(try_protect)
  * handler's last protection holds it through more scans, and it is freed once reset. */
 static struct obj *hsig_src;
 static struct grace_hazptr *hsig_h;
-static int hsig_runs, hsig_stop;
-static pthread_t hsig_target;
+static int hsig_runs;
 
 static void hsig_handler(int s)
 {
@@ -154,22 +153,12 @@ static void hsig_handler(int s)
 		__atomic_fetch_add(&hsig_runs, 1, __ATOMIC_RELAXED);
 }
 
-static void *hsig_sender(void *arg)
-{
-	(void)arg;
-	while (!__atomic_load_n(&hsig_stop, __ATOMIC_RELAXED)) {
-		pthread_kill(hsig_target, SIGUSR1);
-		usleep(100);
-	}
-	return NULL;
-}
-
 TEST(protect_in_a_signal_handler)
 {
 	struct grace_hazptr_domain *d = counting_domain();
 	struct obj *x = obj_new(42);
 	struct sigaction sa, old;
-	pthread_t t;
+	struct gt_rain rain;
 
 	hsig_src = x;
 	hsig_h = hazptr_alloc();
@@ -178,8 +167,7 @@ TEST(protect_in_a_signal_handler)
 	sa.sa_handler = hsig_handler;
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, &old) == 0);
-	hsig_target = pthread_self();
-	REQUIRE(pthread_create(&t, NULL, hsig_sender, NULL) == 0);
+	REQUIRE(gt_rain_start(&rain, SIGUSR1, 100) == 0);
 	uint64_t f0 = freed();
 	unsigned int rounds = 0;
 	struct timespec t0, now;
@@ -190,8 +178,7 @@ TEST(protect_in_a_signal_handler)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (__atomic_load_n(&hsig_runs, __ATOMIC_RELAXED) < 200 &&
 		 now.tv_sec - t0.tv_sec < 20);
-	__atomic_store_n(&hsig_stop, 1, __ATOMIC_RELAXED);
-	pthread_join(t, NULL);
+	gt_rain_stop(&rain);
 	REQUIRE(sigaction(SIGUSR1, &old, NULL) == 0);
 	printf("  %d protections in the handler over %u rounds of 256 retires\n",
 	       __atomic_load_n(&hsig_runs, __ATOMIC_RELAXED), rounds);
@@ -683,8 +670,7 @@ static void retire_destroyed(void)
  * with the report, not a deadlock (the child's alarm). */
 enum { SIG_POOL = 100000 };
 static void *sig_pool[SIG_POOL];
-static int sig_used, sig_stop;
-static pthread_t sig_target;
+static int sig_used;
 
 static void *sig_take(void)
 {
@@ -698,20 +684,10 @@ static void sig_retire_handler(int s)
 	hazptr_retire(NULL, sig_take()); /* NULL (pool spent): nothing */
 }
 
-static void *sig_sender(void *arg)
-{
-	(void)arg;
-	while (!__atomic_load_n(&sig_stop, __ATOMIC_RELAXED)) {
-		pthread_kill(sig_target, SIGUSR1);
-		usleep(100);
-	}
-	return NULL;
-}
-
 static void signal_retire(void)
 {
 	struct sigaction sa;
-	pthread_t t;
+	struct gt_rain rain;
 	void *p;
 
 	for (int i = 0; i < SIG_POOL; i++)
@@ -721,129 +697,89 @@ static void signal_retire(void)
 	sa.sa_handler = sig_retire_handler;
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
-	sig_target = pthread_self();
-	REQUIRE(pthread_create(&t, NULL, sig_sender, NULL) == 0);
+	REQUIRE(gt_rain_start(&rain, SIGUSR1, 100) == 0);
 	while ((p = sig_take()) != NULL)
 		hazptr_retire(NULL, p);
-	__atomic_store_n(&sig_stop, 1, __ATOMIC_RELAXED);
-	pthread_join(t, NULL);
+	gt_rain_stop(&rain);
 }
 
 /* The same promise while the thread is inside fork(), whose handlers hold every retire cache
- * and the library's locks (docs/api.md, hazptr_retire(), "Signals"). Run as hazptr_fork_signal,
- * with GRACE_TEST_PAUSE=fork:1000000: a debug library stops the last prepare handler for 1 s.
- * A thread with a cache forks; once it sleeps in fork(), the child signals it and the handler
- * retires: reported, not a deadlock. Skipped elsewhere. */
-static int fork_tid;
+ * and the library's locks, or inside hazptr_barrier(), which takes every retire cache (its own
+ * among them) and the orphan list's lock (docs/api.md, hazptr_retire(), "Signals"). Run as
+ * hazptr_fork_signal (GRACE_TEST_PAUSE=fork:1000000: a debug library stops the last prepare
+ * handler for 1 s) and hazptr_barrier_signal (GRACE_TEST_PAUSE=hazptr_barrier:1000000: it stops
+ * the barrier for 1 s holding a cache). A thread with a cache makes the call; once it sleeps in
+ * it, the child signals it and the handler retires: reported, not a deadlock. Its first sleep
+ * is the pause (in fork(), the prepare handlers' wait for a worker between two callbacks may
+ * come first: inside the span too). Skipped elsewhere. */
+static int span_tid;
 
-static void *fork_thread(void *arg)
+static void *span_thread(void *arg)
 {
-	(void)arg;
-	hazptr_retire(NULL, sig_take()); /* the thread's cache, before the fork */
-	__atomic_store_n(&fork_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	pid_t p = fork();
-	if (p == 0)
-		_exit(0);
-	if (p > 0)
-		waitpid(p, NULL, 0);
+	bool in_fork = arg != NULL;
+
+	hazptr_retire(NULL, sig_take()); /* the thread's cache, before the call */
+	__atomic_store_n(&span_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	if (in_fork)
+		gt_fork_and_wait();
+	else
+		hazptr_barrier(NULL);
 	return NULL;
 }
 
-/* Is thread tid asleep (state S)? open() and read(), not stdio. */
-static bool thread_sleeps(int tid)
+static void signal_retire_in(void *in_fork)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *q = strrchr(buf, ')');
-	return q && q[1] == ' ' && q[2] == 'S';
+	struct sigaction sa;
+	pthread_t t;
+	int tid;
+
+	for (int i = 0; i < 4; i++)
+		sig_pool[i] = malloc(16);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_retire_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	REQUIRE(pthread_create(&t, NULL, span_thread, in_fork) == 0);
+	while (!(tid = __atomic_load_n(&span_tid, __ATOMIC_ACQUIRE)))
+		usleep(1000);
+	while (!gt_thread_sleeps(tid))
+		usleep(1000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
 }
 
 static void signal_retire_in_fork(void)
 {
-	struct sigaction sa;
-	pthread_t t;
-	int tid;
-
-	for (int i = 0; i < 4; i++)
-		sig_pool[i] = malloc(16);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sig_retire_handler;
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
-	REQUIRE(pthread_create(&t, NULL, fork_thread, NULL) == 0);
-	while (!(tid = __atomic_load_n(&fork_tid, __ATOMIC_ACQUIRE)))
-		usleep(1000);
-	/* Its first sleep is inside fork(): the pause, or the prepare handlers' wait for a
-	 * worker between two callbacks (inside the span too). */
-	while (!thread_sleeps(tid))
-		usleep(1000);
-	pthread_kill(t, SIGUSR1);
-	pthread_join(t, NULL);
-}
-
-TEST(a_handler_retiring_inside_fork_is_reported)
-{
-	const char *e = getenv("GRACE_TEST_PAUSE");
-	if (!e || !strstr(e, "fork:")) {
-		printf("  skipped: run as hazptr_fork_signal (GRACE_TEST_PAUSE=fork:...)\n");
-		return;
-	}
-	EXPECT_MISUSE(signal_retire_in_fork, DEBUG_HANG, "hazptr_retire", "not async-signal-safe");
-}
-
-/* The same promise while the thread is inside hazptr_barrier(), which takes every retire cache
- * (its own among them) and the orphan list's lock. Run as hazptr_barrier_signal, with
- * GRACE_TEST_PAUSE=hazptr_barrier:1000000: a debug library stops the barrier for 1 s holding a
- * cache. A thread with a cache calls the barrier; once it sleeps there, the child signals it and
- * the handler retires: reported, not a deadlock. Skipped elsewhere. */
-static void *barrier_thread(void *arg)
-{
-	(void)arg;
-	hazptr_retire(NULL, sig_take()); /* the thread's cache, before the barrier */
-	__atomic_store_n(&fork_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	hazptr_barrier(NULL);
-	return NULL;
+	signal_retire_in(&span_tid);
 }
 
 static void signal_retire_in_barrier(void)
 {
-	struct sigaction sa;
-	pthread_t t;
-	int tid;
+	signal_retire_in(NULL);
+}
 
-	for (int i = 0; i < 4; i++)
-		sig_pool[i] = malloc(16);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sig_retire_handler;
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
-	REQUIRE(pthread_create(&t, NULL, barrier_thread, NULL) == 0);
-	while (!(tid = __atomic_load_n(&fork_tid, __ATOMIC_ACQUIRE)))
-		usleep(1000);
-	while (!thread_sleeps(tid)) /* its first sleep is the pause */
-		usleep(1000);
-	pthread_kill(t, SIGUSR1);
-	pthread_join(t, NULL);
+/* Skipped unless the ctest entry named by ctest sets GRACE_TEST_PAUSE to site. */
+static bool paused_at(const char *site, const char *ctest)
+{
+	const char *e = getenv("GRACE_TEST_PAUSE");
+	if (e && strstr(e, site))
+		return true;
+	printf("  skipped: run as %s (GRACE_TEST_PAUSE=%s...)\n", ctest, site);
+	return false;
+}
+
+TEST(a_handler_retiring_inside_fork_is_reported)
+{
+	if (paused_at("fork:", "hazptr_fork_signal"))
+		EXPECT_MISUSE(signal_retire_in_fork, DEBUG_HANG, "hazptr_retire",
+			      "not async-signal-safe");
 }
 
 TEST(a_handler_retiring_inside_a_barrier_is_reported)
 {
-	const char *e = getenv("GRACE_TEST_PAUSE");
-	if (!e || !strstr(e, "hazptr_barrier:")) {
-		printf("  skipped: run as hazptr_barrier_signal "
-		       "(GRACE_TEST_PAUSE=hazptr_barrier:...)\n");
-		return;
-	}
-	EXPECT_MISUSE(signal_retire_in_barrier, DEBUG_HANG, "hazptr_retire",
-		      "not async-signal-safe");
+	if (paused_at("hazptr_barrier:", "hazptr_barrier_signal"))
+		EXPECT_MISUSE(signal_retire_in_barrier, DEBUG_HANG, "hazptr_retire",
+			      "not async-signal-safe");
 }
 
 TEST(misuse)
