@@ -516,9 +516,6 @@ static void rs_end(struct grace_hash *ht, bool background)
 		rs_start(ht, false); /* `resizing` is still set: the table stays alive */
 }
 
-/* A wait for a background resize longer than this is reported (once per call). */
-#define RESIZE_WAIT_WARN_NS (10ull * 1000000000ull)
-
 /*
  * Wait, rs_lock held, until no background resize runs. Its steps are flavor callbacks that run
  * after grace periods, so the wait must not hold grace periods back, as an online QSBR caller
@@ -534,6 +531,9 @@ static void rs_end(struct grace_hash *ht, bool background)
 static void wait_background_resize(struct grace__hash_upd *u, const char *call)
 {
 	uint64_t t0 = grace__now_ns();
+	/* A wait longer than the stall timeout (grace_set_stall_timeout_ms(); 0: never) is
+	 * reported, once per call. */
+	uint64_t cap = grace__stall_timeout_ns();
 	bool warned = false;
 
 	grace__lock_assert_held(&u->rs_lock);
@@ -556,13 +556,13 @@ static void wait_background_resize(struct grace__hash_upd *u, const char *call)
 		}
 		grace__unlock(&u->rs_lock);
 		u->ops->synchronize(u->ops->ctx);
-		if (!warned && grace__now_ns() - t0 >= RESIZE_WAIT_WARN_NS) {
+		if (!warned && cap && grace__now_ns() - t0 >= cap) {
 			warned = true;
 			grace__warn(
 				"%s: still waiting for a background resize of the table after "
-				"%llu s (a reader of the table's %s flavor stuck in a read-side "
+				"%.1f s (a reader of the table's %s flavor stuck in a read-side "
 				"section holds its grace periods back)",
-				call, RESIZE_WAIT_WARN_NS / 1000000000ull,
+				call, (double)(grace__now_ns() - t0) / 1e9,
 				u->ops->name ? u->ops->name : "");
 		}
 		grace__lock(&u->rs_lock);

@@ -926,4 +926,488 @@ TEST(destroy_during_background_resize)
 	grace_hash_destroy(ht); /* waits for the step in flight, frees everything (LSan) */
 }
 
+/*
+ * docs/ds.md (Bad input: "`init_buckets`, `min_buckets` and `max_buckets` are rounded up to a
+ * power of two; one above 2^30 (the largest table), min above init or init above max is
+ * EINVAL"): the comparisons are made after rounding, and 2^30 itself is a legal size.
+ */
+TEST(size_params_rounded_up)
+{
+	struct grace_hash *ht = sized(100, 33, 1000, 0);
+	CHECK(ht);
+	CHECK(grace_hash_buckets(ht) == 128);
+	CHECK(grace_hash_resize(ht, 1) == 0 && grace_hash_buckets(ht) == 64);          /* min */
+	CHECK(grace_hash_resize(ht, SIZE_MAX) == 0 && grace_hash_buckets(ht) == 1024); /* max */
+	grace_hash_destroy(ht);
+	/* min 100 and init 120 both round to 128; init 1000 and max 600 both to 1024: legal. */
+	ht = sized(120, 100, 0, 0);
+	CHECK(ht && grace_hash_buckets(ht) == 128);
+	grace_hash_destroy(ht);
+	ht = sized(1000, 0, 600, 0);
+	CHECK(ht && grace_hash_buckets(ht) == 1024);
+	grace_hash_destroy(ht);
+	/* After rounding: min 300 (512) above init 256, init 1000 (1024) above max 512. */
+	CHECK(sized(256, 300, 0, 0) == NULL && errno == EINVAL);
+	CHECK(sized(1000, 0, 512, 0) == NULL && errno == EINVAL);
+	/* 2^30, the largest table, is a legal maximum. */
+	ht = sized(0, 0, (size_t)1 << 30, 0);
+	CHECK(ht);
+	grace_hash_destroy(ht);
+}
+
+/* docs/ds.md (Updaters: "default min(min_buckets, 256) stripes"). */
+TEST(default_stripes)
+{
+	const size_t init[] = { 16, 1024, 4096, 1024, 128 }, min[] = { 0, 0, 1024, 512, 128 };
+	const unsigned want[] = { 16, 64, 256, 256, 128 }; /* min_buckets 0: min(init, 64) */
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct grace_hash_stats st;
+		struct grace_hash *ht = sized(init[i], min[i], 0, 0);
+		CHECK(ht);
+		grace_hash_get_stats(ht, &st);
+		grace_hash_destroy(ht);
+		CHECK_MSG(st.nlocks == want[i], "init %zu min %zu: %u stripes, expected %u",
+			  init[i], min[i], st.nlocks, want[i]);
+	}
+}
+
+/*
+ * docs/ds.md (Updaters: "never waits for a grace period (callable inside a read-side section)"):
+ * each of add, add_unique, add_or_get, add_replace, del, del_key and replace, called inside a
+ * read-side section of the table's flavor, returns; so does an add that crosses the automatic
+ * growth limit of a small table (it resizes in the update). A call that waited for a grace
+ * period there would deadlock: the default flavor reports that (abort), debug builds report it
+ * for srcu and QSBR, and a release srcu build hangs until the child's alarm.
+ */
+static void updates_in_section(void *arg)
+{
+	static struct grace_flavor_ops srcu_ops;
+	struct conc c;
+	memset(&c, 0, sizeof(c));
+	c.flavor = *(int *)arg;
+	alarm(30);
+	grace_flavor_ops_srcu(&srcu_ops, &test_srcu);
+	struct grace_hash_params p = params(hash_key, c.flavor == QSBR   ? &grace_flavor_qsbr
+						      : c.flavor == SRCU ? &srcu_ops
+									 : &grace_flavor_rcu);
+	p.init_buckets = 16;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct grace_hash *ht = grace_hash_create(&p);
+	if (!ht)
+		_exit(2);
+	rd_register(&c);
+	int rdx = rd_lock(&c);
+	for (uint64_t k = 0; k < 64; k++)
+		if (grace_hash_add(ht, &obj_new(k)->hn, &k) != 0)
+			_exit(3);
+	if (grace_hash_buckets(ht) <= 16) /* 64 entries in 16 buckets: grown in an update */
+		_exit(4);
+	struct obj *o = obj_new(100);
+	if (grace_hash_add_unique(ht, &o->hn, &o->key) != 0)
+		_exit(5);
+	o = obj_new(100);
+	if (grace_hash_add_unique(ht, &o->hn, &o->key) != -EEXIST)
+		_exit(6);
+	free(o);
+	o = obj_new(101);
+	if (grace_hash_add_or_get(ht, &o->hn, &o->key) != &o->hn)
+		_exit(7);
+	o = obj_new(5);
+	if (grace_hash_add_replace(ht, &o->hn, &o->key) == NULL)
+		_exit(8);
+	struct obj *old = find(ht, 6);
+	o = obj_new(6);
+	if (!old || grace_hash_replace(ht, &old->hn, &o->hn) != 0)
+		_exit(9);
+	old = find(ht, 7);
+	if (!old || grace_hash_del(ht, &old->hn) != 0)
+		_exit(10);
+	for (uint64_t k = 8; k < 64; k++) /* down past the shrink limit as well */
+		if (grace_hash_del_key(ht, &k) != 0)
+			_exit(11);
+	rd_unlock(&c, rdx);
+	rd_unregister(&c);
+	grace_hash_destroy(ht);
+	_exit(0);
+}
+
+TEST(updates_inside_a_section_never_wait)
+{
+	static char out[4096];
+	const int flavors[] = { RCU, QSBR, SRCU };
+	for (int i = 0; i < 3; i++) {
+		int f = flavors[i];
+		int st = gt_run_child(updates_in_section, &f, out, sizeof(out));
+		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "flavor %d: status 0x%x: %s", f,
+			  st, out);
+	}
+}
+
+/*
+ * docs/ds.md (Updaters: "retires removed nodes through the flavor's `call` after dropping the
+ * lock"): the flavor's call (wrapped here) is given each node that del, del_key, replace and
+ * add_replace remove, with the table's free function, and runs with no stripe lock held: with
+ * one stripe, the wrapper's own add needs the very lock the update took. A call made under the
+ * lock would deadlock there (the child's alarm ends it) or, in debug builds, be reported.
+ */
+static struct grace_hash *unlock_ht;
+static int unlock_armed;
+static unsigned long unlock_retired;
+static uint64_t unlock_key = 1000;
+
+static void call_then_update(void *ctx, struct rcu_head *head, rcu_callback_t func)
+{
+	if (unlock_armed && func == obj_free) {
+		uint64_t k = unlock_key++;
+		unlock_retired++;
+		if (grace_hash_add(unlock_ht, &obj_new(k)->hn, &k) != 0)
+			_exit(3);
+	}
+	grace_flavor_rcu.call(ctx, head, func);
+}
+
+static void retire_after_unlock(void *arg)
+{
+	static struct grace_flavor_ops ops;
+	(void)arg;
+	alarm(30);
+	ops = grace_flavor_rcu;
+	ops.call = call_then_update;
+	struct grace_hash_params p = params(hash_key, &ops);
+	p.nlocks = 1; /* every chain under the one stripe lock */
+	unlock_ht = grace_hash_create(&p);
+	if (!unlock_ht)
+		_exit(2);
+	for (uint64_t k = 0; k < 16; k++)
+		grace_hash_add(unlock_ht, &obj_new(k)->hn, &k);
+	unlock_armed = 1;
+	rcu_read_lock();
+	struct obj *o1 = find(unlock_ht, 1), *o2 = find(unlock_ht, 2);
+	if (!o1 || !o2 || grace_hash_del(unlock_ht, &o1->hn) != 0 ||
+	    grace_hash_replace(unlock_ht, &o2->hn, &obj_new(2)->hn) != 0)
+		_exit(4);
+	rcu_read_unlock();
+	uint64_t k3 = 3, k4 = 4;
+	if (grace_hash_del_key(unlock_ht, &k3) != 0)
+		_exit(5);
+	if (grace_hash_add_replace(unlock_ht, &obj_new(4)->hn, &k4) == NULL)
+		_exit(6);
+	unlock_armed = 0;
+	if (unlock_retired != 4)
+		_exit(7);
+	if (grace_hash_count(unlock_ht) != 16 - 2 + 4) /* two removed, four added by the wrapper */
+		_exit(8);
+	grace_hash_destroy(unlock_ht);
+	_exit(0);
+}
+
+TEST(retires_through_the_flavor_after_dropping_the_stripe_lock)
+{
+	static char out[4096];
+	int st = gt_run_child(retire_after_unlock, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
+}
+
+/*
+ * docs/ds.md (the cache example: "insert-or-replace, and get-or-insert, each atomic for readers
+ * and updaters"; Caches: "If only `add_unique`, `add_or_get` and `add_replace` insert, no key is
+ * ever present twice"): two threads meet before each key (a spinning rendezvous, so that both
+ * run at once) and insert it together, by two different calls of the three, every pair in
+ * turn; afterwards every key is present exactly once. An insertion that looked for the key
+ * outside the stripe lock would let both insert it.
+ */
+enum { RACE_THREADS = 2, RACE_KEYS = 100000 };
+
+struct race {
+	struct grace_hash *ht;
+	int *arrived; /* per key: threads that reached it */
+};
+
+struct race_arg {
+	struct race *r;
+	int index;
+};
+
+static void *racer(void *arg)
+{
+	struct race_arg *a = (struct race_arg *)arg;
+	struct grace_hash *ht = a->r->ht;
+	uint64_t rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(a->index + 1);
+	for (int k = 0; k < RACE_KEYS; k++) {
+		struct obj *o = obj_new((uint64_t)k);
+		__atomic_fetch_add(&a->r->arrived[k], 1, __ATOMIC_ACQ_REL);
+		for (unsigned spin = 1;
+		     __atomic_load_n(&a->r->arrived[k], __ATOMIC_ACQUIRE) < RACE_THREADS; spin++)
+			if (spin % 1024 == 0)
+				sched_yield(); /* the other thread may be off its CPU */
+		/* A random head start either way, so that the two calls overlap at every point. */
+		for (volatile unsigned d = (unsigned)(xorshift(&rnd) % 256); d > 0; d--) {
+		}
+		rcu_read_lock();
+		switch ((a->index + k) % 3) {
+		case 0:
+			if (grace_hash_add_unique(ht, &o->hn, &o->key) != 0)
+				free(o); /* not inserted */
+			break;
+		case 1:
+			if (grace_hash_add_or_get(ht, &o->hn, &o->key) != &o->hn)
+				free(o); /* not inserted */
+			break;
+		default:
+			(void)grace_hash_add_replace(ht, &o->hn, &o->key);
+			break;
+		}
+		rcu_read_unlock();
+	}
+	return NULL;
+}
+
+TEST(unique_inserts_race_to_one_node_per_key)
+{
+	struct race r;
+	struct race_arg a[RACE_THREADS];
+	pthread_t t[RACE_THREADS];
+	struct grace_hash_params p = params(hash_key, NULL);
+	p.flags = GRACE_HASH_AUTO_RESIZE; /* resizes run among the racing inserts too */
+	r.ht = grace_hash_create(&p);
+	r.arrived = (int *)calloc(RACE_KEYS, sizeof(int));
+	CHECK(r.ht && r.arrived);
+	for (int i = 0; i < RACE_THREADS; i++) {
+		a[i].r = &r;
+		a[i].index = i;
+		REQUIRE(pthread_create(&t[i], NULL, racer, &a[i]) == 0);
+	}
+	for (int i = 0; i < RACE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	free(r.arrived);
+	uint64_t bad = 0, bad_key = 0;
+	rcu_read_lock();
+	for (uint64_t k = 0; k < RACE_KEYS; k++) {
+		struct grace_hash_node *n;
+		int copies = 0;
+		grace_hash_for_each_possible_rcu(r.ht, n, mix(k))
+			copies += container_of(n, struct obj, hn)->key == k;
+		if (copies != 1 && bad++ == 0)
+			bad_key = k;
+	}
+	rcu_read_unlock();
+	size_t count = grace_hash_count(r.ht);
+	grace_hash_destroy(r.ht);
+	CHECK_MSG(bad == 0, "%llu keys not present exactly once (first: %llu)",
+		  (unsigned long long)bad, (unsigned long long)bad_key);
+	CHECK(count == RACE_KEYS);
+}
+
+/*
+ * docs/ds.md (Resizing: "A resize goes to any power of two in one pass and one grace period,
+ * however far the table is from its target"): grace_hash_resize() from 4 buckets to 65536 and
+ * back, with 3000 nodes, relinks each node once and waits for one grace period of the flavor
+ * (counted by wrapping its synchronize and call), whatever the distance.
+ */
+static unsigned long gp_waits;
+
+static void counting_sync(void *ctx)
+{
+	gp_waits++;
+	grace_flavor_rcu.synchronize(ctx);
+}
+
+static void counting_call(void *ctx, struct rcu_head *head, rcu_callback_t func)
+{
+	if (func != obj_free)
+		gp_waits++; /* a step or an array retired after a grace period */
+	grace_flavor_rcu.call(ctx, head, func);
+}
+
+TEST(resize_takes_one_pass_and_one_grace_period)
+{
+	static struct grace_flavor_ops ops;
+	const size_t targets[] = { 1 << 16, 4, 1024, 8 };
+	ops = grace_flavor_rcu;
+	ops.synchronize = counting_sync;
+	ops.call = counting_call;
+	struct grace_hash_params p = params(hash_key, &ops);
+	p.init_buckets = 4;
+	p.min_buckets = 4;
+	struct grace_hash *ht = grace_hash_create(&p);
+	CHECK(ht);
+	for (uint64_t k = 0; k < 3000; k++)
+		CHECK(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+	for (unsigned i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+		struct grace_hash_stats a, b;
+		grace_hash_get_stats(ht, &a);
+		gp_waits = 0;
+		CHECK(grace_hash_resize(ht, targets[i]) == 0);
+		unsigned long waits = gp_waits;
+		grace_hash_get_stats(ht, &b);
+		CHECK(b.buckets == targets[i]);
+		CHECK_MSG(waits == 1, "resize %zu -> %zu: %lu grace periods", a.buckets, b.buckets,
+			  waits);
+		CHECK(b.grows + b.shrinks == a.grows + a.shrinks + 1);
+		CHECK(b.relinked - a.relinked == 3000);
+	}
+	grace_hash_destroy(ht);
+}
+
+/*
+ * docs/ds.md (Resizing: "With `GRACE_HASH_AUTO_RESIZE` the table grows, past one entry per bucket
+ * on average, to the power of two at or above its count"; "a table of up to 16384 buckets
+ * resizes in the update that crosses the limit"; Automatic thresholds: the approximate count is
+ * off by less than size / 16). Inside a read-side section, which holds every grace period back
+ * (so no flavor callback can run), a table of 16384 buckets does not grow while it holds at most
+ * one entry per bucket, and has grown by the time it holds one entry per bucket plus 1/16,
+ * within the update: to 32768 buckets.
+ */
+TEST(auto_resize_small_tables_inline)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	p.init_buckets = 16384;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct grace_hash *ht = grace_hash_create(&p);
+	CHECK(ht);
+	const uint64_t limit = 16384 + 16384 / 16;
+	uint64_t grown_at = 0;
+	rcu_read_lock();
+	for (uint64_t k = 0; k < limit && !grown_at; k++) {
+		REQUIRE(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+		if (grace_hash_buckets(ht) != 16384)
+			grown_at = k + 1;
+	}
+	size_t buckets = grace_hash_buckets(ht);
+	rcu_read_unlock();
+	wait_resize_idle(ht, false);
+	grace_hash_destroy(ht);
+	CHECK_MSG(grown_at > 16384 && grown_at <= limit, "grown at %llu entries",
+		  (unsigned long long)grown_at);
+	CHECK_MSG(buckets == 32768, "%zu buckets", buckets);
+}
+
+/*
+ * docs/ds.md (Resizing: "larger ones in a flavor callback, so no thread is created and no updater
+ * waits for a grace period"; "A resize goes to any power of two in one pass and one grace
+ * period, however far the table is from its target"; growth "to the power of two at or above
+ * its count"): inside a read-side section a table of 32768 buckets takes 140000 insertions
+ * (none waits) and stays as it is, its resize queued; once the section ends, the resize goes to
+ * 262144 buckets (the power of two at or above 140000) in one step.
+ */
+TEST(auto_resize_large_tables_in_a_callback)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	struct grace_hash_stats in, out;
+	p.init_buckets = 32768;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct grace_hash *ht = grace_hash_create(&p);
+	CHECK(ht);
+	rcu_read_lock();
+	for (uint64_t k = 0; k < 140000; k++)
+		REQUIRE(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+	grace_hash_get_stats(ht, &in);
+	rcu_read_unlock();
+	wait_resize_idle(ht, false);
+	grace_hash_get_stats(ht, &out);
+	grace_hash_destroy(ht);
+	CHECK_MSG(in.buckets == 32768 && in.resizing && in.grows == 0,
+		  "in the section: %zu buckets, resizing %d, %llu grows", in.buckets, in.resizing,
+		  (unsigned long long)in.grows);
+	CHECK_MSG(out.buckets == 262144 && out.grows == 1, "after: %zu buckets, %llu grows",
+		  out.buckets, (unsigned long long)out.grows);
+}
+
+/*
+ * docs/ds.md (Resizing: the table "shrinks below one entry per eight buckets"; Automatic
+ * thresholds: the count is off by less than size / 16). Inside a read-side section, a table of
+ * 16384 buckets (resized in the update) does not shrink while it holds 2048 entries or more,
+ * and has shrunk by the time it holds fewer than 2048 - 1024; never below one entry per bucket.
+ * The table has no free function (the test owns the nodes), so no deletion queues a callback.
+ */
+TEST(auto_shrink_below_one_entry_per_eight_buckets)
+{
+	struct grace_hash_params p = params(hash_key, NULL);
+	p.free = NULL;
+	p.init_buckets = 16384;
+	p.min_buckets = 16;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct obj *objs = (struct obj *)calloc(16384, sizeof(*objs));
+	struct grace_hash *ht = grace_hash_create(&p);
+	CHECK(ht && objs);
+	for (uint64_t k = 0; k < 16384; k++) {
+		objs[k].key = k;
+		objs[k].magic = LIVE;
+		CHECK(grace_hash_add(ht, &objs[k].hn, &objs[k].key) == 0);
+	}
+	CHECK(grace_hash_buckets(ht) == 16384); /* one entry per bucket: not past the limit */
+	uint64_t shrunk_at = 0;
+	bool shrunk = false;
+	rcu_read_lock();
+	for (uint64_t k = 16384; k-- > 0 && !shrunk;) {
+		REQUIRE(grace_hash_del_key(ht, &k) == 0);
+		if (grace_hash_buckets(ht) != 16384) {
+			shrunk = true;
+			shrunk_at = k; /* entries left */
+		}
+	}
+	size_t buckets = grace_hash_buckets(ht);
+	rcu_read_unlock();
+	wait_resize_idle(ht, false);
+	grace_hash_destroy(ht);
+	free(objs); /* destroy waited for the flavor's barrier: no reader holds them */
+	CHECK_MSG(shrunk && shrunk_at < 2048 && shrunk_at >= 2048 - 1024, "shrunk at %llu entries",
+		  (unsigned long long)shrunk_at);
+	CHECK_MSG(buckets < 16384 && buckets >= shrunk_at, "%zu buckets", buckets);
+}
+
+/*
+ * docs/ds.md (Destroy: "retires the remaining nodes (`free`) and the arrays through the flavor,
+ * ... then waits for the flavor's barrier"): a reader inside a section that found a node before
+ * grace_hash_destroy() began keeps it, intact, until its section ends, and destroy returns only
+ * after that. A destroy that freed the nodes itself would poison the reader's node (obj_free
+ * writes DEAD before it frees); one that did not wait would return while the reader is inside.
+ */
+struct destroy_arg {
+	struct grace_hash *ht;
+	int inside, destroying, destroyed;
+	int destroyed_while_inside, intact;
+};
+
+static void *destroy_reader(void *arg)
+{
+	struct destroy_arg *d = (struct destroy_arg *)arg;
+	rcu_read_lock();
+	struct obj *o = find(d->ht, 5);
+	__atomic_store_n(&d->inside, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&d->destroying, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	/* A window for a destroy that does not wait (not a timing assertion: a correct destroy
+	 * waits however long this takes). */
+	for (int i = 0; i < 200 && !__atomic_load_n(&d->destroyed, __ATOMIC_ACQUIRE); i++)
+		gt_sleep_ms(1);
+	d->destroyed_while_inside = __atomic_load_n(&d->destroyed, __ATOMIC_ACQUIRE);
+	d->intact = o && o->key == 5 && __atomic_load_n(&o->magic, __ATOMIC_RELAXED) == LIVE;
+	rcu_read_unlock();
+	return NULL;
+}
+
+TEST(destroy_lets_readers_finish)
+{
+	struct destroy_arg d;
+	pthread_t t;
+	struct grace_hash_params p = params(hash_key, NULL);
+	memset(&d, 0, sizeof(d));
+	d.ht = grace_hash_create(&p);
+	CHECK(d.ht);
+	frees = 0;
+	for (uint64_t k = 0; k < 64; k++)
+		CHECK(grace_hash_add(d.ht, &obj_new(k)->hn, &k) == 0);
+	REQUIRE(pthread_create(&t, NULL, destroy_reader, &d) == 0);
+	while (!__atomic_load_n(&d.inside, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	__atomic_store_n(&d.destroying, 1, __ATOMIC_RELEASE);
+	grace_hash_destroy(d.ht);
+	__atomic_store_n(&d.destroyed, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK(!d.destroyed_while_inside);
+	CHECK(d.intact);
+	CHECK_MSG(frees == 64, "frees %lu", frees); /* all retired, none pending after destroy */
+}
+
 GT_MAIN()

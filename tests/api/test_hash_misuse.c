@@ -9,7 +9,11 @@
  *    section or from a callback would deadlock: reported in every build;
  *  - a node added twice (it would be linked to itself): reported in every build when it is its
  *    chain's head, anywhere in the chain in debug builds; grace_hash_add_replace() of a node by
- *    itself (it would free a linked node): every build.
+ *    itself (it would free a linked node): every build;
+ *  - srcu tables and custom ops: resizing or destroying inside a section is reported by the
+ *    flavor's own synchronize or barrier check (debug builds for srcu; it hangs otherwise);
+ *  - a wait for a background resize held back for over 10 s by a stuck reader: one warning
+ *    naming the call (not a misuse: the wait goes on and returns).
  * Each misuse runs in a child process (tests/common/misuse_child.h).
  */
 #include <pthread.h>
@@ -161,6 +165,138 @@ TEST(qsbr_resize_inside_qsbr_read_lock)
 	 * online QSBR thread is put offline for the wait otherwise, and returns. */
 	EXPECT_MISUSE_CHILD(qsbr_resize_in_section, MC_DEBUG_ONLY, "grace_hash_resize",
 			    "inside a read-side section of the table's qsbr flavor");
+}
+
+/*
+ * docs/ds.md (Misuse: "srcu tables and custom ops: the flavor's own `synchronize`/`barrier` check
+ * reports it"): the table cannot know an srcu domain's or a custom flavor's readers, so the
+ * wait itself reports the call inside a section: synchronize_srcu() and srcu_barrier() of the
+ * same domain (known when the section was entered from code built with GRACE_DEBUG; it would
+ * hang otherwise), synchronize_rcu() under custom ops that wrap the default flavor (every build).
+ */
+static DEFINE_SRCU(misuse_srcu);
+static struct grace_flavor_ops misuse_srcu_ops;
+
+static void srcu_resize_in_section(void)
+{
+	grace_flavor_ops_srcu(&misuse_srcu_ops, &misuse_srcu);
+	struct grace_hash *ht = table(&misuse_srcu_ops, 4);
+	int idx = srcu_read_lock(&misuse_srcu);
+	grace_hash_resize(ht, 1024);
+	srcu_read_unlock(&misuse_srcu, idx);
+}
+TEST(srcu_resize_inside_own_section)
+{
+	EXPECT_MISUSE_CHILD(srcu_resize_in_section, MC_DEBUG_HANG, "synchronize_srcu",
+			    "same srcu_struct");
+}
+
+static void srcu_destroy_in_section(void)
+{
+	grace_flavor_ops_srcu(&misuse_srcu_ops, &misuse_srcu);
+	struct grace_hash *ht = table(&misuse_srcu_ops, 4);
+	int idx = srcu_read_lock(&misuse_srcu);
+	grace_hash_destroy(ht);
+	srcu_read_unlock(&misuse_srcu, idx);
+}
+TEST(srcu_destroy_inside_own_section)
+{
+	EXPECT_MISUSE_CHILD(srcu_destroy_in_section, MC_DEBUG_HANG, "srcu_barrier",
+			    "same srcu_struct");
+}
+
+static struct grace_flavor_ops custom_ops;
+static void custom_resize_in_section(void)
+{
+	custom_ops = grace_flavor_rcu; /* another address: the table knows nothing of it */
+	struct grace_hash *ht = table(&custom_ops, 4);
+	rcu_read_lock();
+	grace_hash_resize(ht, 1024);
+	rcu_read_unlock();
+}
+TEST(custom_ops_resize_inside_section)
+{
+	EXPECT_MISUSE_CHILD(custom_resize_in_section, MC_FATAL, "synchronize_rcu",
+			    "would deadlock");
+}
+
+/*
+ * docs/ds.md (fork(): "A wait for a background resize that lasts over the stall timeout ...
+ * is reported once with a warning naming the call"): a table past
+ * the inline-resize size queues its resize as a callback, which a reader stuck in a section
+ * holds back; grace_hash_resize() waits for it past the stall timeout (set to 200 ms; the reader
+ * leaves 1 s after the call began), says so once, naming grace_hash_resize, when the grace
+ * period it waits for ends, and then returns; meanwhile the flavor's stall warning names the
+ * reader.
+ */
+static int stuck_in, stuck_go;
+
+static void *stuck_reader(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	__atomic_store_n(&stuck_in, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&stuck_go, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	gt_sleep_ms(1000); /* from just before the resize: its wait outlasts the stall timeout */
+	rcu_read_unlock();
+	return NULL;
+}
+
+static void resize_behind_stuck_reader(void)
+{
+	struct grace_hash_params p;
+	struct grace_hash_stats st;
+	pthread_t t;
+
+	alarm(60);
+	grace_set_stall_timeout_ms(200);
+	memset(&p, 0, sizeof(p));
+	p.hash = hash_key;
+	p.match = match_key;
+	p.free = obj_free;
+	p.init_buckets = 32768; /* above the inline-resize size: resizes run as callbacks */
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct grace_hash *ht = grace_hash_create(&p);
+	if (!ht)
+		_exit(2);
+	if (pthread_create(&t, NULL, stuck_reader, NULL) != 0)
+		_exit(3);
+	while (!__atomic_load_n(&stuck_in, __ATOMIC_ACQUIRE))
+		gt_sleep_ms(1);
+	for (uint64_t k = 0; k < 32768 + 2048 + 1; k++) { /* past the limit, approximate count */
+		struct obj *o = (struct obj *)malloc(sizeof(*o));
+		if (!o)
+			_exit(4);
+		o->key = k;
+		grace_hash_add(ht, &o->hn, &o->key);
+	}
+	grace_hash_get_stats(ht, &st);
+	if (!st.resizing)
+		_exit(5); /* the background resize must be queued, held back by the reader */
+	__atomic_store_n(&stuck_go, 1, __ATOMIC_RELEASE);
+	if (grace_hash_resize(ht, 1 << 17) != 0)
+		_exit(6);
+	pthread_join(t, NULL);
+	grace_hash_destroy(ht);
+	fprintf(stderr, "fine\n");
+}
+
+TEST(wait_for_stuck_background_resize_is_reported_once)
+{
+	static char out[16384];
+	const char *what = "grace_hash_resize: still waiting for a background resize";
+	mc_child_fn = resize_behind_stuck_reader;
+	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "fine"), "status 0x%x: %s",
+		  st, out);
+	const char *first = strstr(out, what);
+	CHECK_MSG(first != NULL, "no warning naming grace_hash_resize: %s", out);
+	printf("  stderr: %.400s%s", out, strlen(out) > 400 ? "...\n" : "");
+	CHECK_MSG(strstr(first + 1, what) == NULL, "warned more than once: %s", out);
+	/* While the reader stays, the flavor's stall warning names it. */
+	CHECK_MSG(strstr(out, "stall warning: rcu reader thread"), "no stall warning: %s", out);
+	CHECK_MSG(!strstr(out, "misuse"), "%s", out);
 }
 
 /* The legal forms of the same calls go through without a word. */

@@ -177,6 +177,73 @@ TEST(double_deletion_is_caught)
 #endif
 }
 
+/*
+ * docs/ds.md (Memory ordering, "Deletion poisons"): debug builds also check every delete for
+ * neighbours that do not point back (Linux's CONFIG_DEBUG_LIST), and abort with a message
+ * naming the call. Release builds do not check.
+ */
+/* Two nodes, a then b, with b's pprev pointing astray; delete b (arg NULL: *b->pprev is not b)
+ * or a (arg non-NULL: a->next is b, but b->pprev does not point to a->next). */
+__attribute__((unused)) static int del_a_too = 1;
+
+__attribute__((unused)) static void del_near_stray(void *del_a)
+{
+	GRACE_HLIST_HEAD(h);
+	struct item a, b;
+	struct grace_hlist_node *stray = NULL;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	grace_hlist_add_head_rcu(&b.node, &h);
+	grace_hlist_add_head_rcu(&a.node, &h);
+	b.node.pprev = &stray;
+	__asm__ __volatile__("" : : "r"(&b) : "memory");
+	grace_hlist_del_rcu(del_a ? &a.node : &b.node);
+}
+
+TEST(debug_checks_neighbours_that_do_not_point_back)
+{
+#ifdef GRACE_DEBUG
+	CHECK(gt_child_aborts_with(del_near_stray, NULL, "misuse: grace_hlist_del_rcu",
+				   "*pprev does not point to the node"));
+	CHECK(gt_child_aborts_with(del_near_stray, &del_a_too, "misuse: grace_hlist_del_rcu",
+				   "next->pprev does not point to the node"));
+#else
+	printf("  release build: the list checks are GRACE_DEBUG's\n");
+#endif
+}
+
+/*
+ * docs/ds.md ("Readers use any flavor (default, QSBR, srcu)"): the read-side iterators work in
+ * an srcu reader's section as in the default flavor's (rcu_operations) and QSBR's (the
+ * concurrent case below). Debug builds check that each rcu_dereference() runs inside a
+ * section of some flavor: an srcu section must count.
+ */
+static DEFINE_SRCU(hlist_srcu);
+
+TEST(srcu_reader_traverses)
+{
+	GRACE_HLIST_HEAD(h);
+	struct item it[4];
+	struct item *pos;
+	int k[8], n = 0;
+	fill(it, 4);
+	for (int i = 3; i >= 0; i--)
+		grace_hlist_add_head_rcu(&it[i].node, &h);
+	int idx = srcu_read_lock(&hlist_srcu);
+	grace_hlist_for_each_entry_rcu(pos, &h, node)
+		k[n++] = pos->key;
+	struct grace_hlist_node *first = grace_hlist_first_rcu(&h);
+	struct grace_hlist_node *second = grace_hlist_next_rcu(first);
+	pos = &it[1];
+	int cont = 0;
+	grace_hlist_for_each_entry_continue_rcu(pos, node)
+		cont++;
+	srcu_read_unlock(&hlist_srcu, idx);
+	CHECK(n == 4 && k[0] == 0 && k[1] == 1 && k[2] == 2 && k[3] == 3);
+	CHECK(first == &it[0].node && second == &it[1].node);
+	CHECK(cont == 2);
+}
+
 /* ---- concurrent: QSBR readers, buckets of permanent and transient nodes ---- */
 
 enum { BUCKETS = 8, PERM = 4, SLOTS = 32 };

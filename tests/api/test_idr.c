@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ID registry: allocation order, limits, bad input, reserve + replace, stale IDs, iteration, and
- * concurrent readers against allocating/removing updaters while the array grows (default flavor
- * and QSBR). Objects are poisoned before they are freed: a reader that sees poison has used an
- * object after its grace period. GRACE_DS_TEST_MS sets the concurrent phases' duration.
+ * concurrent readers against allocating/removing updaters while the array grows (default flavor,
+ * QSBR and srcu). Objects are poisoned before they are freed: a reader that sees poison has used
+ * an object after its grace period. GRACE_DS_TEST_MS sets the concurrent phases' duration.
  */
 #include <pthread.h>
 #include <grace/grace.h>
@@ -192,6 +192,35 @@ TEST(single_slot_sequence_wraps_late)
 	grace_idr_destroy(&idr);
 }
 
+/*
+ * docs/ds.md (IDs carry a sequence: "With max_ids 32768 there are 16 sequence bits: a stale ID
+ * could match again only after 65536 reuses of its slot"; "The first ID of each slot equals the
+ * slot index"; "id = seq << slot_bits | slot"): the default registry reuses slot 0 over and over;
+ * the n-th reuse gets ID n << 15, the first ID (0) finds nothing through 65535 reuses, and the
+ * 65536th reuse wraps to ID 0 again.
+ */
+TEST(stale_id_matches_again_only_after_65536_reuses)
+{
+	struct grace_idr idr;
+	int obj;
+	CHECK(grace_idr_init(&idr, NULL) == 0);
+	int first = grace_idr_alloc(&idr, &obj);
+	CHECK(first == 0);
+	CHECK(grace_idr_remove(&idr, first) == &obj);
+	for (int n = 1; n < 65536; n++) {
+		int id = grace_idr_alloc(&idr, &obj);
+		CHECK_MSG(id == n << 15, "reuse %d: id %d", n, id);
+		rcu_read_lock();
+		bool stale_found = grace_idr_lookup(&idr, first) != NULL;
+		bool found = grace_idr_lookup(&idr, id) == &obj;
+		rcu_read_unlock();
+		CHECK_MSG(!stale_found && found, "reuse %d", n);
+		CHECK(grace_idr_remove(&idr, id) == &obj);
+	}
+	CHECK(grace_idr_alloc(&idr, &obj) == first); /* 16 bits of sequence: wrapped */
+	grace_idr_destroy(&idr);
+}
+
 TEST(reserve_then_replace)
 {
 	struct grace_idr idr;
@@ -362,13 +391,16 @@ enum { PUB = 512, UPDATERS = 2 };
 
 struct conc {
 	struct grace_idr idr;
-	int qsbr;
+	int qsbr, srcu; /* the readers' flavor: QSBR, srcu (idr_srcu), or the default */
 	int stop;
 	int published[PUB]; /* live IDs (-1: none); each updater owns a range of indices */
 	int stale[PUB];     /* IDs removed (their remove returned) */
 	unsigned long lookups, hits, stale_checks, updates;
 	int failed;
 };
+
+/* The srcu readers' domain (concurrent_srcu): the registry retires through its ops. */
+static DEFINE_SRCU(idr_srcu);
 
 static void fail(struct conc *c, const char *what, int id)
 {
@@ -385,8 +417,11 @@ static void *reader(void *arg)
 	if (c->qsbr)
 		qsbr_register_thread();
 	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		int sidx = 0;
 		if (c->qsbr)
 			qsbr_read_lock();
+		else if (c->srcu)
+			sidx = srcu_read_lock(&idr_srcu);
 		else
 			rcu_read_lock();
 		for (int k = 0; k < 64; k++) {
@@ -424,6 +459,8 @@ static void *reader(void *arg)
 		if (c->qsbr) {
 			qsbr_read_unlock();
 			qsbr_quiescent_state();
+		} else if (c->srcu) {
+			srcu_read_unlock(&idr_srcu, sidx);
 		} else {
 			rcu_read_unlock();
 		}
@@ -445,6 +482,8 @@ static void retire(struct conc *c, struct obj *o)
 {
 	if (c->qsbr)
 		call_qsbr(&o->rcu, obj_free_cb);
+	else if (c->srcu)
+		call_srcu(&idr_srcu, &o->rcu, obj_free_cb);
 	else
 		call_rcu(&o->rcu, obj_free_cb);
 }
@@ -482,8 +521,11 @@ static void *updater(void *arg)
 	return NULL;
 }
 
-static void run_concurrent(int qsbr, unsigned ms)
+enum { FL_RCU, FL_QSBR, FL_SRCU };
+
+static void run_concurrent(int flavor, unsigned ms)
 {
+	static struct grace_flavor_ops srcu_ops;
 	struct conc *c = (struct conc *)calloc(1, sizeof(*c));
 	struct grace_idr_params p;
 	pthread_t r[2], w[UPDATERS];
@@ -493,9 +535,13 @@ static void run_concurrent(int qsbr, unsigned ms)
 	memset(&p, 0, sizeof(p));
 	p.max_ids = 1024; /* 10 slot bits, 21 sequence bits */
 	p.init_size = 1;  /* the array grows while readers run */
-	p.ops = qsbr ? &grace_flavor_qsbr : &grace_flavor_rcu;
+	grace_flavor_ops_srcu(&srcu_ops, &idr_srcu);
+	p.ops = flavor == FL_QSBR   ? &grace_flavor_qsbr
+		: flavor == FL_SRCU ? &srcu_ops
+				    : &grace_flavor_rcu;
 	REQUIRE(grace_idr_init(&c->idr, &p) == 0);
-	c->qsbr = qsbr;
+	c->qsbr = flavor == FL_QSBR;
+	c->srcu = flavor == FL_SRCU;
 	for (int i = 0; i < PUB; i++)
 		c->published[i] = c->stale[i] = -1;
 	for (int i = 0; i < 2; i++)
@@ -512,8 +558,10 @@ static void run_concurrent(int qsbr, unsigned ms)
 	for (int i = 0; i < 2; i++)
 		pthread_join(r[i], NULL);
 	printf("  %s: %lu lookups (%lu hits), %lu stale checks, %lu updates, array %u slots\n",
-	       qsbr ? "qsbr" : "rcu", c->lookups, c->hits, c->stale_checks, c->updates,
-	       c->idr.ary->size);
+	       flavor == FL_QSBR   ? "qsbr"
+	       : flavor == FL_SRCU ? "srcu"
+				   : "rcu",
+	       c->lookups, c->hits, c->stale_checks, c->updates, c->idr.ary->size);
 	REQUIRE(!c->failed);
 	/* Empty the registry and free what it held; destroy leaves nothing behind (LSan). */
 	uint32_t slot;
@@ -528,8 +576,10 @@ static void run_concurrent(int qsbr, unsigned ms)
 	REQUIRE(grace_idr_count(&c->idr) == 0);
 	REQUIRE(grace_idr_max_index(&c->idr) == -1);
 	grace_idr_destroy(&c->idr);
-	if (qsbr)
+	if (flavor == FL_QSBR)
 		qsbr_barrier();
+	else if (flavor == FL_SRCU)
+		srcu_barrier(&idr_srcu);
 	else
 		rcu_barrier();
 	free(c);
@@ -537,12 +587,23 @@ static void run_concurrent(int qsbr, unsigned ms)
 
 TEST(concurrent_rcu)
 {
-	run_concurrent(0, test_ms(700));
+	run_concurrent(FL_RCU, test_ms(700));
 }
 
 TEST(concurrent_qsbr)
 {
-	run_concurrent(1, test_ms(700));
+	run_concurrent(FL_QSBR, test_ms(700));
+}
+
+/*
+ * docs/ds.md ("Readers use any flavor (default, QSBR, srcu)"; Growth: the old array is retired
+ * "through the flavor's `call`"): the same run with srcu readers, the registry's ops filled in
+ * by grace_flavor_ops_srcu(), so its grown arrays are retired through call_srcu and wait for
+ * the srcu readers that may still index them.
+ */
+TEST(concurrent_srcu)
+{
+	run_concurrent(FL_SRCU, test_ms(500));
 }
 
 GT_MAIN()

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * <grace/list.h>: the plain and RCU list operations, the iterators, the debug checks, and
- * readers traversing while updaters add, delete and replace entries (default flavor). Freed
- * entries are poisoned first: a reader that sees poison used an entry after its grace period.
+ * readers traversing while updaters add, delete and replace entries (default flavor; QSBR and
+ * srcu readers too). Freed entries are poisoned first: a reader that sees poison used an entry
+ * after its grace period.
  * Permanent entries, never removed, must be seen exactly once and in order by every traversal.
  */
 #include <pthread.h>
@@ -332,6 +333,110 @@ TEST(double_deletion_is_caught)
 #endif
 }
 
+/*
+ * docs/ds.md (Memory ordering, "Deletion poisons"): debug builds also check every list add and
+ * delete for neighbours that do not point back (Linux's CONFIG_DEBUG_LIST), and abort with a
+ * message naming the call. Release builds do not check (the corruption goes unnoticed there).
+ */
+__attribute__((unused)) static void add_next_to_stray(void *arg)
+{
+	(void)arg;
+	GRACE_LIST_HEAD(head);
+	struct item a, b, stray;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&stray, 0, sizeof(stray));
+	grace_list_add_rcu(&a.node, &head);
+	a.node.prev = &stray.node; /* head->next is a, but a->prev no longer points to head */
+	__asm__ __volatile__("" : : "r"(&a) : "memory");
+	grace_list_add_rcu(&b.node, &head);
+}
+
+__attribute__((unused)) static void del_rcu_behind_stray(void *arg)
+{
+	(void)arg;
+	GRACE_LIST_HEAD(head);
+	struct item a, b, stray;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&stray, 0, sizeof(stray));
+	grace_list_add_tail_rcu(&a.node, &head);
+	grace_list_add_tail_rcu(&b.node, &head);
+	stray.node.next = &stray.node;
+	b.node.prev = &stray.node; /* b->prev->next is not b */
+	__asm__ __volatile__("" : : "r"(&b) : "memory");
+	grace_list_del_rcu(&b.node);
+}
+
+__attribute__((unused)) static void del_before_stray(void *arg)
+{
+	(void)arg;
+	GRACE_LIST_HEAD(head);
+	struct item a, b, stray;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&stray, 0, sizeof(stray));
+	grace_list_add_tail(&a.node, &head);
+	grace_list_add_tail(&b.node, &head);
+	b.node.prev = &stray.node; /* a->next is b, but b->prev no longer points to a */
+	__asm__ __volatile__("" : : "r"(&a) : "memory");
+	grace_list_del(&a.node);
+}
+
+TEST(debug_checks_neighbours_that_do_not_point_back)
+{
+#ifdef GRACE_DEBUG
+	CHECK(gt_child_aborts_with(add_next_to_stray, NULL, "misuse: grace_list_add_rcu",
+				   "next->prev does not point to prev"));
+	CHECK(gt_child_aborts_with(del_rcu_behind_stray, NULL, "misuse: grace_list_del_rcu",
+				   "prev->next does not point to the entry"));
+	CHECK(gt_child_aborts_with(del_before_stray, NULL, "misuse: grace_list_del",
+				   "next->prev does not point to the entry"));
+#else
+	printf("  release build: the list checks are GRACE_DEBUG's\n");
+#endif
+}
+
+/*
+ * docs/ds.md (Lists, grace_list_for_each_entry_safe_rcu: "the body may unlink or move `pos`"):
+ * the next entry is loaded before the body runs, so a body that moves @pos to another list
+ * leaves the traversal on this one. An iterator that loaded it after the body would follow
+ * @pos into the other list and never come back to this head.
+ */
+TEST(safe_rcu_body_may_move_pos)
+{
+	struct item it[6];
+	GRACE_LIST_HEAD(from);
+	GRACE_LIST_HEAD(to);
+	struct item *pos, *n;
+	int k[8], seen = 0;
+
+	fill(it, 6);
+	for (int i = 0; i < 6; i++)
+		grace_list_add_tail_rcu(&it[i].node, &from);
+	rcu_read_lock();
+	grace_list_for_each_entry_safe_rcu(pos, n, &from, node) {
+		if (seen == 8)
+			break; /* walked off this list: the check below fails */
+		k[seen++] = pos->key;
+		if (pos->key % 2 == 0) {
+			/* single updater: this thread */
+			grace_list_del_rcu(&pos->node);
+			grace_list_add_tail_rcu(&pos->node, &to);
+		}
+	}
+	rcu_read_unlock();
+	{
+		int want[] = { 0, 1, 2, 3, 4, 5 };
+		CHECK_MSG(seen == 6 && same(k, want, 6), "visited %d entries", seen);
+	}
+	{
+		int odd[] = { 1, 3, 5 }, even[] = { 0, 2, 4 };
+		CHECK(keys_rcu(&from, k, 8) == 3 && same(k, odd, 3));
+		CHECK(keys_rcu(&to, k, 8) == 3 && same(k, even, 3));
+	}
+}
+
 /* ---- concurrent readers and updaters ---- */
 
 enum { PERM = 16, SLOTS = 64 };
@@ -490,6 +595,287 @@ TEST(concurrent_readers_and_updaters)
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 	CHECK(!failed);
+}
+
+/*
+ * docs/ds.md (Lists, grace_list_replace_rcu: "readers see old or new"): an entry replaced while
+ * readers traverse is seen as the old entry or the new one, never neither and never both. The
+ * updater replaces entries of fixed keys 0..REPL-1 over and over; every traversal must see each
+ * key exactly once and in order, and never a freed entry. A replacement made of a deletion and
+ * an insertion would let a reader miss the key (or see it twice, or out of order).
+ */
+enum { REPL = 8 };
+
+struct repl {
+	struct grace_list_head head;
+	int stop, failed;
+	unsigned long traversals;
+};
+
+static void *repl_reader(void *arg)
+{
+	struct repl *r = (struct repl *)arg;
+	unsigned long n = 0;
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		struct item *pos;
+		int next = 0;
+		rcu_read_lock();
+		grace_list_for_each_entry_rcu(pos, &r->head, node) {
+			if (__atomic_load_n(&pos->magic, __ATOMIC_RELAXED) != LIVE ||
+			    pos->key != next) {
+				fprintf(stderr, "  reader: key %d, expected %d\n", pos->key, next);
+				__atomic_store_n(&r->failed, 1, __ATOMIC_RELAXED);
+			}
+			next++;
+		}
+		rcu_read_unlock();
+		if (next != REPL) {
+			fprintf(stderr, "  reader: saw %d of %d entries\n", next, REPL);
+			__atomic_store_n(&r->failed, 1, __ATOMIC_RELAXED);
+		}
+		n++;
+	}
+	__atomic_fetch_add(&r->traversals, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static struct item *item_new(int key)
+{
+	struct item *it = (struct item *)malloc(sizeof(*it));
+	REQUIRE(it);
+	it->key = key;
+	it->magic = LIVE;
+	return it;
+}
+
+TEST(replace_rcu_readers_see_old_or_new)
+{
+	struct repl r;
+	struct item *cur[REPL];
+	pthread_t t[2];
+	uint64_t rnd = 0x9e3779b97f4a7c15ull;
+	unsigned long replaced = 0;
+
+	memset(&r, 0, sizeof(r));
+	grace_list_init(&r.head);
+	for (int i = 0; i < REPL; i++) {
+		cur[i] = item_new(i);
+		grace_list_add_tail_rcu(&cur[i]->node, &r.head);
+	}
+	for (int i = 0; i < 2; i++)
+		REQUIRE(pthread_create(&t[i], NULL, repl_reader, &r) == 0);
+	uint64_t t_end = gt_now_ns() + (uint64_t)test_ms(400) * 1000000ull;
+	while (gt_now_ns() < t_end) {
+		/* The only updater: no lock needed. */
+		int i = (int)(xorshift(&rnd) % REPL);
+		struct item *n = item_new(i);
+		grace_list_replace_rcu(&cur[i]->node, &n->node);
+		call_rcu(&cur[i]->rcu, item_free);
+		cur[i] = n;
+		replaced++;
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("  %lu traversals, %lu replacements\n", r.traversals, replaced);
+	for (int i = 0; i < REPL; i++) {
+		grace_list_del_rcu(&cur[i]->node);
+		call_rcu(&cur[i]->rcu, item_free);
+	}
+	rcu_barrier();
+	CHECK(!r.failed);
+}
+
+/*
+ * docs/ds.md (Lists: "`empty` is a lockless relaxed load"): grace_list_empty() may be called
+ * with no lock while an updater changes the list under its own. The list always holds one
+ * permanent entry, so the answer is always false. (A plain load here would be a data race:
+ * the TSan build reports it.)
+ */
+struct empty_poll {
+	struct grace_list_head head;
+	int stop, failed;
+	unsigned long polls;
+};
+
+static void *empty_poller(void *arg)
+{
+	struct empty_poll *e = (struct empty_poll *)arg;
+	unsigned long n = 0;
+	while (!__atomic_load_n(&e->stop, __ATOMIC_RELAXED)) {
+		if (grace_list_empty(&e->head))
+			__atomic_store_n(&e->failed, 1, __ATOMIC_RELAXED);
+		n++;
+	}
+	__atomic_store_n(&e->polls, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+TEST(empty_without_lock_while_updated)
+{
+	struct empty_poll e;
+	struct item perm, *tr[4] = { NULL, NULL, NULL, NULL };
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_t t;
+	unsigned long updates = 0;
+
+	memset(&e, 0, sizeof(e));
+	fill(&perm, 1);
+	grace_list_init(&e.head);
+	grace_list_add_rcu(&perm.node, &e.head);
+	REQUIRE(pthread_create(&t, NULL, empty_poller, &e) == 0);
+	uint64_t t_end = gt_now_ns() + (uint64_t)test_ms(200) * 1000000ull;
+	while (gt_now_ns() < t_end) {
+		int s = (int)(updates % 4);
+		pthread_mutex_lock(&lock);
+		if (tr[s]) {
+			grace_list_del_rcu(&tr[s]->node);
+			call_rcu(&tr[s]->rcu, item_free);
+			tr[s] = NULL;
+		} else {
+			tr[s] = item_new(100 + s);
+			grace_list_add_rcu(&tr[s]->node, &e.head); /* at the front: head->next */
+		}
+		pthread_mutex_unlock(&lock);
+		updates++;
+	}
+	__atomic_store_n(&e.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	printf("  %lu polls, %lu updates\n", e.polls, updates);
+	for (int s = 0; s < 4; s++)
+		if (tr[s]) {
+			grace_list_del_rcu(&tr[s]->node);
+			call_rcu(&tr[s]->rcu, item_free);
+		}
+	rcu_barrier();
+	CHECK(!e.failed);
+}
+
+/*
+ * docs/ds.md ("Readers use any flavor (default, QSBR, srcu)"): the list code does not depend on
+ * how readers mark their sections. QSBR and srcu readers traverse while an updater adds and
+ * deletes entries and retires them through its flavor (call_qsbr, call_srcu); the permanent
+ * entries must be seen exactly once and in order, and no freed entry ever (concurrent_readers_
+ * and_updaters above is the default flavor's run). Debug builds also check that each
+ * rcu_dereference() of the iterators runs inside a section of some flavor.
+ */
+static DEFINE_SRCU(list_srcu);
+
+enum { FL_QSBR, FL_SRCU };
+
+struct flv {
+	struct conc c;
+	int flavor;
+};
+
+static void *flavor_reader(void *arg)
+{
+	struct flv *f = (struct flv *)arg;
+	struct conc *c = &f->c;
+	unsigned long n = 0;
+	if (f->flavor == FL_QSBR)
+		qsbr_register_thread();
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
+		struct item *pos;
+		int next_perm = 0, idx = 0;
+		if (f->flavor == FL_QSBR)
+			qsbr_read_lock();
+		else
+			idx = srcu_read_lock(&list_srcu);
+		grace_list_for_each_entry_rcu(pos, &c->head, node) {
+			if (__atomic_load_n(&pos->magic, __ATOMIC_RELAXED) != LIVE)
+				__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+			if (pos->key < PERM) {
+				if (pos->key != next_perm)
+					__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+				next_perm++;
+			}
+		}
+		if (f->flavor == FL_QSBR) {
+			qsbr_read_unlock();
+			qsbr_quiescent_state();
+		} else {
+			srcu_read_unlock(&list_srcu, idx);
+		}
+		if (next_perm != PERM) {
+			fprintf(stderr, "  reader: saw %d of %d permanent entries\n", next_perm,
+				PERM);
+			__atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+		}
+		n++;
+	}
+	if (f->flavor == FL_QSBR)
+		qsbr_unregister_thread();
+	__atomic_fetch_add(&c->traversals, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void flavor_retire(struct flv *f, struct item *it)
+{
+	if (f->flavor == FL_QSBR)
+		call_qsbr(&it->rcu, item_free);
+	else
+		call_srcu(&list_srcu, &it->rcu, item_free);
+}
+
+static int run_flavor(int flavor, unsigned ms)
+{
+	struct flv *f = (struct flv *)calloc(1, sizeof(*f));
+	struct conc *c;
+	pthread_t r[2];
+	uint64_t rnd = 0x2545f4914f6cdd1dull;
+	REQUIRE(f);
+	c = &f->c;
+	f->flavor = flavor;
+	grace_list_init(&c->head);
+	fill(c->perm, PERM);
+	for (int i = 0; i < PERM; i++)
+		grace_list_add_tail_rcu(&c->perm[i].node, &c->head);
+	for (int i = 0; i < 2; i++)
+		REQUIRE(pthread_create(&r[i], NULL, flavor_reader, f) == 0);
+	uint64_t t_end = gt_now_ns() + (uint64_t)ms * 1000000ull;
+	while (gt_now_ns() < t_end) {
+		/* The only updater: no lock needed. */
+		unsigned s = (unsigned)(xorshift(&rnd) % SLOTS);
+		struct item *old = c->slot[s];
+		if (!old) {
+			struct item *it = item_new(PERM + (int)s);
+			grace_list_add_rcu(&it->node, &c->perm[xorshift(&rnd) % PERM].node);
+			c->slot[s] = it;
+		} else {
+			grace_list_del_rcu(&old->node);
+			c->slot[s] = NULL;
+			flavor_retire(f, old);
+		}
+		c->updates++;
+	}
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	printf("  %s: %lu traversals, %lu updates\n", flavor == FL_QSBR ? "qsbr" : "srcu",
+	       c->traversals, c->updates);
+	int failed = c->failed;
+	for (int s = 0; s < SLOTS; s++)
+		if (c->slot[s]) {
+			grace_list_del_rcu(&c->slot[s]->node);
+			flavor_retire(f, c->slot[s]);
+		}
+	if (flavor == FL_QSBR)
+		qsbr_barrier();
+	else
+		srcu_barrier(&list_srcu);
+	free(f);
+	return failed;
+}
+
+TEST(concurrent_qsbr_readers)
+{
+	CHECK(run_flavor(FL_QSBR, test_ms(300)) == 0);
+}
+
+TEST(concurrent_srcu_readers)
+{
+	CHECK(run_flavor(FL_SRCU, test_ms(300)) == 0);
 }
 
 GT_MAIN()

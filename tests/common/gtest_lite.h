@@ -197,6 +197,20 @@ static inline int gt_run_child(void (*fn)(void *), void *arg, char *out, size_t 
 	return st;
 }
 
+/* Run fn in a child and check that it aborted (SIGABRT) with both strings on its stderr (b may
+ * be NULL); on a mismatch the status and stderr are printed. Returns 1 if so. */
+static inline int gt_child_aborts_with(void (*fn)(void *), void *arg, const char *a, const char *b)
+{
+	char out[2048];
+	int st = gt_run_child(fn, arg, out, sizeof(out));
+	int ok = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(out, a) &&
+		 (!b || strstr(out, b));
+	if (!ok)
+		fprintf(stderr, "  expected an abort with \"%s\"%s%s: status 0x%x, stderr: %s\n", a,
+			b ? " and " : "", b ? b : "", st, out);
+	return ok;
+}
+
 /*
  * Hang dump. grace_test() sets GT_HANG_DUMP_S 10 s short of the test's ctest TIMEOUT: if the
  * process is still running then, a watchdog thread prints every thread's backtrace (gdb, which
