@@ -10,6 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_setaffinity, sched_getcpu */
 #endif
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <grace/diag.h>
@@ -718,6 +719,28 @@ static void unlock_bad_index(void *arg)
 	struct srcu_struct d;
 	init_srcu_struct(&d);
 	srcu_read_unlock(&d, 7);
+}
+
+/* docs/api.md (init_srcu_struct(), "Returns": -EINVAL for a NULL ssp; grace_srcu_set_policy()
+ * and grace_srcu_set_callback_limits(): 0, or -EINVAL for what grace_rcu_set_policy() and
+ * grace_rcu_set_callback_limits() refuse, for the callbacks of ssp only). */
+TEST(init_policy_and_limits_validate)
+{
+	static struct srcu_struct dom;
+
+	CHECK(init_srcu_struct(NULL) == -EINVAL);
+	REQUIRE(init_srcu_struct(&dom) == 0);
+	CHECK(grace_srcu_set_policy(&dom, (enum grace_gp_policy)7, 0) == -EINVAL);
+	CHECK(grace_srcu_set_policy(&dom, GRACE_POLICY_BATCH, 0) == -EINVAL);
+	CHECK(grace_srcu_set_policy(&dom, GRACE_POLICY_LAZY, 10000001) == -EINVAL);
+	CHECK(grace_srcu_set_policy(&dom, GRACE_POLICY_ADAPTIVE, 10000001) == -EINVAL);
+	CHECK(grace_srcu_set_policy(&dom, GRACE_POLICY_BATCH, 1000) == 0);
+	CHECK(grace_srcu_set_callback_limits(&dom, 10, 5) == -EINVAL);
+	CHECK(grace_srcu_set_callback_limits(&dom, 0, 5) == -EINVAL);
+	CHECK(grace_srcu_set_callback_limits(&dom, 100, 1000) == 0);
+	CHECK(grace_srcu_set_policy(&dom, GRACE_POLICY_ADAPTIVE, 0) == 0);
+	srcu_barrier(&dom);
+	cleanup_srcu_struct(&dom);
 }
 
 TEST(unlock_with_bad_index_aborts)

@@ -484,6 +484,30 @@ TEST(srcu_unlock_on_another_thread)
 		      "open in this thread");
 }
 
+/* docs/api.md (grace_flavor_ops_srcu(): "NULL or uninitialised `ssp`: misuse naming
+ * `grace_flavor_ops_srcu`, abort"; NULL ops likewise). */
+static void ops_srcu_null_ssp(void)
+{
+	struct grace_flavor_ops ops;
+	grace_flavor_ops_srcu(&ops, NULL);
+}
+static void ops_srcu_uninitialised(void)
+{
+	static struct srcu_struct never; /* zeroed, neither init_srcu_struct() nor DEFINE_SRCU() */
+	struct grace_flavor_ops ops;
+	grace_flavor_ops_srcu(&ops, &never);
+}
+static void ops_srcu_null_ops(void)
+{
+	grace_flavor_ops_srcu(NULL, &ss);
+}
+TEST(flavor_ops_srcu_bad_arguments)
+{
+	EXPECT_MISUSE(ops_srcu_null_ssp, FATAL, "grace_flavor_ops_srcu", "NULL srcu_struct");
+	EXPECT_MISUSE(ops_srcu_uninitialised, FATAL, "grace_flavor_ops_srcu", "not initialised");
+	EXPECT_MISUSE(ops_srcu_null_ops, FATAL, "grace_flavor_ops_srcu", "NULL struct");
+}
+
 static void srcu_sync_in_own_section(void)
 {
 	int idx = srcu_read_lock(&ss);
