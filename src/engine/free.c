@@ -563,14 +563,25 @@ static inline void dbg_unmark(void)
 #endif
 }
 
+/* What a call queues, for the debug marks' and over_limit()'s messages and its right to wait. */
+enum put_kind { PUT_FREE, PUT_FREE_PTR, PUT_RETIRE };
+
+static const char *put_call(struct grace__flavor *f, enum put_kind k)
+{
+	return f->calls[k == PUT_FREE       ? GRACE__CALL_FREE
+			: k == PUT_FREE_PTR ? GRACE__CALL_FREE_PTR
+					    : GRACE__CALL_RETIRE];
+}
+
 static GRACE_COLD struct fcache *cache_create(struct grace__flavor *f, int slot);
 
-/* The calling thread's first call on f creates its cache. A debug library marks the creation,
- * so that a signal handler's call on this thread that interrupts it is reported (its own
- * creation would wait for all_lock, which this thread may hold, or make a second cache). */
-static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot)
+/* The calling thread's first call on f (call: its name) creates its cache. A debug library
+ * marks the creation, so that a signal handler's call on this thread that interrupts it is
+ * reported (its own creation would wait for all_lock, which this thread may hold, or make a
+ * second cache). */
+static GRACE_COLD struct fcache *cache_new(struct grace__flavor *f, int slot, const char *call)
 {
-	dbg_mark(f->calls[GRACE__CALL_FREE]);
+	dbg_mark(call);
 	struct fcache *c = cache_create(f, slot);
 	dbg_unmark();
 	return c;
@@ -618,7 +629,8 @@ bool grace__fc_setup(struct grace__flavor *f)
 
 /* The calling thread's cache for f (slot s = slot_of(f)), created on first use; NULL: use the
  * engine path. */
-static inline __attribute__((always_inline)) struct fcache *cache_of(struct grace__flavor *f, int s)
+static inline __attribute__((always_inline)) struct fcache *cache_of(struct grace__flavor *f, int s,
+								     enum put_kind kind)
 {
 	struct fcache *c;
 
@@ -628,7 +640,7 @@ static inline __attribute__((always_inline)) struct fcache *cache_of(struct grac
 	/* A thread that owns a cache is not a callback worker (workers never create one). */
 	if (GRACE_LIKELY(c != NULL))
 		return GRACE_LIKELY(!grace_load_relaxed(&g_exiting)) ? c : NULL;
-	return cache_new(f, s);
+	return cache_new(f, s, put_call(f, kind));
 }
 
 /* The owner's thread exits: hand everything to the engine, unlink, free what we can. */
@@ -709,16 +721,6 @@ static GRACE_COLD bool wait_bounded(struct grace__flavor *f, uint64_t ck, const 
 	}
 	f->hooks->leave_wait(f, tok);
 	return true;
-}
-
-/* What a call queues, for over_limit()'s message and its right to wait. */
-enum put_kind { PUT_FREE, PUT_FREE_PTR, PUT_RETIRE };
-
-static const char *put_call(struct grace__flavor *f, enum put_kind k)
-{
-	return f->calls[k == PUT_FREE       ? GRACE__CALL_FREE
-			: k == PUT_FREE_PTR ? GRACE__CALL_FREE_PTR
-					    : GRACE__CALL_RETIRE];
 }
 
 /* More than THREAD_HARD slots held: wait for the oldest block, then free it. */
@@ -1073,7 +1075,7 @@ static inline __attribute__((always_inline)) void free_head(struct grace__flavor
 #if GRACE__LIB_DEBUG
 	grace__fblk_dbg_add(ptr, f->calls[GRACE__CALL_FREE]);
 #endif
-	c = cache_of(f, s);
+	c = cache_of(f, s, PUT_FREE);
 	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, NULL, ptr, PUT_FREE)))
 		return;
 	/* The engine path: the head carries the offset in place of a function (free.h). */
@@ -1154,7 +1156,7 @@ static inline __attribute__((always_inline)) void free_ptr(struct grace__flavor 
 	check_may_sleep(f, f->calls[GRACE__CALL_FREE_PTR]);
 	grace__fblk_dbg_add(ptr, f->calls[GRACE__CALL_FREE_PTR]);
 #endif
-	c = cache_of(f, s);
+	c = cache_of(f, s, PUT_FREE_PTR);
 	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, NULL, ptr, PUT_FREE_PTR)))
 		return;
 	ptr_engine(f, NULL, ptr, PUT_FREE_PTR);
@@ -1176,7 +1178,7 @@ void grace__retire(struct grace__flavor *f, void (*fn)(void *), void *ptr)
 #if GRACE__LIB_DEBUG
 	grace__fblk_dbg_add(ptr, f->calls[GRACE__CALL_RETIRE]);
 #endif
-	c = cache_of(f, s);
+	c = cache_of(f, s, PUT_RETIRE);
 	if (GRACE_LIKELY(c != NULL) && GRACE_LIKELY(cache_put(c, fn, ptr, PUT_RETIRE)))
 		return;
 	ptr_engine(f, fn, ptr, PUT_RETIRE);
