@@ -48,6 +48,13 @@ grace_test(NAME contract_step_fallback SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_st
            ENV GRACE_STEP_GARBAGE=1 GRACE_NO_MEMBARRIER=1)
 grace_test(NAME contract_step_off SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120
            ENV GRACE_NO_STEP=1)
+# The case that counts the membarriers of synchronize_rcu() with a reader preempted on the
+# caller's CPU, both pinned to one CPU: alone (RUN_SERIAL), since a test ctest runs beside it
+# (a stress test's threads on that CPU for seconds) can make every try fall back.
+grace_test(NAME contract_step_cpu_sleep SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120
+           ARGS synchronize_with_a_reader_preempted_on_its_cpu_makes_no_membarrier
+           ENV GRACE_STEP_GARBAGE=1 GRACE_TEST_SERIAL=1)
+set_tests_properties(contract_step_cpu_sleep PROPERTIES RUN_SERIAL TRUE)
 # Bad values of the stepping variables: a warning naming the variable, the default used, and
 # the program runs on (every case of contract_step passes).
 grace_test(NAME env_step_bad SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120

@@ -110,6 +110,31 @@ def run_tests(bdir, regex, timeout):
     return res
 
 
+def check(mutants):
+    """A mutant whose text no longer occurs in the code breaks nothing: the audit would list it
+    as run while it tests nothing. Fail on each, and on a mutant missing from the table of
+    docs/torture.md (section 4). Run as the quick test mutation_map."""
+    errors = []
+    table = open(os.path.join(ROOT, "docs", "torture.md")).read()
+    for m in mutants:
+        path = os.path.join(ROOT, m["file"])
+        if not os.path.exists(path):
+            errors.append(f"{m['id']}: no file {m['file']}")
+            continue
+        text = open(path).read()
+        for k, (find, _) in enumerate(m["edits"], 1):
+            n = text.count(find)
+            if n != 1:
+                errors.append(f"{m['id']}: edit {k}: the text to replace occurs {n} times in "
+                              f"{m['file']} (update mutants.ini to the code)")
+        if f"| `{m['id']}` (" not in table:
+            errors.append(f"{m['id']}: not in docs/torture.md's table")
+    for e in errors:
+        print(e, file=sys.stderr)
+    print(f"{len(mutants)} mutants; {len(errors)} problems")
+    return 1 if errors else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
@@ -117,12 +142,17 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that every mutant still applies (each text to replace "
+                         "occurs once in its file) and is in docs/torture.md's table")
     a = ap.parse_args()
     mutants = load(os.path.join(HERE, "mutants.ini"))
     if a.list:
         for m in mutants:
             print(m["id"], "-", m.get("what", ""))
         return 0
+    if a.check:
+        return check(mutants)
     if a.only:
         want = set(a.only.split(","))
         mutants = [m for m in mutants if m["id"] in want]
