@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Debug-build checks called from the inline headers. */
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,33 +17,32 @@
  * dlopen() of the library must find room in. */
 __thread struct grace__mutex_held grace__mutex_held;
 
-/* Relaxed, with signal fences: only a handler on this thread reads it; the fences keep the
- * compiler from moving the flag's stores across the span's work (nothing else is ordered). */
-static __thread uint32_t span_in;
-static __thread const char *span_call; /* the call whose span it is, for the report */
+/* The call whose span this thread is in (NULL: none), for the check and the report. Relaxed,
+ * with signal fences: only a handler on this thread reads it; the fences keep the compiler from
+ * moving the stores across the span's work (nothing else is ordered). */
+static __thread const char *span_call;
 
 void grace__dbg_span_enter(const char *call, const char *what)
 {
-	if (grace_load_relaxed(&span_in)) {
-		const char *in = grace_load_relaxed(&span_call);
-		bool fork = in && strcmp(in, "fork") == 0;
+	const char *in = grace_load_relaxed(&span_call);
+
+	if (in) {
 		/* Inside fork, a prepare handler registered before the library's runs inside its
 		 * span too (pthread_atfork() runs prepare handlers in reverse order). */
 		grace__misuse_fatal(call,
 				    "called while this thread is inside %s (from a signal handler "
 				    "that interrupted it%s): %s is not async-signal-safe",
-				    in ? in : "a call", fork ? ", or from a fork handler" : "",
+				    in, strcmp(in, "fork") == 0 ? ", or from a fork handler" : "",
 				    what);
 	}
 	grace_store_relaxed(&span_call, call);
-	grace_store_relaxed(&span_in, 1u);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 void grace__dbg_span_leave(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	grace_store_relaxed(&span_in, 0u);
+	grace_store_relaxed(&span_call, (const char *)NULL);
 }
 #endif
 

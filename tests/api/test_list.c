@@ -457,6 +457,13 @@ static void item_free(struct rcu_head *h)
 	free(it);
 }
 
+/* Unlink it (an updater's lock held, or the only updater) and free it after a grace period. */
+static void item_retire(struct item *it)
+{
+	grace_list_del_rcu(&it->node);
+	call_rcu(&it->rcu, item_free);
+}
+
 static void *reader(void *arg)
 {
 	struct conc *c = (struct conc *)arg;
@@ -587,10 +594,8 @@ TEST(concurrent_readers_and_updaters)
 	       c->updates);
 	int failed = c->failed;
 	for (int s = 0; s < SLOTS; s++)
-		if (c->slot[s]) {
-			grace_list_del_rcu(&c->slot[s]->node);
-			call_rcu(&c->slot[s]->rcu, item_free);
-		}
+		if (c->slot[s])
+			item_retire(c->slot[s]);
 	rcu_barrier();
 	pthread_mutex_destroy(&c->lock);
 	free(c);
@@ -606,15 +611,17 @@ TEST(concurrent_readers_and_updaters)
  */
 enum { REPL = 8 };
 
-struct repl {
+/* A list that one thread updates while others watch it until stop: what they found wrong, and
+ * how many looks they took. */
+struct watched {
 	struct grace_list_head head;
 	int stop, failed;
-	unsigned long traversals;
+	unsigned long looks;
 };
 
 static void *repl_reader(void *arg)
 {
-	struct repl *r = (struct repl *)arg;
+	struct watched *r = (struct watched *)arg;
 	unsigned long n = 0;
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		struct item *pos;
@@ -635,7 +642,7 @@ static void *repl_reader(void *arg)
 		}
 		n++;
 	}
-	__atomic_fetch_add(&r->traversals, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->looks, n, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -650,7 +657,7 @@ static struct item *item_new(int key)
 
 TEST(replace_rcu_readers_see_old_or_new)
 {
-	struct repl r;
+	struct watched r;
 	struct item *cur[REPL];
 	pthread_t t[2];
 	uint64_t rnd = 0x9e3779b97f4a7c15ull;
@@ -677,11 +684,9 @@ TEST(replace_rcu_readers_see_old_or_new)
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
-	printf("  %lu traversals, %lu replacements\n", r.traversals, replaced);
-	for (int i = 0; i < REPL; i++) {
-		grace_list_del_rcu(&cur[i]->node);
-		call_rcu(&cur[i]->rcu, item_free);
-	}
+	printf("  %lu traversals, %lu replacements\n", r.looks, replaced);
+	for (int i = 0; i < REPL; i++)
+		item_retire(cur[i]);
 	rcu_barrier();
 	CHECK(!r.failed);
 }
@@ -692,28 +697,22 @@ TEST(replace_rcu_readers_see_old_or_new)
  * permanent entry, so the answer is always false. (A plain load here would be a data race:
  * the TSan build reports it.)
  */
-struct empty_poll {
-	struct grace_list_head head;
-	int stop, failed;
-	unsigned long polls;
-};
-
 static void *empty_poller(void *arg)
 {
-	struct empty_poll *e = (struct empty_poll *)arg;
+	struct watched *e = (struct watched *)arg;
 	unsigned long n = 0;
 	while (!__atomic_load_n(&e->stop, __ATOMIC_RELAXED)) {
 		if (grace_list_empty(&e->head))
 			__atomic_store_n(&e->failed, 1, __ATOMIC_RELAXED);
 		n++;
 	}
-	__atomic_store_n(&e->polls, n, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->looks, n, __ATOMIC_RELAXED);
 	return NULL;
 }
 
 TEST(empty_without_lock_while_updated)
 {
-	struct empty_poll e;
+	struct watched e;
 	struct item perm, *tr[4] = { NULL, NULL, NULL, NULL };
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	pthread_t t;
@@ -729,8 +728,7 @@ TEST(empty_without_lock_while_updated)
 		int s = (int)(updates % 4);
 		pthread_mutex_lock(&lock);
 		if (tr[s]) {
-			grace_list_del_rcu(&tr[s]->node);
-			call_rcu(&tr[s]->rcu, item_free);
+			item_retire(tr[s]);
 			tr[s] = NULL;
 		} else {
 			tr[s] = item_new(100 + s);
@@ -741,12 +739,10 @@ TEST(empty_without_lock_while_updated)
 	}
 	__atomic_store_n(&e.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
-	printf("  %lu polls, %lu updates\n", e.polls, updates);
+	printf("  %lu polls, %lu updates\n", e.looks, updates);
 	for (int s = 0; s < 4; s++)
-		if (tr[s]) {
-			grace_list_del_rcu(&tr[s]->node);
-			call_rcu(&tr[s]->rcu, item_free);
-		}
+		if (tr[s])
+			item_retire(tr[s]);
 	rcu_barrier();
 	CHECK(!e.failed);
 }
