@@ -82,6 +82,12 @@ static void atfork_prepare(void)
 	grace__hash_atfork_prepare();
 	grace__flavor_atfork_prepare(&grace__qsbr_flavor);
 	grace__flavor_atfork_prepare(&grace__memb_flavor);
+	/* Every lock of the library is this thread's now, until the parent's or the child's
+	 * handler: a call that waits for one of them (a program's handler registered before
+	 * grace's, a signal handler) is reported instead (core/lock.h, "Self-deadlock"). Relaxed,
+	 * with a signal fence: only this thread reads it, its handlers included. */
+	grace_store_relaxed(&grace__fork_holds, (unsigned char)1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Tests stop a fork here (debug builds, GRACE_TEST_PAUSE=fork:US), every lock of the
 	 * library taken, for a signal handler to interrupt it. */
 	GRACE__TEST_PAUSE("fork");
@@ -89,6 +95,8 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	grace_store_relaxed(&grace__fork_holds, (unsigned char)0);
 	grace__flavor_atfork_parent(&grace__memb_flavor);
 	grace__flavor_atfork_parent(&grace__qsbr_flavor);
 	grace__hash_atfork_parent();
@@ -102,6 +110,8 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	grace_store_relaxed(&grace__fork_holds, (unsigned char)0);
 	grace__flavor_atfork_child(&grace__memb_flavor);
 	grace__flavor_atfork_child(&grace__qsbr_flavor);
 	grace__hash_atfork_child();

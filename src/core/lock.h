@@ -14,7 +14,17 @@
  * records instead which mutexes the calling thread holds, in a small thread-local array, so that
  * grace__mutex_assert_held() checks the same precondition with no field. Private locks use
  * struct grace__lock (one load to check, no per-thread bound); public ones the grace__mutex_*
- * calls. Release builds of both are the bare pthread calls.
+ * calls. Release builds of both are the bare pthread calls, but for one thing.
+ *
+ * Self-deadlock (every build): a lock is tried first, and a thread that finds it taken checks,
+ * out of line (grace__lock_wait()), that it is not the holder before it waits. A library that
+ * takes its locks in a fixed order can hold one across a call into itself only through a
+ * signal handler that interrupted a call of grace on the same thread, or through a program's
+ * pthread_atfork() handler that runs inside grace's fork handlers (registered before them, so
+ * that they run after grace's prepare handler has taken every lock): both are misuse, reported
+ * with a message that says which, and an abort, instead of a hang without a word. The holder is
+ * glibc's record of the mutex's owner in release builds (elsewhere no check), the lock's own
+ * owner field in debug builds. An uncontended lock costs what pthread_mutex_lock() costs.
  */
 #ifndef GRACE_SRC_LOCK_H
 #define GRACE_SRC_LOCK_H
@@ -25,6 +35,29 @@
 
 #include "core/diag.h"
 #include "core/sys.h"
+
+/* Non-zero on the thread inside fork(), from the end of grace's prepare handler to the start of
+ * its parent or child handler: every lock of the library is held by this thread (src/init.c). */
+extern __thread unsigned char grace__fork_holds;
+
+/* The thread of tid `owner` (0: unknown) holds m, which the caller found taken: report a
+ * self-deadlock (what names the lock), else wait for m. Out of line, cold. */
+void grace__lock_wait(pthread_mutex_t *m, int owner, const char *what);
+/* Report a thread about to wait for something it holds itself (what), saying from where such a
+ * call comes, and abort. */
+GRACE_NORETURN void grace__self_deadlock(const char *what);
+
+/* Who holds m, as far as the C library says (0: unknown). A hint read without ordering: only the
+ * holder's own thread can find its tid there, and it wrote it itself. */
+static inline int grace__mutex_owner_hint(pthread_mutex_t *m)
+{
+#ifdef __GLIBC__
+	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+#else
+	(void)m;
+	return 0;
+#endif
+}
 
 struct grace__lock {
 	pthread_mutex_t m;
@@ -69,7 +102,13 @@ static inline void grace__lock_destroy(struct grace__lock *l)
 
 static inline void grace__lock(struct grace__lock *l)
 {
-	pthread_mutex_lock(&l->m);
+	if (GRACE_UNLIKELY(pthread_mutex_trylock(&l->m) != 0)) {
+#if GRACE__LIB_DEBUG
+		grace__lock_wait(&l->m, grace_load_relaxed(&l->owner), "a lock of the library");
+#else
+		grace__lock_wait(&l->m, grace__mutex_owner_hint(&l->m), "a lock of the library");
+#endif
+	}
 #if GRACE__LIB_DEBUG
 	/* Relaxed: only the holder writes it; other threads read it only to report. */
 	grace_store_relaxed(&l->owner, grace__gettid());
@@ -154,8 +193,9 @@ static inline void grace__mutex_lock_dbg(pthread_mutex_t *m, const char *name, c
 {
 	struct grace__mutex_held *h = &grace__mutex_held;
 
+	(void)func;
 	if (grace__mutex_find(m) >= 0)
-		grace__fatal(func, "grace__mutex_lock(%s): this thread already holds it", name);
+		grace__self_deadlock(name);
 	if (h->n >= GRACE__MUTEX_HELD_MAX)
 		grace__fatal(
 			func,
@@ -190,7 +230,8 @@ static inline void grace__mutex_unlock_dbg(pthread_mutex_t *m, const char *name,
 #else
 static inline void grace__mutex_lock(pthread_mutex_t *m)
 {
-	pthread_mutex_lock(m);
+	if (GRACE_UNLIKELY(pthread_mutex_trylock(m) != 0))
+		grace__lock_wait(m, grace__mutex_owner_hint(m), "a lock of the library");
 }
 
 static inline void grace__mutex_unlock(pthread_mutex_t *m)

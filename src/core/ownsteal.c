@@ -2,8 +2,14 @@
 /* The contended path of the per-thread caches' spin lock (core/ownsteal.h). */
 #include "core/ownsteal.h"
 
+#include "core/lock.h"
+
 GRACE_NOINLINE void grace__spin_lock_slow(uint32_t *lock)
 {
+	/* Inside fork(), past grace's prepare handler, this thread holds every cache's lock:
+	 * a call that waits for one waits for itself (core/lock.h, "Self-deadlock"). */
+	if (GRACE_UNLIKELY(grace_load_relaxed(&grace__fork_holds)))
+		grace__self_deadlock("its per-thread cache");
 	for (unsigned int i = 0;; i++) {
 		/* Acquire: pairs with the holder's release in grace__spin_unlock(). */
 		if (grace_load_relaxed(lock) == 0 && grace_xchg(lock, 1u, __ATOMIC_ACQUIRE) == 0)

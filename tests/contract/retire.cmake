@@ -63,3 +63,13 @@ set_tests_properties(env_step_bad PROPERTIES PASS_REGULAR_EXPRESSION
   "warning: GRACE_NO_STEP=yes: expected 0 or 1; using 0.*warning: GRACE_STEP_GARBAGE=0: expected a whole number from 1 to 16777216 pointers; using 1024.*[0-9]+ passed, 0 failed")
 # The pace of stepped grace periods: at most one membarrier per 16 pointers of a thread.
 grace_test(NAME contract_step_pace SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step_pace.c TIMEOUT 120)
+# A call that would wait for a lock its own thread holds (docs/api.md, "Signal handlers and fork
+# handlers"): a program's pthread_atfork() handlers registered after grace's may call it; those
+# registered before (from .preinit_array) run inside grace's handlers, which hold every lock of
+# the library, and are reported in every build. A signal handler whose thread is stopped in a
+# registry scan (debug builds, pause site park_mark) registers its thread: reported.
+# (contract_atfork runs every case; the signal case needs the pause and skips itself there.)
+grace_test(NAME contract_atfork SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_self_deadlock.c TIMEOUT 180)
+grace_test(NAME contract_signal_lock SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_self_deadlock.c
+           TIMEOUT 120 ARGS a_handler_waiting_for_a_lock_its_thread_holds_is_reported
+           ENV GRACE_TEST_PAUSE=park_mark:1000000 GRACE_PARK_AFTER=1)

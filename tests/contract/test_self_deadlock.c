@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A call of grace that would wait for a lock its own thread holds (docs/api.md, "Signal
+ * handlers and fork handlers"; docs/guide.md, "fork()"): reported and aborted, never a hang.
+ *
+ * A program's own pthread_atfork() handlers. POSIX runs prepare handlers in the reverse order of
+ * their registration, parent and child handlers in that order. So handlers registered after
+ * grace's (from main(), or from any code that runs once grace is initialised) run around
+ * grace's: their prepare before grace's takes the library's locks, their parent or child handler
+ * after grace's has released them, and they may call grace like any other code. Handlers
+ * registered before grace's (here from the executable's .preinit_array, which runs before every
+ * shared library's constructor) run inside them: every lock of the library is held by the
+ * forking thread, and a call of grace would wait for it forever. That is reported, naming fork,
+ * in every build, and aborts (run as contract_atfork).
+ *
+ * A signal handler: a thread stopped inside a grace period's scan of the registry (debug builds,
+ * GRACE_TEST_PAUSE=park_mark), the registry's lock held, is signalled, and its handler opens
+ * the thread's first read-side section, which registers it and so takes that lock: reported,
+ * naming the signal handler (run as contract_signal_lock).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <grace/grace.h>
+
+#include "../common/gtest_lite.h"
+
+struct obj {
+	struct rcu_head head;
+	int v;
+};
+
+static int cb_runs;
+
+static void obj_cb(struct rcu_head *h)
+{
+	__atomic_fetch_add(&cb_runs, 1, __ATOMIC_RELAXED);
+	free((struct obj *)(void *)h);
+}
+
+static struct obj *gp_obj;
+
+/* What a handler does: read under RCU, replace the object, retire the old one, queue a
+ * callback and (where asked) wait for a grace period. */
+static void use_grace(bool sync)
+{
+	struct obj *n = malloc(sizeof(*n)), *o;
+
+	REQUIRE(n);
+	n->v = 1;
+	rcu_read_lock();
+	o = rcu_dereference(gp_obj);
+	if (o)
+		REQUIRE(o->v == 1);
+	rcu_read_unlock();
+	o = rcu_xchg_pointer(&gp_obj, n);
+	if (o)
+		rcu_retire(o);
+	rcu_retire(malloc(24));
+	struct obj *c = malloc(sizeof(*c));
+	REQUIRE(c);
+	call_rcu(&c->head, obj_cb);
+	if (sync)
+		synchronize_rcu();
+}
+
+/* ---- handlers registered after grace's: they may call it ---- */
+
+static int late_on, late_prepares, late_parents, late_childs;
+
+static void late_prepare(void)
+{
+	if (!late_on)
+		return;
+	use_grace(true);
+	late_prepares++;
+}
+
+static void late_parent(void)
+{
+	if (!late_on)
+		return;
+	use_grace(true);
+	late_parents++;
+}
+
+static void late_child(void)
+{
+	if (!late_on)
+		return;
+	use_grace(true);
+	late_childs++;
+}
+
+TEST(handlers_registered_after_grace_may_call_it)
+{
+	/* From main(): grace's constructor registered its handlers before. */
+	REQUIRE(pthread_atfork(late_prepare, late_parent, late_child) == 0);
+	use_grace(false); /* the thread's caches exist before the fork: the handlers take them */
+	late_on = 1;
+	for (int round = 0; round < 3; round++) {
+		int before = __atomic_load_n(&cb_runs, __ATOMIC_RELAXED);
+		pid_t p = fork();
+		REQUIRE(p >= 0);
+		if (p == 0) {
+			/* The child handler ran after grace's: the child uses grace as usual, and
+			 * the callbacks its handlers and the parent's queued run here. */
+			int ok = late_childs == 1 && late_prepares == round + 1;
+			use_grace(true);
+			rcu_barrier();
+			ok = ok && __atomic_load_n(&cb_runs, __ATOMIC_RELAXED) >= before + 3;
+			free_rcu_barrier();
+			_exit(ok ? 0 : 3);
+		}
+		int st = 0;
+		REQUIRE(waitpid(p, &st, 0) == p);
+		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status 0x%x", st);
+		CHECK(late_prepares == round + 1 && late_parents == round + 1 && late_childs == 0);
+		rcu_barrier();
+		CHECK(__atomic_load_n(&cb_runs, __ATOMIC_RELAXED) >= before + 2);
+	}
+	late_on = 0;
+	free_rcu_barrier();
+}
+
+/* ---- handlers registered before grace's: reported ---- */
+
+enum { EARLY_OFF, EARLY_RETIRE, EARLY_FREE_RCU, EARLY_BARRIER, EARLY_CHILD_RETIRE };
+static int early_mode;
+
+static void early_prepare(void)
+{
+	switch (early_mode) {
+	case EARLY_RETIRE:
+		rcu_retire(malloc(24));
+		break;
+	case EARLY_BARRIER:
+		rcu_barrier();
+		break;
+	case EARLY_FREE_RCU: {
+		struct obj *c = malloc(sizeof(*c));
+		REQUIRE(c);
+		free_rcu(c, head);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void early_child(void)
+{
+	if (early_mode == EARLY_CHILD_RETIRE) {
+		alarm(30); /* the child's own: fork() does not pass alarms on */
+		rcu_retire(malloc(24));
+	}
+}
+
+/* Before any shared library's constructor, grace's among them: these handlers are registered
+ * before grace's. */
+static void early_register(void)
+{
+	pthread_atfork(early_prepare, NULL, early_child);
+}
+__attribute__((section(".preinit_array"),
+	       used)) static void (*const early_register_p)(void) = early_register;
+
+/* In a child of the test: the thread's caches and the engine up, then a fork with the mode
+ * set. A report aborts the process whose handler called (the grandchild for a child handler:
+ * its abort is passed on). */
+static void early_fork(void *arg)
+{
+	use_grace(true);
+	rcu_barrier();
+	alarm(30); /* a hang ends here, without the report the test looks for */
+	early_mode = (int)(intptr_t)arg;
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	early_mode = EARLY_OFF;
+	int st = 0;
+	if (p > 0)
+		waitpid(p, &st, 0);
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
+		abort();
+	fprintf(stderr, "fork returned %d, child status 0x%x: nothing reported\n", (int)p, st);
+}
+
+static void expect_fork_report(int mode)
+{
+	CHECK(gt_child_aborts_with(early_fork, (void *)(intptr_t)mode, "grace: misuse", "fork"));
+}
+
+TEST(handler_registered_before_grace_retiring_in_prepare_is_reported)
+{
+	expect_fork_report(EARLY_RETIRE);
+}
+
+TEST(handler_registered_before_grace_freeing_in_prepare_is_reported)
+{
+	expect_fork_report(EARLY_FREE_RCU);
+}
+
+TEST(handler_registered_before_grace_waiting_for_callbacks_in_prepare_is_reported)
+{
+	expect_fork_report(EARLY_BARRIER);
+}
+
+TEST(handler_registered_before_grace_retiring_in_child_is_reported)
+{
+	expect_fork_report(EARLY_CHILD_RETIRE);
+}
+
+/* ---- a signal handler's call that needs a lock its thread holds ---- */
+
+static int syncer_tid, syncer_stop;
+
+static void first_section_handler(int sig)
+{
+	(void)sig;
+	rcu_read_lock(); /* the thread's first: it registers, under the registry's lock */
+	rcu_read_unlock();
+}
+
+static void *idle_reader(void *arg)
+{
+	(void)arg;
+	rcu_read_lock();
+	rcu_read_unlock();
+	while (!__atomic_load_n(&syncer_stop, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+static void *syncer(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&syncer_tid, (int)gettid(), __ATOMIC_RELEASE);
+	/* Never a reader itself: its handler's section is its first. The scans park the idle
+	 * reader after one grace period (GRACE_PARK_AFTER=1), and stop at park_mark. */
+	for (int i = 0; i < 100000 && !__atomic_load_n(&syncer_stop, __ATOMIC_ACQUIRE); i++)
+		synchronize_rcu();
+	return NULL;
+}
+
+static void signal_in_scan(void *arg)
+{
+	pthread_t r, w;
+	int tid;
+
+	(void)arg;
+	alarm(30);
+	signal(SIGUSR1, first_section_handler);
+	REQUIRE(pthread_create(&r, NULL, idle_reader, NULL) == 0);
+	REQUIRE(pthread_create(&w, NULL, syncer, NULL) == 0);
+	while (!(tid = __atomic_load_n(&syncer_tid, __ATOMIC_ACQUIRE)))
+		usleep(100);
+	/* Its first sleep is the pause, with the registry's lock held. */
+	uint64_t t0 = gt_now_ns();
+	while (!gt_thread_sleeps(tid)) {
+		REQUIRE(gt_now_ns() - t0 < 20000000000ull);
+		usleep(100);
+	}
+	pthread_kill(w, SIGUSR1);
+	pthread_join(w, NULL);
+	fprintf(stderr, "the handler returned: nothing reported\n");
+}
+
+TEST(a_handler_waiting_for_a_lock_its_thread_holds_is_reported)
+{
+	const char *e = getenv("GRACE_TEST_PAUSE");
+	if (!GRACE__DEBUG || !e || !strstr(e, "park_mark:")) {
+		printf("  (skipped: a debug library stopped at park_mark is needed)\n");
+		return;
+	}
+	CHECK(gt_child_aborts_with(signal_in_scan, NULL, "grace: misuse: signal handler",
+				   "a lock of the library"));
+}
+
+GT_MAIN()
