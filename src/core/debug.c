@@ -85,7 +85,7 @@ static void pause_init(void)
 			goto bad;
 		long us = strtol(colon + 1, &end, 10);
 		if ((*end && (*end != ',' || !end[1])) || end == colon + 1 || us <= 0 ||
-		    us > 1000000)
+		    us > 100000000)
 			goto bad;
 		memcpy(pauses[n].site, p, (size_t)(colon - p));
 		pauses[n].us = us;
@@ -94,7 +94,7 @@ static void pause_init(void)
 	return;
 bad:
 	memset(pauses, 0, sizeof(pauses));
-	grace__warn("GRACE_TEST_PAUSE=%s: expected <site>:<1..1000000 microseconds>, up to %d "
+	grace__warn("GRACE_TEST_PAUSE=%s: expected <site>:<1..100000000 microseconds>, up to %d "
 		    "separated by commas",
 		    e, PAUSE_SITES);
 }
@@ -105,6 +105,16 @@ void grace__test_pause_init(void)
 
 	if (e && strstr(e, "rcu_lock:"))
 		grace_store_relaxed(&grace__test_pause_on, 1);
+}
+
+long grace__test_pause_us(const char *site)
+{
+	/* pthread_once orders pause_init's stores before these loads, in every thread. */
+	pthread_once(&pause_once, pause_init);
+	for (int i = 0; i < PAUSE_SITES && pauses[i].us; i++)
+		if (strcmp(site, pauses[i].site) == 0)
+			return pauses[i].us;
+	return 0;
 }
 
 GRACE_API void grace__test_pause(const char *site)

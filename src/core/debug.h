@@ -49,6 +49,9 @@ void grace__dbg_span_leave(void);
  * (engine/free.c, a call past the per-thread bound, its cache locked), "fork" (src/init.c,
  * the last of the library's fork prepare handlers, every lock of the library taken),
  * "hazptr_barrier" (hazptr/hazptr.c, a barrier holding a thread's retire cache).
+ * One entry is a length, not a site: "patience" (engine/callback.c, how long a worker leaves
+ * patient callbacks alone, 100 ms otherwise), read with grace__test_pause_us(), so that a test
+ * can tell a wait that a push ends from one that merely runs out.
  * Release builds compile the sites to nothing.
  */
 /* Exported in every build (a no-op in release builds): grace-urcu and the inline read side of
@@ -59,6 +62,8 @@ void grace__dbg_span_leave(void);
  * the list itself is parsed at the first pass through any site.) */
 void grace__test_pause_init(void);
 #define GRACE__TEST_PAUSE(site) grace__test_pause(site)
+/* The microseconds GRACE_TEST_PAUSE gives site (0: none). */
+long grace__test_pause_us(const char *site);
 #else
 #define GRACE__TEST_PAUSE(site) ((void)0)
 #endif

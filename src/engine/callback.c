@@ -455,6 +455,18 @@ static void worker_pass(struct worker *w, uint64_t now, struct pass *ps)
  * calling has its blocks taken within about three looks (MON_IDLE_RUNS, free.c). */
 #define STEP_PATIENT_NS 100000000ll
 
+/* STEP_PATIENT_NS, or (debug builds) the length a test sets (GRACE_TEST_PAUSE=patience:US): a
+ * minute, say, so that a callback pushed meanwhile runs only if the push ends the wait. */
+static int64_t patient_ns(void)
+{
+#ifdef GRACE_DEBUG
+	long us = grace__test_pause_us("patience");
+	if (us)
+		return (int64_t)us * 1000;
+#endif
+	return STEP_PATIENT_NS;
+}
+
 /* Is everything the domain holds patient? Relaxed and acquire counts, a hint (see
  * grace__cbdom.patient): read low, the answer is no, and the worker sleeps STEP_DEFER_NS as
  * before. A callback pushed and not yet counted as pending is on a queue that the idle sleep's
@@ -506,9 +518,9 @@ static void worker_advance(struct worker *w, const struct pass *ps, uint64_t now
 	if (!v.urgent && !v.hurry && !v.flush && !v.stopping && !ps->requested && only_patient(d)) {
 		if (!w->patient_since)
 			w->patient_since = now;
-		if (now - w->patient_since < (uint64_t)STEP_PATIENT_NS) {
-			worker_sleep(w, IDLE_SLEEP,
-				     STEP_PATIENT_NS - (int64_t)(now - w->patient_since));
+		int64_t patience = patient_ns();
+		if (now - w->patient_since < (uint64_t)patience) {
+			worker_sleep(w, IDLE_SLEEP, patience - (int64_t)(now - w->patient_since));
 			w->floor_ns = 0; /* as after every idle sleep */
 			return;
 		}

@@ -7,6 +7,7 @@
  * reader that uses one after its grace period sees the poison (ASan sees the access).
  * GRACE_DS_TEST_MS sets the concurrent phases' duration.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <grace/grace.h>
 #include <grace/hash.h>
@@ -512,6 +513,100 @@ TEST(automatic_resize)
 	for (uint64_t k = 0; k < 5000; k++)
 		CHECK((find(ht, k) != NULL) == (k % 100 == 0));
 	rcu_read_unlock();
+	grace_hash_destroy(ht);
+}
+
+/* Every thread the process creates, counted (the library's calls of pthread_create() bind to
+ * this definition: a shared library's calls go through the executable's first). Not under the
+ * sanitizers, whose runtimes define pthread_create() themselves. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#include <dlfcn.h>
+#define COUNT_CREATES 1
+static int creates;
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
+	__atomic_fetch_add(&creates, 1, __ATOMIC_RELAXED);
+	return real(th, attr, fn, arg);
+}
+#else
+#define COUNT_CREATES 0
+static int creates;
+#endif
+
+/* The threads of this process that are not the callback engine's workers (which name
+ * themselves "grace-<flavor>/<n>" before they run a callback), as a sorted list of tids. */
+static int other_threads(int *tids, int max, int *workers)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	REQUIRE(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* gone meanwhile */
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strncmp(comm, "grace-", 6) != 0 && n < max)
+			tids[n++] = atoi(e->d_name);
+		else if (strncmp(comm, "grace-", 6) == 0)
+			(*workers)++;
+	}
+	closedir(d);
+	for (int i = 1; i < n; i++) /* insertion sort: a handful */
+		for (int j = i; j > 0 && tids[j - 1] > tids[j]; j--) {
+			int t = tids[j];
+			tids[j] = tids[j - 1];
+			tids[j - 1] = t;
+		}
+	return n;
+}
+
+/* docs/ds.md: a table larger than 16384 buckets resizes "in a flavor callback, so no thread is
+ * created". The table grows from 16384 buckets in the background; afterwards the process has
+ * the same threads as before but for the engine's own workers, which run every flavor's
+ * callbacks and are named so. */
+TEST(background_resize_creates_no_thread_of_its_own)
+{
+	int before[64], after[64], nb, na, wb = 0, wa = 0;
+	struct grace_hash_params p = params(hash_key, NULL);
+	struct grace_hash_stats st;
+
+	rcu_barrier(); /* the engine's workers started, named */
+	int c0 = __atomic_load_n(&creates, __ATOMIC_RELAXED);
+	nb = other_threads(before, 64, &wb);
+	p.init_buckets = 16384;
+	p.flags = GRACE_HASH_AUTO_RESIZE;
+	struct grace_hash *ht = grace_hash_create(&p);
+	REQUIRE(ht);
+	for (uint64_t k = 0; k < 40000; k++)
+		CHECK(grace_hash_add(ht, &obj_new(k)->hn, &k) == 0);
+	wait_resize_idle(ht, false);
+	grace_hash_get_stats(ht, &st);
+	printf("  40000 entries: %zu buckets after %llu resizes\n", st.buckets,
+	       (unsigned long long)st.grows);
+	CHECK(st.buckets >= 32768 && st.grows >= 1);
+	na = other_threads(after, 64, &wa);
+	CHECK_MSG(na == nb, "%d threads besides the engine's workers before, %d after", nb, na);
+	for (int i = 0; i < na && i < nb; i++)
+		CHECK(after[i] == before[i]);
+	/* Every thread created meanwhile is a worker of the engine, still there. */
+	int made = __atomic_load_n(&creates, __ATOMIC_RELAXED) - c0;
+	printf("  threads created during the resize: %d of %d since the start (engine workers %d "
+	       "before, %d after)%s\n",
+	       made, __atomic_load_n(&creates, __ATOMIC_RELAXED), wb, wa,
+	       COUNT_CREATES ? "" : " (not counted under a sanitizer)");
+	if (COUNT_CREATES)
+		CHECK(made <= wa - wb);
 	grace_hash_destroy(ht);
 }
 

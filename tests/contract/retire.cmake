@@ -55,6 +55,10 @@ grace_test(NAME contract_step_cpu_sleep SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_s
            ARGS synchronize_with_a_reader_preempted_on_its_cpu_makes_no_membarrier
            ENV GRACE_STEP_GARBAGE=1 GRACE_TEST_SERIAL=1)
 set_tests_properties(contract_step_cpu_sleep PROPERTIES RUN_SERIAL TRUE)
+# A push ends the monitors' patient wait: a debug library stretches that wait to a minute
+# (GRACE_TEST_PAUSE=patience:US), and a callback queued meanwhile must run within 20 s.
+grace_test(NAME contract_step_patience SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120
+           ARGS a_push_ends_the_monitors_patient_wait ENV GRACE_TEST_PAUSE=patience:60000000)
 # Bad values of the stepping variables: a warning naming the variable, the default used, and
 # the program runs on (every case of contract_step passes).
 grace_test(NAME env_step_bad SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step.c TIMEOUT 120

@@ -24,6 +24,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -426,6 +427,76 @@ TEST(monitors_are_patient_while_threads_retire)
 		  "%llu callbacks (the two retiring threads' monitors) ran in %.2f s: more than "
 		  "30 a second each",
 		  runs, secs);
+}
+
+/* Are all of the default flavor's callback workers ("grace-rcu/<n>") asleep? */
+static bool rcu_workers_asleep(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool all = true;
+	int n = 0;
+
+	REQUIRE(d);
+	while ((e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strncmp(comm, "grace-rcu/", 10) == 0) {
+			n++;
+			all = all && gt_thread_sleeps(atoi(e->d_name));
+		}
+	}
+	closedir(d);
+	return n > 0 && all;
+}
+
+/* docs/api.md (free_rcu(), "Who runs the grace periods"): the monitors' patient wait ends at
+ * a push of any other callback. Run as contract_step_patience, a debug library with
+ * GRACE_TEST_PAUSE=patience:60000000 (the patient wait lasts a minute, not 100 ms): the thread
+ * retires, so its monitor waits patiently; once the workers sleep, a call_rcu() callback must
+ * run within 20 s, which it does only if its push ends the wait. Liveness, not timing: a
+ * worker that slept on would run it after the minute. */
+TEST(a_push_ends_the_monitors_patient_wait)
+{
+	const char *e = getenv("GRACE_TEST_PAUSE");
+
+	if (!GRACE__DEBUG || !e || !strstr(e, "patience:")) {
+		printf("  skipped: a debug library with GRACE_TEST_PAUSE=patience:US is needed\n");
+		return;
+	}
+	rcu_barrier();
+	free_rcu_barrier();
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 64; i++)
+			rcu_retire(malloc(32)); /* the thread's monitor is queued, patient */
+		uint64_t t0 = gt_now_ns();
+		do {
+			REQUIRE(gt_now_ns() - t0 < 20000000000ull);
+			usleep(20000);
+		} while (!rcu_workers_asleep());
+		usleep(20000);
+		__atomic_store_n(&cb_ran, 0, __ATOMIC_RELAXED);
+		struct rcu_head *h = (struct rcu_head *)malloc(sizeof(*h));
+		REQUIRE(h);
+		call_rcu(h, cb_count);
+		t0 = gt_now_ns();
+		while (!__atomic_load_n(&cb_ran, __ATOMIC_RELAXED) &&
+		       gt_now_ns() - t0 < 20000000000ull)
+			usleep(1000);
+		CHECK_MSG(
+			__atomic_load_n(&cb_ran, __ATOMIC_RELAXED) == 1,
+			"round %d: a callback queued while the monitors waited did not run in 20 s",
+			round);
+	}
+	free_rcu_barrier();
 }
 
 /* ---- asking (docs/api.md, free_rcu(), "Who runs the grace periods"; design.md section 3) ---- */
