@@ -8,14 +8,14 @@
 # a quiet machine (../shared/tools/quiet -- ...).
 #
 #   bench/smr/ab_design.sh --a 'DESIGN [VAR=VALUE ...]' --b 'DESIGN [VAR=VALUE ...]'
-#       [--build DIR] [--reps R] [--duration S] [--threads T]
+#       [--build DIR] [--reps R] [--duration S] [--threads T] [--update U]
 #
 # Points: the hash table of 2^10, 2^16 and 2^20 keys, the BST of 2^10 and 2^16 keys and the list
-# of 2^10 keys, at 50% updates, glibc. Examples:
+# of 2^10 keys, at 50% updates (--update: another percentage), glibc. Examples:
 #   bench/smr/ab_design.sh --a grace-retire --b grace-qsbr-retire --reps 5
 #   bench/smr/ab_design.sh --a grace-retire --b 'grace-retire GRACE_STEP_GARBAGE=4096'
 set -euo pipefail
-a="" b="" build=build/rel reps=5 dur=0.8 thr=2
+a="" b="" build=build/rel reps=5 dur=0.8 thr=2 upd=50
 while [ $# -gt 0 ]; do
   case "$1" in
     --a) a=$2; shift 2 ;;
@@ -24,6 +24,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --duration) dur=$2; shift 2 ;;
     --threads) thr=$2; shift 2 ;;
+    --update) upd=$2; shift 2 ;;
     -h|--help) sed -n '3,16p' "$0"; exit 0 ;;
     *) echo "ab_design.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -39,9 +40,9 @@ for r in $(seq 1 "$reps"); do
     read -r ds range <<<"$pt"
     for arm in a b; do
       read -r -a words <<<"${!arm}"
-      env "${words[@]:1}" "$exe" --design "${words[0]}" --ds "$ds" --range "$range" --update 50 \
+      env "${words[@]:1}" "$exe" --design "${words[0]}" --ds "$ds" --range "$range" --update "$upd" \
         --threads "$thr" --duration "$dur" 2>/dev/null |
-        awk -F, -v v=$arm -v r="$r" -v p="$ds/$range/u50/t$thr" \
+        awk -F, -v v=$arm -v r="$r" -v p="$ds/$range/u$upd/t$thr" \
           '$5 == "ops_per_s" || $5 == "peak_rss_mb" { print p "," v "," r "," $5 "," $6 }' >>"$csv"
     done
   done

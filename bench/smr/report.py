@@ -18,6 +18,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 # CSV and in neither list (a reclaimer added later) follow, in name order.
 FALLBACK = [
     ("none", "none (never free: the baseline)"),
+    ("grace-sections", "grace default-flavor sections, never free (the read side alone)"),
     ("ebr", "EBR, DEBRA style (3 limbo bags, bulk free)"),
     ("token-ebr", "token EBR, amortized free (Too Epic, PPoPP 2024)"),
     ("urcu-call", "liburcu memb call_rcu, free() callback"),
@@ -48,9 +49,10 @@ LOOK = {
     "grace-retire": dict(color="#000000", ls="-", marker="*"),
     "grace-qsbr-retire": dict(color="#2ca02c", ls="-", marker="*"),
     "grace-hazptr": dict(color="#9467bd", ls="-", marker="P"),
+    "grace-sections": dict(color="#7f7f7f", ls=":", marker="x"),
 }
 STALL = "glibc+stall"  # the allocator field of the stalled-reader runs' bench names
-NO_GPS = {"none": "—", "urcu-call": "not exposed", "urcu-defer": "not exposed"}
+NO_GPS = {"none": "—", "grace-sections": "—", "urcu-call": "not exposed", "urcu-defer": "not exposed"}
 
 
 def designs_of(a, d):
