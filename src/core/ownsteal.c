@@ -20,3 +20,11 @@ GRACE_NOINLINE void grace__spin_lock_slow(uint32_t *lock)
 			sched_yield(); /* the holder was preempted: let it run */
 	}
 }
+
+GRACE_COLD GRACE_NORETURN void grace__own_busy_fatal(const char *call, const char *what)
+{
+	grace__misuse_fatal(call,
+			    "called from a signal handler that interrupted a call of this thread: "
+			    "%s is not async-signal-safe",
+			    what);
+}

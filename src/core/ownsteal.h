@@ -70,22 +70,21 @@ static inline void grace__spin_unlock(uint32_t *lock)
 
 /* ---- the owner ---- */
 
+/* A call of the owner's thread found busy set: it comes from a signal handler that interrupted
+ * a call on the same cache. Reports it, naming call and what the cache is, and aborts. */
+GRACE_NORETURN void grace__own_busy_fatal(const char *call, const char *what);
+
 /* Enter a call on the owner's cache: true, lock-free; false, holding `lock` (a stealer marked
  * the cache). call names the public call, what the cache, in the debug message. */
 static inline bool grace__own_enter(struct grace__retire *rt, uint32_t *lock, const char *call,
 				    const char *what)
 {
-#if GRACE__LIB_DEBUG
-	/* Only a signal handler that interrupted the owner's call can find busy set. */
-	if (grace_load_relaxed(&rt->busy))
-		grace__misuse_fatal(call,
-				    "called from a signal handler that interrupted a call of this "
-				    "thread: %s is not async-signal-safe",
-				    what);
-#else
-	(void)call;
-	(void)what;
-#endif
+	/* Only a signal handler that interrupted the owner's lock-free call (its inline append
+	 * or its out-of-line work) can find busy set: every build reports it, rather than work
+	 * on the cache beside that call. A nested call made by a function the call runs (a
+	 * deleter) never gets here (put_nested(), engine/free.c). Relaxed: the owner's own word. */
+	if (GRACE_UNLIKELY(grace_load_relaxed(&rt->busy)))
+		grace__own_busy_fatal(call, what);
 	if (GRACE_LIKELY(grace__use_membarrier)) {
 		grace_store_relaxed(&rt->busy, 1u);
 		grace_barrier(); /* barrier O: pairs with barrier S (membarrier) in the stealer */

@@ -702,8 +702,8 @@ TEST(retire_without_memory_inside_a_section_returns_and_says_so)
  * beforehand (a handler that interrupts malloc() must not call it), and the thread's cache
  * exists before the first signal. A signal that lands between two calls, or while a call runs
  * the hook (a deleter's nesting: it only appends), is legal; one inside a call's own work must
- * end the child with the report within a few signals, not in a deadlock. Debug libraries only:
- * a release library does not look. */
+ * end the child with the report within a few signals, not in a deadlock. Every build: the
+ * owner's call marks the cache busy (core/ownsteal.h), and a call that finds it so reports. */
 enum { SIG_POOL = 200000 };
 static struct node *sig_pool[SIG_POOL];
 static int sig_used;
@@ -734,9 +734,24 @@ static __attribute__((unused)) void signal_retire_child(void *arg)
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 100) == 0);
-	struct node *n;
-	while ((n = sig_take()) != NULL)
-		rcu_retire(n);
+	/* A release library sees a handler only inside the out-of-line work of a call (one call
+	 * in three), a small part of the time: the loop retires fresh objects until the report
+	 * (10 s at most). They are allocated in batches with the signal blocked: a handler's
+	 * retire between two calls is legal and may free what is ready, which must not interrupt
+	 * this thread's malloc(). The pool is the handler's. */
+	struct node *batch[1024];
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 10000000000ull) {
+		pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+		for (int i = 0; i < 1024; i++)
+			batch[i] = node_new();
+		pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+		for (int i = 0; i < 1024; i++)
+			rcu_retire(batch[i]);
+	}
 	gt_rain_stop(&rain);
 	fprintf(stderr, "child: returned\n");
 }
@@ -744,10 +759,23 @@ static __attribute__((unused)) void signal_retire_child(void *arg)
 /* Run child in a forked process and expect the debug library's report of a retiring signal
  * handler: SIGABRT, and a message naming rcu_retire. site: the GRACE_TEST_PAUSE site the test's
  * ctest entry (ctest) sets; without it in the environment, skipped (NULL: none needed). Release
- * libraries do not check (docs/api.md): skipped. */
+ * libraries check only the call itself (site NULL); the spans of a pause site are skipped. */
 static void expect_handler_report(void (*child)(void *), const char *site, const char *ctest)
 {
-#if GRACE__DEBUG
+#ifdef __SANITIZE_THREAD__
+	/* TSan reports any free() in a signal handler, which a handler's legal retire between
+	 * two calls may make; its library is a release one, which checks only the call itself. */
+	(void)child;
+	printf("  skipped under TSan (%s)\n", site ? site : "the call itself");
+	return;
+#endif
+	/* A handler inside the thread's lock-free call (no pause site needed) is reported by
+	 * every build (core/ownsteal.h); the spans of a pause site only by a debug library. */
+	if (!GRACE__DEBUG && site) {
+		printf("  skipped: a release library does not check this span (docs/api.md: a "
+		       "debug library reports it)\n");
+		return;
+	}
 	const char *e = getenv("GRACE_TEST_PAUSE");
 	if (site && (!e || !strstr(e, site))) {
 		printf("  skipped: run as %s (GRACE_TEST_PAUSE=%s...)\n", ctest, site);
@@ -760,13 +788,6 @@ static void expect_handler_report(void (*child)(void *), const char *site, const
 		  "the child was not aborted (status %#x): %s", st, out);
 	CHECK_MSG(strstr(out, "rcu_retire") && strstr(out, "not async-signal-safe"),
 		  "no report naming the call: %s", out);
-#else
-	(void)child;
-	(void)site;
-	(void)ctest;
-	printf("  skipped: a release library does not check (docs/api.md: a debug library "
-	       "reports it)\n");
-#endif
 }
 
 TEST(a_handler_retiring_inside_the_threads_call_is_reported)

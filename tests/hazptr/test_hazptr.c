@@ -684,11 +684,10 @@ static void sig_retire_handler(int s)
 	hazptr_retire(NULL, sig_take()); /* NULL (pool spent): nothing */
 }
 
-static void signal_retire(void)
+static __attribute__((unused)) void signal_retire(void)
 {
 	struct sigaction sa;
 	struct gt_rain rain;
-	void *p;
 
 	for (int i = 0; i < SIG_POOL; i++)
 		sig_pool[i] = malloc(16);
@@ -698,8 +697,24 @@ static void signal_retire(void)
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 100) == 0);
-	while ((p = sig_take()) != NULL)
-		hazptr_retire(NULL, p);
+	/* A release library sees a handler only inside the out-of-line work of a call, a small
+	 * part of the time: the loop retires fresh objects until the report (10 s at most). They
+	 * are allocated in batches with the signal blocked: a handler's retire between two calls
+	 * is legal and may free what is ready, which must not interrupt this thread's malloc().
+	 * The pool is the handler's. */
+	void *batch[1024];
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 10000000000ull) {
+		pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+		for (int i = 0; i < 1024; i++)
+			REQUIRE((batch[i] = malloc(16)) != NULL);
+		pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+		for (int i = 0; i < 1024; i++)
+			hazptr_retire(NULL, batch[i]);
+	}
 	gt_rain_stop(&rain);
 }
 
@@ -791,7 +806,13 @@ TEST(misuse)
 		      "the calling thread protects");
 	EXPECT_MISUSE(barrier_from_fn, FATAL, "hazptr_barrier", "retired object's function");
 	EXPECT_MISUSE(retire_destroyed, DEBUG_UB, "hazptr_retire", "was destroyed");
-	EXPECT_MISUSE(signal_retire, DEBUG_HANG, "hazptr_retire", "not async-signal-safe");
+#ifdef __SANITIZE_THREAD__
+	/* TSan reports any free() in a signal handler, which a handler's legal retire between
+	 * two calls may make (its library is a release one: the call itself is checked only). */
+	printf("  signal_retire: skipped under TSan\n");
+#else
+	EXPECT_MISUSE(signal_retire, FATAL, "hazptr_retire", "not async-signal-safe");
+#endif
 }
 
 GT_MAIN()
