@@ -7,7 +7,6 @@
  * reader that uses one after its grace period sees the poison (ASan sees the access).
  * GRACE_DS_TEST_MS sets the concurrent phases' duration.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <grace/grace.h>
 #include <grace/hash.h>
@@ -537,38 +536,34 @@ static int creates;
 #endif
 
 /* The threads of this process that are not the callback engine's workers (which name
- * themselves "grace-<flavor>/<n>" before they run a callback), as a sorted list of tids. */
+ * themselves "grace-<flavor>/<n>" before they run a callback), as a sorted list of tids; the
+ * workers are counted. */
+struct thread_census {
+	int *tids, n, max, workers;
+};
+
+static void census_one(int tid, const char *comm, void *arg)
+{
+	struct thread_census *c = (struct thread_census *)arg;
+	if (strncmp(comm, "grace-", 6) == 0)
+		c->workers++;
+	else if (c->n < c->max)
+		c->tids[c->n++] = tid;
+}
+
 static int other_threads(int *tids, int max, int *workers)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
+	struct thread_census c = { tids, 0, max, 0 };
 
-	REQUIRE(d);
-	while ((e = readdir(d)) != NULL) {
-		char path[300], comm[32] = "";
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue; /* gone meanwhile */
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = 0;
-		fclose(f);
-		if (strncmp(comm, "grace-", 6) != 0 && n < max)
-			tids[n++] = atoi(e->d_name);
-		else if (strncmp(comm, "grace-", 6) == 0)
-			(*workers)++;
-	}
-	closedir(d);
-	for (int i = 1; i < n; i++) /* insertion sort: a handful */
+	gt_for_each_thread(census_one, &c);
+	for (int i = 1; i < c.n; i++) /* insertion sort: a handful */
 		for (int j = i; j > 0 && tids[j - 1] > tids[j]; j--) {
 			int t = tids[j];
 			tids[j] = tids[j - 1];
 			tids[j - 1] = t;
 		}
-	return n;
+	*workers += c.workers;
+	return c.n;
 }
 
 /* docs/ds.md: a table larger than 16384 buckets resizes "in a flavor callback, so no thread is

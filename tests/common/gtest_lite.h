@@ -111,6 +111,46 @@ static inline void gt_fork_and_wait(void)
 		waitpid(p, NULL, 0);
 }
 
+/* Fill out[0..n) with make(), signal sig blocked meanwhile: a test whose signal handler may
+ * free (a legal call of the library between two of the thread's own) allocates so, since the
+ * handler must not interrupt this thread's malloc(). */
+static inline void gt_fill_blocked(void **out, int n, void *(*make)(void), int sig)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (int i = 0; i < n; i++)
+		out[i] = make();
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* Call fn(tid, comm, arg) for every thread of this process, comm its name as /proc gives it
+ * (the newline kept); a thread that ends meanwhile may be left out. */
+static inline void gt_for_each_thread(void (*fn)(int tid, const char *comm, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* gone meanwhile */
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		fn(atoi(e->d_name), comm, arg);
+	}
+	closedir(d);
+}
+
 /* Is thread tid of this process asleep (state S)? Read with open() and read(), not stdio,
  * which may malloc(): callers wait for a thread to sleep in a pause site before they signal it
  * there. */

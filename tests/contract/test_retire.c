@@ -720,6 +720,11 @@ static void retire_handler(int s)
 	rcu_retire(sig_take()); /* NULL (pool spent): nothing */
 }
 
+static __attribute__((unused)) void *node_new_any(void)
+{
+	return node_new();
+}
+
 static __attribute__((unused)) void signal_retire_child(void *arg)
 {
 	struct sigaction sa;
@@ -739,16 +744,10 @@ static __attribute__((unused)) void signal_retire_child(void *arg)
 	 * (10 s at most). They are allocated in batches with the signal blocked: a handler's
 	 * retire between two calls is legal and may free what is ready, which must not interrupt
 	 * this thread's malloc(). The pool is the handler's. */
-	struct node *batch[1024];
-	sigset_t usr1;
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
+	void *batch[1024];
 	uint64_t t0 = gt_now_ns();
 	while (gt_now_ns() - t0 < 10000000000ull) {
-		pthread_sigmask(SIG_BLOCK, &usr1, NULL);
-		for (int i = 0; i < 1024; i++)
-			batch[i] = node_new();
-		pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+		gt_fill_blocked(batch, 1024, node_new_any, SIGUSR1);
 		for (int i = 0; i < 1024; i++)
 			rcu_retire(batch[i]);
 	}

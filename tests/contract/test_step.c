@@ -24,7 +24,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -430,32 +429,26 @@ TEST(monitors_are_patient_while_threads_retire)
 }
 
 /* Are all of the default flavor's callback workers ("grace-rcu/<n>") asleep? */
+struct worker_census {
+	int n;
+	bool all_asleep;
+};
+
+static void census_worker(int tid, const char *comm, void *arg)
+{
+	struct worker_census *c = (struct worker_census *)arg;
+	if (strncmp(comm, "grace-rcu/", 10) == 0) {
+		c->n++;
+		c->all_asleep = c->all_asleep && gt_thread_sleeps(tid);
+	}
+}
+
 static bool rcu_workers_asleep(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	bool all = true;
-	int n = 0;
+	struct worker_census c = { 0, true };
 
-	REQUIRE(d);
-	while ((e = readdir(d)) != NULL) {
-		char path[300], comm[32] = "";
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = 0;
-		fclose(f);
-		if (strncmp(comm, "grace-rcu/", 10) == 0) {
-			n++;
-			all = all && gt_thread_sleeps(atoi(e->d_name));
-		}
-	}
-	closedir(d);
-	return n > 0 && all;
+	gt_for_each_thread(census_worker, &c);
+	return c.n > 0 && c.all_asleep;
 }
 
 /* docs/api.md (free_rcu(), "Who runs the grace periods"): the monitors' patient wait ends at

@@ -684,6 +684,13 @@ static void sig_retire_handler(int s)
 	hazptr_retire(NULL, sig_take()); /* NULL (pool spent): nothing */
 }
 
+static __attribute__((unused)) void *obj16(void)
+{
+	void *p = malloc(16);
+	REQUIRE(p);
+	return p;
+}
+
 static __attribute__((unused)) void signal_retire(void)
 {
 	struct sigaction sa;
@@ -703,15 +710,9 @@ static __attribute__((unused)) void signal_retire(void)
 	 * is legal and may free what is ready, which must not interrupt this thread's malloc().
 	 * The pool is the handler's. */
 	void *batch[1024];
-	sigset_t usr1;
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
 	uint64_t t0 = gt_now_ns();
 	while (gt_now_ns() - t0 < 10000000000ull) {
-		pthread_sigmask(SIG_BLOCK, &usr1, NULL);
-		for (int i = 0; i < 1024; i++)
-			REQUIRE((batch[i] = malloc(16)) != NULL);
-		pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+		gt_fill_blocked(batch, 1024, obj16, SIGUSR1);
 		for (int i = 0; i < 1024; i++)
 			hazptr_retire(NULL, batch[i]);
 	}
