@@ -87,6 +87,9 @@ static void atfork_prepare(void)
 	 * grace's, a signal handler) is reported instead (core/lock.h, "Self-deadlock"). Relaxed,
 	 * with a signal fence: only this thread reads it, its handlers included. */
 	grace_store_relaxed(&grace__fork_holds, (unsigned char)1);
+	/* Compiler-only fence: the flag is set after every lock above is taken, as a handler on
+	 * this thread sees it; pairs with the fence before the clear in atfork_parent() and
+	 * atfork_child(). */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Tests stop a fork here (debug builds, GRACE_TEST_PAUSE=fork:US), every lock of the
 	 * library taken, for a signal handler to interrupt it. */
@@ -95,6 +98,9 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
+	/* Compiler-only fence: the flag is cleared before any lock is released below, as a
+	 * handler on this thread sees it; pairs with the fence after the set in
+	 * atfork_prepare(). Only this thread reads the flag. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	grace_store_relaxed(&grace__fork_holds, (unsigned char)0);
 	grace__flavor_atfork_parent(&grace__memb_flavor);
@@ -110,6 +116,9 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	/* Compiler-only fence: the flag is cleared before any lock is released below, as a
+	 * handler on this thread sees it; pairs with the fence after the set in
+	 * atfork_prepare(). Only this thread reads the flag. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	grace_store_relaxed(&grace__fork_holds, (unsigned char)0);
 	grace__flavor_atfork_child(&grace__memb_flavor);
