@@ -719,6 +719,28 @@ static __attribute__((unused)) void signal_retire(void)
 	gt_rain_stop(&rain);
 }
 
+/* The window of the inline append itself: a few instructions between its store of busy and
+ * its release store, which no signal rain hits reliably. The child makes that state by hand,
+ * as the interrupted append leaves it (busy 1, the window opened by earlier calls), and raises
+ * the signal there: the handler's hazptr_retire() must be reported, not append beside it. */
+static __attribute__((unused)) void signal_retire_inline_window(void)
+{
+	struct sigaction sa;
+
+	for (int i = 0; i < 4; i++)
+		sig_pool[i] = malloc(16);
+	for (int i = 0; i < 3; i++)
+		hazptr_retire(NULL, malloc(16)); /* the thread's cache, its window opened */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_retire_handler;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	struct grace__retire *t = grace__hazptr_retire_tls;
+	REQUIRE(t != NULL);
+	__atomic_store_n(&t->busy, 1u, __ATOMIC_RELAXED); /* the interrupted append's store */
+	raise(SIGUSR1);
+	__atomic_store_n(&t->busy, 0u, __ATOMIC_RELEASE);
+}
+
 /* The same promise while the thread is inside fork(), whose handlers hold every retire cache
  * and the library's locks, or inside hazptr_barrier(), which takes every retire cache (its own
  * among them) and the orphan list's lock (docs/api.md, hazptr_retire(), "Signals"). Run as
@@ -813,6 +835,7 @@ TEST(misuse)
 	printf("  signal_retire: skipped under TSan\n");
 #else
 	EXPECT_MISUSE(signal_retire, FATAL, "hazptr_retire", "not async-signal-safe");
+	EXPECT_MISUSE(signal_retire_inline_window, FATAL, "hazptr_retire", "not async-signal-safe");
 #endif
 }
 

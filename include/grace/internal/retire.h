@@ -17,7 +17,9 @@
  * thread, a barrier, fork, process exit) increments `steal`, runs membarrier and waits until
  * `busy` is 0 (src/core/ownsteal.h: an asymmetric Dekker pair, as the default
  * flavor's readers). So the owner's fast path stores busy, then (compiler barrier: the
- * stealer's membarrier is the other half) loads steal, and appends only if no one steals.
+ * stealer's membarrier is the other half) loads steal, and appends only if no one steals and
+ * no call of its own on the cache was under way (a signal handler's append inside the thread's
+ * own: the slow path reports it).
  * Without membarrier the library leaves lim at 0, and every call takes the slow path; so do
  * TSan builds and debug builds of the program (which check, with a debug library, that a
  * pointer is not retired twice).
@@ -105,8 +107,12 @@ GRACE_INLINE bool grace__retire_fast_as(struct grace__retire *t, void (*fn)(void
 		grace_barrier();
 	}
 	/* seq_cst: the Dekker load (plain on x86-64, ldar on arm64); it also acquires what a
-	 * finished stealer did (its release decrement of steal). */
-	if (GRACE_LIKELY(__atomic_load_n(&t->steal, __ATOMIC_SEQ_CST) == 0)) {
+	 * finished stealer did (its release decrement of steal). was != 0: a call of this thread
+	 * on the cache is under way, and the slow path takes over: a deleter that call runs nests
+	 * there (put_nested(), engine/free.c; the call closed the window anyway), and a signal
+	 * handler that interrupted the call, even this very append, is reported there
+	 * (grace__own_enter(), src/core/ownsteal.h), never appends beside it. */
+	if (GRACE_LIKELY((__atomic_load_n(&t->steal, __ATOMIC_SEQ_CST) | was) == 0)) {
 		uint32_t n = t->n; /* only the owner stores it while steal is 0 */
 		if (fn == NULL) {
 			if (GRACE_LIKELY(n < t->lim)) {
