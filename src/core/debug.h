@@ -24,6 +24,12 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  */
 void grace__dbg_span_enter(const char *call, const char *what);
 void grace__dbg_span_leave(void);
+/* Around an entry's function that a span's call runs (engine/freeblk.c: a deleter or the free
+ * hook, which may retire: its calls nest, as the call allows): suspend returns the span's call
+ * (NULL: none) and leaves it; resume enters it again. A handler that interrupts the function
+ * itself is taken as the function's own call (nothing tells them apart). */
+const char *grace__dbg_span_suspend(void);
+void grace__dbg_span_resume(const char *call);
 #endif
 
 /*
@@ -46,7 +52,8 @@ void grace__dbg_span_leave(void);
  * it asks the policy whether to sleep), "cache_new" (engine/free.c, a thread's first
  * free_rcu() or retire creating its cache, before it is linked), "flush" (engine/free.c, an
  * rcu_barrier() or free_rcu_barrier() that holds the flavor's caches), "over_limit"
- * (engine/free.c, a call past the per-thread bound, its cache locked), "fork" (src/init.c,
+ * (engine/free.c, a call past the per-thread bound, its cache locked), "release_ready"
+ * (engine/free.c, a call's frees, before the first entry of a ready block runs), "fork" (src/init.c,
  * the last of the library's fork prepare handlers, every lock of the library taken),
  * "hazptr_barrier" (hazptr/hazptr.c, a barrier holding a thread's retire cache).
  * One entry is a length, not a site: "patience" (engine/callback.c, how long a worker leaves

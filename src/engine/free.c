@@ -256,7 +256,8 @@ static inline void drop_first(struct fcache *c, struct fblk *b)
  * blocks (grace__fblk_release_from(), which moves the head past them after they ran). An emptied
  * block is unlinked after its entries ran (a call they made may have sealed a block behind it:
  * its next is read now) and kept as a spare or freed. c held by the owner (lock-free or
- * locked: over_limit()), releasing set. */
+ * locked: over_limit()), releasing set; a debug library's span of the call marked (a signal
+ * handler's retire here is reported, not nested), which the entries leave (freeblk.c). */
 static inline void release_ready(struct fcache *c, struct grace__gp *gp, uint32_t max)
 {
 	struct fblk *b;
@@ -268,6 +269,10 @@ static inline void release_ready(struct fcache *c, struct grace__gp *gp, uint32_
 				break;
 			b->done = 1;
 		}
+		/* Tests stop a call here (debug builds, GRACE_TEST_PAUSE=release_ready:US), once
+		 * per block, inside its own work on the blocks, for a signal handler to interrupt. */
+		if (b->head == 0)
+			GRACE__TEST_PAUSE("release_ready");
 		max -= grace__fblk_release_from(b, max, &c->held);
 		if (b->head < b->n)
 			break; /* max reached */
@@ -772,9 +777,9 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 	c_lock(c);
 	grace_store_relaxed(&c->waiting, 0u);
 	c->releasing = 1; /* a retire from an entry's function nests (put_nested) */
-	dbg_unmark();
+	/* The span stays: release_ready() leaves it around each entry (its function's calls
+	 * nest), not around its own work on the blocks. */
 	release_ready(c, f->gp, FBLK_N); /* before the unlock, as in cache_put() */
-	dbg_mark(call);
 	c->releasing = 0;
 	c_unlock(c);
 	dbg_unmark();
@@ -987,9 +992,11 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 	/* The ready entries are freed before the cache is let go: a barrier that takes it next
 	 * (free_rcu_barrier) must find them freed, not in flight on this thread. A function they
 	 * run may retire more: it nests (put_nested). */
+	dbg_mark(put_call(c->f, kind)); /* the frees' own work on the cache (release_ready()) */
 	c->releasing = 1;
 	release_ready(c, gp, burst(c, gp, seq));
 	c->releasing = 0;
+	dbg_unmark();
 	/* A block this call sealed: the next one starts now, from a spare, so that the window
 	 * opens on it and the next call stays inline (else the call after each seal went out of
 	 * line too: one call in six of bench/free/retire_cost.sh's). A spare only, which

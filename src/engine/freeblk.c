@@ -105,7 +105,12 @@ uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held)
 
 		h = grace__fblk_ent_at(b, h, &e);
 		k++;
+		/* Outside the caller's span (its own call's work on the cache, engine/free.c,
+		 * release_ready()): the entry's checks take the debug set's span, and its function
+		 * may retire, which nests. */
+		const char *span = grace__dbg_span_suspend();
 		grace__fblk_release_ent(b->f, e); /* each object's checks and poison */
+		grace__dbg_span_resume(span);
 	}
 #else
 	/* One load of the hook for the run, as grace__fblk_release_obj() reads it: it is fixed

@@ -35,6 +35,11 @@ grace_test(NAME contract_retire_fork_signal SOURCES ${CMAKE_CURRENT_LIST_DIR}/te
 grace_test(NAME contract_retire_bound_signal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c
            TIMEOUT 120 ARGS a_handler_retiring_inside_a_call_at_the_bound_is_reported
            ENV GRACE_TEST_PAUSE=over_limit:1000000)
+# A signal handler that retires while its thread's call frees what is ready (outside the
+# entries' functions): a debug library, stopped there (GRACE_TEST_PAUSE), reports it.
+grace_test(NAME contract_retire_ready_signal SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c
+           TIMEOUT 120 ARGS a_handler_retiring_inside_the_threads_frees_is_reported
+           ENV GRACE_TEST_PAUSE=release_ready:1000000)
 grace_test(NAME env_retire_run_bad SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_retire.c TIMEOUT 120
            ARGS the_inline_run_is_GRACE_RETIRE_RUN_objects ENV GRACE_RETIRE_RUN=33)
 set_tests_properties(env_retire_run_bad PROPERTIES PASS_REGULAR_EXPRESSION

@@ -934,6 +934,41 @@ TEST(a_handler_retiring_inside_the_threads_barrier_is_reported)
 	expect_handler_report(barrier_signal_child, "flush:", "contract_retire_barrier_signal");
 }
 
+/* ---- a signal handler that retires while its thread's call frees what is ready ---- */
+
+/* docs/api.md (rcu_retire(), "Signals"): a call frees ready objects from its blocks; a handler's
+ * retire while it works on them (outside an entry's function, whose own retires nest) would
+ * change the blocks under it. Run as contract_retire_ready_signal, with
+ * GRACE_TEST_PAUSE=release_ready:1000000: a debug library stops a call for 1 s where it finds a
+ * sealed block ready, before its entries run. A thread retires until then; once it sleeps
+ * there, the child signals it and the handler retires: reported, naming the call. Unmarked,
+ * the handler's retire nests as a deleter's would, and the child returns after 10 s of
+ * retiring. Debug libraries only. */
+static __attribute__((unused)) void *ready_thread(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&first_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 10000000000ull)
+		rcu_retire(node_new());
+	return NULL;
+}
+
+static __attribute__((unused)) void ready_signal_child(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	handler_setup(30);
+	REQUIRE(pthread_create(&t, NULL, ready_thread, NULL) == 0);
+	/* Its first sleep is the pause: a retire waits for nothing else. */
+	signal_once_asleep(t);
+}
+
+TEST(a_handler_retiring_inside_the_threads_frees_is_reported)
+{
+	expect_handler_report(ready_signal_child, "release_ready:", "contract_retire_ready_signal");
+}
+
 /* ---- a signal handler that retires while its thread is in fork() ---- */
 
 /* docs/api.md (rcu_retire(), "Signals"): nor while the interrupted code is inside fork(), whose
