@@ -1218,15 +1218,27 @@ int grace__free_hook(struct grace__flavor *f, void (*fn)(void *))
  * waits for: nothing is held on this thread's stack across a wait (a fork child, where this
  * thread does not exist, would lose it). Waits for no grace period.
  */
-void grace__free_flush(struct grace__flavor *f)
+void grace__free_flush(struct grace__flavor *f, const char *call)
 {
 	struct fblk *ready = NULL;
 	struct fcache *c;
+	int s = slot_of(f);
 
 	/* Relaxed: a cache created before the caller's call (its free_used store under all_lock
 	 * happens before it) is seen; one created after holds nothing queued before it. */
-	if (slot_of(f) < 0 || !grace_load_relaxed(&f->free_used))
+	if (s < 0 || !grace_load_relaxed(&f->free_used))
 		return;
+	/* Called from the function of an entry that this thread's own call on its cache of f
+	 * runs (a deleter, the free hook: releasing is set while the owner's call runs its ready
+	 * entries): the pass would wait for that call to let the cache go, forever (docs/api.md,
+	 * rcu_retire_fn()). Every build. The owner's own field: no other thread writes it while
+	 * the owner is in a call. */
+	c = ftls.c[s];
+	if (GRACE_UNLIKELY(c && c->releasing))
+		grace__misuse_fatal(
+			call, "called from a deleter or the free hook that this thread's own "
+			      "retire or free_rcu() call runs: it would wait for the thread's "
+			      "cache, which that call holds (deadlock)");
 	/* While this thread holds all_lock, a retire made on it takes the engine path instead of
 	 * creating a cache, which would take all_lock again: one made by a function the ready
 	 * entries run, or by a signal handler's first call. Set before the lock: only this thread
@@ -1271,7 +1283,7 @@ void grace__free_barrier(struct grace__flavor *f)
 	if (grace__in_callback())
 		grace__misuse_fatal(call, "called from a callback (would deadlock)");
 	int tok = f->hooks->enter_wait(f, call);
-	grace__free_flush(f);
+	grace__free_flush(f, call);
 	f->hooks->leave_wait(f, tok);
 	grace__engine_barrier(f, call); /* the engine: hand-offs, engine-path objects, carriers */
 }

@@ -49,8 +49,10 @@ void grace__retire(struct grace__flavor *f, void (*fn)(void *), void *ptr);
 /* grace_rcu_set_free_hook(): 0, or -EBUSY once an object of f was queued. */
 int grace__free_hook(struct grace__flavor *f, void (*fn)(void *));
 /* The pass of free_rcu_barrier() and rcu_barrier() over the per-thread caches of f: every
- * entry queued before it is freed or handed to the engine (whose barrier then waits for it). */
-void grace__free_flush(struct grace__flavor *f);
+ * entry queued before it is freed or handed to the engine (whose barrier then waits for it).
+ * call names the barrier in the report of a call made where the pass would wait for the
+ * calling thread's own cache (from an entry's function that the cache's call runs). */
+void grace__free_flush(struct grace__flavor *f, const char *call);
 /* free_rcu_barrier(): every pointer queued (by any thread) before the call has been freed. */
 void grace__free_barrier(struct grace__flavor *f);
 /* fork(): called by src/init.c's handlers, prepare after the engine paused its workers. */

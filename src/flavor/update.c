@@ -105,7 +105,7 @@ void grace__flavor_barrier(struct grace__flavor *f)
 
 	grace__engine_check_not_driving(f, call);
 	int tok = f->hooks->enter_wait(f, call);
-	grace__free_flush(f);
+	grace__free_flush(f, call);
 	f->hooks->leave_wait(f, tok);
 	grace__engine_barrier(f, call);
 }

@@ -693,6 +693,51 @@ TEST(retire_without_memory_inside_a_section_returns_and_says_so)
 #endif
 }
 
+/* ---- a barrier from a deleter that the retiring thread's own call runs ---- */
+
+/* docs/api.md (rcu_retire_fn()): fn must not wait for a grace period; rcu_barrier() or
+ * free_rcu_barrier() from fn, where it runs inside the retiring thread's own call, is reported
+ * in every build, naming the barrier, and aborts: the barrier takes every cache of the flavor,
+ * the thread's own among them, which that call holds. A child retires one object with a
+ * deleter that calls the barrier, then keeps retiring (so that its own calls, not a worker,
+ * run the deleter) for 10 s at most; its alarm ends a deadlock. */
+static int deleter_kind; /* 0: free_rcu_barrier(), 1: rcu_barrier() */
+
+static void barrier_deleter(void *p)
+{
+	free(p);
+	if (deleter_kind)
+		rcu_barrier();
+	else
+		free_rcu_barrier();
+}
+
+static void deleter_barrier_child(void *arg)
+{
+	deleter_kind = arg != NULL;
+	alarm(30);
+	rcu_retire_fn(barrier_deleter, node_new());
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 10000000000ull)
+		rcu_retire(node_new());
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(a_barrier_from_a_deleter_on_the_retiring_thread_is_reported)
+{
+	for (int kind = 0; kind < 2; kind++) {
+		char out[4096];
+		int st = gt_run_child(deleter_barrier_child, kind ? &deleter_kind : NULL, out,
+				      sizeof(out));
+		const char *want = kind ? "misuse: rcu_barrier" : "misuse: free_rcu_barrier";
+		printf("  %s: child status %#x: %.200s\n", want, st, out);
+		CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
+			  "the child was not aborted (status %#x): %s", st, out);
+		CHECK_MSG(strstr(out, want) && strstr(out, "deadlock"),
+			  "no report naming the barrier: %s", out);
+	}
+}
+
 /* ---- a signal handler that retires inside the thread's own call ---- */
 
 /* docs/api.md (rcu_retire(), "Signals"): not async-signal-safe; a handler that retires while the
