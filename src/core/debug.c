@@ -59,6 +59,9 @@ void grace__dbg_span_resume(const char *call)
 	/* The function's own calls left their spans before it returned. */
 	if (call) {
 		grace_store_relaxed(&span_call, call);
+		/* Compiler only, as in grace__dbg_span_enter(): the mark is stored before the
+		 * span's work that follows (the caller's next look at its blocks); pairs with
+		 * nothing but a handler on this thread, which reads it in its own span_enter. */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
 }
