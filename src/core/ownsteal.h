@@ -27,6 +27,14 @@
  * and a fence. Several caches are stolen with one barrier: mark each, one
  * grace__heavy_barrier(), then take each.
  *
+ * While the owner holds the lock itself (the slow path above, and the spans in which a call of
+ * the owner locks its own cache: a barrier's, the per-thread bound's), busy holds
+ * GRACE__BUSY_HELD. Only the owner's own signal handlers need it: the inline append then leaves
+ * to the out-of-line path, whose check of busy in grace__own_enter() reports the handler, in
+ * every build, rather than work on the cache beside the interrupted call or wait for the lock
+ * its own thread holds. A stealer waits for busy == 0 as it would for the lock; the monitor's
+ * try gives up.
+ *
  * Why not a lock on the owner's side: an exchange waits for every store before it to reach the
  * cache, in an updater the stores of the update it just made to lines the readers share.
  * bench/hashtable (2 threads, 25% updates) spent 17% of the process there; the pair costs two
@@ -70,6 +78,44 @@ static inline void grace__spin_unlock(uint32_t *lock)
 
 /* ---- the owner ---- */
 
+/* busy's value while the owner holds the cache's lock: above any count of nested appends (a
+ * deleter's inline retire inside such a span adds 1 and restores it). */
+#define GRACE__BUSY_HELD 0x10000u
+
+/* The owner is about to take its cache's lock, and holds busy from here to
+ * grace__own_unhold(): set before the lock is taken and cleared after it is dropped, so that
+ * no instruction of the span finds the lock taken and busy clear. Relaxed, with a signal
+ * fence: only this thread's signal handlers read it as more than "wait" (a stealer waits for 0
+ * either way, and takes the lock after it, whose acquire orders the rest); the fence keeps
+ * the store before the lock's acquire (which would let it sink below). */
+static inline void grace__own_hold(struct grace__retire *rt)
+{
+	grace_store_relaxed(&rt->busy, GRACE__BUSY_HELD);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* The end of the span, after the unlock: the signal fence keeps the clear after the unlock's
+ * release store (which would let it rise above). */
+static inline void grace__own_unhold(struct grace__retire *rt)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	grace_store_relaxed(&rt->busy, 0u);
+}
+
+/* The owner takes its own cache's lock (the slow path of grace__own_enter(), the bound's
+ * spans, a lazy post): busy held around it. */
+static inline void grace__own_lock(struct grace__retire *rt, uint32_t *lock)
+{
+	grace__own_hold(rt);
+	grace__spin_lock(lock);
+}
+
+static inline void grace__own_unlock(struct grace__retire *rt, uint32_t *lock)
+{
+	grace__spin_unlock(lock);
+	grace__own_unhold(rt);
+}
+
 /* A call of the owner's thread found busy set: it comes from a signal handler that interrupted
  * a call on the same cache. Reports it, naming call and what the cache is, and aborts. */
 GRACE_NORETURN void grace__own_busy_fatal(const char *call, const char *what);
@@ -79,10 +125,12 @@ GRACE_NORETURN void grace__own_busy_fatal(const char *call, const char *what);
 static inline bool grace__own_enter(struct grace__retire *rt, uint32_t *lock, const char *call,
 				    const char *what)
 {
-	/* Only a signal handler that interrupted the owner's lock-free call (its inline append
-	 * or its out-of-line work) can find busy set: every build reports it, rather than work
-	 * on the cache beside that call. A nested call made by a function the call runs (a
-	 * deleter) never gets here (put_nested(), engine/free.c). Relaxed: the owner's own word. */
+	/* Only a signal handler that interrupted a call of the owner on the cache (its inline
+	 * append, its out-of-line work, or a span in which it holds the cache's lock:
+	 * GRACE__BUSY_HELD) can find busy set: every build reports it, rather than work on the
+	 * cache beside that call or wait for the lock its own thread holds. A nested call made by
+	 * a function the call runs (a deleter) never gets here (put_nested(), engine/free.c).
+	 * Relaxed: the owner's own word. */
 	if (GRACE_UNLIKELY(grace_load_relaxed(&rt->busy)))
 		grace__own_busy_fatal(call, what);
 	if (GRACE_LIKELY(grace__use_membarrier)) {
@@ -97,8 +145,10 @@ static inline bool grace__own_enter(struct grace__retire *rt, uint32_t *lock, co
 	 * finished stealer's accesses (its release decrement). */
 	if (GRACE_LIKELY(__atomic_load_n(&rt->steal, __ATOMIC_SEQ_CST) == 0))
 		return true;
-	grace_store_release(&rt->busy, 0u); /* a stealer may be waiting for it */
-	grace__spin_lock(lock);
+	/* A stealer marked the cache: the call takes the lock, busy held from 1 straight to
+	 * GRACE__BUSY_HELD (a stealer that waits for busy == 0 waits for the call's end, then
+	 * takes the lock; one that holds it lets it go without waiting for busy). */
+	grace__own_lock(rt, lock);
 	return false;
 }
 
@@ -108,7 +158,7 @@ static inline void grace__own_exit(struct grace__retire *rt, uint32_t *lock, boo
 	if (GRACE_LIKELY(fast))
 		grace_store_release(&rt->busy, 0u);
 	else
-		grace__spin_unlock(lock);
+		grace__own_unlock(rt, lock);
 }
 
 /* ---- other threads ---- */
@@ -145,11 +195,37 @@ static inline void grace__steal_take(struct grace__retire *rt, uint32_t *lock)
 	grace__spin_lock(lock);
 }
 
-/* The same, giving up if another stealer or the owner's slow path holds the lock. */
+/* The same, giving up if another stealer or the owner holds the lock (busy GRACE__BUSY_HELD:
+ * a lock-free call is one call long, a locked span may wait for a grace period). */
 static inline bool grace__steal_trytake(struct grace__retire *rt, uint32_t *lock)
 {
-	grace__steal_wait_owner(rt);
+	/* seq_cst (acquire): as in grace__steal_wait_owner() */
+	for (unsigned int i = 0;; i++) {
+		uint32_t b = __atomic_load_n(&rt->busy, __ATOMIC_SEQ_CST);
+		if (!b)
+			break;
+		if (b >= GRACE__BUSY_HELD)
+			return false;
+		if (i < 128)
+			grace_cpu_relax();
+		else
+			sched_yield();
+	}
 	return grace__spin_trylock(lock);
+}
+
+/* A thread that takes its own cache as a stealer (a barrier's pass over every cache, marked
+ * with the others): busy held before the lock, as grace__own_lock(); not the wait for the
+ * owner, which is this thread. busy set: the barrier (call) comes from inside a call of this
+ * thread on the cache, a signal handler's (a function that the call runs is reported before
+ * it gets here): reported, as by grace__own_enter(), where the wait would never end. */
+static inline void grace__steal_take_own(struct grace__retire *rt, uint32_t *lock, const char *call,
+					 const char *what)
+{
+	if (GRACE_UNLIKELY(grace_load_relaxed(&rt->busy)))
+		grace__own_busy_fatal(call, what);
+	grace__own_hold(rt);
+	grace__spin_lock(lock);
 }
 
 /* A mark given up without taking the cache: release, as grace__steal_release(), though nothing
@@ -167,6 +243,13 @@ static inline void grace__steal_release(struct grace__retire *rt, uint32_t *lock
 {
 	grace__steal_unmark(rt);
 	grace__spin_unlock(lock);
+}
+
+/* Let go of the thread's own cache that grace__steal_take_own() took: busy cleared last. */
+static inline void grace__steal_release_own(struct grace__retire *rt, uint32_t *lock)
+{
+	grace__steal_release(rt, lock);
+	grace__own_unhold(rt);
 }
 
 #endif /* GRACE_SRC_CORE_OWNSTEAL_H */

@@ -297,13 +297,13 @@ static void darm(struct fcache *c)
 	 * relaxed load is a hint), so this plain load reads its own last store. */
 	bool hurry = grace__now_ns() - c->dbacklog_ns < DEFER_FLOOD_NS;
 
-	c_lock(c);
+	own_lock(c); /* busy held: this thread's signal handlers (core/ownsteal.h) */
 	GRACE__TEST_PAUSE("defer_arm");
 	if (!c->mon_armed) {
 		c->mon_armed = 1;
 		dpost(c, hurry);
 	}
-	c_unlock(c);
+	own_unlock(c);
 }
 
 /* Anything not run yet? The cache held (owner in no call, or stolen); `run` read only with cons
@@ -810,6 +810,7 @@ void grace__dcache_barrier(struct grace__flavor *f, bool self)
 {
 	int dom = f->free_slot;
 	struct fcache *c, *only = self ? dtls[dom] : NULL;
+	const char *call = self ? "rcu_defer_barrier_thread" : "rcu_defer_barrier";
 	struct dwant *w;
 	size_t n = 0;
 
@@ -845,7 +846,8 @@ void grace__dcache_barrier(struct grace__flavor *f, bool self)
 	{
 		if (c->f != f || (only && c != only))
 			continue;
-		steal_take(c);
+		bool own = c == dtls[0] || c == dtls[1];
+		steal_take_as(c, own, call); /* own: busy held (fcache.h) */
 		cur_sync(c);
 		if (c->cur)
 			grace__fc_seal(
@@ -853,7 +855,7 @@ void grace__dcache_barrier(struct grace__flavor *f, bool self)
 		w[n].c = c;
 		w[n].upto = c->dsealed;
 		n++;
-		steal_release(c);
+		steal_release_as(c, own);
 	}
 	grace__unlock(&d_lock);
 	dom_sync(dom);
@@ -867,11 +869,12 @@ void grace__dcache_barrier(struct grace__flavor *f, bool self)
 
 			steal_mark(c);
 			steal_barrier();
-			steal_take(c);
+			bool own = c == dtls[0] || c == dtls[1];
+			steal_take_as(c, own, call);
 			/* Acquire: pairs with drun()'s release of cons. */
 			if (!grace_load_acquire(&c->cons))
 				mine = d_claim(c, w[i].upto, false);
-			steal_release(c);
+			steal_release_as(c, own);
 			if (mine) {
 				drun(c);
 			} else {

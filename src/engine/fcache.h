@@ -134,6 +134,37 @@ static inline void own_exit(struct fcache *c, bool fast)
 	grace__own_exit(&c->rt, &c->lock, fast);
 }
 
+/* The owner locks its own cache outside a call (free.c's over_limit(), defer.c's darm()), with
+ * busy held (core/ownsteal.h, GRACE__BUSY_HELD): its own signal handlers' calls are reported. */
+static inline void own_lock(struct fcache *c)
+{
+	grace__own_lock(&c->rt, &c->lock);
+}
+
+static inline void own_unlock(struct fcache *c)
+{
+	grace__own_unlock(&c->rt, &c->lock);
+}
+
+/* A barrier's pass over every cache takes the calling thread's own (own: c is it) with busy
+ * held, as own_lock() (core/ownsteal.h, grace__steal_take_own()): this thread's signal
+ * handlers' calls are reported, rather than wait for the lock their thread holds. */
+static inline void steal_take_as(struct fcache *c, bool own, const char *call)
+{
+	if (own)
+		grace__steal_take_own(&c->rt, &c->lock, call, "the per-thread cache");
+	else
+		grace__steal_take(&c->rt, &c->lock);
+}
+
+static inline void steal_release_as(struct fcache *c, bool own)
+{
+	if (own)
+		grace__steal_release_own(&c->rt, &c->lock);
+	else
+		grace__steal_release(&c->rt, &c->lock);
+}
+
 /* Stealing: mark every cache wanted, one barrier S for all of them, then take each. */
 static inline void steal_mark(struct fcache *c)
 {

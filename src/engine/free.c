@@ -746,14 +746,11 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 			return;
 		c->stuck_seq = 0;
 	}
-	/* A debug library marks the spans in which this thread holds its cache locked with
-	 * `releasing` clear: a signal handler's call there would work on the cache beside this
-	 * one (the owner's lock-free path does not take the lock), or, past the bound itself,
-	 * wait for the lock this thread holds, and is reported instead
-	 * (docs/api.md, rcu_retire(), "Signals"). Not while entries run: their functions' calls
-	 * nest (put_nested()). */
-	dbg_mark(call);
-	c_lock(c);
+	/* The owner locks its cache with busy held (core/ownsteal.h, GRACE__BUSY_HELD): a signal
+	 * handler's call there would work on the cache beside this one (the owner's lock-free
+	 * path does not take the lock), or, past the bound itself, wait for the lock this thread
+	 * holds, and every build reports it instead (docs/api.md, rcu_retire(), "Signals"). */
+	own_lock(c); /* the seal */
 	/* Tests stop a call here (debug builds, GRACE_TEST_PAUSE=over_limit:US), its cache
 	 * locked, for a signal handler to interrupt it. */
 	GRACE__TEST_PAUSE("over_limit");
@@ -767,22 +764,22 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 		 * this unlocked) */
 		grace_store_relaxed(&c->waiting, 1u);
 	}
-	c_unlock(c);
-	dbg_unmark();
+	own_unlock(c);
 	if (!have)
 		return;
 	if (!wait_bounded(f, ck, call))
 		c->stuck_seq = grace_load_relaxed(&f->gp->seq) | 1u; /* owner's field; never 0 */
-	dbg_mark(call);
-	c_lock(c);
+	own_lock(c);
 	grace_store_relaxed(&c->waiting, 0u);
 	c->releasing = 1; /* a retire from an entry's function nests (put_nested) */
-	/* The span stays: release_ready() leaves it around each entry (its function's calls
-	 * nest), not around its own work on the blocks. */
+	/* With `releasing` set a handler's retire takes the nested path, as an entry's function's
+	 * does: a debug library marks the frees' own work on the blocks, as in cache_put();
+	 * release_ready() leaves the span around each entry (its function's calls nest). */
+	dbg_mark(call);
 	release_ready(c, f->gp, FBLK_N); /* before the unlock, as in cache_put() */
-	c->releasing = 0;
-	c_unlock(c);
 	dbg_unmark();
+	c->releasing = 0;
+	own_unlock(c);
 }
 
 /*
@@ -1247,7 +1244,8 @@ void grace__free_flush(struct grace__flavor *f, const char *call)
 	ftls.no_cache = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* A signal handler's retire while this thread holds its own cache stolen would wait for
-	 * it forever: a debug library reports it (docs/api.md, rcu_retire(), "Signals"). */
+	 * it forever: every build reports it (busy held on the thread's own cache below), a debug
+	 * library a retire anywhere in the barrier (docs/api.md, rcu_retire(), "Signals"). */
 	dbg_mark(f->calls[GRACE__CALL_FREE_BARRIER]);
 	grace__lock(&all_lock);
 	CACHES_FOR_EACH(c)
@@ -1258,12 +1256,13 @@ void grace__free_flush(struct grace__flavor *f, const char *call)
 	{
 		if (c->f != f)
 			continue;
-		steal_take(c);
+		bool own = c == ftls.c[0] || c == ftls.c[1];
+		steal_take_as(c, own, call); /* own: busy held (fcache.h) */
 		dispose(f, detach(c), &ready);
 		/* Tests stop a barrier here (debug builds, GRACE_TEST_PAUSE=flush:US), holding a
 		 * cache (its lock), for a signal handler to interrupt it. */
 		GRACE__TEST_PAUSE("flush");
-		steal_release(c);
+		steal_release_as(c, own);
 	}
 	dbg_unmark(); /* the entries' functions may retire (they nest) */
 	/* Before all_lock is dropped: a barrier that takes it after us finds these caches empty,

@@ -976,12 +976,21 @@ static void barrier(struct grace_hazptr_domain *d, const char *call)
 	grace__lock(&orphan_lock);
 	CACHES_FOR_EACH(c)
 	{
-		steal_take(c);
+		/* The thread's own cache with busy held: its signal handlers' retires are
+		 * reported, rather than wait for it (core/ownsteal.h, grace__steal_take_own()). */
+		bool own = c == ts.cache;
+		if (own)
+			grace__steal_take_own(&c->rt, &c->lock, call, "the retire cache");
+		else
+			steal_take(c);
 		/* Tests stop a barrier here (debug builds, GRACE_TEST_PAUSE=hazptr_barrier:US),
 		 * holding a cache, for a signal handler to interrupt it. */
 		GRACE__TEST_PAUSE("hazptr_barrier");
 		cache_to_orphans(c, d);
-		steal_release(c);
+		if (own)
+			grace__steal_release_own(&c->rt, &c->lock);
+		else
+			steal_release(c);
 	}
 	tag = ++orph_gen; /* every entry of d that is older than the call has a smaller tag */
 	grace__unlock(&orphan_lock);

@@ -835,6 +835,20 @@ static __attribute__((unused)) void *node_new_any(void)
 	return node_new();
 }
 
+/* Retire fresh objects for 10 s, allocated in batches with SIGUSR1 blocked: a handler's retire
+ * between two calls is legal and may free what is ready, which must not interrupt this
+ * thread's malloc(). */
+static __attribute__((unused)) void retire_batches(void)
+{
+	void *batch[1024];
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 10000000000ull) {
+		gt_fill_blocked(batch, 1024, node_new_any, SIGUSR1);
+		for (int i = 0; i < 1024; i++)
+			rcu_retire(batch[i]);
+	}
+}
+
 static __attribute__((unused)) void signal_retire_child(void *arg)
 {
 	struct sigaction sa;
@@ -854,13 +868,7 @@ static __attribute__((unused)) void signal_retire_child(void *arg)
 	 * (10 s at most). They are allocated in batches with the signal blocked: a handler's
 	 * retire between two calls is legal and may free what is ready, which must not interrupt
 	 * this thread's malloc(). The pool is the handler's. */
-	void *batch[1024];
-	uint64_t t0 = gt_now_ns();
-	while (gt_now_ns() - t0 < 10000000000ull) {
-		gt_fill_blocked(batch, 1024, node_new_any, SIGUSR1);
-		for (int i = 0; i < 1024; i++)
-			rcu_retire(batch[i]);
-	}
+	retire_batches();
 	gt_rain_stop(&rain);
 	fprintf(stderr, "child: returned\n");
 }
@@ -1013,27 +1021,49 @@ TEST(a_handler_interrupting_the_first_call_is_reported)
  * free_rcu_barrier() or rcu_barrier(), which take the flavor's caches (the thread's own among
  * them: the handler's call would wait for it forever). Run as contract_retire_barrier_signal,
  * with GRACE_TEST_PAUSE=flush:1000000: a debug library stops the barrier for 1 s once it holds
- * the caches. A thread with a cache calls free_rcu_barrier(); once it sleeps there, the child
- * signals it and the handler retires: reported, naming the call, not a deadlock (the child's
- * alarm). Debug libraries only. */
+ * a cache. A thread with a cache calls free_rcu_barrier(), which takes another thread's cache
+ * first; once it sleeps there, the child signals it and the handler retires: reported, naming
+ * the call (the debug span of the whole barrier). Unmarked, the handler's retire takes its own
+ * cache, which the barrier has marked but not taken, and the child returns. Debug libraries
+ * only. */
 static struct node *barrier_thread_node;
+static int barrier_made, barrier_go;
 
 static __attribute__((unused)) void *barrier_thread(void *arg)
 {
 	(void)arg;
 	rcu_retire(barrier_thread_node); /* the thread's cache, before the barrier */
+	__atomic_store_n(&barrier_made, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&barrier_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
 	__atomic_store_n(&first_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	free_rcu_barrier();
 	return NULL;
 }
 
+/* A cache newer than the barrier thread's, which the barrier takes first (the newest cache
+ * heads the list): the pause holds another thread's cache, not the barrier thread's own,
+ * whose hold every build reports anyway (the rain's test below). */
+static __attribute__((unused)) void *barrier_other(void *arg)
+{
+	(void)arg;
+	rcu_retire(node_new());
+	__atomic_store_n(&barrier_go, 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause(); /* the child ends with the report */
+	return NULL;
+}
+
 static __attribute__((unused)) void barrier_signal_child(void *arg)
 {
-	pthread_t t;
+	pthread_t t, u;
 	(void)arg;
 	handler_setup(30);
 	barrier_thread_node = node_new();
 	REQUIRE(pthread_create(&t, NULL, barrier_thread, NULL) == 0);
+	while (!__atomic_load_n(&barrier_made, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	REQUIRE(pthread_create(&u, NULL, barrier_other, NULL) == 0);
 	/* Its first sleep is in the barrier's flush (the pause); the barrier waits for grace
 	 * periods only after it. */
 	signal_once_asleep(t);
@@ -1042,6 +1072,117 @@ static __attribute__((unused)) void barrier_signal_child(void *arg)
 TEST(a_handler_retiring_inside_the_threads_barrier_is_reported)
 {
 	expect_handler_report(barrier_signal_child, "flush:", "contract_retire_barrier_signal");
+}
+
+/* The same in every build, for the span in which the barrier holds the thread's own cache: a
+ * handler's retire there would wait for that cache (its lock, which its own thread holds)
+ * forever. No pause site in a release library: the child rains signals on a thread that calls
+ * free_rcu_barrier() with a cache of some 120 blocks to hand over (retired inside a read-side
+ * section, so that none is freed before, even where grace periods are quick), the signal blocked
+ * everywhere else (its allocations and retires). The handler retires only while a thread has
+ * marked the cache to take it (its `steal`, <grace/internal/retire.h>): the barrier's span from
+ * its mark to its release, so never inside this thread's malloc() or free(). Once a signal
+ * lands where the barrier holds the cache (a few microseconds a barrier, on the order of a
+ * hundred times in 10 s), the handler's call is reported; unchecked, it waits until the
+ * child's alarm. */
+/* The rain children's start: their alarm (a deadlock ends in SIGALRM), the handler's pool, the
+ * thread's cache made before any signal, and handler on SIGUSR1. */
+static __attribute__((unused)) void rain_setup(void (*handler)(int))
+{
+	struct sigaction sa;
+
+	alarm(30);
+	__atomic_store_n(&sig_used, 0, __ATOMIC_RELAXED);
+	for (int i = 0; i < 1000; i++)
+		sig_pool[i] = node_new();
+	rcu_retire(node_new());
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+}
+
+static void held_handler(int s)
+{
+	(void)s;
+	struct grace__retire *t = grace__memb_retire;
+	if (t && __atomic_load_n(&t->steal, __ATOMIC_RELAXED))
+		rcu_retire(sig_take());
+}
+
+static __attribute__((unused)) void barrier_rain_child(void *arg)
+{
+	struct gt_rain rain;
+	sigset_t set;
+	(void)arg;
+	rain_setup(held_handler);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	REQUIRE(gt_rain_start(&rain, SIGUSR1, 50) == 0);
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 10000000000ull) {
+		rcu_read_lock(); /* no grace period ends: the cache keeps all 30000 */
+		for (int i = 0; i < 30000; i++)
+			rcu_retire(node_new());
+		rcu_read_unlock();
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		free_rcu_barrier();
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
+	gt_rain_stop(&rain);
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(a_handler_retiring_where_the_barrier_holds_the_threads_cache_is_reported)
+{
+	expect_handler_report(barrier_rain_child, NULL, NULL);
+}
+
+/* The same for a call that holds the thread's cache locked: one that finds the cache marked by
+ * another thread (a barrier) takes its lock instead of the lock-free path. A handler's retire
+ * there would take the lock-free path beside it once the other thread is done, or wait for
+ * the lock its own thread holds: every build reports it. A thread retires in a loop (its
+ * allocations with the signal blocked) while another calls free_rcu_barrier() in a loop; the
+ * handler retires only while the cache is marked and the thread is not in its lock-free work
+ * (`busy` not 1: that window is reported anyway, and would hide this one). */
+static void locked_handler(int s)
+{
+	(void)s;
+	struct grace__retire *t = grace__memb_retire;
+	if (t && __atomic_load_n(&t->steal, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&t->busy, __ATOMIC_RELAXED) != 1)
+		rcu_retire(sig_take());
+}
+
+static int locked_stop;
+
+static __attribute__((unused)) void *locked_barriers(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&locked_stop, __ATOMIC_RELAXED))
+		free_rcu_barrier();
+	return NULL;
+}
+
+static __attribute__((unused)) void locked_rain_child(void *arg)
+{
+	struct gt_rain rain;
+	pthread_t u;
+	(void)arg;
+	rain_setup(locked_handler);
+	REQUIRE(pthread_create(&u, NULL, locked_barriers, NULL) == 0);
+	REQUIRE(gt_rain_start(&rain, SIGUSR1, 50) == 0);
+	retire_batches();
+	gt_rain_stop(&rain);
+	__atomic_store_n(&locked_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(u, NULL);
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(a_handler_retiring_inside_the_threads_locked_call_is_reported)
+{
+	expect_handler_report(locked_rain_child, NULL, NULL);
 }
 
 /* ---- a signal handler that retires while its thread's call frees what is ready ---- */

@@ -719,6 +719,53 @@ static __attribute__((unused)) void signal_retire(void)
 	gt_rain_stop(&rain);
 }
 
+/* Every build, while hazptr_barrier() holds the thread's own cache (docs/api.md,
+ * hazptr_retire(), "Signals"): a handler's retire there would wait for that cache forever. The
+ * thread calls hazptr_barrier() in a loop with its cache refilled in between, the signal
+ * blocked but for the barrier; the handler retires only while a thread has marked the cache
+ * to take it (its `steal`, <grace/internal/retire.h>: the barrier's span from its mark to its
+ * release, never inside this thread's malloc() or free()). Once a signal lands where the
+ * barrier holds the cache (its entries, at most the cache's bound, take a few microseconds to
+ * hand over: a 25 us rain hits it within seconds, 20 s at most), the handler's call is
+ * reported; unchecked, it waits until the alarm. */
+static void held_retire_handler(int s)
+{
+	(void)s;
+	struct grace__retire *t = grace__hazptr_retire_tls;
+	if (t && __atomic_load_n(&t->steal, __ATOMIC_RELAXED))
+		hazptr_retire(NULL, sig_take());
+}
+
+static __attribute__((unused)) void signal_retire_barrier_own(void)
+{
+	struct sigaction sa;
+	struct gt_rain rain;
+	sigset_t set;
+
+	alarm(45);
+	__atomic_store_n(&sig_used, 0, __ATOMIC_RELAXED); /* the handler's pool */
+	for (int i = 0; i < 1000; i++)
+		sig_pool[i] = malloc(16);
+	hazptr_retire(NULL, malloc(16)); /* the thread's cache, before any signal */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = held_retire_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	REQUIRE(gt_rain_start(&rain, SIGUSR1, 25) == 0);
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 20000000000ull) {
+		for (int i = 0; i < 1000; i++)
+			hazptr_retire(NULL, malloc(16));
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		hazptr_barrier(NULL);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
+	gt_rain_stop(&rain);
+}
+
 /* The window of the inline append itself: a few instructions between its store of busy and
  * its release store, which no signal rain hits reliably. The child makes that state by hand,
  * as the interrupted append leaves it (busy 1, the window opened by earlier calls), and raises
@@ -750,13 +797,16 @@ static __attribute__((unused)) void signal_retire_inline_window(void)
  * it, the child signals it and the handler retires: reported, not a deadlock. Its first sleep
  * is the pause (in fork(), the prepare handlers' wait for a worker between two callbacks may
  * come first: inside the span too). Skipped elsewhere. */
-static int span_tid;
+static int span_tid, span_made, span_go;
 
 static void *span_thread(void *arg)
 {
 	bool in_fork = arg != NULL;
 
 	hazptr_retire(NULL, sig_take()); /* the thread's cache, before the call */
+	__atomic_store_n(&span_made, 1, __ATOMIC_RELEASE);
+	while (!in_fork && !__atomic_load_n(&span_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
 	__atomic_store_n(&span_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	if (in_fork)
 		gt_fork_and_wait();
@@ -765,10 +815,23 @@ static void *span_thread(void *arg)
 	return NULL;
 }
 
+/* The barrier's case: a cache newer than the thread's, which the barrier takes first (the
+ * newest heads the list), so that its pause holds another thread's cache; its hold of the
+ * thread's own every build reports anyway (signal_retire_barrier_own()). */
+static void *span_other(void *arg)
+{
+	(void)arg;
+	hazptr_retire(NULL, malloc(16));
+	__atomic_store_n(&span_go, 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause(); /* the child ends with the report */
+	return NULL;
+}
+
 static void signal_retire_in(void *in_fork)
 {
 	struct sigaction sa;
-	pthread_t t;
+	pthread_t t, u;
 	int tid;
 
 	for (int i = 0; i < 4; i++)
@@ -778,6 +841,11 @@ static void signal_retire_in(void *in_fork)
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
 	REQUIRE(pthread_create(&t, NULL, span_thread, in_fork) == 0);
+	if (!in_fork) {
+		while (!__atomic_load_n(&span_made, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		REQUIRE(pthread_create(&u, NULL, span_other, NULL) == 0);
+	}
 	while (!(tid = __atomic_load_n(&span_tid, __ATOMIC_ACQUIRE)))
 		usleep(1000);
 	while (!gt_thread_sleeps(tid))
@@ -836,6 +904,7 @@ TEST(misuse)
 #else
 	EXPECT_MISUSE(signal_retire, FATAL, "hazptr_retire", "not async-signal-safe");
 	EXPECT_MISUSE(signal_retire_inline_window, FATAL, "hazptr_retire", "not async-signal-safe");
+	EXPECT_MISUSE(signal_retire_barrier_own, FATAL, "hazptr_retire", "not async-signal-safe");
 #endif
 }
 
