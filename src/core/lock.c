@@ -5,6 +5,7 @@
 #include <grace/arch/atomic.h>
 
 __thread unsigned char grace__fork_holds;
+__thread const void *grace__lock_op GRACE_TLS_IE;
 
 GRACE_NORETURN void grace__self_deadlock(const char *what)
 {
@@ -24,9 +25,13 @@ GRACE_NORETURN void grace__self_deadlock(const char *what)
 			    what);
 }
 
-GRACE_NOINLINE void grace__lock_wait(pthread_mutex_t *m, int owner, const char *what)
+GRACE_NOINLINE void grace__lock_wait(pthread_mutex_t *m, int owner, bool interrupted,
+				     const char *what)
 {
-	if (owner != 0 && owner == grace__gettid())
+	/* interrupted: this call comes from a signal handler inside its thread's own lock or
+	 * unlock of m (core/lock.h, grace__lock_op), which may hold m with no owner recorded
+	 * yet, or any more. */
+	if (interrupted || (owner != 0 && owner == grace__gettid()))
 		grace__self_deadlock(what);
 	pthread_mutex_lock(m);
 }

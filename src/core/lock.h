@@ -24,7 +24,10 @@
  * that they run after grace's prepare handler has taken every lock): both are misuse, reported
  * with a message that says which, and an abort, instead of a hang without a word. The holder is
  * glibc's record of the mutex's owner in release builds (elsewhere no check), the lock's own
- * owner field in debug builds. An uncontended lock costs what pthread_mutex_lock() costs.
+ * owner field in debug builds, and the thread's mark of the operation it is inside
+ * (grace__lock_op, below), which covers the windows in which the owner lags the lock word. An
+ * uncontended lock costs what pthread_mutex_lock() costs, and a thread-local load and two
+ * stores.
  */
 #ifndef GRACE_SRC_LOCK_H
 #define GRACE_SRC_LOCK_H
@@ -40,9 +43,40 @@
  * its parent or child handler: every lock of the library is held by this thread (src/init.c). */
 extern __thread unsigned char grace__fork_holds;
 
-/* The thread of tid `owner` (0: unknown) holds m, which the caller found taken: report a
- * self-deadlock (what names the lock), else wait for m. Out of line, cold. */
-void grace__lock_wait(pthread_mutex_t *m, int owner, const char *what);
+/*
+ * The mutex whose lock or unlock this thread is inside (NULL: none). The owner a mutex records
+ * (glibc's, or the debug field) lags its lock word: glibc's trylock takes the word before it
+ * stores the owner and its unlock clears the owner before it drops the word, and the debug
+ * field is written after the lock and cleared before the unlock. A signal handler that
+ * interrupts its thread in one of those windows finds the mutex taken and no owner: it waited
+ * for its own thread, forever. So every lock, trylock and unlock marks its mutex here for its
+ * length (grace__lock_op_enter(), grace__lock_op_leave()), and a lock that finds its mutex taken while the
+ * call it interrupted is inside an operation on the same mutex reports the self-deadlock too.
+ * Only this thread reads it (its own handlers): signal fences order it.
+ */
+extern __thread const void *grace__lock_op GRACE_TLS_IE;
+
+/* Start an operation on m: returns the one it interrupted (a signal handler's) or NULL, which
+ * grace__lock_op_leave() puts back. The fence keeps the mark before the operation. */
+static inline const void *grace__lock_op_enter(const void *m)
+{
+	const void *prev = grace__lock_op;
+	grace__lock_op = m;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return prev;
+}
+
+/* The fence keeps the operation before the clear. */
+static inline void grace__lock_op_leave(const void *prev)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	grace__lock_op = prev;
+}
+
+/* The caller found m taken. `owner` (tid, 0: unknown) holds it, or the caller interrupted an
+ * operation of its own thread on m (`interrupted`): report a self-deadlock (what names the
+ * lock), else wait for m. Out of line, cold. */
+void grace__lock_wait(pthread_mutex_t *m, int owner, bool interrupted, const char *what);
 /* Report a thread about to wait for something it holds itself (what), saying from where such a
  * call comes, and abort. */
 GRACE_NORETURN void grace__self_deadlock(const char *what);
@@ -102,35 +136,44 @@ static inline void grace__lock_destroy(struct grace__lock *l)
 
 static inline void grace__lock(struct grace__lock *l)
 {
+	const void *prev = grace__lock_op_enter(&l->m);
+
 	if (GRACE_UNLIKELY(pthread_mutex_trylock(&l->m) != 0)) {
 #if GRACE__LIB_DEBUG
-		grace__lock_wait(&l->m, grace_load_relaxed(&l->owner), "a lock of the library");
+		grace__lock_wait(&l->m, grace_load_relaxed(&l->owner), prev == &l->m,
+				 "a lock of the library");
 #else
-		grace__lock_wait(&l->m, grace__mutex_owner_hint(&l->m), "a lock of the library");
+		grace__lock_wait(&l->m, grace__mutex_owner_hint(&l->m), prev == &l->m,
+				 "a lock of the library");
 #endif
 	}
 #if GRACE__LIB_DEBUG
 	/* Relaxed: only the holder writes it; other threads read it only to report. */
 	grace_store_relaxed(&l->owner, grace__gettid());
 #endif
+	grace__lock_op_leave(prev);
 }
 
 static inline bool grace__trylock(struct grace__lock *l)
 {
-	if (pthread_mutex_trylock(&l->m) != 0)
-		return false;
+	const void *prev = grace__lock_op_enter(&l->m);
+	bool got = pthread_mutex_trylock(&l->m) == 0;
 #if GRACE__LIB_DEBUG
-	grace_store_relaxed(&l->owner, grace__gettid());
+	if (got)
+		grace_store_relaxed(&l->owner, grace__gettid());
 #endif
-	return true;
+	grace__lock_op_leave(prev);
+	return got;
 }
 
 static inline void grace__unlock(struct grace__lock *l)
 {
+	const void *prev = grace__lock_op_enter(&l->m);
 #if GRACE__LIB_DEBUG
 	grace_store_relaxed(&l->owner, 0);
 #endif
 	pthread_mutex_unlock(&l->m);
+	grace__lock_op_leave(prev);
 }
 
 /* fork() child: the lock may be held by a thread that does not exist here; make it free. */
@@ -194,7 +237,8 @@ static inline void grace__mutex_lock_dbg(pthread_mutex_t *m, const char *name, c
 	struct grace__mutex_held *h = &grace__mutex_held;
 
 	(void)func;
-	if (grace__mutex_find(m) >= 0)
+	const void *prev = grace__lock_op_enter(m);
+	if (grace__mutex_find(m) >= 0 || prev == m)
 		grace__self_deadlock(name);
 	if (h->n >= GRACE__MUTEX_HELD_MAX)
 		grace__fatal(
@@ -204,6 +248,7 @@ static inline void grace__mutex_lock_dbg(pthread_mutex_t *m, const char *name, c
 			name, h->n);
 	pthread_mutex_lock(m);
 	h->m[h->n++] = m;
+	grace__lock_op_leave(prev);
 }
 
 static inline void grace__mutex_unlock_dbg(pthread_mutex_t *m, const char *name, const char *func)
@@ -213,11 +258,13 @@ static inline void grace__mutex_unlock_dbg(pthread_mutex_t *m, const char *name,
 
 	if (i < 0)
 		grace__fatal(func, "grace__mutex_unlock(%s): this thread does not hold it", name);
+	const void *prev = grace__lock_op_enter(m);
 	/* Unlocks may come in any order: close the gap. */
 	for (unsigned int j = (unsigned int)i + 1; j < h->n; j++)
 		h->m[j - 1] = h->m[j];
 	h->n--;
 	pthread_mutex_unlock(m);
+	grace__lock_op_leave(prev);
 }
 
 #define grace__mutex_lock(m) grace__mutex_lock_dbg((m), #m, __func__)
@@ -230,13 +277,17 @@ static inline void grace__mutex_unlock_dbg(pthread_mutex_t *m, const char *name,
 #else
 static inline void grace__mutex_lock(pthread_mutex_t *m)
 {
+	const void *prev = grace__lock_op_enter(m);
 	if (GRACE_UNLIKELY(pthread_mutex_trylock(m) != 0))
-		grace__lock_wait(m, grace__mutex_owner_hint(m), "a lock of the library");
+		grace__lock_wait(m, grace__mutex_owner_hint(m), prev == m, "a lock of the library");
+	grace__lock_op_leave(prev);
 }
 
 static inline void grace__mutex_unlock(pthread_mutex_t *m)
 {
+	const void *prev = grace__lock_op_enter(m);
 	pthread_mutex_unlock(m);
+	grace__lock_op_leave(prev);
 }
 
 #define grace__mutex_assert_held(m) ((void)(m))
