@@ -119,6 +119,10 @@ static inline void grace__own_unlock(struct grace__retire *rt, uint32_t *lock)
 /* A call of the owner's thread found busy set: it comes from a signal handler that interrupted
  * a call on the same cache. Reports it, naming call and what the cache is, and aborts. */
 GRACE_NORETURN void grace__own_busy_fatal(const char *call, const char *what);
+/* A call that takes every cache (a barrier, fork's prepare handler) found the calling thread's
+ * own busy: it comes from inside a call of this thread on the cache (a signal handler's, or a
+ * function's that the call runs), which it would wait for forever. Reports it and aborts. */
+GRACE_NORETURN void grace__own_take_fatal(const char *call, const char *what);
 
 /* Enter a call on the owner's cache: true, lock-free; false, holding `lock` (a stealer marked
  * the cache). call names the public call, what the cache, in the debug message. */
@@ -216,14 +220,14 @@ static inline bool grace__steal_trytake(struct grace__retire *rt, uint32_t *lock
 
 /* A thread that takes its own cache as a stealer (a barrier's pass over every cache, marked
  * with the others): busy held before the lock, as grace__own_lock(); not the wait for the
- * owner, which is this thread. busy set: the barrier (call) comes from inside a call of this
- * thread on the cache, a signal handler's (a function that the call runs is reported before
- * it gets here): reported, as by grace__own_enter(), where the wait would never end. */
+ * owner, which is this thread. busy set: the barrier or fork (call) comes from inside a call
+ * of this thread on the cache, a signal handler's or a function's that the call runs: reported
+ * (grace__own_take_fatal()), where the wait would never end. */
 static inline void grace__steal_take_own(struct grace__retire *rt, uint32_t *lock, const char *call,
 					 const char *what)
 {
 	if (GRACE_UNLIKELY(grace_load_relaxed(&rt->busy)))
-		grace__own_busy_fatal(call, what);
+		grace__own_take_fatal(call, what);
 	grace__own_hold(rt);
 	grace__spin_lock(lock);
 }

@@ -1022,8 +1022,8 @@ void grace__defer_atfork_prepare(void)
 	DCACHES_FOR_EACH(c)
 	steal_mark(c);
 	steal_barrier();
-	DCACHES_FOR_EACH(c)
-	steal_take(c);
+	DCACHES_FOR_EACH(c) /* the forking thread's own with busy held (fcache.h) */
+	steal_take_as(c, c == dtls[0] || c == dtls[1], "fork");
 }
 
 void grace__defer_atfork_parent(void)
@@ -1031,7 +1031,7 @@ void grace__defer_atfork_parent(void)
 	struct fcache *c;
 
 	DCACHES_FOR_EACH(c)
-	steal_release(c);
+	steal_release_as(c, c == dtls[0] || c == dtls[1]);
 	grace__unlock(&d_lock);
 }
 

@@ -451,8 +451,10 @@ void grace__free_atfork_prepare(void)
 	CACHES_FOR_EACH(c)
 	steal_mark(c);
 	steal_barrier();
+	/* The forking thread's own with busy held: its signal handlers' retires are reported
+	 * rather than wait for it (fcache.h, steal_take_as()). */
 	CACHES_FOR_EACH(c)
-	steal_take(c);
+	steal_take_as(c, c == ftls.c[0] || c == ftls.c[1], "fork");
 #if GRACE__LIB_DEBUG
 	grace__fblk_dbg_lock();
 #endif
@@ -466,7 +468,7 @@ void grace__free_atfork_parent(void)
 	grace__fblk_dbg_unlock();
 #endif
 	CACHES_FOR_EACH(c)
-	steal_release(c);
+	steal_release_as(c, c == ftls.c[0] || c == ftls.c[1]);
 	grace__unlock(&all_lock);
 }
 

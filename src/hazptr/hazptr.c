@@ -1219,7 +1219,13 @@ void grace__hazptr_atfork_prepare(void)
 	if (!grace_list_empty(&all_caches))
 		grace__heavy_barrier(); /* S */
 	CACHES_FOR_EACH(c)
-	steal_take(c);
+	{
+		/* The forking thread's own with busy held, as in barrier() */
+		if (c == ts.cache)
+			grace__steal_take_own(&c->rt, &c->lock, "fork", "the retire cache");
+		else
+			steal_take(c);
+	}
 	grace__lock(&orphan_lock);
 	grace__lock(&dom_lock);
 	grace__lock(&thr_lock);
@@ -1241,7 +1247,12 @@ void grace__hazptr_atfork_parent(void)
 	grace__unlock(&dom_lock);
 	grace__unlock(&orphan_lock);
 	CACHES_FOR_EACH(c)
-	steal_release(c);
+	{
+		if (c == ts.cache)
+			grace__steal_release_own(&c->rt, &c->lock);
+		else
+			steal_release(c);
+	}
 	grace__unlock(&all_lock);
 }
 
@@ -1287,6 +1298,6 @@ void grace__hazptr_atfork_child(void)
 	grace__unlock(&dom_lock);
 	grace__unlock(&orphan_lock);
 	if (ts.cache)
-		steal_release(ts.cache);
+		grace__steal_release_own(&ts.cache->rt, &ts.cache->lock);
 	grace__unlock(&all_lock);
 }

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <grace/grace.h>
@@ -132,9 +133,14 @@ TEST(handlers_registered_after_grace_may_call_it)
 
 enum { EARLY_OFF, EARLY_RETIRE, EARLY_FREE_RCU, EARLY_BARRIER, EARLY_CHILD_RETIRE };
 static int early_mode;
+/* The rain test's window (below): 1 from its prepare handler, which runs before grace's, to
+ * early_prepare(), which runs after it. */
+static int fork_window;
 
 static void early_prepare(void)
 {
+	if (__atomic_load_n(&fork_window, __ATOMIC_RELAXED) == 1)
+		__atomic_store_n(&fork_window, 2, __ATOMIC_RELAXED);
 	switch (early_mode) {
 	case EARLY_RETIRE:
 		rcu_retire(malloc(24));
@@ -214,6 +220,91 @@ TEST(handler_registered_before_grace_waiting_for_callbacks_in_prepare_is_reporte
 TEST(handler_registered_before_grace_retiring_in_child_is_reported)
 {
 	expect_fork_report(EARLY_CHILD_RETIRE);
+}
+
+/* ---- a signal handler that retires while grace's prepare handler holds its cache ---- */
+
+/* docs/api.md (rcu_retire() and hazptr_retire(), "Signals"): every build reports a retire that
+ * a signal handler makes while grace's prepare handler holds the thread's own cache (the
+ * handler's call would wait for it). A thread forks in a loop under a rain of signals; the
+ * handler retires only inside grace's prepare handler (fork_window 1: the program's own
+ * prepare handler, registered after grace's, runs before it, and early_prepare(), registered
+ * before, after it) and once that has marked the thread's cache for taking. From there to the
+ * end of grace's prepare handler (its other modules' barriers and locks) the handler's retire
+ * waited for the cache its own thread held, until the alarm; it is reported. After grace's
+ * prepare handler a thread-local flag reports it already (the fork tests above). */
+static void *fork_pool[1024];
+static int fork_pool_used, fork_hazptr;
+
+static void window_prepare(void)
+{
+	__atomic_store_n(&fork_window, 1, __ATOMIC_RELAXED);
+}
+
+static void window_parent(void)
+{
+	__atomic_store_n(&fork_window, 0, __ATOMIC_RELAXED);
+}
+
+static void fork_window_handler(int sig)
+{
+	(void)sig;
+	if (__atomic_load_n(&fork_window, __ATOMIC_RELAXED) != 1)
+		return;
+	struct grace__retire *t = fork_hazptr ? grace__hazptr_retire_tls : grace__memb_retire;
+	if (!t || !__atomic_load_n(&t->steal, __ATOMIC_RELAXED))
+		return;
+	int i = __atomic_fetch_add(&fork_pool_used, 1, __ATOMIC_RELAXED);
+	if (i >= 1024)
+		return;
+	if (fork_hazptr)
+		hazptr_retire(NULL, fork_pool[i]);
+	else
+		rcu_retire(fork_pool[i]);
+}
+
+static void fork_in_rain(void *arg)
+{
+	struct sigaction sa;
+	struct gt_rain rain;
+
+	fork_hazptr = arg != NULL;
+	alarm(30);
+	for (int i = 0; i < 1024; i++)
+		REQUIRE((fork_pool[i] = malloc(24)) != NULL);
+	if (fork_hazptr)
+		hazptr_retire(NULL, malloc(24)); /* the thread's cache, before the forks */
+	else
+		rcu_retire(malloc(24));
+	REQUIRE(pthread_atfork(window_prepare, window_parent, NULL) == 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fork_window_handler;
+	sa.sa_flags = SA_RESTART;
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	REQUIRE(gt_rain_start(&rain, SIGUSR1, 50) == 0);
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < 10000000000ull) {
+		pid_t p = fork();
+		REQUIRE(p >= 0);
+		if (p == 0)
+			_exit(0);
+		int st;
+		while (waitpid(p, &st, 0) != p)
+			; /* a signal may interrupt the wait */
+	}
+	gt_rain_stop(&rain);
+	fprintf(stderr, "the forks returned: nothing reported\n");
+}
+
+TEST(a_handler_retiring_while_prepare_holds_the_threads_cache_is_reported)
+{
+#ifdef __SANITIZE_THREAD__
+	printf("  (skipped under TSan, which delays a handler to the thread's next call)\n");
+	return;
+#endif
+	CHECK(gt_child_aborts_with(fork_in_rain, NULL, "rcu_retire", "not async-signal-safe"));
+	CHECK(gt_child_aborts_with(fork_in_rain, (void *)1, "hazptr_retire",
+				   "not async-signal-safe"));
 }
 
 /* ---- a signal handler's call that needs a lock its thread holds ---- */
