@@ -126,6 +126,17 @@ static inline void gt_fill_blocked(void **out, int n, void *(*make)(void), int s
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
+/* Block sig on the calling thread; returns the set, for the unblock. */
+static inline sigset_t gt_block_signal(int sig)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	return set;
+}
+
 /* Call fn(tid, comm, arg) for every thread of this process, comm its name as /proc gives it
  * (the newline kept); a thread that ends meanwhile may be left out. */
 static inline void gt_for_each_thread(void (*fn)(int tid, const char *comm, void *arg), void *arg)

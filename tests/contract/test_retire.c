@@ -1116,9 +1116,7 @@ static __attribute__((unused)) void barrier_rain_child(void *arg)
 	sigset_t set;
 	(void)arg;
 	rain_setup(held_handler);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	set = gt_block_signal(SIGUSR1);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 50) == 0);
 	uint64_t t0 = gt_now_ns();
 	while (gt_now_ns() - t0 < 10000000000ull) {

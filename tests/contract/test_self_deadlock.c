@@ -392,9 +392,7 @@ static void signal_in_sync_rain(void *arg)
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
 	REQUIRE(pthread_create(&r, NULL, idle_reader, NULL) == 0);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	set = gt_block_signal(SIGUSR1);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 50) == 0);
 	uint64_t t0 = gt_now_ns();
 	while (gt_now_ns() - t0 < 10000000000ull) {

@@ -751,9 +751,7 @@ static __attribute__((unused)) void signal_retire_barrier_own(void)
 	sa.sa_handler = held_retire_handler;
 	sa.sa_flags = SA_RESTART;
 	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	set = gt_block_signal(SIGUSR1);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 25) == 0);
 	uint64_t t0 = gt_now_ns();
 	while (gt_now_ns() - t0 < 20000000000ull) {
