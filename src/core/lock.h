@@ -57,7 +57,9 @@ extern __thread unsigned char grace__fork_holds;
 extern __thread const void *grace__lock_op GRACE_TLS_IE;
 
 /* Start an operation on m: returns the one it interrupted (a signal handler's) or NULL, which
- * grace__lock_op_leave() puts back. The fence keeps the mark before the operation. */
+ * grace__lock_op_leave() puts back. The signal fence keeps the mark before the operation, so
+ * that a handler of this thread that lands inside it finds the mark: it pairs with the plain
+ * load of grace__lock_op at the start of the handler's own operation. */
 static inline const void *grace__lock_op_enter(const void *m)
 {
 	const void *prev = grace__lock_op;
@@ -66,7 +68,7 @@ static inline const void *grace__lock_op_enter(const void *m)
 	return prev;
 }
 
-/* The fence keeps the operation before the clear. */
+/* The signal fence keeps the operation before the clear (pairs with the same load). */
 static inline void grace__lock_op_leave(const void *prev)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -86,8 +86,10 @@ static inline void grace__spin_unlock(uint32_t *lock)
  * grace__own_unhold(): set before the lock is taken and cleared after it is dropped, so that
  * no instruction of the span finds the lock taken and busy clear. Relaxed, with a signal
  * fence: only this thread's signal handlers read it as more than "wait" (a stealer waits for 0
- * either way, and takes the lock after it, whose acquire orders the rest); the fence keeps
- * the store before the lock's acquire (which would let it sink below). */
+ * either way, and takes the lock after it, whose acquire orders the rest); the signal fence
+ * keeps the store before the lock's acquire (which would let it sink below), so that a handler
+ * of this thread that finds the lock taken by the span finds busy held too: it pairs with that
+ * handler's relaxed load of busy (grace__own_enter(), the inline append's). */
 static inline void grace__own_hold(struct grace__retire *rt)
 {
 	grace_store_relaxed(&rt->busy, GRACE__BUSY_HELD);
@@ -95,7 +97,7 @@ static inline void grace__own_hold(struct grace__retire *rt)
 }
 
 /* The end of the span, after the unlock: the signal fence keeps the clear after the unlock's
- * release store (which would let it rise above). */
+ * release store (which would let it rise above); it pairs with the same handler loads. */
 static inline void grace__own_unhold(struct grace__retire *rt)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -180,11 +182,19 @@ static inline void grace__steal_barrier(void)
 
 /* Wait until the owner is out of its call. A marked cache's owner finishes its call and takes
  * the slow path at its next one, so the wait is one call long (or the owner's preemption: yield
- * to it). */
-static inline void grace__steal_wait_owner(struct grace__retire *rt)
+ * to it). give_up_held: return false at once if the owner holds the cache's lock instead (busy
+ * GRACE__BUSY_HELD: a lock-free call is one call long, a locked span may wait for a grace
+ * period); else true once busy is 0. */
+static inline bool grace__steal_wait_owner(struct grace__retire *rt, bool give_up_held)
 {
-	/* seq_cst (acquire): pairs with the owner's release of busy; the Dekker load. */
-	for (unsigned int i = 0; __atomic_load_n(&rt->busy, __ATOMIC_SEQ_CST); i++) {
+	for (unsigned int i = 0;; i++) {
+		/* seq_cst (acquire): pairs with the owner's release of busy (grace__own_exit(),
+		 * the inline append); the Dekker load against its barrier O. */
+		uint32_t b = __atomic_load_n(&rt->busy, __ATOMIC_SEQ_CST);
+		if (!b)
+			return true;
+		if (give_up_held && b >= GRACE__BUSY_HELD)
+			return false;
 		if (i < 128)
 			grace_cpu_relax();
 		else
@@ -195,27 +205,14 @@ static inline void grace__steal_wait_owner(struct grace__retire *rt)
 /* Wait for the owner, then take the lock. */
 static inline void grace__steal_take(struct grace__retire *rt, uint32_t *lock)
 {
-	grace__steal_wait_owner(rt);
+	(void)grace__steal_wait_owner(rt, false);
 	grace__spin_lock(lock);
 }
 
-/* The same, giving up if another stealer or the owner holds the lock (busy GRACE__BUSY_HELD:
- * a lock-free call is one call long, a locked span may wait for a grace period). */
+/* The same, giving up if another stealer or the owner holds the lock. */
 static inline bool grace__steal_trytake(struct grace__retire *rt, uint32_t *lock)
 {
-	/* seq_cst (acquire): as in grace__steal_wait_owner() */
-	for (unsigned int i = 0;; i++) {
-		uint32_t b = __atomic_load_n(&rt->busy, __ATOMIC_SEQ_CST);
-		if (!b)
-			break;
-		if (b >= GRACE__BUSY_HELD)
-			return false;
-		if (i < 128)
-			grace_cpu_relax();
-		else
-			sched_yield();
-	}
-	return grace__spin_trylock(lock);
+	return grace__steal_wait_owner(rt, true) && grace__spin_trylock(lock);
 }
 
 /* A thread that takes its own cache as a stealer (a barrier's pass over every cache, marked

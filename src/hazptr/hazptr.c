@@ -535,6 +535,25 @@ static inline void steal_release(struct hp_cache *c)
 	grace__steal_release(&c->rt, &c->lock);
 }
 
+/* A pass over every cache (the barrier, fork's prepare handler) takes the calling thread's own
+ * with busy held (core/ownsteal.h, grace__steal_take_own()): its signal handlers' retires are
+ * reported rather than wait for it. */
+static void steal_take_as(struct hp_cache *c, const char *call)
+{
+	if (c == ts.cache)
+		grace__steal_take_own(&c->rt, &c->lock, call, "the retire cache");
+	else
+		steal_take(c);
+}
+
+static inline void steal_release_as(struct hp_cache *c)
+{
+	if (c == ts.cache)
+		grace__steal_release_own(&c->rt, &c->lock);
+	else
+		steal_release(c);
+}
+
 /* ---- pend ---- */
 
 /* The entry at slot i of pend; returns the slot after it. */
@@ -976,21 +995,12 @@ static void barrier(struct grace_hazptr_domain *d, const char *call)
 	grace__lock(&orphan_lock);
 	CACHES_FOR_EACH(c)
 	{
-		/* The thread's own cache with busy held: its signal handlers' retires are
-		 * reported, rather than wait for it (core/ownsteal.h, grace__steal_take_own()). */
-		bool own = c == ts.cache;
-		if (own)
-			grace__steal_take_own(&c->rt, &c->lock, call, "the retire cache");
-		else
-			steal_take(c);
+		steal_take_as(c, call); /* the thread's own with busy held */
 		/* Tests stop a barrier here (debug builds, GRACE_TEST_PAUSE=hazptr_barrier:US),
 		 * holding a cache, for a signal handler to interrupt it. */
 		GRACE__TEST_PAUSE("hazptr_barrier");
 		cache_to_orphans(c, d);
-		if (own)
-			grace__steal_release_own(&c->rt, &c->lock);
-		else
-			steal_release(c);
+		steal_release_as(c);
 	}
 	tag = ++orph_gen; /* every entry of d that is older than the call has a smaller tag */
 	grace__unlock(&orphan_lock);
@@ -1219,13 +1229,7 @@ void grace__hazptr_atfork_prepare(void)
 	if (!grace_list_empty(&all_caches))
 		grace__heavy_barrier(); /* S */
 	CACHES_FOR_EACH(c)
-	{
-		/* The forking thread's own with busy held, as in barrier() */
-		if (c == ts.cache)
-			grace__steal_take_own(&c->rt, &c->lock, "fork", "the retire cache");
-		else
-			steal_take(c);
-	}
+	steal_take_as(c, "fork"); /* the forking thread's own with busy held */
 	grace__lock(&orphan_lock);
 	grace__lock(&dom_lock);
 	grace__lock(&thr_lock);
@@ -1247,12 +1251,7 @@ void grace__hazptr_atfork_parent(void)
 	grace__unlock(&dom_lock);
 	grace__unlock(&orphan_lock);
 	CACHES_FOR_EACH(c)
-	{
-		if (c == ts.cache)
-			grace__steal_release_own(&c->rt, &c->lock);
-		else
-			steal_release(c);
-	}
+	steal_release_as(c);
 	grace__unlock(&all_lock);
 }
 
@@ -1298,6 +1297,6 @@ void grace__hazptr_atfork_child(void)
 	grace__unlock(&dom_lock);
 	grace__unlock(&orphan_lock);
 	if (ts.cache)
-		grace__steal_release_own(&ts.cache->rt, &ts.cache->lock);
+		steal_release_as(ts.cache);
 	grace__unlock(&all_lock);
 }
