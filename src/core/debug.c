@@ -44,27 +44,6 @@ void grace__dbg_span_leave(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	grace_store_relaxed(&span_call, (const char *)NULL);
 }
-
-const char *grace__dbg_span_suspend(void)
-{
-	const char *in = grace_load_relaxed(&span_call);
-
-	if (in)
-		grace__dbg_span_leave();
-	return in;
-}
-
-void grace__dbg_span_resume(const char *call)
-{
-	/* The function's own calls left their spans before it returned. */
-	if (call) {
-		grace_store_relaxed(&span_call, call);
-		/* Compiler only, as in grace__dbg_span_enter(): the mark is stored before the
-		 * span's work that follows (the caller's next look at its blocks); pairs with
-		 * nothing but a handler on this thread, which reads it in its own span_enter. */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	}
-}
 #endif
 
 /* Other flavors (srcu) count their open sections here in debug builds. */

@@ -19,17 +19,12 @@ extern __thread unsigned int grace__dbg_extra_sections GRACE_TLS_IE;
  * that enters one while its thread is in one is reported, naming the call, and aborts, instead
  * of waiting for a lock its own thread holds (docs/api.md, rcu_retire() and hazptr_retire(),
  * "Signals"). `what` names what is not async-signal-safe in the message. Not nested: spans
- * end before a call runs an entry's function, which may retire. One flag for every module
+ * end before a call runs an entry's function, which may retire (the owner's own call on its
+ * cache keeps none: its busy word reports a handler, core/ownsteal.h). One flag for every module
  * (engine/freeblk.c, hazptr/, src/init.c's fork span).
  */
 void grace__dbg_span_enter(const char *call, const char *what);
 void grace__dbg_span_leave(void);
-/* Around an entry's function that a span's call runs (engine/freeblk.c: a deleter or the free
- * hook, which may retire: its calls nest, as the call allows): suspend returns the span's call
- * (NULL: none) and leaves it; resume enters it again. A handler that interrupts the function
- * itself is taken as the function's own call (nothing tells them apart). */
-const char *grace__dbg_span_suspend(void);
-void grace__dbg_span_resume(const char *call);
 #endif
 
 /*

@@ -167,6 +167,23 @@ static inline void grace__own_exit(struct grace__retire *rt, uint32_t *lock, boo
 		grace__own_unlock(rt, lock);
 }
 
+/*
+ * The owner's call runs an entry's function or the free hook (engine/freeblk.c,
+ * hazptr/hazptr.c): *nest (the cache's `releasing`) is set around that function alone, so that
+ * a retire made there (by the function, or by a signal handler that interrupts it: nothing
+ * tells the two apart) only appends, while a handler's retire anywhere else in the call's
+ * frees finds the call busy and is reported (docs/api.md, rcu_retire(), "Signals"). Only this
+ * thread reads it, in its own code or a handler: the signal fences keep the compiler from
+ * moving the store across the call or merging it with the next entry's (the loop's own work
+ * between two functions would then count as nested).
+ */
+static inline void grace__nest_set(uint32_t *nest, uint32_t v)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*nest = v;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 /* ---- other threads ---- */
 
 static inline void grace__steal_mark(struct grace__retire *rt)

@@ -60,7 +60,8 @@ struct fcache {
 	uint32_t rate;             /* ready pointers freed per call until the next count, x 256 */
 	uint32_t credit;           /* the fraction of a pointer owed, x 256 */
 	uint32_t fast_calls;       /* inline appends not yet counted by burst() (cur_sync) */
-	uint32_t releasing;        /* the owner runs released entries: a retire from one nests */
+	uint32_t releasing;        /* the owner runs an entry's function or the free hook: a
+				    * retire from there nests (grace__nest_set()) */
 	uint32_t run_slots;        /* the owner's window (cur_open()): grace__fc_run entries of the
 				    * kind its last slow call appended, in slots */
 	struct grace__flavor *f;

@@ -256,8 +256,9 @@ static inline void drop_first(struct fcache *c, struct fblk *b)
  * blocks (grace__fblk_release_from(), which moves the head past them after they ran). An emptied
  * block is unlinked after its entries ran (a call they made may have sealed a block behind it:
  * its next is read now) and kept as a spare or freed. c held by the owner (lock-free or
- * locked: over_limit()), releasing set; a debug library's span of the call marked (a signal
- * handler's retire here is reported, not nested), which the entries leave (freeblk.c). */
+ * locked: over_limit()). `releasing` is set around each entry's function and the free hook
+ * alone (freeblk.c), whose retires nest (put_nested()); a signal handler's retire anywhere
+ * else in here finds the call busy and is reported, in every build. */
 static inline void release_ready(struct fcache *c, struct grace__gp *gp, uint32_t max)
 {
 	struct fblk *b;
@@ -273,7 +274,7 @@ static inline void release_ready(struct fcache *c, struct grace__gp *gp, uint32_
 		 * per block, inside its own work on the blocks, for a signal handler to interrupt. */
 		if (b->head == 0)
 			GRACE__TEST_PAUSE("release_ready");
-		max -= grace__fblk_release_from(b, max, &c->held);
+		max -= grace__fblk_release_from(b, max, &c->held, &c->releasing);
 		if (b->head < b->n)
 			break; /* max reached */
 		drop_first(c, b);
@@ -773,14 +774,9 @@ static GRACE_COLD void over_limit(struct fcache *c, enum put_kind kind)
 		c->stuck_seq = grace_load_relaxed(&f->gp->seq) | 1u; /* owner's field; never 0 */
 	own_lock(c);
 	grace_store_relaxed(&c->waiting, 0u);
-	c->releasing = 1; /* a retire from an entry's function nests (put_nested) */
-	/* With `releasing` set a handler's retire takes the nested path, as an entry's function's
-	 * does: a debug library marks the frees' own work on the blocks, as in cache_put();
-	 * release_ready() leaves the span around each entry (its function's calls nest). */
-	dbg_mark(call);
+	/* An entry's function's retire nests (release_ready() sets `releasing` around it); a
+	 * handler's anywhere else finds busy held and is reported, in every build. */
 	release_ready(c, f->gp, FBLK_N); /* before the unlock, as in cache_put() */
-	dbg_unmark();
-	c->releasing = 0;
 	own_unlock(c);
 }
 
@@ -990,12 +986,10 @@ static inline __attribute__((always_inline)) bool cache_put(struct fcache *c, vo
 		grace__fc_seal(c);
 	/* The ready entries are freed before the cache is let go: a barrier that takes it next
 	 * (free_rcu_barrier) must find them freed, not in flight on this thread. A function they
-	 * run may retire more: it nests (put_nested). */
-	dbg_mark(put_call(c->f, kind)); /* the frees' own work on the cache (release_ready()) */
-	c->releasing = 1;
+	 * run may retire more: it nests (put_nested; `releasing` is set around the function
+	 * alone, release_ready()). A signal handler's retire anywhere else in the frees finds
+	 * the call busy and is reported, in every build. */
 	release_ready(c, gp, burst(c, gp, seq));
-	c->releasing = 0;
-	dbg_unmark();
 	/* A block this call sealed: the next one starts now, from a spare, so that the window
 	 * opens on it and the next call stays inline (else the call after each seal went out of
 	 * line too: one call in six of bench/free/retire_cost.sh's). A spare only, which
@@ -1228,8 +1222,8 @@ void grace__free_flush(struct grace__flavor *f, const char *call)
 	if (s < 0 || !grace_load_relaxed(&f->free_used))
 		return;
 	/* Called from the function of an entry that this thread's own call on its cache of f
-	 * runs (a deleter, the free hook: releasing is set while the owner's call runs its ready
-	 * entries): the pass would wait for that call to let the cache go, forever (docs/api.md,
+	 * runs (a deleter, the free hook: releasing is set while the owner's call runs one of
+	 * them): the pass would wait for that call to let the cache go, forever (docs/api.md,
 	 * rcu_retire_fn()). Every build. The owner's own field: no other thread writes it while
 	 * the owner is in a call. */
 	c = ftls.c[s];

@@ -14,6 +14,7 @@
 #include "core/debug.h"
 #include "core/diag.h"
 #include "core/lock.h"
+#include "core/ownsteal.h" /* grace__nest_set() */
 #include "core/ptrset.h"
 #include "engine/free.h"
 
@@ -96,27 +97,29 @@ void grace__fblk_release_obj(struct grace__flavor *f, void *p)
 	free_with(hook, p);
 }
 
-uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held)
+uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held, uint32_t *nest)
 {
 	uint32_t k = 0, h0 = b->head, h = h0, end = b->n; /* b is sealed: n is fixed */
+	/* One load of the hook for the run, as grace__fblk_release_obj() reads it: it is fixed
+	 * before the flavor's first queued object, so every entry here sees the same one. */
+	void (*hook)(void *) = grace_load_relaxed(&b->f->free_fn);
 #if GRACE__LIB_DEBUG
 	while (k < max && h < end) {
 		struct fent e;
 
 		h = grace__fblk_ent_at(b, h, &e);
 		k++;
-		/* Outside the caller's span (its own call's work on the cache, engine/free.c,
-		 * release_ready()): the entry's checks take the debug set's span, and its function
-		 * may retire, which nests. */
-		const char *span = grace__dbg_span_suspend();
+		/* Only a function (the entry's, or the hook) may retire, which nests: *nest is set
+		 * around it alone, as in release builds below. The caller holds no debug span (its
+		 * busy word reports a handler): the entry's checks take the debug set's. */
+		bool fn = e.p && (e.fn || hook);
+		if (fn)
+			grace__nest_set(nest, 1u);
 		grace__fblk_release_ent(b->f, e); /* each object's checks and poison */
-		grace__dbg_span_resume(span);
+		if (fn)
+			grace__nest_set(nest, 0u);
 	}
 #else
-	/* One load of the hook for the run, as grace__fblk_release_obj() reads it: it is fixed
-	 * before the flavor's first queued object, so every entry here sees the same one. */
-	void (*hook)(void *) = grace_load_relaxed(&b->f->free_fn);
-
 	while (k < max && h < end) {
 		void *p = b->p[h];
 
@@ -126,18 +129,29 @@ uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held)
 
 			p = b->p[h + 2];
 			h += 3;
-			if (p) /* a function entry's NULL: nothing */
+			if (p) { /* a function entry's NULL: nothing */
+				grace__nest_set(nest, 1u);
 				fn(p);
+				grace__nest_set(nest, 0u);
+			}
 		} else {
 			h++;
-			if (GRACE_LIKELY(p != NULL)) /* rcu_retire(NULL) appends it */
-				free_with(hook, p);
+			if (GRACE_UNLIKELY(p == NULL)) /* rcu_retire(NULL) appends it */
+				continue;
+			if (GRACE_UNLIKELY(hook != NULL)) {
+				grace__nest_set(nest, 1u);
+				hook(p);
+				grace__nest_set(nest, 0u);
+			} else {
+				grace__free_fn(p); /* free() retires nothing: no nest */
+			}
 		}
 	}
 #endif
 	/* Off the cache once the run is done: what the entries' functions may do meanwhile (retire
 	 * more: put_nested) appends to cur and seals behind this block, and reads neither b's
-	 * head nor the count in held of what this run releases. */
+	 * head nor the count in held of what this run releases. A signal handler's retire here is
+	 * reported (*nest is clear): nested, its append would race these two updates. */
 	b->head = h;
 	*held -= h - h0;
 	return k;

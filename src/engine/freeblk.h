@@ -71,8 +71,9 @@ static inline uint32_t grace__fblk_ent_at(const struct fblk *b, uint32_t i, stru
 void grace__fblk_release_obj(struct grace__flavor *f, void *p);
 /* Release up to max entries of b from its head on, in order, straight from the block, then move
  * b's head past them and take their slots off *held. Returns how many were released. The caller
- * holds b's cache and keeps b alive until this returns. */
-uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held);
+ * holds b's cache and keeps b alive until this returns. *nest (the cache's `releasing`) is set
+ * while an entry's function or the free hook runs, and only then: a retire made there nests. */
+uint32_t grace__fblk_release_from(struct fblk *b, uint32_t max, size_t *held, uint32_t *nest);
 
 #if GRACE__LIB_DEBUG
 /* Debug builds: the set of queued pointers (a pointer queued twice is reported, naming call,

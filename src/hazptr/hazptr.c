@@ -182,7 +182,8 @@ struct hp_cache {
 	struct grace__retire rt GRACE_ALIGNED_CACHE;
 	uint32_t lock;      /* 0 free, 1 held: stealers, and the owner's slow path */
 	uint32_t np;        /* pend's slots in use (rt.n runs ahead while the window is open) */
-	uint32_t releasing; /* the owner runs entries: a retire from one nests (put_nested) */
+	uint32_t releasing; /* the owner runs an entry's function or the free hook: a retire
+			     * from there nests (put_nested; release_ent(), grace__nest_set()) */
 	uint32_t ghost;     /* fork child: the owner does not exist here */
 	uint32_t thr;       /* pend's slots that start a scan (thr_next() at the last scan) */
 	uint64_t scan_t;    /* when the last scan ended (ns; 0: none yet) */
@@ -403,7 +404,7 @@ static bool protected_in(struct hp_cache *c, bool have, void *p)
 
 /* ---- freeing an entry ---- */
 
-static void release_ent(struct hp_ent e)
+static void release_ent(uint32_t *nest, struct hp_ent e)
 {
 	void (*hook)(void *);
 
@@ -414,13 +415,17 @@ static void release_ent(struct hp_ent e)
 #endif
 	ts.in_release++;
 	if (e.fn) {
+		grace__nest_set(nest, 1u);
 		e.fn(e.p);
+		grace__nest_set(nest, 0u);
 	} else {
 		/* Relaxed: the hook is set before the domain's first retire, which happens before
 		 * this release as the entry's own queueing does. */
 		hook = grace_load_relaxed(&e.d->free_fn);
 		if (hook) {
+			grace__nest_set(nest, 1u);
 			hook(e.p);
+			grace__nest_set(nest, 0u);
 		} else {
 #if GRACE__LIB_DEBUG
 			/* Poison: a reader that still uses the object reads 0x6b bytes. */
@@ -487,7 +492,7 @@ static void orphans_judge(struct hp_cache *c, bool have)
 		}
 		/* Out of the list before its function runs (which may append: orph may move). */
 		orph[i++].e.p = NULL;
-		release_ent(o.e);
+		release_ent(&c->releasing, o.e);
 		grace_fetch_add(&gone_reclaimed, 1u, __ATOMIC_RELAXED);
 	}
 	/* Entries appended by the functions above sit after the old end: keep them too. */
@@ -677,9 +682,7 @@ static inline void ready_pop_release(struct hp_cache *c)
 {
 	struct hp_ent e = c->ent[c->rhead++];
 
-	c->releasing = 1; /* a retire from e's function nests (put_nested) */
-	release_ent(e);
-	c->releasing = 0;
+	release_ent(&c->releasing, e); /* a retire from e's function nests (put_nested) */
 	grace_store_relaxed(&c->reclaimed, c->reclaimed + 1);
 }
 
@@ -739,9 +742,7 @@ static void scan(struct hp_cache *c)
 			if (protected_in(c, have, e.p)) {
 				w = pend_put(c->pend, w, &e);
 			} else {
-				c->releasing = 1;
-				release_ent(e);
-				c->releasing = 0;
+				release_ent(&c->releasing, e);
 				grace_store_relaxed(&c->reclaimed, c->reclaimed + 1);
 			}
 			i = nx;
@@ -769,9 +770,7 @@ static void scan(struct hp_cache *c)
 	c->thr = thr_next(c, in);
 	if (orphans) {
 		if (norph) {
-			c->releasing = 1;
 			orphans_judge(c, have);
-			c->releasing = 0;
 		}
 		grace__unlock(&orphan_lock);
 	}
