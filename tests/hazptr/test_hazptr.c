@@ -282,6 +282,48 @@ TEST(retire_fn_and_hook)
 	grace_hazptr_domain_destroy(d);
 }
 
+/* docs/api.md (hazptr_retire(), "Context"): from a retired object's function, the call only
+ * queues; the free hook runs where such a function runs. A domain whose hook retires a second
+ * object for each first one, and functions that retire one more object each: thousands of
+ * them, so that most run inside the retiring thread's own calls (its frees and scans). Every
+ * object reaches the hook or its function once. */
+static struct grace_hazptr_domain *nest_dom;
+static uint64_t nest_fn_runs;
+static void nest_hook(void *p)
+{
+	struct obj *o = (struct obj *)p;
+	if (o->v == 1)
+		hazptr_retire(nest_dom, obj_new(2));
+	counting_free(p);
+}
+static void nest_fn(void *p)
+{
+	nest_fn_runs++;
+	free(p);
+	hazptr_retire(nest_dom, obj_new(3));
+}
+
+TEST(a_retired_objects_function_and_the_hook_may_retire_more)
+{
+	nest_dom = grace_hazptr_domain_create();
+	CHECK(nest_dom != NULL);
+	CHECK(grace_hazptr_set_free_hook(nest_dom, nest_hook) == 0);
+	uint64_t f0 = freed();
+	for (int i = 0; i < 5000; i++) {
+		hazptr_retire(nest_dom, obj_new(1));
+		hazptr_retire_fn(nest_dom, nest_fn, malloc(8));
+	}
+	/* A barrier waits for what was retired before it: a function or hook it runs retires
+	 * after, which the next one covers (chains here are two deep). */
+	for (int k = 0; k < 3; k++)
+		hazptr_barrier(nest_dom);
+	CHECK_MSG(nest_fn_runs == 5000, "%llu of 5000 functions ran",
+		  (unsigned long long)nest_fn_runs);
+	CHECK_MSG(freed() - f0 == 15000, "%llu of 15000 objects reached the hook",
+		  (unsigned long long)(freed() - f0));
+	grace_hazptr_domain_destroy(nest_dom);
+}
+
 TEST(null_paths)
 {
 	struct grace_hazptr_domain *d = counting_domain();
