@@ -24,6 +24,8 @@
  *  7. flood_stuck_reader_lazy: a flood under LAZY behind a reader stuck in its section: the
  *     program is told (the hard limit's warning, the stall warning), and once the reader
  *     leaves, every callback runs.
+ *  8. synchronize_skips_every_policy: synchronize_rcu() under LAZY(10 s) and BATCH(10 s), with
+ *     callbacks waiting for the period, returns while they still wait.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
@@ -153,6 +155,44 @@ TEST(hurry_and_poll_skip_lazy)
 {
 	CHECK(run_case(hurry_and_poll_skip_lazy, "hurry and start_poll under LAZY(10 s)", NULL) ==
 	      0);
+}
+
+/* docs/api.md (grace_rcu_set_policy(), "Thread-safety"): synchronize_rcu() is never delayed by
+ * any policy, since it drives its own grace period. Under LAZY(10 s) and then BATCH(10 s), each
+ * with callbacks waiting for the engine's next grace period, a synchronize_rcu() returns (the
+ * watchdog allows 5 s) while those callbacks still wait: it did not take the engine's road. */
+static void synchronize_skips_every_policy(void *arg)
+{
+	(void)arg;
+	setenv("GRACE_MEMORY_PRESSURE", "off", 1);
+	const enum grace_gp_policy pol[2] = { GRACE_POLICY_LAZY, GRACE_POLICY_BATCH };
+	const char *name[2] = { "synchronize_rcu() under LAZY(10 s), callbacks waiting",
+				"synchronize_rcu() under BATCH(10 s), callbacks waiting" };
+	for (int k = 0; k < 2; k++) {
+		if (grace_rcu_set_policy(pol[k], LONG_US) != 0)
+			exit(2);
+		unsigned long before = ran_now();
+		for (int i = 0; i < 100; i++)
+			call_rcu(head_new(), count_free);
+		fault_watch(name[k], WATCH_S);
+		synchronize_rcu();
+		fault_unwatch();
+		if (ran_now() != before) {
+			/* Nothing but the period may run them: the case would prove nothing. */
+			fprintf(stderr, "  %s: the callbacks did not wait for the period\n",
+				name[k]);
+			exit(3);
+		}
+		fault_watch("rcu_barrier() after it", WATCH_S);
+		rcu_barrier();
+		fault_unwatch();
+	}
+	exit(7);
+}
+TEST(synchronize_skips_every_policy)
+{
+	CHECK(run_case(synchronize_skips_every_policy, "synchronize_rcu() under LAZY and BATCH",
+		       NULL) == 0);
 }
 
 /* ---- 3 ---- */
