@@ -135,6 +135,32 @@ static inline void gt_handler_came_back(void)
 	_exit(3);
 }
 
+/* For ns, make fresh objects in batches of n (at most 1024) with sig blocked and hand each to
+ * retire: the signal tests' loop, whose handler's legal retires between two calls may free
+ * what is ready, which must not interrupt this thread's malloc(). */
+static inline void gt_retire_batches(void *(*make)(void), int n, void (*retire)(void *), int sig,
+				     uint64_t ns)
+{
+	void *batch[1024];
+	uint64_t t0 = gt_now_ns();
+	while (gt_now_ns() - t0 < ns) {
+		gt_fill_blocked(batch, n, make, sig);
+		for (int i = 0; i < n; i++)
+			retire(batch[i]);
+	}
+}
+
+/* Install handler for sig (flags: SA_RESTART or 0), the rest of the action cleared. */
+static inline void gt_on_signal(int sig, void (*handler)(int), int flags)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = flags;
+	REQUIRE(sigaction(sig, &sa, NULL) == 0);
+}
+
 /* Block sig on the calling thread; returns the set, for the unblock. */
 static inline sigset_t gt_block_signal(int sig)
 {

@@ -809,13 +809,10 @@ static void raising_deleter(void *p)
 
 static __attribute__((unused)) void nested_handler_child(void *arg)
 {
-	struct sigaction sa;
 	(void)arg;
 	alarm(30);
 	nested_pool_node = node_new();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = nested_handler;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, nested_handler, 0);
 	rcu_retire_fn(raising_deleter, node_new());
 	/* Retire until the thread's own call has run the deleter (10 s at most). */
 	uint64_t t0 = gt_now_ns();
@@ -875,40 +872,33 @@ static __attribute__((unused)) void *node_new_any(void)
 	return node_new();
 }
 
-/* Retire fresh objects for 10 s, allocated in batches with SIGUSR1 blocked: a handler's retire
- * between two calls is legal and may free what is ready, which must not interrupt this
- * thread's malloc(). */
-static __attribute__((unused)) void retire_batches(void)
+static void retire_one(void *p)
 {
-	void *batch[1024];
-	uint64_t t0 = gt_now_ns();
-	while (gt_now_ns() - t0 < 10000000000ull) {
-		gt_fill_blocked(batch, 1024, node_new_any, SIGUSR1);
-		for (int i = 0; i < 1024; i++)
-			rcu_retire(batch[i]);
-	}
+	rcu_retire(p);
+}
+
+/* Retire fresh objects (make's) for 10 s in batches of n (gt_retire_batches()). */
+static __attribute__((unused)) void retire_batches(void *(*make)(void), int n)
+{
+	gt_retire_batches(make, n, retire_one, SIGUSR1, 10000000000ull);
 }
 
 static __attribute__((unused)) void signal_retire_child(void *arg)
 {
-	struct sigaction sa;
 	struct gt_rain rain;
 	(void)arg;
 	alarm(30); /* a deadlock ends in SIGALRM, which the parent reports */
 	for (int i = 0; i < SIG_POOL; i++)
 		sig_pool[i] = node_new();
 	rcu_retire(sig_take()); /* the thread's cache, before any signal */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = retire_handler;
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, retire_handler, SA_RESTART);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 100) == 0);
 	/* A release library sees a handler only inside the out-of-line work of a call (one call
 	 * in three), a small part of the time: the loop retires fresh objects until the report
 	 * (10 s at most). They are allocated in batches with the signal blocked: a handler's
 	 * retire between two calls is legal and may free what is ready, which must not interrupt
 	 * this thread's malloc(). The pool is the handler's. */
-	retire_batches();
+	retire_batches(node_new_any, 1024);
 	gt_rain_stop(&rain);
 	fprintf(stderr, "child: returned\n");
 }
@@ -961,16 +951,13 @@ TEST(a_handler_retiring_inside_the_threads_call_is_reported)
  * write the same slot, and one of the two objects would never be freed), but be reported. */
 static __attribute__((unused)) void inline_window_child(void *arg)
 {
-	struct sigaction sa;
 	(void)arg;
 	alarm(30);
 	for (int i = 0; i < 4; i++)
 		sig_pool[i] = node_new();
 	rcu_retire(node_new()); /* the thread's cache, and its window opened */
 	rcu_retire(node_new());
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = retire_handler;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, retire_handler, 0);
 	struct grace__retire *t = grace__memb_retire;
 	REQUIRE(t != NULL);
 	/* The interrupted append: busy stored (relaxed, as retire.h's own store), not yet let go. */
@@ -1014,14 +1001,9 @@ static __attribute__((unused)) void *first_call_thread(void *arg)
  * deadlock ends in SIGALRM, which the parent reports. */
 static __attribute__((unused)) void handler_setup(unsigned int alarm_s)
 {
-	struct sigaction sa;
-
 	alarm(alarm_s);
 	first_handler_node = node_new();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = first_call_handler;
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, first_call_handler, SA_RESTART);
 }
 
 /* Signal t once it sleeps (it stores its first_tid first), then wait for it. The caller knows
@@ -1129,17 +1111,12 @@ TEST(a_handler_retiring_inside_the_threads_barrier_is_reported)
  * thread's cache made before any signal, and handler on SIGUSR1. */
 static __attribute__((unused)) void rain_setup(void (*handler)(int))
 {
-	struct sigaction sa;
-
 	alarm(30);
 	__atomic_store_n(&sig_used, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < 1000; i++)
 		sig_pool[i] = node_new();
 	rcu_retire(node_new());
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, handler, SA_RESTART);
 }
 
 static void held_handler(int s)
@@ -1211,7 +1188,7 @@ static __attribute__((unused)) void locked_rain_child(void *arg)
 	rain_setup(locked_handler);
 	REQUIRE(pthread_create(&u, NULL, locked_barriers, NULL) == 0);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 50) == 0);
-	retire_batches();
+	retire_batches(node_new_any, 1024);
 	gt_rain_stop(&rain);
 	__atomic_store_n(&locked_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(u, NULL);
@@ -1288,19 +1265,13 @@ static __attribute__((unused)) void *big_new(void)
 static __attribute__((unused)) void frees_rain_child(void *arg)
 {
 	struct gt_rain rain;
-	void *batch[256];
 	(void)arg;
 	/* glibc; ASan's allocator refuses it, and its frees are then cheap: every report still
 	 * counts, only the frees are a smaller part of the calls. */
 	(void)mallopt(M_MMAP_THRESHOLD, 4096);
 	rain_setup(frees_handler);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 50) == 0);
-	uint64_t t0 = gt_now_ns();
-	while (gt_now_ns() - t0 < 10000000000ull) {
-		gt_fill_blocked(batch, 256, big_new, SIGUSR1);
-		for (int i = 0; i < 256; i++)
-			rcu_retire(batch[i]);
-	}
+	retire_batches(big_new, 256);
 	gt_rain_stop(&rain);
 	fprintf(stderr, "child: returned\n");
 }

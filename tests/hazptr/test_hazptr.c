@@ -734,31 +734,30 @@ static __attribute__((unused)) void *obj16(void)
 	return p;
 }
 
+static void retire_one(void *p)
+{
+	hazptr_retire(NULL, p);
+}
+
+/* Retire fresh objects (make's) for 10 s in batches of n (gt_retire_batches()). */
+static __attribute__((unused)) void retire_batches(void *(*make)(void), int n)
+{
+	gt_retire_batches(make, n, retire_one, SIGUSR1, 10000000000ull);
+}
+
 static __attribute__((unused)) void signal_retire(void)
 {
-	struct sigaction sa;
 	struct gt_rain rain;
 
 	for (int i = 0; i < SIG_POOL; i++)
 		sig_pool[i] = malloc(16);
 	hazptr_retire(NULL, sig_take()); /* the thread's cache, before any signal */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sig_retire_handler;
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, sig_retire_handler, SA_RESTART);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 100) == 0);
 	/* A release library sees a handler only inside the out-of-line work of a call, a small
-	 * part of the time: the loop retires fresh objects until the report (10 s at most). They
-	 * are allocated in batches with the signal blocked: a handler's retire between two calls
-	 * is legal and may free what is ready, which must not interrupt this thread's malloc().
-	 * The pool is the handler's. */
-	void *batch[1024];
-	uint64_t t0 = gt_now_ns();
-	while (gt_now_ns() - t0 < 10000000000ull) {
-		gt_fill_blocked(batch, 1024, obj16, SIGUSR1);
-		for (int i = 0; i < 1024; i++)
-			hazptr_retire(NULL, batch[i]);
-	}
+	 * part of the time: the loop retires fresh objects until the report (10 s at most). The
+	 * pool is the handler's. */
+	retire_batches(obj16, 1024);
 	gt_rain_stop(&rain);
 }
 
@@ -766,17 +765,12 @@ static __attribute__((unused)) void signal_retire(void)
  * thread's cache made before any signal, and handler on SIGUSR1. */
 static __attribute__((unused)) void rain_setup(void (*handler)(int), unsigned int alarm_s)
 {
-	struct sigaction sa;
-
 	alarm(alarm_s);
 	__atomic_store_n(&sig_used, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < 1000; i++)
 		sig_pool[i] = malloc(16);
 	hazptr_retire(NULL, malloc(16));
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, handler, SA_RESTART);
 }
 
 /* Every build, while hazptr_barrier() holds the thread's own cache (docs/api.md,
@@ -842,19 +836,13 @@ static __attribute__((unused)) void *obj8k(void)
 static __attribute__((unused)) void signal_retire_frees(void)
 {
 	struct gt_rain rain;
-	void *batch[256];
 
 	/* glibc; ASan's allocator refuses it, and its frees are then cheap: every report still
 	 * counts, only the frees are a smaller part of the calls. */
 	(void)mallopt(M_MMAP_THRESHOLD, 4096);
 	rain_setup(frees_retire_handler, 30);
 	REQUIRE(gt_rain_start(&rain, SIGUSR1, 50) == 0);
-	uint64_t t0 = gt_now_ns();
-	while (gt_now_ns() - t0 < 10000000000ull) {
-		gt_fill_blocked(batch, 256, obj8k, SIGUSR1);
-		for (int i = 0; i < 256; i++)
-			hazptr_retire(NULL, batch[i]);
-	}
+	retire_batches(obj8k, 256);
 	gt_rain_stop(&rain);
 }
 
@@ -864,15 +852,11 @@ static __attribute__((unused)) void signal_retire_frees(void)
  * the signal there: the handler's hazptr_retire() must be reported, not append beside it. */
 static __attribute__((unused)) void signal_retire_inline_window(void)
 {
-	struct sigaction sa;
-
 	for (int i = 0; i < 4; i++)
 		sig_pool[i] = malloc(16);
 	for (int i = 0; i < 3; i++)
 		hazptr_retire(NULL, malloc(16)); /* the thread's cache, its window opened */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sig_retire_handler;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, sig_retire_handler, 0);
 	struct grace__retire *t = grace__hazptr_retire_tls;
 	REQUIRE(t != NULL);
 	__atomic_store_n(&t->busy, 1u, __ATOMIC_RELAXED); /* the interrupted append's store */
@@ -922,16 +906,12 @@ static void *span_other(void *arg)
 
 static void signal_retire_in(void *in_fork)
 {
-	struct sigaction sa;
 	pthread_t t, u;
 	int tid;
 
 	for (int i = 0; i < 4; i++)
 		sig_pool[i] = malloc(16);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sig_retire_handler;
-	sa.sa_flags = SA_RESTART;
-	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	gt_on_signal(SIGUSR1, sig_retire_handler, SA_RESTART);
 	REQUIRE(pthread_create(&t, NULL, span_thread, in_fork) == 0);
 	if (!in_fork) {
 		while (!__atomic_load_n(&span_made, __ATOMIC_ACQUIRE))
