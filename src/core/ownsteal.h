@@ -173,9 +173,11 @@ static inline void grace__own_exit(struct grace__retire *rt, uint32_t *lock, boo
  * a retire made there (by the function, or by a signal handler that interrupts it: nothing
  * tells the two apart) only appends, while a handler's retire anywhere else in the call's
  * frees finds the call busy and is reported (docs/api.md, rcu_retire(), "Signals"). Only this
- * thread reads it, in its own code or a handler: the signal fences keep the compiler from
- * moving the store across the call or merging it with the next entry's (the loop's own work
- * between two functions would then count as nested).
+ * thread reads it, in its own code or a handler: the fences pair with nothing but those reads
+ * (engine/free.c's cache_put() and grace__free_flush(), hazptr/hazptr.c's cache_put()), and
+ * keep the compiler from moving the store across the call or merging it with the next entry's
+ * (the loop's own work between two functions would then count as nested). No CPU order is
+ * needed: a signal handler sees its own thread's stores in program order.
  */
 static inline void grace__nest_set(uint32_t *nest, uint32_t v)
 {
