@@ -10,7 +10,8 @@
  *  - a thread that exits hands its retired objects over; free_rcu_barrier() waits for them;
  *  - while a reader holds a grace period, each waiting object costs a slot, not a block;
  *  - a new block, allocated inside a section, never makes glibc consolidate its fast bins;
- *  - inside a section with no memory left, the call returns (never waits) and says so;
+ *  - inside a section or a callback with no memory left, the call returns (never waits) and
+ *    says so; outside both it waits for a grace period and frees at once;
  *  - QSBR and srcu twins.
  * The hooks count frees per thread; the allocation failure is a malloc() of this executable
  * that interposes glibc's and fails on demand, in the calling thread only (not under the
@@ -725,6 +726,123 @@ TEST(retire_without_memory_inside_a_section_returns_and_says_so)
 		  "the child did not return (status %#x): %s", st, out);
 	CHECK_MSG(strstr(out, "child: returned"), "%s", out);
 	CHECK_MSG(strstr(out, "rcu_retire: out of memory inside a read-side section"),
+		  "no report of the dropped object: %s", out);
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
+}
+
+/* docs/api.md (rcu_retire(), "Context"): outside a section and a callback, "with no memory it
+ * waits for a grace period and frees at once, as free_rcu_mightsleep()"; rcu_retire_fn() is
+ * rcu_retire() with fn in place of free(). A new thread with no memory retires a node that a
+ * reader holds: the call must not return while the reader runs, and when it returns the node
+ * has gone to the hook (or to fn) on that thread, once. */
+static unsigned int oom_frees_at_return;
+static int oom_returned, oom_with_fn;
+static __thread unsigned int my_fn_calls;
+static void oom_fn(void *p)
+{
+	my_fn_calls++;
+	rcu_hook(p);
+}
+
+static void *retire_outside_without_memory(void *arg)
+{
+#ifdef INTERPOSE_MALLOC
+	fail_malloc = 1;
+	if (oom_with_fn)
+		rcu_retire_fn(oom_fn, arg);
+	else
+		rcu_retire(arg);
+	fail_malloc = 0;
+#endif
+	oom_frees_at_return = oom_with_fn ? my_fn_calls : my_frees;
+	__atomic_store_n(&oom_returned, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(retire_without_memory_outside_a_section_waits_then_frees_at_once)
+{
+#ifdef INTERPOSE_MALLOC
+	hook_set = 1;
+	REQUIRE(grace_rcu_set_free_hook(rcu_hook) == 0); /* run alone: not set yet */
+	for (oom_with_fn = 0; oom_with_fn < 2; oom_with_fn++) {
+		pthread_t r, m;
+		const char *call = oom_with_fn ? "rcu_retire_fn()" : "rcu_retire()";
+
+		reset();
+		gnode = node_new();
+		start_holder(&r);
+		struct node *old = rcu_xchg_pointer(&gnode, node_new());
+		oom_returned = 0;
+		oom_frees_at_return = 0;
+		REQUIRE(pthread_create(&m, NULL, retire_outside_without_memory, old) == 0);
+		usleep(100000);
+		bool returned_early = __atomic_load_n(&oom_returned, __ATOMIC_ACQUIRE);
+		bool freed_early = __atomic_load_n(&old->freed, __ATOMIC_RELAXED) != 0;
+		__atomic_store_n(&release_holder, 1, __ATOMIC_RELEASE);
+		pthread_join(r, NULL);
+		pthread_join(m, NULL);
+		CHECK_MSG(!returned_early,
+			  "%s with no memory returned while a reader held the "
+			  "object",
+			  call);
+		CHECK_MSG(!freed_early && !holder_saw_freed,
+			  "%s freed the object while a reader "
+			  "held it",
+			  call);
+		CHECK_MSG(oom_frees_at_return == 1,
+			  "%s with no memory returned having freed %u "
+			  "objects itself, not the one it was given",
+			  call, oom_frees_at_return);
+		CHECK(old->freed);
+		free_rcu_barrier();
+		CHECK(!freed_twice);
+		free(gnode);
+		empty_graveyard();
+	}
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
+}
+
+/* docs/api.md (rcu_retire(), "Context"): from a callback, too, it "never waits for a grace
+ * period ... even when memory runs out": the object is dropped and the first loss reported. A
+ * callback of the default flavor retires with no memory; the child's alarm ends a wait. */
+static int cb_retired;
+static struct rcu_head oom_head;
+static void retire_in_callback(struct rcu_head *h)
+{
+	(void)h;
+#ifdef INTERPOSE_MALLOC
+	struct node *n = node_new();
+	fail_malloc = 1;
+	rcu_retire(n);
+	fail_malloc = 0;
+#endif
+	__atomic_store_n(&cb_retired, 1, __ATOMIC_RELEASE);
+}
+
+static __attribute__((unused)) void no_memory_callback_child(void *arg)
+{
+	(void)arg;
+	alarm(20);
+	call_rcu(&oom_head, retire_in_callback);
+	rcu_barrier();
+	if (__atomic_load_n(&cb_retired, __ATOMIC_ACQUIRE))
+		fprintf(stderr, "child: returned\n");
+}
+
+TEST(retire_without_memory_in_a_callback_returns_and_says_so)
+{
+#ifdef INTERPOSE_MALLOC
+	char out[4096];
+	int st = gt_run_child(no_memory_callback_child, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the child did not return (status %#x): %s", st, out);
+	CHECK_MSG(strstr(out, "child: returned"), "%s", out);
+	CHECK_MSG(strstr(out, "rcu_retire: out of memory inside a read-side section or a "
+			      "callback"),
 		  "no report of the dropped object: %s", out);
 #else
 	printf("  skipped: the sanitizers interpose malloc themselves\n");
