@@ -7,6 +7,8 @@
  *  7. BATCH policy: a grace period requested by start_poll_synchronize_*() with no callback
  *     queued must start (rcu, qsbr, srcu).
  *  8. srcu_barrier() from a call_rcu() callback is legal (the in-callback check is per domain).
+ *  6. call_qsbr() past the hard limit: an online caller counts as inside a section and never
+ *     waits there; an offline one waits.
  * 11. srcu flood behind a stuck reader: the program is told (a warning naming the srcu_struct
  *     past the hard limit), and the stall warning names the domain.
  * Tests that could hang on the old code run in a child process with a hang limit.
@@ -17,6 +19,19 @@
 #include "gtest_lite.h"
 
 #define HANG_S 30
+
+/* A check inside a child of fault_run(): exit 1 on failure (a CHECK would only return, and the
+ * child then exits 0). */
+#define CHILD_CHECK(cond, ...)                                                                   \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "  %s:%d: child check failed: %s: ", __FILE__, __LINE__, \
+				#cond);                                                          \
+			fprintf(stderr, __VA_ARGS__);                                            \
+			fprintf(stderr, "\n");                                                   \
+			exit(1);                                                                 \
+		}                                                                                \
+	} while (0)
 
 struct obj {
 	struct rcu_head rh;
@@ -62,8 +77,8 @@ static void call_with_lock_held(void *arg)
 	size_t hard = (size_t)(uintptr_t)arg;
 
 	grace_set_stall_timeout_ms(100); /* the documented bound of one call: max(100 ms, 1 s) */
-	CHECK(grace_rcu_set_policy(GRACE_POLICY_BATCH, 2000000) == 0);
-	CHECK(grace_rcu_set_callback_limits(1, hard) == 0);
+	CHILD_CHECK(grace_rcu_set_policy(GRACE_POLICY_BATCH, 2000000) == 0, "set_policy");
+	CHILD_CHECK(grace_rcu_set_callback_limits(1, hard) == 0, "set_callback_limits");
 	call_rcu(&((struct obj *)malloc(sizeof(struct obj)))->rh, obj_free); /* workers exist */
 	pthread_mutex_lock(&L);
 	pthread_create(&th, NULL, lock_reader, NULL);
@@ -93,6 +108,53 @@ TEST(call_rcu_past_hard_limit_with_lock_held)
 	struct fault_child c = fault_run(call_with_lock_held, (void *)(uintptr_t)2, HANG_S, err,
 					 sizeof(err));
 	CHECK(check_child(&c, err, 0, "call_rcu past the hard limit, lock held") == 0);
+}
+
+/*
+ * docs/api.md (call_qsbr()): an online caller counts as inside a read-side section (a release
+ * build cannot tell one from the other), so it never waits at the hard limit; an offline caller
+ * waits there as call_rcu()'s does. A thread that reports no quiescent state floods call_qsbr()
+ * online, past a hard limit of 2 callbacks per CPU: it must return without a wait (no QSBR
+ * grace period can end meanwhile: a wait would last until it gave up, at a stall timeout set to
+ * 120 s, past the hang limit), every callback still pending. Then offline, where it must wait.
+ */
+static void call_qsbr_past_hard_limit(void *arg)
+{
+	struct grace_cb_stats st0, st1, st2;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int n = 8 * (int)(ncpu > 0 ? ncpu : 1) + 64;
+
+	(void)arg;
+	grace_set_stall_timeout_ms(120000);
+	CHILD_CHECK(grace_qsbr_set_callback_limits(1, 2) == 0, "set_callback_limits");
+	qsbr_register_thread();
+	grace_qsbr_callback_stats(&st0);
+	for (int i = 0; i < n; i++)
+		call_qsbr(&((struct obj *)malloc(sizeof(struct obj)))->rh, obj_free);
+	grace_qsbr_callback_stats(&st1);
+	CHILD_CHECK(st1.waits == st0.waits, "an online call_qsbr() waited at the hard limit");
+	CHILD_CHECK(st1.pending >= (unsigned long)n,
+		    "%lu of %d callbacks pending: a grace period "
+		    "ended while this online thread reported "
+		    "no quiescent state",
+		    (unsigned long)st1.pending, n);
+	qsbr_thread_offline();
+	for (int i = 0; i < n; i++)
+		call_qsbr(&((struct obj *)malloc(sizeof(struct obj)))->rh, obj_free);
+	grace_qsbr_callback_stats(&st2);
+	CHILD_CHECK(st2.waits > st1.waits,
+		    "an offline call_qsbr() past the hard limit did not wait");
+	qsbr_thread_online();
+	qsbr_barrier(); /* takes this online caller offline for the wait */
+	qsbr_unregister_thread();
+	exit(0);
+}
+
+TEST(call_qsbr_past_hard_limit_waits_only_offline)
+{
+	static char err[16384];
+	struct fault_child c = fault_run(call_qsbr_past_hard_limit, NULL, HANG_S, err, sizeof(err));
+	CHECK(check_child(&c, err, 0, "call_qsbr past the hard limit, online then offline") == 0);
 }
 
 /* ---- 7: BATCH, start_poll with no callback ---- */
