@@ -8,7 +8,7 @@
  *     queued must start (rcu, qsbr, srcu).
  *  8. srcu_barrier() from a call_rcu() callback is legal (the in-callback check is per domain).
  *  6. call_qsbr() past the hard limit: an online caller counts as inside a section and never
- *     waits there; an offline one waits.
+ *     waits there; an offline one waits. free_qsbr() past its per-thread bound, online: no wait.
  * 11. srcu flood behind a stuck reader: the program is told (a warning naming the srcu_struct
  *     past the hard limit), and the stall warning names the domain.
  * Tests that could hang on the old code run in a child process with a hang limit.
@@ -155,6 +155,59 @@ TEST(call_qsbr_past_hard_limit_waits_only_offline)
 	static char err[16384];
 	struct fault_child c = fault_run(call_qsbr_past_hard_limit, NULL, HANG_S, err, sizeof(err));
 	CHECK(check_child(&c, err, 0, "call_qsbr past the hard limit, online then offline") == 0);
+}
+
+/*
+ * docs/api.md (context table, free_qsbr()): an online caller counts as inside a section at the
+ * per-thread bound (65536 objects held), so it does not wait there: taken offline for a wait,
+ * it would let a grace period end under its section. An online thread inside qsbr_read_lock()
+ * frees an object it still holds, then 70000 more: none may reach the free hook before the
+ * thread leaves its section, and no call may wait (a wait could only give up at the stall
+ * timeout, 120 s here, past the hang limit: no QSBR grace period ends while the thread is
+ * online). Offline, free_qsbr_barrier() frees them all.
+ */
+static void *held_obj;
+static int held_freed;
+static void mark_free(void *p)
+{
+	if (p == held_obj)
+		held_freed = 1; /* freed by the child at the end */
+	else
+		free(p);
+}
+
+static void free_qsbr_past_bound(void *arg)
+{
+	(void)arg;
+	grace_set_stall_timeout_ms(120000);
+	CHILD_CHECK(grace_qsbr_set_free_hook(mark_free) == 0, "set_free_hook");
+	qsbr_register_thread();
+	qsbr_read_lock();
+	struct obj *h = (struct obj *)malloc(sizeof(*h));
+	CHILD_CHECK(h != NULL, "malloc");
+	held_obj = h;
+	free_qsbr(h, rh); /* unlinked, still held by this section */
+	for (int i = 0; i < 70000; i++) {
+		struct obj *o = (struct obj *)malloc(sizeof(*o));
+		CHILD_CHECK(o != NULL, "malloc");
+		free_qsbr(o, rh);
+	}
+	CHILD_CHECK(!held_freed, "an object was freed while the online thread held it");
+	CHILD_CHECK(grace_qsbr_thread_is_online(), "offline after free_qsbr()");
+	qsbr_read_unlock();
+	qsbr_thread_offline();
+	free_qsbr_barrier();
+	CHILD_CHECK(held_freed, "free_qsbr_barrier() returned before the object was freed");
+	free(h);
+	qsbr_unregister_thread();
+	exit(0);
+}
+
+TEST(free_qsbr_past_the_bound_online_does_not_wait)
+{
+	static char err[16384];
+	struct fault_child c = fault_run(free_qsbr_past_bound, NULL, HANG_S, err, sizeof(err));
+	CHECK(check_child(&c, err, 0, "free_qsbr past the per-thread bound, online") == 0);
 }
 
 /* ---- 7: BATCH, start_poll with no callback ---- */
