@@ -563,6 +563,95 @@ TEST(srcu_dereference_outside_section)
 	EXPECT_MISUSE(srcu_deref_outside, DEBUG_ONLY, "srcu_dereference", "outside");
 }
 
+/* docs/api.md (srcu_dereference()): the check asks for a section of that domain; one of
+ * another domain is not enough. */
+static void srcu_deref_other_domain(void)
+{
+	static struct srcu_struct other;
+	init_srcu_struct(&other);
+	int idx = srcu_read_lock(&other);
+	int *p = srcu_dereference(shared_ptr, &ss);
+	sink = p != NULL;
+	srcu_read_unlock(&other, idx);
+}
+TEST(srcu_dereference_inside_another_domains_section)
+{
+	EXPECT_MISUSE(srcu_deref_other_domain, DEBUG_ONLY, "srcu_dereference",
+		      "outside a srcu_read_lock() section of that srcu_struct");
+}
+
+/* srcu_dereference_check(p, ssp, c) also accepts c being true: outside any section (the update
+ * side's lock held), and inside a section of ssp whatever c. */
+static void srcu_deref_check_ok(void)
+{
+	int *p = srcu_dereference_check(shared_ptr, &ss, 1 /* the update lock held */);
+	sink = p != NULL;
+	int idx = srcu_read_lock(&ss);
+	p = srcu_dereference_check(shared_ptr, &ss, 0);
+	sink = p != NULL;
+	p = srcu_dereference(shared_ptr, &ss);
+	sink = p != NULL;
+	srcu_read_unlock(&ss, idx);
+	fprintf(stderr, "fine\n");
+}
+static void srcu_deref_check_false_outside(void)
+{
+	int *p = srcu_dereference_check(shared_ptr, &ss, 0);
+	sink = p != NULL;
+}
+TEST(srcu_dereference_check_accepts_its_condition)
+{
+	static char out[1024];
+	mc_child_fn = srcu_deref_check_ok;
+	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
+	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
+	EXPECT_MISUSE(srcu_deref_check_false_outside, DEBUG_ONLY, "srcu_dereference", "outside");
+}
+
+/* docs/api.md (grace_debug_in_read_section()): non-zero inside a section of any flavor: the
+ * default flavor's (nesting), QSBR's (online), srcu's (debug builds only). */
+static int in_online, in_offline, in_unregistered;
+static void *qsbr_in_section(void *arg)
+{
+	(void)arg;
+	qsbr_register_thread();
+	in_online = grace_debug_in_read_section();
+	qsbr_thread_offline();
+	in_offline = grace_debug_in_read_section();
+	qsbr_thread_online();
+	qsbr_unregister_thread();
+	in_unregistered = grace_debug_in_read_section();
+	return NULL;
+}
+TEST(debug_in_read_section_sees_every_flavor)
+{
+	pthread_t t;
+
+	CHECK(!grace_debug_in_read_section());
+	rcu_read_lock();
+	rcu_read_lock();
+	CHECK(grace_debug_in_read_section());
+	rcu_read_unlock();
+	CHECK_MSG(grace_debug_in_read_section(), "a nested unlock ended the section");
+	rcu_read_unlock();
+	CHECK(!grace_debug_in_read_section());
+	REQUIRE(pthread_create(&t, NULL, qsbr_in_section, NULL) == 0);
+	pthread_join(t, NULL);
+	CHECK_MSG(in_online, "an online QSBR thread is not in a section");
+	CHECK(!in_offline);
+	CHECK(!in_unregistered);
+	int idx = srcu_read_lock(&ss);
+	int in_srcu = grace_debug_in_read_section();
+	srcu_read_unlock(&ss, idx);
+#ifdef GRACE_DEBUG
+	CHECK_MSG(in_srcu, "a srcu section of a GRACE_DEBUG build is not seen");
+#else
+	(void)in_srcu; /* release builds do not track srcu sections */
+#endif
+	CHECK(!grace_debug_in_read_section());
+}
+
 static void srcu_use_after_cleanup(void)
 {
 	static struct srcu_struct dyn;
