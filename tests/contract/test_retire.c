@@ -1537,4 +1537,93 @@ TEST(srcu_retire_inside_a_section_and_its_domain_hook)
 	empty_graveyard();
 }
 
+/* docs/api.md (srcu_retire()): the object "is a pending callback of the domain (srcu_barrier()
+ * waits for it, cleanup_srcu_struct() refuses a domain that has one)". A section of the domain
+ * holds the retired object's grace period while the domain is cleaned up: reported, nothing
+ * freed (an abort in debug builds); the domain works on, and its barrier frees the object. */
+static void srcu_cleanup_pending_child(void *arg)
+{
+	static struct srcu_struct d;
+	(void)arg;
+	alarm(20);
+	REQUIRE(init_srcu_struct(&d) == 0);
+	REQUIRE(grace_srcu_set_free_hook(&d, srcu_hook) == 0);
+	srcu_frees = 0;
+	int idx = srcu_read_lock(&d);
+	srcu_retire(&d, node_new()); /* its grace period waits for this section */
+	cleanup_srcu_struct(&d);
+	srcu_read_unlock(&d, idx);
+	srcu_barrier(&d);
+	fprintf(stderr, "child: %lu freed after the barrier\n", srcu_frees);
+	cleanup_srcu_struct(&d);
+}
+
+TEST(srcu_retire_is_a_pending_callback_of_its_domain)
+{
+	char out[4096];
+	if (GRACE__TSAN_MODE) {
+		printf("  skipped under TSan: the child starts threads after a multi-threaded fork\n");
+		return;
+	}
+	int st = gt_run_child(srcu_cleanup_pending_child, NULL, out, sizeof(out));
+	CHECK_MSG(strstr(out, "cleanup_srcu_struct") && strstr(out, "callback") &&
+			  strstr(out, "not freed"),
+		  "cleanup_srcu_struct() of a domain with a retired object pending was not "
+		  "reported: %s",
+		  out);
+	if (GRACE__DEBUG)
+		CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "status %#x: %s", st, out);
+	else
+		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+				  strstr(out, "child: 1 freed after the barrier"),
+			  "status %#x: %s", st, out);
+}
+
+/* docs/api.md (srcu_retire()): "Never waits, also inside sections of ssp: with no memory for
+ * the carrier there, the object is dropped and the first loss is reported. NULL ptr: nothing
+ * (ssp is not looked at)." */
+static void srcu_fn_never(void *p)
+{
+	(void)p;
+	fprintf(stderr, "child: fn called for NULL\n");
+}
+
+static __attribute__((unused)) void srcu_no_memory_child(void *arg)
+{
+	static struct srcu_struct d;
+	(void)arg;
+	alarm(20);
+	srcu_retire((struct srcu_struct *)NULL, NULL);
+	srcu_retire_fn((struct srcu_struct *)NULL, srcu_fn_never, NULL);
+	REQUIRE(init_srcu_struct(&d) == 0);
+	int idx = srcu_read_lock(&d);
+	struct node *n = node_new();
+#ifdef INTERPOSE_MALLOC
+	fail_malloc = 1;
+	srcu_retire(&d, n);
+	fail_malloc = 0;
+#endif
+	srcu_read_unlock(&d, idx);
+	srcu_barrier(&d);
+	cleanup_srcu_struct(&d);
+	free(n); /* dropped: never freed by the library */
+	fprintf(stderr, "child: returned\n");
+}
+
+TEST(srcu_retire_without_memory_inside_a_section_returns_and_says_so)
+{
+#ifdef INTERPOSE_MALLOC
+	char out[4096];
+	int st = gt_run_child(srcu_no_memory_child, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the child did not return (status %#x): %s", st, out);
+	CHECK_MSG(strstr(out, "child: returned"), "%s", out);
+	CHECK_MSG(!strstr(out, "fn called for NULL"), "srcu_retire_fn() called fn for NULL");
+	CHECK_MSG(strstr(out, "srcu_retire: out of memory inside a read-side section"),
+		  "no report of the dropped object: %s", out);
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
+}
+
 GT_MAIN()
