@@ -203,6 +203,33 @@ TEST(lfht_destroy_inside_section)
 			    "inside rcu_read_lock()");
 }
 
+/* docs/compat.md ("Not matched"): cds_lfht_destroy() from a call_rcu callback, allowed by
+ * liburcu since 0.10, works: it waits for a grace period there (the worker's queue waits with
+ * it) and frees the table. */
+static struct cds_lfht *cb_ht;
+static struct rcu_head cb_rh;
+static int cb_destroyed = -1;
+static void destroy_cb(struct rcu_head *h)
+{
+	(void)h;
+	cb_destroyed = cds_lfht_destroy(cb_ht, NULL);
+}
+static void lfht_destroy_in_callback(void)
+{
+	cb_ht = cds_lfht_new_flavor(8, 1, 0, 0, &urcu_memb_flavor, NULL);
+	urcu_memb_call_rcu(&cb_rh, destroy_cb);
+	urcu_memb_barrier();
+	fprintf(stderr, "destroyed: %d\n", cb_destroyed);
+}
+TEST(lfht_destroy_from_a_callback_works)
+{
+	static char out[1024];
+	mc_child_fn = lfht_destroy_in_callback;
+	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
+	CHECK_MSG(strstr(out, "destroyed: 0") && !strstr(out, "misuse"), "%s", out);
+}
+
 static void lfht_resize_in_section(void)
 {
 	struct cds_lfht *ht = cds_lfht_new_flavor(8, 1, 0, 0, &urcu_memb_flavor, NULL);
