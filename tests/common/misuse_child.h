@@ -104,4 +104,18 @@ static int mc_misuse(void (*fn)(void), enum mc_expect e, const char *call, const
 
 #define EXPECT_MISUSE_CHILD(fn, e, call, what) CHECK(mc_misuse(fn, e, call, what) == 0)
 
+/* A child that must run fn without a word of misuse, fn printing "fine" on stderr at its end:
+ * 1 if so (otherwise the status and stderr are printed). */
+static __attribute__((unused)) int mc_child_is_fine(void (*fn)(void))
+{
+	static char out[4096];
+	mc_child_fn = fn;
+	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
+	int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "fine") &&
+		 !strstr(out, "misuse");
+	if (!ok)
+		fprintf(stderr, "  expected a clean run: status 0x%x, stderr: %s\n", st, out);
+	return ok;
+}
+
 #endif /* GRACE_TEST_MISUSE_CHILD_H */

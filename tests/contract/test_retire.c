@@ -689,6 +689,21 @@ void *malloc(size_t size)
 }
 #endif
 
+/* A child that must return (exit 0, "child: returned" on its stderr) and report a dropped
+ * object with the message report; and, unless NULL, must not print absent. */
+static __attribute__((unused)) void check_returns_and_reports(void (*fn)(void *),
+							      const char *report,
+							      const char *absent)
+{
+	char out[4096];
+	int st = gt_run_child(fn, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the child did not return (status %#x): %s", st, out);
+	CHECK_MSG(strstr(out, "child: returned"), "%s", out);
+	CHECK_MSG(strstr(out, report), "no report of the dropped object: %s", out);
+	CHECK_MSG(!absent || !strstr(out, absent), "%s", out);
+}
+
 static void *retire_without_memory(void *arg)
 {
 #ifdef INTERPOSE_MALLOC
@@ -720,13 +735,8 @@ static __attribute__((unused)) void no_memory_child(void *arg)
 TEST(retire_without_memory_inside_a_section_returns_and_says_so)
 {
 #ifdef INTERPOSE_MALLOC
-	char out[4096];
-	int st = gt_run_child(no_memory_child, NULL, out, sizeof(out));
-	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		  "the child did not return (status %#x): %s", st, out);
-	CHECK_MSG(strstr(out, "child: returned"), "%s", out);
-	CHECK_MSG(strstr(out, "rcu_retire: out of memory inside a read-side section"),
-		  "no report of the dropped object: %s", out);
+	check_returns_and_reports(no_memory_child,
+				  "rcu_retire: out of memory inside a read-side section", NULL);
 #else
 	printf("  skipped: the sanitizers interpose malloc themselves\n");
 #endif
@@ -836,14 +846,10 @@ static __attribute__((unused)) void no_memory_callback_child(void *arg)
 TEST(retire_without_memory_in_a_callback_returns_and_says_so)
 {
 #ifdef INTERPOSE_MALLOC
-	char out[4096];
-	int st = gt_run_child(no_memory_callback_child, NULL, out, sizeof(out));
-	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		  "the child did not return (status %#x): %s", st, out);
-	CHECK_MSG(strstr(out, "child: returned"), "%s", out);
-	CHECK_MSG(strstr(out, "rcu_retire: out of memory inside a read-side section or a "
-			      "callback"),
-		  "no report of the dropped object: %s", out);
+	check_returns_and_reports(no_memory_callback_child,
+				  "rcu_retire: out of memory inside a read-side section or a "
+				  "callback",
+				  NULL);
 #else
 	printf("  skipped: the sanitizers interpose malloc themselves\n");
 #endif
@@ -1613,14 +1619,10 @@ static __attribute__((unused)) void srcu_no_memory_child(void *arg)
 TEST(srcu_retire_without_memory_inside_a_section_returns_and_says_so)
 {
 #ifdef INTERPOSE_MALLOC
-	char out[4096];
-	int st = gt_run_child(srcu_no_memory_child, NULL, out, sizeof(out));
-	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		  "the child did not return (status %#x): %s", st, out);
-	CHECK_MSG(strstr(out, "child: returned"), "%s", out);
-	CHECK_MSG(!strstr(out, "fn called for NULL"), "srcu_retire_fn() called fn for NULL");
-	CHECK_MSG(strstr(out, "srcu_retire: out of memory inside a read-side section"),
-		  "no report of the dropped object: %s", out);
+	/* "fn called for NULL": srcu_retire_fn() called fn for a NULL object */
+	check_returns_and_reports(srcu_no_memory_child,
+				  "srcu_retire: out of memory inside a read-side section",
+				  "fn called for NULL");
 #else
 	printf("  skipped: the sanitizers interpose malloc themselves\n");
 #endif

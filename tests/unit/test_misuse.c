@@ -256,11 +256,7 @@ static void deref_inside_ok(void)
 }
 TEST(rcu_dereference_inside_section_is_fine)
 {
-	static char out[1024];
-	mc_child_fn = deref_inside_ok;
-	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
+	CHECK(mc_child_is_fine(deref_inside_ok));
 }
 
 static void register_twice_abort_env(void)
@@ -531,11 +527,7 @@ static void srcu_sync_in_other_section(void)
 }
 TEST(srcu_synchronize_inside_other_domain_is_fine)
 {
-	static char out[1024];
-	mc_child_fn = srcu_sync_in_other_section;
-	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
-	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
-	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
+	CHECK(mc_child_is_fine(srcu_sync_in_other_section));
 }
 
 static void srcu_cb_barrier(struct rcu_head *h)
@@ -601,11 +593,7 @@ static void srcu_deref_check_false_outside(void)
 }
 TEST(srcu_dereference_check_accepts_its_condition)
 {
-	static char out[1024];
-	mc_child_fn = srcu_deref_check_ok;
-	int st = gt_run_child(mc_trampoline, NULL, out, sizeof(out));
-	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s", st, out);
-	CHECK(strstr(out, "fine") && !strstr(out, "misuse"));
+	CHECK(mc_child_is_fine(srcu_deref_check_ok));
 	EXPECT_MISUSE(srcu_deref_check_false_outside, DEBUG_ONLY, "srcu_dereference", "outside");
 }
 
