@@ -21,6 +21,7 @@
  * plus the misuse reports (a freed hazard pointer used, freed twice, a barrier that would wait
  * for its caller or runs from a retired object's function, a retire into a destroyed domain).
  */
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -343,6 +344,85 @@ TEST(null_paths)
 	grace_hazptr_domain_destroy(NULL);
 	grace_hazptr_domain_destroy(d);
 	hazptr_free(h);
+}
+
+/* docs/api.md (hazptr_retire(), "Memory bound"): never blocks, also with no memory left. A new
+ * thread whose every allocation fails retires an object into a counting domain: with no memory
+ * for its batch the object goes to the orphan list, where a barrier frees it; with no room
+ * there either (the list of a process that never needed it) it is never freed and the first
+ * loss is reported. Either way the call returns, and the object is freed once or reported lost.
+ * The allocations fail through this executable's malloc(), realloc() and posix_memalign(),
+ * which interpose glibc's in the failing thread only (not under the sanitizers, which
+ * interpose them themselves). */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define INTERPOSE_ALLOC 1
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern void *__libc_malloc(size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void *__libc_memalign(size_t align, size_t size);
+#ifdef __cplusplus
+}
+#endif
+static __thread int fail_alloc;
+void *malloc(size_t size)
+{
+	return fail_alloc ? NULL : __libc_malloc(size);
+}
+void *realloc(void *p, size_t size)
+{
+	return fail_alloc ? NULL : __libc_realloc(p, size);
+}
+int posix_memalign(void **pp, size_t align, size_t size)
+{
+	void *p = fail_alloc ? NULL : __libc_memalign(align, size);
+	if (!p)
+		return ENOMEM;
+	*pp = p;
+	return 0;
+}
+#endif
+
+static struct grace_hazptr_domain *oom_dom;
+static void *retire_without_memory(void *arg)
+{
+#ifdef INTERPOSE_ALLOC
+	fail_alloc = 1;
+	hazptr_retire(oom_dom, arg);
+	fail_alloc = 0;
+#endif
+	return NULL;
+}
+
+static __attribute__((unused)) void no_memory_child(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	alarm(20);
+	oom_dom = counting_domain();
+	uint64_t f0 = freed();
+	REQUIRE(pthread_create(&t, NULL, retire_without_memory, obj_new(1)) == 0);
+	pthread_join(t, NULL);
+	hazptr_barrier(oom_dom);
+	fprintf(stderr, "child: returned, %llu freed\n", (unsigned long long)(freed() - f0));
+}
+
+TEST(retire_without_memory_returns_and_frees_or_says_so)
+{
+#ifdef INTERPOSE_ALLOC
+	char out[4096];
+	int st = gt_run_child(no_memory_child, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the child did not return (status %#x): %s", st, out);
+	bool lost = strstr(out, "hazptr_retire: out of memory") != NULL;
+	CHECK_MSG(strstr(out, lost ? "child: returned, 0 freed" : "child: returned, 1 freed"),
+		  "the object was neither freed once nor reported lost: %s", out);
+	printf("  %s\n",
+	       lost ? "reported lost (no room in the orphan list)" : "freed from the orphan list");
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
 }
 
 /* docs/api.md (hazptr_barrier(), "Context"): it blocks for as long as a protection of one of
