@@ -750,13 +750,13 @@ TEST(retire_without_memory_inside_a_section_returns_and_says_so)
 static unsigned int oom_frees_at_return;
 static int oom_returned, oom_with_fn;
 static __thread unsigned int my_fn_calls;
-static void oom_fn(void *p)
+static __attribute__((unused)) void oom_fn(void *p)
 {
 	my_fn_calls++;
 	rcu_hook(p);
 }
 
-static void *retire_outside_without_memory(void *arg)
+static __attribute__((unused)) void *retire_outside_without_memory(void *arg)
 {
 #ifdef INTERPOSE_MALLOC
 	fail_malloc = 1;
