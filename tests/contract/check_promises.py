@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The contract map: every promise of docs/api.md, docs/guide.md, docs/compat.md and docs/ds.md,
-the tests that fail when it breaks, and the library mutants those tests catch.
+"""The contract map: every promise of docs/api.md, docs/guide.md, docs/compat.md, docs/ds.md and
+docs/policies.md (and the few of build.md and design.md), the tests that fail when it breaks, and the library mutants those tests catch.
 
 promises.tsv, one promise per line, tab-separated:
-    doc      docs/api.md, docs/guide.md, docs/compat.md or docs/ds.md
+    doc      docs/api.md, docs/guide.md, docs/compat.md, docs/ds.md, docs/policies.md, ...
     snippet  exact text of the promise, taken from one line of the doc (how the map finds it
              and its line number: a doc edit that drops the text fails this check, so the
              promise is mapped again or weakened)
