@@ -351,7 +351,8 @@ TEST(null_paths)
  * for its batch the object goes to the orphan list, where a barrier frees it; with no room
  * there either (the list of a process that never needed it) it is never freed and the first
  * loss is reported. Either way the call returns, and the object is freed once or reported lost.
- * The allocations fail through this executable's malloc(), realloc() and posix_memalign(),
+ * The allocations fail through this executable's malloc(), calloc(), realloc() and
+ * posix_memalign(),
  * which interpose glibc's in the failing thread only (not under the sanitizers, which
  * interpose them themselves). */
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
@@ -362,6 +363,7 @@ extern "C" {
 extern void *__libc_malloc(size_t size);
 extern void *__libc_realloc(void *p, size_t size);
 extern void *__libc_memalign(size_t align, size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
 #ifdef __cplusplus
 }
 #endif
@@ -373,6 +375,10 @@ void *malloc(size_t size)
 void *realloc(void *p, size_t size)
 {
 	return fail_alloc ? NULL : __libc_realloc(p, size);
+}
+void *calloc(size_t n, size_t size)
+{
+	return fail_alloc ? NULL : __libc_calloc(n, size);
 }
 int posix_memalign(void **pp, size_t align, size_t size)
 {
@@ -406,6 +412,19 @@ static __attribute__((unused)) void no_memory_child(void *arg)
 	pthread_join(t, NULL);
 	hazptr_barrier(oom_dom);
 	fprintf(stderr, "child: returned, %llu freed\n", (unsigned long long)(freed() - f0));
+}
+
+/* docs/api.md: "grace_hazptr_domain_create() returns NULL when no memory is left." */
+TEST(domain_create_without_memory_returns_null)
+{
+#ifdef INTERPOSE_ALLOC
+	fail_alloc = 1;
+	struct grace_hazptr_domain *d = grace_hazptr_domain_create();
+	fail_alloc = 0;
+	CHECK(d == NULL);
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
 }
 
 TEST(retire_without_memory_returns_and_frees_or_says_so)
