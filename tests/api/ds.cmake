@@ -15,3 +15,6 @@ grace_test(NAME api_hash_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash.c TIME
            ENV GRACE_DS_TEST_MS=30000 LABELS long)
 # grace_hash and fork(): children forked during resizes and updates (review of src/ds/hash.c).
 grace_test(NAME api_hash_fork SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_fork.c CXX TIMEOUT 180)
+# No memory left: the documented ENOMEM errors of the hash table, the ID registry and
+# init_srcu_struct(), and the structures still work after them.
+grace_test(NAME api_nomem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nomem.c CXX TIMEOUT 60)
