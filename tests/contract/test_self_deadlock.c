@@ -296,15 +296,32 @@ static void fork_in_rain(void *arg)
 	fprintf(stderr, "the forks returned: nothing reported\n");
 }
 
+/* The child aborted with a report of the handler's retire: inside grace's prepare handler the
+ * retire's own check names the call; a signal that lands after grace's prepare handler has
+ * returned, while fork_window is still 1 (the handlers registered before grace's run next), is
+ * reported by the fork span's flag instead, naming fork (which one comes first depends on
+ * where the rain lands: under qemu-user the second is common). Either is the promise. */
+static int fork_rain_reported(void *arg, const char *call)
+{
+	char out[2048];
+	int st = gt_run_child(fork_in_rain, arg, out, sizeof(out));
+	int named = strstr(out, call) && strstr(out, "not async-signal-safe");
+	int in_fork = strstr(out, "grace: misuse: fork:") && strstr(out, "which this thread holds");
+	int ok = WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && (named || in_fork);
+	if (!ok)
+		fprintf(stderr, "  expected an abort reporting %s: status 0x%x, stderr: %s\n", call,
+			st, out);
+	return ok;
+}
+
 TEST(a_handler_retiring_while_prepare_holds_the_threads_cache_is_reported)
 {
 #ifdef __SANITIZE_THREAD__
 	printf("  (skipped under TSan, which delays a handler to the thread's next call)\n");
 	return;
 #endif
-	CHECK(gt_child_aborts_with(fork_in_rain, NULL, "rcu_retire", "not async-signal-safe"));
-	CHECK(gt_child_aborts_with(fork_in_rain, (void *)1, "hazptr_retire",
-				   "not async-signal-safe"));
+	CHECK(fork_rain_reported(NULL, "rcu_retire"));
+	CHECK(fork_rain_reported((void *)1, "hazptr_retire"));
 }
 
 /* ---- a signal handler's call that needs a lock its thread holds ---- */
