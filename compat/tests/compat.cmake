@@ -18,6 +18,9 @@ grace_test(NAME compat_misuse SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_misu
            LIBS grace_urcu TIMEOUT 180)
 grace_test(NAME compat_api SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_api.c CXX
            LIBS grace_urcu TIMEOUT 120)
+# No memory left: the -ENOMEM results docs/compat.md gives, and the flavor working after them.
+grace_test(NAME compat_nomem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_nomem.c CXX
+           LIBS grace_urcu TIMEOUT 60)
 # defer_rcu(): per-thread queues run by callbacks; barriers, exits, a stalled reader, fork.
 grace_test(NAME compat_defer SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_defer.c
            LIBS grace_urcu TIMEOUT 180)

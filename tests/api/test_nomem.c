@@ -7,10 +7,11 @@
  *  - grace_hash_resize(): -ENOMEM, the table unchanged in size and every key still found;
  *  - grace_idr_init(): -ENOMEM; grace_idr_alloc() that must grow the array: -ENOMEM, the IDs
  *    already allocated still resolve, and the next call with memory succeeds;
- *  - init_srcu_struct(): -ENOMEM, and the domain can be initialised again afterwards.
- * The allocations fail through this executable's malloc(), calloc(), realloc(),
- * aligned_alloc() and posix_memalign(), which interpose glibc's and fail in the calling thread
- * only while fail_alloc is set (not under the sanitizers, which interpose them themselves).
+ *  - init_srcu_struct(): -ENOMEM, and the domain can be initialised again afterwards;
+ *  - the first call_rcu() of a process with no memory for the callback queues: an error of
+ *    the environment the call cannot return (it returns void): "grace: fatal: ..." and abort.
+ * The allocations fail through tests/common/fail_alloc.h (the calling thread's malloc() and its
+ * kin fail while fail_alloc is set; not under the sanitizers).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,44 +26,7 @@
 
 #include "gtest_lite.h"
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define INTERPOSE_ALLOC 1
-#ifdef __cplusplus
-extern "C" {
-#endif
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-extern void *__libc_memalign(size_t align, size_t size);
-#ifdef __cplusplus
-}
-#endif
-static __thread int fail_alloc;
-void *malloc(size_t size)
-{
-	return fail_alloc ? NULL : __libc_malloc(size);
-}
-void *calloc(size_t n, size_t size)
-{
-	return fail_alloc ? NULL : __libc_calloc(n, size);
-}
-void *realloc(void *p, size_t size)
-{
-	return fail_alloc ? NULL : __libc_realloc(p, size);
-}
-void *aligned_alloc(size_t align, size_t size)
-{
-	return fail_alloc ? NULL : __libc_memalign(align, size);
-}
-int posix_memalign(void **pp, size_t align, size_t size)
-{
-	void *p = fail_alloc ? NULL : __libc_memalign(align, size);
-	if (!p)
-		return ENOMEM;
-	*pp = p;
-	return 0;
-}
-#endif
+#include "fail_alloc.h"
 
 struct obj {
 	struct grace_hash_node hn;
@@ -87,9 +51,38 @@ static __attribute__((unused)) void obj_free(struct rcu_head *h)
 	free(grace_container_of(grace_hash_node_of_rcu(h), struct obj, hn));
 }
 
+static __attribute__((unused)) void nothing_cb(struct rcu_head *h)
+{
+	(void)h;
+}
+
+/* First: later cases set up the engine in this process (their frees are callbacks). */
+static __attribute__((unused)) void first_call_without_memory(void *arg)
+{
+	(void)arg;
+#ifdef GT_FAIL_ALLOC
+	static struct rcu_head h;
+	fail_alloc = 1;
+	call_rcu(&h, nothing_cb);
+	fail_alloc = 0;
+#endif
+	fprintf(stderr, "child: call_rcu() returned\n");
+}
+
+TEST(first_call_rcu_without_memory_is_fatal)
+{
+#ifdef GT_FAIL_ALLOC
+	/* In a child of this process before its first call_rcu(): the engine is not set up. */
+	CHECK(gt_child_aborts_with(first_call_without_memory, NULL, "grace: fatal: call_rcu",
+				   "out of memory creating the callback queues"));
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
+}
+
 TEST(hash_create_and_resize_without_memory)
 {
-#ifdef INTERPOSE_ALLOC
+#ifdef GT_FAIL_ALLOC
 	struct grace_hash_params p;
 	enum { N = 256 };
 
@@ -135,7 +128,7 @@ TEST(hash_create_and_resize_without_memory)
 
 TEST(idr_init_and_alloc_without_memory)
 {
-#ifdef INTERPOSE_ALLOC
+#ifdef GT_FAIL_ALLOC
 	static struct grace_idr idr;
 	struct grace_idr_params p;
 	static int objs[64];
@@ -174,7 +167,7 @@ TEST(idr_init_and_alloc_without_memory)
 
 TEST(srcu_init_without_memory)
 {
-#ifdef INTERPOSE_ALLOC
+#ifdef GT_FAIL_ALLOC
 	static struct srcu_struct d;
 
 	fail_alloc = 1;

@@ -351,49 +351,14 @@ TEST(null_paths)
  * for its batch the object goes to the orphan list, where a barrier frees it; with no room
  * there either (the list of a process that never needed it) it is never freed and the first
  * loss is reported. Either way the call returns, and the object is freed once or reported lost.
- * The allocations fail through this executable's malloc(), calloc(), realloc() and
- * posix_memalign(),
- * which interpose glibc's in the failing thread only (not under the sanitizers, which
- * interpose them themselves). */
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define INTERPOSE_ALLOC 1
-#ifdef __cplusplus
-extern "C" {
-#endif
-extern void *__libc_malloc(size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-extern void *__libc_memalign(size_t align, size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-#ifdef __cplusplus
-}
-#endif
-static __thread int fail_alloc;
-void *malloc(size_t size)
-{
-	return fail_alloc ? NULL : __libc_malloc(size);
-}
-void *realloc(void *p, size_t size)
-{
-	return fail_alloc ? NULL : __libc_realloc(p, size);
-}
-void *calloc(size_t n, size_t size)
-{
-	return fail_alloc ? NULL : __libc_calloc(n, size);
-}
-int posix_memalign(void **pp, size_t align, size_t size)
-{
-	void *p = fail_alloc ? NULL : __libc_memalign(align, size);
-	if (!p)
-		return ENOMEM;
-	*pp = p;
-	return 0;
-}
-#endif
+ * The allocations fail through tests/common/fail_alloc.h (the calling thread's malloc() and
+ * its kin fail while fail_alloc is set; not under the sanitizers). */
+#include "fail_alloc.h"
 
 static struct grace_hazptr_domain *oom_dom;
 static void *retire_without_memory(void *arg)
 {
-#ifdef INTERPOSE_ALLOC
+#ifdef GT_FAIL_ALLOC
 	fail_alloc = 1;
 	hazptr_retire(oom_dom, arg);
 	fail_alloc = 0;
@@ -417,7 +382,7 @@ static __attribute__((unused)) void no_memory_child(void *arg)
 /* docs/api.md: "grace_hazptr_domain_create() returns NULL when no memory is left." */
 TEST(domain_create_without_memory_returns_null)
 {
-#ifdef INTERPOSE_ALLOC
+#ifdef GT_FAIL_ALLOC
 	fail_alloc = 1;
 	struct grace_hazptr_domain *d = grace_hazptr_domain_create();
 	fail_alloc = 0;
@@ -429,7 +394,7 @@ TEST(domain_create_without_memory_returns_null)
 
 TEST(retire_without_memory_returns_and_frees_or_says_so)
 {
-#ifdef INTERPOSE_ALLOC
+#ifdef GT_FAIL_ALLOC
 	char out[4096];
 	int st = gt_run_child(no_memory_child, NULL, out, sizeof(out));
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
