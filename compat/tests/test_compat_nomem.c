@@ -63,7 +63,7 @@ TEST(create_all_cpu_call_rcu_data_without_memory)
 
 	engine_up_here();
 	errno = 0;
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	int r = urcu_memb_create_all_cpu_call_rcu_data(0);
 	int e = errno;
 	fail_alloc = 0;
@@ -87,7 +87,7 @@ TEST(defer_register_thread_without_memory)
 #ifdef GT_FAIL_ALLOC
 	engine_up_here();
 	urcu_memb_register_thread();
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	int r = urcu_memb_defer_register_thread();
 	fail_alloc = 0;
 	CHECK_MSG(r == -ENOMEM, "rcu_defer_register_thread() with no memory: %d", r);

@@ -62,7 +62,7 @@ static __attribute__((unused)) void first_call_without_memory(void *arg)
 	(void)arg;
 #ifdef GT_FAIL_ALLOC
 	static struct rcu_head h;
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	call_rcu(&h, nothing_cb);
 	fail_alloc = 0;
 #endif
@@ -92,7 +92,7 @@ TEST(hash_create_and_resize_without_memory)
 	p.free = obj_free;
 	p.init_buckets = 16;
 	errno = 0;
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	struct grace_hash *ht = grace_hash_create(&p);
 	fail_alloc = 0;
 	CHECK_MSG(ht == NULL && errno == ENOMEM, "grace_hash_create(): %p, errno %d", (void *)ht,
@@ -106,7 +106,7 @@ TEST(hash_create_and_resize_without_memory)
 		REQUIRE(grace_hash_add_unique(ht, &o->hn, &o->key) == 0);
 	}
 	size_t before = grace_hash_buckets(ht);
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	int r = grace_hash_resize(ht, 4096);
 	fail_alloc = 0;
 	CHECK_MSG(r == -ENOMEM, "grace_hash_resize() with no memory returned %d", r);
@@ -135,7 +135,7 @@ TEST(idr_init_and_alloc_without_memory)
 
 	memset(&p, 0, sizeof(p));
 	p.init_size = 4;
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	int r = grace_idr_init(&idr, &p);
 	fail_alloc = 0;
 	CHECK_MSG(r == -ENOMEM, "grace_idr_init() with no memory returned %d", r);
@@ -145,7 +145,7 @@ TEST(idr_init_and_alloc_without_memory)
 		ids[i] = grace_idr_alloc(&idr, &objs[i]);
 		REQUIRE(ids[i] >= 0);
 	}
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	r = grace_idr_alloc(&idr, &objs[4]); /* the array is full: it must grow */
 	fail_alloc = 0;
 	CHECK_MSG(r == -ENOMEM, "grace_idr_alloc() that must grow, with no memory: %d", r);
@@ -170,7 +170,7 @@ TEST(srcu_init_without_memory)
 #ifdef GT_FAIL_ALLOC
 	static struct srcu_struct d;
 
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	int r = init_srcu_struct(&d);
 	fail_alloc = 0;
 	CHECK_MSG(r == -ENOMEM, "init_srcu_struct() with no memory returned %d", r);

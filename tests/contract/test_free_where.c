@@ -7,9 +7,9 @@
  *  - with no memory left for a block, free_rcu() falls back to the object's rcu_head (nothing
  *    lost, nothing freed early), and free_rcu_mightsleep() waits for a grace period itself.
  * The library's free function is replaced (grace__free_fn, engine/free.h: a test hook) by one
- * that records which thread frees and counts the frees of each call. The allocation failure is
- * a malloc() of this executable that interposes glibc's and fails on demand, in the calling
- * thread only (not under the sanitizers, which interpose malloc themselves).
+ * that records which thread frees and counts the frees of each call. The allocation failures
+ * come from tests/common/fail_alloc.h (the calling thread's malloc() and its kin fail on demand,
+ * counted; not under the sanitizers).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -130,20 +130,7 @@ TEST(free_srcu_frees_on_the_domains_worker)
 
 /* ---- no memory left ---- */
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define INTERPOSE_MALLOC 1
-extern void *__libc_malloc(size_t size);
-static __thread int fail_malloc;
-static unsigned long failed;
-void *malloc(size_t size)
-{
-	if (fail_malloc) {
-		__atomic_fetch_add(&failed, 1, __ATOMIC_RELAXED);
-		return NULL;
-	}
-	return __libc_malloc(size);
-}
-#endif
+#include "fail_alloc.h"
 
 static struct obj *gobj;
 static int holding, release, reader_saw_freed;
@@ -164,11 +151,11 @@ static __attribute__((unused)) void *holder(void *arg)
 
 static __attribute__((unused)) void *free_rcu_without_memory(void *arg)
 {
-#ifdef INTERPOSE_MALLOC
+#ifdef GT_FAIL_ALLOC
 	struct obj *o = (struct obj *)arg;
-	fail_malloc = 1;
+	fail_alloc = GT_FAIL_MALLOC;
 	free_rcu(o, rh); /* no block: the object's own rcu_head goes to the engine */
-	fail_malloc = 0;
+	fail_alloc = 0;
 #endif
 	return NULL;
 }
@@ -176,10 +163,10 @@ static __attribute__((unused)) void *free_rcu_without_memory(void *arg)
 static int mightsleep_returned;
 static __attribute__((unused)) void *mightsleep_without_memory(void *arg)
 {
-#ifdef INTERPOSE_MALLOC
-	fail_malloc = 1;
+#ifdef GT_FAIL_ALLOC
+	fail_alloc = GT_FAIL_MALLOC;
 	free_rcu_mightsleep(arg); /* no block, no carrier: waits for a grace period itself */
-	fail_malloc = 0;
+	fail_alloc = 0;
 #endif
 	__atomic_store_n(&mightsleep_returned, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -187,7 +174,7 @@ static __attribute__((unused)) void *mightsleep_without_memory(void *arg)
 
 TEST(no_memory_left_falls_back_without_freeing_early)
 {
-#ifdef INTERPOSE_MALLOC
+#ifdef GT_FAIL_ALLOC
 	pthread_t r, m;
 
 	grace__free_fn = hook_free;
@@ -200,11 +187,12 @@ TEST(no_memory_left_falls_back_without_freeing_early)
 	while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	struct obj *old = rcu_xchg_pointer(&gobj, obj_new());
-	unsigned long f0 = failed, t0 = frees_total;
+	unsigned long f0 = fail_alloc_count, t0 = frees_total;
 	/* From a new thread: its cache has no block yet, so the call must allocate one. */
 	REQUIRE(pthread_create(&m, NULL, free_rcu_without_memory, old) == 0);
 	pthread_join(m, NULL);
-	CHECK_MSG(failed > f0, "free_rcu() allocated nothing: the test did not run out of memory");
+	CHECK_MSG(fail_alloc_count > f0,
+		  "free_rcu() allocated nothing: the test did not run out of memory");
 	usleep(100000);
 	CHECK_MSG(frees_total == t0, "the object was freed while a reader held it");
 	/* free_rcu_mightsleep(): no block, no carrier: it waits for the grace period itself. */

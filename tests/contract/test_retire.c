@@ -13,9 +13,8 @@
  *  - inside a section or a callback with no memory left, the call returns (never waits) and
  *    says so; outside both it waits for a grace period and frees at once;
  *  - QSBR and srcu twins.
- * The hooks count frees per thread; the allocation failure is a malloc() of this executable
- * that interposes glibc's and fails on demand, in the calling thread only (not under the
- * sanitizers, which interpose malloc themselves).
+ * The hooks count frees per thread; the allocation failures come from tests/common/fail_alloc.h
+ * (the calling thread's malloc() and its kin fail on demand; not under the sanitizers).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -671,23 +670,7 @@ TEST(an_exiting_thread_hands_its_retired_objects_over)
 
 /* ---- no memory left inside a section: returns, says so ---- */
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define INTERPOSE_MALLOC 1
-#ifdef __cplusplus
-extern "C" {
-#endif
-extern void *__libc_malloc(size_t size);
-#ifdef __cplusplus
-}
-#endif
-static __thread int fail_malloc;
-void *malloc(size_t size)
-{
-	if (fail_malloc)
-		return NULL;
-	return __libc_malloc(size);
-}
-#endif
+#include "fail_alloc.h"
 
 /* A child that must return (exit 0, "child: returned" on its stderr) and report a dropped
  * object with the message report; and, unless NULL, must not print absent. */
@@ -706,11 +689,11 @@ static __attribute__((unused)) void check_returns_and_reports(void (*fn)(void *)
 
 static void *retire_without_memory(void *arg)
 {
-#ifdef INTERPOSE_MALLOC
+#ifdef GT_FAIL_ALLOC
 	rcu_read_lock();
-	fail_malloc = 1;
+	fail_alloc = GT_FAIL_MALLOC;
 	rcu_retire(arg); /* a new thread: no cache, no block, no carrier */
-	fail_malloc = 0;
+	fail_alloc = 0;
 	rcu_read_unlock();
 #endif
 	(void)arg;
@@ -734,7 +717,7 @@ static __attribute__((unused)) void no_memory_child(void *arg)
 
 TEST(retire_without_memory_inside_a_section_returns_and_says_so)
 {
-#ifdef INTERPOSE_MALLOC
+#ifdef GT_FAIL_ALLOC
 	check_returns_and_reports(no_memory_child,
 				  "rcu_retire: out of memory inside a read-side section", NULL);
 #else
@@ -758,13 +741,13 @@ static __attribute__((unused)) void oom_fn(void *p)
 
 static __attribute__((unused)) void *retire_outside_without_memory(void *arg)
 {
-#ifdef INTERPOSE_MALLOC
-	fail_malloc = 1;
+#ifdef GT_FAIL_ALLOC
+	fail_alloc = GT_FAIL_MALLOC;
 	if (oom_with_fn)
 		rcu_retire_fn(oom_fn, arg);
 	else
 		rcu_retire(arg);
-	fail_malloc = 0;
+	fail_alloc = 0;
 #endif
 	oom_frees_at_return = oom_with_fn ? my_fn_calls : my_frees;
 	__atomic_store_n(&oom_returned, 1, __ATOMIC_RELEASE);
@@ -773,7 +756,7 @@ static __attribute__((unused)) void *retire_outside_without_memory(void *arg)
 
 TEST(retire_without_memory_outside_a_section_waits_then_frees_at_once)
 {
-#ifdef INTERPOSE_MALLOC
+#ifdef GT_FAIL_ALLOC
 	hook_set = 1;
 	REQUIRE(grace_rcu_set_free_hook(rcu_hook) == 0); /* run alone: not set yet */
 	for (oom_with_fn = 0; oom_with_fn < 2; oom_with_fn++) {
@@ -824,11 +807,11 @@ static struct rcu_head oom_head;
 static void retire_in_callback(struct rcu_head *h)
 {
 	(void)h;
-#ifdef INTERPOSE_MALLOC
+#ifdef GT_FAIL_ALLOC
 	struct node *n = node_new();
-	fail_malloc = 1;
+	fail_alloc = GT_FAIL_MALLOC;
 	rcu_retire(n);
-	fail_malloc = 0;
+	fail_alloc = 0;
 #endif
 	__atomic_store_n(&cb_retired, 1, __ATOMIC_RELEASE);
 }
@@ -845,7 +828,7 @@ static __attribute__((unused)) void no_memory_callback_child(void *arg)
 
 TEST(retire_without_memory_in_a_callback_returns_and_says_so)
 {
-#ifdef INTERPOSE_MALLOC
+#ifdef GT_FAIL_ALLOC
 	check_returns_and_reports(no_memory_callback_child,
 				  "rcu_retire: out of memory inside a read-side section or a "
 				  "callback",
@@ -1604,10 +1587,10 @@ static __attribute__((unused)) void srcu_no_memory_child(void *arg)
 	REQUIRE(init_srcu_struct(&d) == 0);
 	int idx = srcu_read_lock(&d);
 	struct node *n = node_new();
-#ifdef INTERPOSE_MALLOC
-	fail_malloc = 1;
+#ifdef GT_FAIL_ALLOC
+	fail_alloc = GT_FAIL_MALLOC;
 	srcu_retire(&d, n);
-	fail_malloc = 0;
+	fail_alloc = 0;
 #endif
 	srcu_read_unlock(&d, idx);
 	srcu_barrier(&d);
@@ -1618,7 +1601,7 @@ static __attribute__((unused)) void srcu_no_memory_child(void *arg)
 
 TEST(srcu_retire_without_memory_inside_a_section_returns_and_says_so)
 {
-#ifdef INTERPOSE_MALLOC
+#ifdef GT_FAIL_ALLOC
 	/* "fn called for NULL": srcu_retire_fn() called fn for a NULL object */
 	check_returns_and_reports(srcu_no_memory_child,
 				  "srcu_retire: out of memory inside a read-side section",

@@ -359,7 +359,7 @@ static struct grace_hazptr_domain *oom_dom;
 static void *retire_without_memory(void *arg)
 {
 #ifdef GT_FAIL_ALLOC
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	hazptr_retire(oom_dom, arg);
 	fail_alloc = 0;
 #endif
@@ -383,7 +383,7 @@ static __attribute__((unused)) void no_memory_child(void *arg)
 TEST(domain_create_without_memory_returns_null)
 {
 #ifdef GT_FAIL_ALLOC
-	fail_alloc = 1;
+	fail_alloc = GT_FAIL_ALL;
 	struct grace_hazptr_domain *d = grace_hazptr_domain_create();
 	fail_alloc = 0;
 	CHECK(d == NULL);
