@@ -87,6 +87,57 @@ TEST(deep_nesting)
 	CHECK(!rcu_read_ongoing());
 }
 
+/* docs/api.md, "Pointers": what each macro stores and returns, which arguments it evaluates
+ * once, and that the update-side loads need no section (debug builds check
+ * rcu_dereference() alone; this case runs in the debug and ASan builds too). */
+struct pm_obj {
+	int v;
+};
+static struct pm_obj *pm_gp;
+static int pm_evals;
+static struct pm_obj *pm_count(struct pm_obj *p)
+{
+	pm_evals++;
+	return p;
+}
+
+TEST(pointer_macros)
+{
+	struct pm_obj a = { 1 }, b = { 2 }, c = { 3 };
+
+	CHECK(!rcu_read_ongoing());
+	RCU_INIT_POINTER(pm_gp, &a);
+	CHECK(rcu_access_pointer(pm_gp) == &a); /* outside a section: comparison only */
+	pm_evals = 0;
+	CHECK(rcu_dereference_protected(pm_gp, pm_evals++ == 0 /* "updater lock" */) == &a);
+	CHECK_MSG(pm_evals == 1, "rcu_dereference_protected() evaluated c %d times", pm_evals);
+	CHECK(rcu_dereference_raw(pm_gp)->v == 1);
+
+	pm_evals = 0;
+	rcu_assign_pointer(pm_gp, pm_count(&b)); /* "Evaluates v once." */
+	CHECK_MSG(pm_evals == 1, "rcu_assign_pointer() evaluated v %d times", pm_evals);
+	rcu_read_lock();
+	CHECK(rcu_dereference(pm_gp) == &b && rcu_dereference(pm_gp)->v == 2);
+	rcu_read_unlock();
+
+	/* Exchange: the old value back, the new one stored. */
+	pm_evals = 0;
+	CHECK(rcu_xchg_pointer(&pm_gp, pm_count(&c)) == &b);
+	CHECK(pm_evals == 1);
+	CHECK(rcu_access_pointer(pm_gp) == &c);
+
+	/* Compare-and-exchange: "returning the value found (equal to old on success)". */
+	pm_evals = 0;
+	CHECK(rcu_cmpxchg_pointer(&pm_gp, pm_count(&c), pm_count(&a)) == &c); /* succeeds */
+	CHECK_MSG(pm_evals == 2, "rcu_cmpxchg_pointer() evaluated its arguments %d times", pm_evals);
+	CHECK(rcu_access_pointer(pm_gp) == &a);
+	CHECK(rcu_cmpxchg_pointer(&pm_gp, &b, &c) == &a); /* fails: finds a, stores nothing */
+	CHECK(rcu_access_pointer(pm_gp) == &a);
+	CHECK(rcu_cmpxchg_pointer(&pm_gp, &a, (struct pm_obj *)NULL) == &a);
+	CHECK(rcu_access_pointer(pm_gp) == NULL);
+	CHECK(!rcu_read_ongoing());
+}
+
 TEST(synchronize_no_readers)
 {
 	for (int i = 0; i < 100; i++)

@@ -39,3 +39,7 @@ foreach(_std 17 20)
   grace_test(NAME cxx_p2530_hazptr_cxx${_std} SOURCES ${CMAKE_CURRENT_LIST_DIR}/p2530_hazptr.cpp
              CXX_STANDARD ${_std})
 endforeach()
+
+# cxx_nomem: make_hazard_pointer(), make_hazard_pointer(n) and srcu_domain() throw
+# std::bad_alloc when no memory is left (tests/cxx/nomem.cpp; skipped under the sanitizers).
+grace_test(NAME cxx_nomem SOURCES ${CMAKE_CURRENT_LIST_DIR}/nomem.cpp CXX_STANDARD 17)

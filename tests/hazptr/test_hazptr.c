@@ -392,6 +392,43 @@ TEST(domain_create_without_memory_returns_null)
 #endif
 }
 
+/* docs/api.md (hazptr_alloc(), "Returns"): NULL when no memory is left. With every allocation
+ * failing, the thread takes what its cache and the pool still hold (a bounded number, however
+ * many earlier cases left there) and then gets NULL, not a crash or a hang; every one it got is
+ * a usable hazard pointer, and with memory back hazptr_alloc() succeeds again. */
+TEST(alloc_without_memory_returns_null)
+{
+#ifdef GT_FAIL_ALLOC
+	enum { MAX = 1 << 16 };
+	static struct grace_hazptr *got[MAX];
+	struct obj *o = obj_new(7);
+	size_t n = 0;
+	struct grace_hazptr *h = NULL;
+
+	unsigned long failed = fail_alloc_count;
+	fail_alloc = GT_FAIL_ALL;
+	while (n < MAX && (h = hazptr_alloc()) != NULL)
+		got[n++] = h;
+	fail_alloc = 0;
+	CHECK_MSG(h == NULL, "hazptr_alloc() did not return NULL after %zu records", n);
+	CHECK_MSG(fail_alloc_count > failed, "no allocation was refused: the test did not run out");
+	for (size_t i = 0; i < n; i++) { /* each one it handed out protects */
+		hazptr_set(got[i], o);
+		CHECK(got[i]->ptr == o);
+		hazptr_reset(got[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		hazptr_free(got[i]);
+	h = hazptr_alloc();
+	CHECK(h != NULL);
+	hazptr_free(h);
+	free(o);
+	printf("  %zu from the cache and the pool, then NULL\n", n);
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
+}
+
 TEST(retire_without_memory_returns_and_frees_or_says_so)
 {
 #ifdef GT_FAIL_ALLOC

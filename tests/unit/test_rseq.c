@@ -61,9 +61,16 @@ TEST(mode_is_as_expected)
 	const char *mode = grace_rseq_mode();
 	printf("  rseq mode: %s, %u possible CPUs, ops %s\n", mode, grace__rseq_nr_cpus(),
 	       GRACE__RSEQ_OPS ? "inline asm" : "atomic fallback");
-	if (want && strcmp(want, "none") == 0)
+	if (want && strcmp(want, "none") == 0) {
+		/* docs/api.md (grace_rseq_mode()): with no area, the reason, not a mode name. */
 		CHECK(strcmp(mode, "glibc") != 0 && strcmp(mode, "grace") != 0);
-	else if (want)
+		CHECK_MSG(mode[0] != '\0' && strcmp(mode, "not initialised") != 0,
+			  "no reason given: \"%s\"", mode);
+		const char *off = getenv("GRACE_NO_RSEQ");
+		if (off && strcmp(off, "1") == 0)
+			CHECK_MSG(strcmp(mode, "disabled by GRACE_NO_RSEQ") == 0,
+				  "GRACE_NO_RSEQ=1, but the reason is \"%s\"", mode);
+	} else if (want)
 		CHECK_MSG(strcmp(mode, want) == 0, "mode %s, expected %s", mode, want);
 	CHECK(grace__rseq_nr_cpus() >= ncpus_online());
 }
