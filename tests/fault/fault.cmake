@@ -35,3 +35,7 @@ grace_test(NAME fault_regress_engine SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_e
 # The lazy policy (GRACE_POLICY_LAZY): what ends a lazy wait (hurry, start_poll, barriers, the
 # exit drain, pending callbacks, memory stall), fork, and a flood behind a stuck reader.
 grace_test(NAME fault_regress_lazy SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_lazy.c TIMEOUT 300)
+
+# The policies' bounds on the engine's grace periods under a call_rcu() flood (POLL's least
+# gap, ADAPTIVE's least pace, BATCH's period) and a lone callback's wait under BATCH.
+grace_test(NAME fault_regress_policy SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_policy.c TIMEOUT 120)

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The policies' bounds on how many grace periods the engine runs (docs/policies.md, "The
+ * policies"; docs/api.md, grace_rcu_set_policy()). Each case runs in a child (a fresh engine)
+ * pinned to one CPU, so that one queue and its one worker serve a flood of call_rcu() (about
+ * 10^6 calls/s at most, 64 per 20 us nap) with no soft limit (its expedited grace periods
+ * are not any policy's) and no synchronize_rcu(): every grace period counted is one the engine
+ * started for callbacks under the policy. Every check is an upper bound on a count, or a lower
+ * bound on a wait, which a slower or loaded machine only stays further from:
+ *   poll_flood_keeps_gap      POLL: "when grace periods run back to back a worker leaves
+ *                             GRACE_POLL_MIN_GAP_US between them": with a 2 ms gap, at most
+ *                             one grace period per 2 ms of flood (plus the one under way)
+ *   adaptive_flood_keeps_pace ADAPTIVE: "the engine's grace periods number at most 1/pace per
+ *                             second", pace at least 50 us: at most 20000/s
+ *   adaptive_chain_keeps_pace ADAPTIVE: "when grace periods follow each other, the next starts
+ *                             pace after the last ended": a chain of 2000 callbacks, each
+ *                             queued by the one before, takes at least 1999 x 50 us (unpaced,
+ *                             a link costs well under a microsecond here: no reader threads)
+ *   batch_flood_one_per_period BATCH (50 ms): "when the oldest harvested callback has waited
+ *                             P; one grace period then serves every callback queued so far":
+ *                             at most one grace period per 50 ms of flood
+ *   batch_lone_callback_waits BATCH (100 ms): a callback queued on an idle domain is not run
+ *                             before it has waited the period
+ * Every callback of each flood has run when the final rcu_barrier() returns.
+ */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#include <grace/grace.h>
+
+#include <sched.h>
+#include <time.h>
+
+#include "fault.h"
+#include "gtest_lite.h"
+
+#define HANG_S 60
+#define FLOOD_S 0.5
+
+static unsigned long ran;
+
+static void count_free(struct rcu_head *h)
+{
+	__atomic_fetch_add(&ran, 1, __ATOMIC_RELAXED);
+	free(h);
+}
+
+static struct rcu_head *head_new(void)
+{
+	return (struct rcu_head *)calloc(1, sizeof(struct rcu_head));
+}
+
+static void pin_to_first_cpu(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		exit(2);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set)) {
+			CPU_ZERO(&set);
+			CPU_SET(c, &set);
+			break;
+		}
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		exit(2);
+}
+
+/* The flood under `policy`/`period_us`; exits 3 when the engine ran more grace periods than
+ * one per `least_gap_s` of flood, plus the one under way at its start and one for the
+ * arrivals that end it; 4 when a callback did not run by the barrier; 7 when all is well. */
+static void flood(enum grace_gp_policy policy, unsigned int period_us, double least_gap_s,
+		  const char *what)
+{
+	struct grace_cb_stats st0, st1;
+	unsigned long n = 0;
+
+	pin_to_first_cpu();
+	if (grace_rcu_set_callback_limits(SIZE_MAX, SIZE_MAX) != 0 ||
+	    grace_rcu_set_policy(policy, period_us) != 0)
+		exit(2);
+	call_rcu(head_new(), count_free); /* start the worker */
+	rcu_barrier();
+	grace_rcu_callback_stats(&st0);
+	double t0 = fault_now(), t;
+	do {
+		for (int i = 0; i < 64; i++, n++)
+			call_rcu(head_new(), count_free);
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+		t = fault_now();
+	} while (t - t0 < FLOOD_S);
+	grace_rcu_callback_stats(&st1);
+	t = fault_now();
+	uint64_t gps = st1.grace_periods - st0.grace_periods;
+	uint64_t bound = (uint64_t)((t - t0) / least_gap_s) + 2;
+	fprintf(stderr, "  %s: %llu grace periods in %.3f s of flood (%lu calls), bound %llu\n",
+		what, (unsigned long long)gps, t - t0, n, (unsigned long long)bound);
+	if (gps > bound)
+		exit(3);
+	rcu_barrier();
+	exit(__atomic_load_n(&ran, __ATOMIC_RELAXED) == n + 1 ? 7 : 4);
+}
+
+static void poll_flood(void *arg)
+{
+	(void)arg;
+	setenv("GRACE_POLL_MIN_GAP_US", "2000", 1); /* read at the domain's first use */
+	flood(GRACE_POLICY_POLL, 0, 2e-3, "POLL, 2 ms least gap");
+}
+TEST(poll_flood_keeps_gap)
+{
+	CHECK(fault_expect_exit7(poll_flood, "a call_rcu() flood under POLL", HANG_S, NULL) == 0);
+}
+
+static void adaptive_flood(void *arg)
+{
+	(void)arg;
+	flood(GRACE_POLICY_ADAPTIVE, 0, 50e-6, "ADAPTIVE, pace at least 50 us");
+}
+TEST(adaptive_flood_keeps_pace)
+{
+	CHECK(fault_expect_exit7(adaptive_flood, "a call_rcu() flood under ADAPTIVE", HANG_S,
+				 NULL) == 0);
+}
+
+#define CHAIN 2000
+static int chain_left;
+static struct rcu_head chain_head;
+static void chain_cb(struct rcu_head *h)
+{
+	if (__atomic_sub_fetch(&chain_left, 1, __ATOMIC_ACQ_REL) > 0)
+		call_rcu(h, chain_cb);
+}
+static void adaptive_chain(void *arg)
+{
+	(void)arg;
+	if (grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) != 0)
+		exit(2);
+	call_rcu(head_new(), count_free); /* start the worker */
+	rcu_barrier();
+	__atomic_store_n(&chain_left, CHAIN, __ATOMIC_RELEASE);
+	double t0 = fault_now();
+	call_rcu(&chain_head, chain_cb);
+	while (__atomic_load_n(&chain_left, __ATOMIC_ACQUIRE) > 0)
+		fault_sleep_ms(1);
+	double took = fault_now() - t0, least = (CHAIN - 1) * 50e-6;
+	fprintf(stderr, "  a chain of %d callbacks under ADAPTIVE took %.1f ms (at least %.1f)\n",
+		CHAIN, took * 1e3, least * 1e3);
+	exit(took >= least ? 7 : 3);
+}
+TEST(adaptive_chain_keeps_pace)
+{
+	CHECK(fault_expect_exit7(adaptive_chain, "a callback chain under ADAPTIVE", HANG_S, NULL) ==
+	      0);
+}
+
+static void batch_flood(void *arg)
+{
+	(void)arg;
+	flood(GRACE_POLICY_BATCH, 50000, 50e-3, "BATCH, 50 ms");
+}
+TEST(batch_flood_one_per_period)
+{
+	CHECK(fault_expect_exit7(batch_flood, "a call_rcu() flood under BATCH", HANG_S, NULL) ==
+	      0);
+}
+
+static uint64_t lone_ran_ns; /* fault_now() in ns when the callback ran */
+static void lone_cb(struct rcu_head *h)
+{
+	__atomic_store_n(&lone_ran_ns, (uint64_t)(fault_now() * 1e9), __ATOMIC_RELEASE);
+	free(h);
+}
+static void batch_lone(void *arg)
+{
+	(void)arg;
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 100000) != 0)
+		exit(2);
+	call_rcu(head_new(), count_free); /* start the worker */
+	rcu_barrier();
+	fault_sleep_ms(300); /* idle: nothing queued, no grace period under way */
+	double t0 = fault_now();
+	call_rcu(head_new(), lone_cb);
+	while (__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) == 0)
+		fault_sleep_ms(1);
+	double waited = (double)__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) * 1e-9 - t0;
+	fprintf(stderr, "  a lone callback under BATCH (100 ms) ran after %.1f ms\n",
+		waited * 1e3);
+	exit(waited >= 0.1 ? 7 : 3);
+}
+TEST(batch_lone_callback_waits)
+{
+	CHECK(fault_expect_exit7(batch_lone, "a lone call_rcu() under BATCH", HANG_S, NULL) == 0);
+}
+
+GT_MAIN()
