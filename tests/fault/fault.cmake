@@ -39,3 +39,13 @@ grace_test(NAME fault_regress_lazy SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_laz
 # The policies' bounds on the engine's grace periods under a call_rcu() flood (POLL's least
 # gap, ADAPTIVE's least pace, BATCH's period) and a lone callback's wait under BATCH.
 grace_test(NAME fault_regress_policy SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_policy.c TIMEOUT 120)
+# The policy and its period chosen by the environment alone (docs/build.md).
+grace_test(NAME fault_regress_policy_env_batch SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_policy.c
+           TIMEOUT 120 ARGS env_lone_callback_waits
+           ENV GRACE_POLICY=batch GRACE_BATCH_PERIOD_US=100000 EXPECT_WAIT_MS=100)
+grace_test(NAME fault_regress_policy_env_batch_old SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_policy.c
+           TIMEOUT 120 ARGS env_lone_callback_waits
+           ENV GRACE_POLICY_BATCH=1 GRACE_BATCH_PERIOD_US=100000 EXPECT_WAIT_MS=100)
+grace_test(NAME fault_regress_policy_env_lazy SOURCES ${CMAKE_CURRENT_LIST_DIR}/regress_policy.c
+           TIMEOUT 120 ARGS env_lone_callback_waits
+           ENV GRACE_POLICY=lazy GRACE_LAZY_PERIOD_US=200000 EXPECT_WAIT_MS=200)

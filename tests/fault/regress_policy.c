@@ -22,6 +22,12 @@
  *   batch_lone_callback_waits BATCH (100 ms): a callback queued on an idle domain is not run
  *                             before it has waited the period
  * Every callback of each flood has run when the final rcu_barrier() returns.
+ * The environment (docs/build.md, "Environment variables"): env_lone_callback_waits sets no
+ * policy itself; the ctest entries fault_regress_policy_env_* run it with GRACE_POLICY=batch
+ * and GRACE_BATCH_PERIOD_US, the older GRACE_POLICY_BATCH=1, and GRACE_POLICY=lazy with
+ * GRACE_LAZY_PERIOD_US, and EXPECT_WAIT_MS, the period: a callback queued on an idle domain
+ * must not run before it (under the default policy it runs within a millisecond). Without
+ * EXPECT_WAIT_MS (the plain entry) the case says it skipped.
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
@@ -191,6 +197,38 @@ static void batch_lone(void *arg)
 TEST(batch_lone_callback_waits)
 {
 	CHECK(fault_expect_exit7(batch_lone, "a lone call_rcu() under BATCH", HANG_S, NULL) == 0);
+}
+
+static unsigned int env_wait_ms;
+static void env_lone(void *arg)
+{
+	(void)arg;
+	call_rcu(head_new(), count_free); /* start the worker under the environment's policy */
+	rcu_barrier();
+	/* Idle for three periods: a lazy worker naps one period after its last callbacks, then
+	 * sleeps until a push wakes it, and the period of a callback found then counts from
+	 * the push. */
+	fault_sleep_ms(3 * env_wait_ms);
+	double t0 = fault_now();
+	call_rcu(head_new(), lone_cb);
+	while (__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) == 0)
+		fault_sleep_ms(1);
+	double waited = (double)__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) * 1e-9 - t0;
+	fprintf(stderr, "  a lone callback ran after %.1f ms (period %u ms, from the environment)\n",
+		waited * 1e3, env_wait_ms);
+	exit(waited * 1e3 >= env_wait_ms ? 7 : 3);
+}
+TEST(env_lone_callback_waits)
+{
+	const char *w = getenv("EXPECT_WAIT_MS");
+	if (!w) {
+		printf("  skipped: run by the fault_regress_policy_env_* entries\n");
+		return;
+	}
+	env_wait_ms = (unsigned int)atoi(w);
+	REQUIRE(env_wait_ms > 0);
+	CHECK(fault_expect_exit7(env_lone, "a lone call_rcu() under the environment's policy",
+				 HANG_S, NULL) == 0);
 }
 
 GT_MAIN()
