@@ -325,7 +325,9 @@ static void at_exit_drain(void)
 	while ((d = exit_next(round)) != NULL) {
 		const char *why = exit_cannot_drain(d);
 		uint64_t left = grace__cbdom_pending(d);
-		if (!why && timed_out)
+		if (!why && limit == 0)
+			why = "GRACE_EXIT_TIMEOUT_MS=0";
+		else if (!why && timed_out)
 			why = "a reader still holds the grace period they wait for, or a callback "
 			      "blocks (GRACE_EXIT_TIMEOUT_MS passed)";
 		if (left)
@@ -334,6 +336,14 @@ static void at_exit_drain(void)
 				    grace__cb_domain_name(d, nm, sizeof(nm)),
 				    why ? why : "queued during the exit");
 	}
+	/* What the drain did not run is never run: told to stop, a worker would finish its queue
+	 * first (the loop of worker_main() ends only when nothing waits), running callbacks the
+	 * warnings above call not run, and under GRACE_EXIT_TIMEOUT_MS=0 ("run nothing at exit",
+	 * docs/build.md) all of them. So ATTN_EXIT comes before the stop: a worker about to
+	 * invoke parks (grace__cb_worker_pause()) and is left running; one with nothing to run
+	 * stops and is joined. Release: pairs with the workers' loads of attn before each
+	 * callback. */
+	grace_fetch_or(&grace__cb_engine.attn, ATTN_EXIT, __ATOMIC_RELEASE);
 	/* Idle workers need a moment to stop; those of a domain this thread holds up may be
 	 * driving a grace period that cannot end before it does: no more than that moment. */
 	uint64_t soon = grace__now_ns() + 20000000ull;
@@ -341,8 +351,6 @@ static void at_exit_drain(void)
 	round = exit_new_round();
 	while ((d = exit_next(round)) != NULL)
 		exit_stop_workers(d, exit_cannot_drain(d) ? soon : deadline);
-	/* Release: pairs with the workers' loads of attn before each callback. */
-	grace_fetch_or(&grace__cb_engine.attn, ATTN_EXIT, __ATOMIC_RELEASE);
 }
 
 static void at_exit_drain_register(void)

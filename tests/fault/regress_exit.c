@@ -6,7 +6,9 @@
  *  - exit() from an online QSBR thread with a callback pending;
  *  - exit() while another thread sits in a 60 s section with a start_poll request outstanding;
  *  - exit() from a reader thread other than main, inside its section;
- *  - exit() from a callback.
+ *  - exit() from a callback;
+ *  - GRACE_EXIT_TIMEOUT_MS=0 (docs/build.md: "`0`: run nothing at exit"): ten callbacks queued
+ *    under BATCH with a 10 s period are not run by the exit handler, which says so once.
  * Each runs in a child process; the test fails if the child is still running after 30 s (a
  * hang, not a measurement: the bound is 300 ms).
  */
@@ -132,6 +134,38 @@ static void exit_from_callback(void *arg)
 TEST(exit_from_callback)
 {
 	CHECK(run_exit_child(exit_from_callback, "exit from a callback") == 0);
+}
+
+static void loud_free(struct rcu_head *h)
+{
+	static const char msg[] = "callback ran\n";
+	ssize_t w = write(2, msg, sizeof(msg) - 1);
+	(void)w;
+	obj_free(h);
+}
+
+static void exit_timeout_zero(void *arg)
+{
+	(void)arg;
+	setenv("GRACE_EXIT_TIMEOUT_MS", "0", 1); /* read at exit */
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	for (int i = 0; i < 10; i++)
+		call_rcu(&obj_new()->rh, loud_free);
+	exit(7);
+}
+TEST(exit_timeout_zero_runs_nothing)
+{
+	char err[4096];
+	struct fault_child c = fault_run(exit_timeout_zero, NULL, HANG_S, err, sizeof(err));
+	CHECK_MSG(fault_exited(&c, 7), "the child did not exit 7: %s", err);
+	CHECK_MSG(strstr(err, "callback ran") == NULL, "the exit handler ran callbacks: %s", err);
+	CHECK_MSG(strstr(err, "exit: 10 callbacks of") &&
+			  strstr(err, "not run: GRACE_EXIT_TIMEOUT_MS=0"),
+		  "no word about the callbacks left: %s", err);
+	const char *w = strstr(err, "not run");
+	CHECK_MSG(!w || !strstr(w + 1, "not run"), "said more than once: %s", err);
+	printf("  %s", err);
 }
 
 int main(int argc, char **argv)
