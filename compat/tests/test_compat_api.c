@@ -10,6 +10,7 @@
  *  - the wait-free and lock-free queues and stacks under concurrent producers and consumers.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -146,6 +147,18 @@ TEST(call_rcu_worker_control)
 	CHECK(pthread_equal(dt, urcu_memb_get_call_rcu_thread(def)));
 	urcu_memb_call_rcu_data_free(def); /* the default one is never freed */
 	urcu_memb_call_rcu_data_free(NULL);
+	/* docs/compat.md: "the default handle (never freed)", its thread "never exits": the
+	 * handle is still the default and still works (a freed one would be a use after free,
+	 * which the ASan build reports), and its thread still runs. */
+	CHECK(urcu_memb_get_default_call_rcu_data() == def);
+	CHECK(pthread_equal(dt, urcu_memb_get_call_rcu_thread(def)));
+	CHECK(pthread_kill(dt, 0) == 0);
+	urcu_memb_set_thread_call_rcu_data(def);
+	cb_count = 0;
+	urcu_memb_call_rcu(&h, count_cb);
+	urcu_memb_barrier();
+	CHECK(cb_count == 1);
+	urcu_memb_set_thread_call_rcu_data(NULL);
 
 	CHECK(urcu_memb_get_cpu_call_rcu_data(0) == NULL);
 	CHECK(urcu_memb_create_all_cpu_call_rcu_data(0) == 0);
