@@ -446,6 +446,57 @@ TEST(retire_without_memory_returns_and_frees_or_says_so)
 #endif
 }
 
+/* docs/api.md (grace_hazptr_retire_srcu()): "a domain other than the default takes a 16-byte
+ * carrier (with no memory for it, the object is never freed and the first loss is reported)",
+ * and the call never waits. In a child: two objects retired with malloc() failing; both calls
+ * return, one report names the call, and after both barriers none was freed (the one retired
+ * once memory is back is). */
+static __attribute__((unused)) void srcu_carrier_oom_child(void *arg)
+{
+	static struct srcu_struct ss;
+	(void)arg;
+	alarm(20);
+	REQUIRE(init_srcu_struct(&ss) == 0);
+	oom_dom = counting_domain();
+	struct obj *a = obj_new(1), *b = obj_new(2), *c = obj_new(3);
+	uint64_t f0 = freed();
+#ifdef GT_FAIL_ALLOC
+	fail_alloc = GT_FAIL_MALLOC;
+	grace_hazptr_retire_srcu(oom_dom, &ss, a);
+	grace_hazptr_retire_srcu(oom_dom, &ss, b);
+	fail_alloc = 0;
+#endif
+	srcu_barrier(&ss);
+	hazptr_barrier(oom_dom);
+	fprintf(stderr, "child: without memory %llu freed\n", (unsigned long long)(freed() - f0));
+	grace_hazptr_retire_srcu(oom_dom, &ss, c);
+	srcu_barrier(&ss);
+	hazptr_barrier(oom_dom);
+	fprintf(stderr, "child: with memory %llu freed\n", (unsigned long long)(freed() - f0));
+	free(a); /* the test's own copies: reported lost, never freed by the library */
+	free(b);
+	cleanup_srcu_struct(&ss);
+}
+
+TEST(retire_srcu_without_memory_loses_once_and_says_so)
+{
+#ifdef GT_FAIL_ALLOC
+	char out[4096];
+	int st = gt_run_child(srcu_carrier_oom_child, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child failed (status %#x): %s", st,
+		  out);
+	const char *r = strstr(out, "grace_hazptr_retire_srcu: out of memory");
+	CHECK_MSG(r != NULL, "no report of the loss: %s", out);
+	CHECK_MSG(!r || !strstr(r + 1, "grace_hazptr_retire_srcu: out of memory"),
+		  "the loss was reported twice: %s", out);
+	CHECK_MSG(strstr(out, "child: without memory 0 freed"), "a lost object was freed: %s", out);
+	CHECK_MSG(strstr(out, "child: with memory 1 freed"),
+		  "the object retired with memory back was not freed: %s", out);
+#else
+	printf("  skipped: the sanitizers interpose malloc themselves\n");
+#endif
+}
+
 /* docs/api.md (hazptr_barrier(), "Context"): it blocks for as long as a protection of one of
  * its objects lasts, and after the stall timeout says so once, naming the call. In a child (its
  * stderr is read): a thread protects an object for 700 ms, the stall timeout is 100 ms, the
