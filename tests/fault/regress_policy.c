@@ -21,6 +21,11 @@
  *                             at most one grace period per 50 ms of flood
  *   batch_lone_callback_waits BATCH (100 ms): a callback queued on an idle domain is not run
  *                             before it has waited the period
+ *   batch_soft_limit_expedites expedited (docs/policies.md): "the engine itself past a queue's
+ *                             soft limit (flood or stalled reader), whatever the policy": under
+ *                             BATCH with a 10 s period, 5000 callbacks past a soft limit of 100
+ *                             all run long before the period ends (checked at 8 s: the bound is
+ *                             the policy's 10 s, not a speed)
  * Every callback of each flood has run when the final rcu_barrier() returns.
  * The environment (docs/build.md, "Environment variables"): env_lone_callback_waits sets no
  * policy itself; the ctest entries fault_regress_policy_env_* run it with GRACE_POLICY=batch
@@ -197,6 +202,29 @@ static void batch_lone(void *arg)
 TEST(batch_lone_callback_waits)
 {
 	CHECK(fault_expect_exit7(batch_lone, "a lone call_rcu() under BATCH", HANG_S, NULL) == 0);
+}
+
+static void batch_soft(void *arg)
+{
+	(void)arg;
+	pin_to_first_cpu();
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0 ||
+	    grace_rcu_set_callback_limits(100, SIZE_MAX) != 0)
+		exit(2);
+	double t0 = fault_now();
+	for (int i = 0; i < 5000; i++)
+		call_rcu(head_new(), count_free);
+	while (__atomic_load_n(&ran, __ATOMIC_ACQUIRE) < 5000 && fault_now() - t0 < 8.0)
+		fault_sleep_ms(1);
+	unsigned long got = __atomic_load_n(&ran, __ATOMIC_ACQUIRE);
+	fprintf(stderr, "  BATCH 10 s, soft limit 100: %lu of 5000 ran in %.3f s\n", got,
+		fault_now() - t0);
+	exit(got == 5000 ? 7 : 3);
+}
+TEST(batch_soft_limit_expedites)
+{
+	CHECK(fault_expect_exit7(batch_soft, "a flood past the soft limit under BATCH", HANG_S,
+				 NULL) == 0);
 }
 
 static unsigned int env_wait_ms;
