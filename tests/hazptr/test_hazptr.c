@@ -497,6 +497,61 @@ TEST(retire_srcu_without_memory_loses_once_and_says_so)
 #endif
 }
 
+/* docs/api.md (hazptr_retire()): "At process exit every object no hazard pointer holds is
+ * freed." A child retires 10 objects into a domain whose hook writes one byte per free (too
+ * few for a scan before exit), one of them protected by a hazard pointer the child still holds,
+ * in its main thread and in a thread that is still running, and calls exit(): the parent
+ * reads nine frees of unprotected objects, and not the protected one's. */
+static void exit_free(void *p)
+{
+	struct obj *o = (struct obj *)p;
+	char c = o->v == 999 ? 'P' : 'F';
+	ssize_t w = write(2, &c, 1);
+	(void)w;
+	free(o);
+}
+static struct grace_hazptr_domain *exit_dom;
+static void *exit_retirer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 4; i++)
+		hazptr_retire(exit_dom, obj_new((uint64_t)i));
+	for (;;)
+		pause(); /* still running at exit */
+	return NULL;
+}
+static void process_exit_child(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	alarm(20);
+	exit_dom = grace_hazptr_domain_create();
+	REQUIRE(exit_dom && grace_hazptr_set_free_hook(exit_dom, exit_free) == 0);
+	struct obj *held = obj_new(999), *src = held;
+	struct grace_hazptr *h = hazptr_alloc();
+	REQUIRE(h && hazptr_protect(h, &src) == held);
+	hazptr_retire(exit_dom, held);
+	for (int i = 0; i < 5; i++)
+		hazptr_retire(exit_dom, obj_new((uint64_t)i));
+	REQUIRE(pthread_create(&t, NULL, exit_retirer, NULL) == 0);
+	usleep(100 * 1000);
+	exit(0); /* h still protects `held` */
+}
+TEST(process_exit_frees_every_unprotected_object)
+{
+	char out[4096];
+	int st = gt_run_child(process_exit_child, NULL, out, sizeof(out));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child failed (status %#x): %s", st,
+		  out);
+	int f = 0, p = 0;
+	for (const char *c = out; *c; c++) {
+		f += *c == 'F';
+		p += *c == 'P';
+	}
+	CHECK_MSG(f == 9, "%d of the 9 unprotected objects freed at exit: %s", f, out);
+	CHECK_MSG(p == 0, "the protected object was freed at exit: %s", out);
+}
+
 /* docs/api.md (hazptr_barrier(), "Context"): it blocks for as long as a protection of one of
  * its objects lasts, and after the stall timeout says so once, naming the call. In a child (its
  * stderr is read): a thread protects an object for 700 ms, the stall timeout is 100 ms, the
