@@ -129,7 +129,8 @@ TEST(pointer_macros)
 	/* Compare-and-exchange: "returning the value found (equal to old on success)". */
 	pm_evals = 0;
 	CHECK(rcu_cmpxchg_pointer(&pm_gp, pm_count(&c), pm_count(&a)) == &c); /* succeeds */
-	CHECK_MSG(pm_evals == 2, "rcu_cmpxchg_pointer() evaluated its arguments %d times", pm_evals);
+	CHECK_MSG(pm_evals == 2, "rcu_cmpxchg_pointer() evaluated its arguments %d times",
+		  pm_evals);
 	CHECK(rcu_access_pointer(pm_gp) == &a);
 	CHECK(rcu_cmpxchg_pointer(&pm_gp, &b, &c) == &a); /* fails: finds a, stores nothing */
 	CHECK(rcu_access_pointer(pm_gp) == &a);

@@ -16,13 +16,12 @@
 #include "fail_alloc.h"
 
 static int failures;
-#define CHECK(c)                                                                        \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__,     \
-				     __LINE__, #c);                                     \
-			failures++;                                                     \
-		}                                                                       \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 #ifdef GT_FAIL_ALLOC
@@ -59,14 +58,20 @@ int main()
 
 	// The batch: fails as its element does, and what it made before is destroyed with the
 	// vector during unwinding.
-	CHECK(throws_bad_alloc([] { auto v = grace::make_hazard_pointer(4); (void)v; }));
+	CHECK(throws_bad_alloc([] {
+		auto v = grace::make_hazard_pointer(4);
+		(void)v;
+	}));
 	held.clear();
 	CHECK(!grace::make_hazard_pointer().empty()); // memory back: succeeds again
 	auto batch = grace::make_hazard_pointer(4);
 	CHECK(batch.size() == 4);
 
 	// An owning srcu domain allocates its per-CPU counters.
-	CHECK(throws_bad_alloc([] { grace::srcu_domain d; (void)d; }));
+	CHECK(throws_bad_alloc([] {
+		grace::srcu_domain d;
+		(void)d;
+	}));
 	{
 		grace::srcu_domain d; // memory back: constructs, and its destructor cleans up
 		std::lock_guard<grace::srcu_domain> g(d);

@@ -69,24 +69,12 @@
 #include <sched.h>
 #include <time.h>
 
+#include "engine_helpers.h"
 #include "fault.h"
 #include "gtest_lite.h"
 
 #define HANG_S 60
 #define EXIT_TIMEOUT_MS "3000"
-
-static unsigned long ran;
-
-static void count_free(struct rcu_head *h)
-{
-	__atomic_fetch_add(&ran, 1, __ATOMIC_RELAXED);
-	free(h);
-}
-
-static struct rcu_head *head_new(void)
-{
-	return (struct rcu_head *)calloc(1, sizeof(struct rcu_head));
-}
 
 /* Run fn in a child; it must exit with status 7 and print nothing containing `bad`. */
 static int run_case(void (*fn)(void *), const char *what, const char *bad)
@@ -425,23 +413,6 @@ TEST(exit_while_cleanup)
 
 /* Pin the calling thread (and the threads it creates later) to the first CPU it may use; exit
  * status 2 if it cannot. */
-static void pin_to_first_cpu(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		exit(2);
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (CPU_ISSET(c, &set)) {
-			CPU_ZERO(&set);
-			CPU_SET(c, &set);
-			break;
-		}
-	}
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		exit(2);
-}
-
 #define FLOOD_S 0.3
 #define FLOOD_GAP_US "1000" /* GRACE_POLL_MIN_GAP_US for the flood (default 50 us) */
 #define FLOOD_GAP_S 1e-3
@@ -471,7 +442,7 @@ static void hurry_flood(void *arg)
 	 * do without it (read when the domain is set up, at its first use below). */
 	setenv("GRACE_POLL_MIN_GAP_US", FLOOD_GAP_US, 1);
 	/* One CPU, so one queue and its one worker serve the flood (the bound is per worker). */
-	pin_to_first_cpu();
+	fault_pin_to_first_cpu();
 	/* No soft limit: its urgent grace periods are not the hurry's. And BATCH with a 10 s
 	 * period: a callback harvested between its push and its caller's hurry flag would
 	 * otherwise wait only for the adaptive pacing (50 us to 1 ms), which is not this bound's;
@@ -622,7 +593,7 @@ static void barrier_after_harvest(void *arg)
 
 	setenv("GRACE_TEST_PAUSE", "collect:200", 1); /* read at the first pass */
 	/* This thread and the feeder on one CPU: one queue, one worker. */
-	pin_to_first_cpu();
+	fault_pin_to_first_cpu();
 	if (pthread_create(&feeder, NULL, harvest_feeder, NULL) != 0) /* inherits the CPU */
 		exit(2);
 	unsigned int seed = 12345;
@@ -1061,7 +1032,7 @@ static void snap_after_harvest(void *arg)
 	(void)arg;
 
 	setenv("GRACE_TEST_PAUSE", "harvest:300000", 1); /* read at the first harvest */
-	pin_to_first_cpu(); /* one queue: the one whose harvest pauses */
+	fault_pin_to_first_cpu(); /* one queue: the one whose harvest pauses */
 	snap_gp = &a;
 	call_rcu(head_new(), count_free); /* starts the worker: its first harvest pauses */
 	fault_sleep_ms(30);
@@ -1113,7 +1084,7 @@ static void flush_outlives_need(void *arg)
 	pthread_t th;
 	(void)arg;
 	setenv("GRACE_TEST_PAUSE", "advance:300000", 1); /* read at the first pass */
-	pin_to_first_cpu();                              /* one queue, one worker */
+	fault_pin_to_first_cpu();                        /* one queue, one worker */
 	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
 		exit(2);
 	for (int i = 0; i < 10; i++)

@@ -33,28 +33,13 @@
 
 #include <sched.h>
 
+#include "engine_helpers.h"
 #include "fault.h"
 #include "gtest_lite.h"
 
 #define HANG_S 60
 #define LONG_US 10000000u /* a lazy period nothing here may wait for */
 #define WATCH_S 5.0
-
-static unsigned long ran;
-
-static void count_free(struct rcu_head *h)
-{
-	__atomic_fetch_add(&ran, 1, __ATOMIC_RELAXED);
-	free(h);
-}
-
-static struct rcu_head *head_new(void)
-{
-	struct rcu_head *h = (struct rcu_head *)calloc(1, sizeof(struct rcu_head));
-	if (!h)
-		abort();
-	return h;
-}
 
 static unsigned long ran_now(void)
 {

@@ -44,41 +44,12 @@
 #include <sched.h>
 #include <time.h>
 
+#include "engine_helpers.h"
 #include "fault.h"
 #include "gtest_lite.h"
 
 #define HANG_S 60
 #define FLOOD_S 0.5
-
-static unsigned long ran;
-
-static void count_free(struct rcu_head *h)
-{
-	__atomic_fetch_add(&ran, 1, __ATOMIC_RELAXED);
-	free(h);
-}
-
-static struct rcu_head *head_new(void)
-{
-	return (struct rcu_head *)calloc(1, sizeof(struct rcu_head));
-}
-
-static void pin_to_first_cpu(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		exit(2);
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (CPU_ISSET(c, &set)) {
-			CPU_ZERO(&set);
-			CPU_SET(c, &set);
-			break;
-		}
-	}
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
-		exit(2);
-}
 
 /* The flood under `policy`/`period_us`; exits 3 when the engine ran more grace periods than
  * one per `least_gap_s` of flood, plus the one under way at its start and one for the
@@ -89,7 +60,7 @@ static void flood(enum grace_gp_policy policy, unsigned int period_us, double le
 	struct grace_cb_stats st0, st1;
 	unsigned long n = 0;
 
-	pin_to_first_cpu();
+	fault_pin_to_first_cpu();
 	if (grace_rcu_set_callback_limits(SIZE_MAX, SIZE_MAX) != 0 ||
 	    grace_rcu_set_policy(policy, period_us) != 0)
 		exit(2);
@@ -176,8 +147,7 @@ static void batch_flood(void *arg)
 }
 TEST(batch_flood_one_per_period)
 {
-	CHECK(fault_expect_exit7(batch_flood, "a call_rcu() flood under BATCH", HANG_S, NULL) ==
-	      0);
+	CHECK(fault_expect_exit7(batch_flood, "a call_rcu() flood under BATCH", HANG_S, NULL) == 0);
 }
 
 static uint64_t lone_ran_ns; /* fault_now() in ns when the callback ran */
@@ -186,6 +156,16 @@ static void lone_cb(struct rcu_head *h)
 	__atomic_store_n(&lone_ran_ns, (uint64_t)(fault_now() * 1e9), __ATOMIC_RELEASE);
 	free(h);
 }
+/* After idle_ms with nothing queued, queue one callback: the seconds until it ran. */
+static double lone_wait(unsigned int idle_ms)
+{
+	fault_sleep_ms(idle_ms);
+	double t0 = fault_now();
+	call_rcu(head_new(), lone_cb);
+	while (__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) == 0)
+		fault_sleep_ms(1);
+	return (double)__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) * 1e-9 - t0;
+}
 static void batch_lone(void *arg)
 {
 	(void)arg;
@@ -193,14 +173,8 @@ static void batch_lone(void *arg)
 		exit(2);
 	call_rcu(head_new(), count_free); /* start the worker */
 	rcu_barrier();
-	fault_sleep_ms(300); /* idle: nothing queued, no grace period under way */
-	double t0 = fault_now();
-	call_rcu(head_new(), lone_cb);
-	while (__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) == 0)
-		fault_sleep_ms(1);
-	double waited = (double)__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) * 1e-9 - t0;
-	fprintf(stderr, "  a lone callback under BATCH (100 ms) ran after %.1f ms\n",
-		waited * 1e3);
+	double waited = lone_wait(300); /* idle: nothing queued, no grace period under way */
+	fprintf(stderr, "  a lone callback under BATCH (100 ms) ran after %.1f ms\n", waited * 1e3);
 	exit(waited >= 0.1 ? 7 : 3);
 }
 TEST(batch_lone_callback_waits)
@@ -236,7 +210,7 @@ static unsigned long possible_cpus(void)
 static void batch_soft(void *arg)
 {
 	(void)arg;
-	pin_to_first_cpu();
+	fault_pin_to_first_cpu();
 	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0 ||
 	    grace_rcu_set_callback_limits(10, SIZE_MAX) != 0)
 		exit(2);
@@ -267,13 +241,9 @@ static void env_lone(void *arg)
 	/* Idle for three periods: a lazy worker naps one period after its last callbacks, then
 	 * sleeps until a push wakes it, and the period of a callback found then counts from
 	 * the push. */
-	fault_sleep_ms(3 * env_wait_ms);
-	double t0 = fault_now();
-	call_rcu(head_new(), lone_cb);
-	while (__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) == 0)
-		fault_sleep_ms(1);
-	double waited = (double)__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) * 1e-9 - t0;
-	fprintf(stderr, "  a lone callback ran after %.1f ms (period %u ms, from the environment)\n",
+	double waited = lone_wait(3 * env_wait_ms);
+	fprintf(stderr,
+		"  a lone callback ran after %.1f ms (period %u ms, from the environment)\n",
 		waited * 1e3, env_wait_ms);
 	exit(waited * 1e3 >= env_wait_ms ? 7 : 3);
 }
