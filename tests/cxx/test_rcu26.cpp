@@ -288,6 +288,23 @@ TEST(srcu_regions_interleave)
 
 DEFINE_STATIC_SRCU(wrapped_srcu);
 
+/* docs/api.md: an owning srcu_domain's "destructor runs srcu_barrier() then
+ * cleanup_srcu_struct()": what was retired in it and not yet run has run when it is gone (a
+ * cleanup with a callback pending would be refused: misuse, abort). */
+TEST(owned_srcu_domain_destructor_runs_what_was_retired)
+{
+	std::atomic<int> seen(0);
+	int before = deleted_count.load();
+	{
+		grace::srcu_domain d;
+		grace::rcu_retire(new plain(5), std::default_delete<plain>(), d);
+		sobj *s = new sobj;
+		s->retire(tagged_deleter(7, &seen), d);
+	}
+	CHECK(deleted_count.load() == before + 1);
+	CHECK(seen.load() == 7);
+}
+
 TEST(srcu_domain_wraps_a_c_domain)
 {
 	{
