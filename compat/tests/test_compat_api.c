@@ -147,6 +147,20 @@ TEST(call_rcu_worker_control)
 	CHECK(pthread_equal(dt, urcu_memb_get_call_rcu_thread(def)));
 	urcu_memb_call_rcu_data_free(def); /* the default one is never freed */
 	urcu_memb_call_rcu_data_free(NULL);
+	/* docs/compat.md: call_rcu_data_free() "frees the handle ...; callbacks queued meanwhile
+	 * still run": ten callbacks queued through a handle, the handle freed at once, and every
+	 * one has run by the barrier. */
+	static struct rcu_head hs[10];
+	struct call_rcu_data *brief = urcu_memb_create_call_rcu_data(0, -1);
+	REQUIRE(brief);
+	urcu_memb_set_thread_call_rcu_data(brief);
+	cb_count = 0;
+	for (int i = 0; i < 10; i++)
+		urcu_memb_call_rcu(&hs[i], count_cb);
+	urcu_memb_set_thread_call_rcu_data(NULL);
+	urcu_memb_call_rcu_data_free(brief);
+	urcu_memb_barrier();
+	CHECK(cb_count == 10);
 	/* docs/compat.md: "the default handle (never freed)", its thread "never exits": the
 	 * handle is still the default and still works (a freed one would be a use after free,
 	 * which the ASan build reports), and its thread still runs. */
