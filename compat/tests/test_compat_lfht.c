@@ -93,6 +93,38 @@ TEST(bad_input)
 	CHECK(cds_lfht_destroy(ht, NULL) == 0);
 }
 
+/* docs/compat.md ("not matched"): liburcu's memory back-ends of _cds_lfht_new(),
+ * cds_lfht_mm_order, _chunk and _mmap, are "accepted, no effect": a table made with each works
+ * as any other (it grows past its initial size, finds what was added, and is destroyed). */
+TEST(every_memory_backend_is_accepted)
+{
+	const struct cds_lfht_mm_type *mm[] = { &cds_lfht_mm_order, &cds_lfht_mm_chunk,
+						&cds_lfht_mm_mmap };
+	for (unsigned int b = 0; b < 3; b++) {
+		struct cds_lfht *ht = _cds_lfht_new(4, 1, 1 << 12, CDS_LFHT_AUTO_RESIZE, mm[b],
+						    &urcu_memb_flavor, NULL);
+		REQUIRE(ht);
+		struct item *its[256];
+		urcu_memb_read_lock();
+		for (unsigned long k = 0; k < 256; k++) {
+			its[k] = item_new(k, (int)k);
+			cds_lfht_add(ht, mix(k), &its[k]->node);
+		}
+		urcu_memb_read_unlock();
+		cds_lfht_resize(ht, 256);
+		urcu_memb_read_lock();
+		for (unsigned long k = 0; k < 256; k++)
+			CHECK_MSG(lookup(ht, k) == its[k], "back-end %u: key %lu not found", b, k);
+		for (unsigned long k = 0; k < 256; k++)
+			CHECK(cds_lfht_del(ht, &its[k]->node) == 0);
+		urcu_memb_read_unlock();
+		urcu_memb_synchronize_rcu();
+		for (unsigned long k = 0; k < 256; k++)
+			free(its[k]);
+		CHECK(cds_lfht_destroy(ht, NULL) == 0);
+	}
+}
+
 TEST(contract_call_by_call)
 {
 	struct cds_lfht *ht = cds_lfht_new_flavor(16, 1, 0, CDS_LFHT_ACCOUNTING, &urcu_memb_flavor,
