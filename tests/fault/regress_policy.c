@@ -30,6 +30,15 @@
  *                             backlog"; these may wait for the period) run long before
  *                             the period ends (checked at 8 s: the bound is the policy's 10 s,
  *                             not a speed)
+ *   lazy_wakeups_one_per_period LAZY (100 ms): "while callbacks keep coming ... the worker naps a
+ *                             period between passes, and call_rcu() never wakes it: one timer
+ *                             wake-up per period. A domain that goes quiet costs one empty nap,
+ *                             then the worker sleeps until a push wakes it" (docs/policies.md):
+ *                             over 1 s of a callback a millisecond, the rcu workers' wake-ups
+ *                             (voluntary context switches, /proc/self/task/TID/status) stay
+ *                             within one per period plus 4 (a worker woken by each call_rcu()
+ *                             makes about 1000, one not napping two per period); over the
+ *                             next second, once the last callbacks ran, within 4
  * Every callback of each flood has run when the final rcu_barrier() returns.
  * The environment (docs/build.md, "Environment variables"): env_lone_callback_waits sets no
  * policy itself; the ctest entries fault_regress_policy_env_* run it with GRACE_POLICY=batch
@@ -41,6 +50,7 @@
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <grace/grace.h>
 
+#include <dirent.h>
 #include <sched.h>
 #include <time.h>
 
@@ -229,6 +239,86 @@ static void batch_soft(void *arg)
 TEST(batch_soft_limit_expedites)
 {
 	CHECK(fault_expect_exit7(batch_soft, "a flood past the soft limit under BATCH", HANG_S,
+				 NULL) == 0);
+}
+
+/* Wake-ups so far of this process's default-flavor callback workers (threads named
+ * "grace-rcu/..."): their voluntary context switches, from /proc/self/task/TID/{comm,status}
+ * (being preempted is not a wake-up). */
+static unsigned long rcu_worker_switches(void)
+{
+	unsigned long total = 0;
+	DIR *dir = opendir("/proc/self/task");
+
+	if (!dir)
+		exit(2);
+	for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+		char path[300], line[128];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* the thread has just ended */
+		bool worker = fgets(line, sizeof(line), f) && strncmp(line, "grace-rcu", 9) == 0;
+		fclose(f);
+		if (!worker)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long v;
+			if (sscanf(line, "voluntary_ctxt_switches: %lu", &v) == 1)
+				total += v; /* its sleeps: each ends in a wake-up */
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return total;
+}
+
+static void lazy_wakeups(void *arg)
+{
+	(void)arg;
+	fault_pin_to_first_cpu();
+	if (grace_rcu_set_policy(GRACE_POLICY_LAZY, 100000) != 0 ||
+	    grace_rcu_set_callback_limits(SIZE_MAX, SIZE_MAX) != 0)
+		exit(2);
+	call_rcu(head_new(), count_free); /* start the worker */
+	rcu_barrier();
+	unsigned long w0 = rcu_worker_switches(), n = 1;
+	double t0 = fault_now(), t;
+	do {
+		call_rcu(head_new(), count_free);
+		n++;
+		fault_sleep_ms(1);
+		t = fault_now();
+	} while (t - t0 < 1.0);
+	unsigned long w1 = rcu_worker_switches();
+	/* One wake-up per period, plus a few for the start and the grace periods' own waits;
+	 * without the naps, each period costs two (a call_rcu() wakes the idle worker, then
+	 * the period's timed wait ends): 19 against 11 on the 2-CPU VM. */
+	unsigned long bound = (unsigned long)((t - t0) / 0.1 + 1) + 4;
+	/* Quiet: the last callbacks run within two periods; then at most one empty nap. */
+	while (__atomic_load_n(&ran, __ATOMIC_ACQUIRE) < n && fault_now() - t < 5.0)
+		fault_sleep_ms(1);
+	fault_sleep_ms(300);
+	unsigned long w2 = rcu_worker_switches();
+	fault_sleep_ms(1000);
+	unsigned long w3 = rcu_worker_switches();
+	fprintf(stderr,
+		"  LAZY 100 ms, %lu calls in %.3f s: %lu worker wake-ups (bound %lu); "
+		"quiet 1 s: %lu (bound 4)\n",
+		n - 1, t - t0, w1 - w0, bound, w3 - w2);
+	if (w1 - w0 > bound || w3 - w2 > 4)
+		exit(3);
+	rcu_barrier();
+	exit(__atomic_load_n(&ran, __ATOMIC_RELAXED) == n ? 7 : 4);
+}
+TEST(lazy_wakeups_one_per_period)
+{
+	CHECK(fault_expect_exit7(lazy_wakeups, "a callback a millisecond under LAZY", HANG_S,
 				 NULL) == 0);
 }
 
