@@ -11,7 +11,11 @@
  *                             GRACE_POLL_MIN_GAP_US between them": with a 2 ms gap, at most
  *                             one grace period per 2 ms of flood (plus the one under way)
  *   adaptive_flood_keeps_pace ADAPTIVE: "the engine's grace periods number at most 1/pace per
- *                             second", pace at least 50 us: at most 20000/s
+ *                             second", pace at least 50 us: at most 20000/s; and "while callbacks
+ *                             keep arriving, the workers nap between grace periods instead of
+ *                             being woken by every call_rcu()": the workers' wake-ups (voluntary
+ *                             context switches) stay within 3 per grace period plus 10 (about
+ *                             1.1 per grace period here)
  *   adaptive_chain_keeps_pace ADAPTIVE: "when grace periods follow each other, the next starts
  *                             pace after the last ended": a chain of 2000 callbacks, each
  *                             queued by the one before, takes at least 1999 x 50 us (unpaced,
@@ -61,11 +65,47 @@
 #define HANG_S 60
 #define FLOOD_S 0.5
 
+/* Wake-ups so far of this process's default-flavor callback workers (threads named
+ * "grace-rcu/..."): their voluntary context switches, from /proc/self/task/TID/{comm,status}
+ * (being preempted is not a wake-up). */
+static unsigned long rcu_worker_switches(void)
+{
+	unsigned long total = 0;
+	DIR *dir = opendir("/proc/self/task");
+
+	if (!dir)
+		exit(2);
+	for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+		char path[300], line[128];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* the thread has just ended */
+		bool worker = fgets(line, sizeof(line), f) && strncmp(line, "grace-rcu", 9) == 0;
+		fclose(f);
+		if (!worker)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long v;
+			if (sscanf(line, "voluntary_ctxt_switches: %lu", &v) == 1)
+				total += v; /* its sleeps: each ends in a wake-up */
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return total;
+}
+
 /* The flood under `policy`/`period_us`; exits 3 when the engine ran more grace periods than
  * one per `least_gap_s` of flood, plus the one under way at its start and one for the
  * arrivals that end it; 4 when a callback did not run by the barrier; 7 when all is well. */
 static void flood(enum grace_gp_policy policy, unsigned int period_us, double least_gap_s,
-		  const char *what)
+		  const char *what, unsigned long wakes_per_gp)
 {
 	struct grace_cb_stats st0, st1;
 	unsigned long n = 0;
@@ -77,6 +117,7 @@ static void flood(enum grace_gp_policy policy, unsigned int period_us, double le
 	call_rcu(head_new(), count_free); /* start the worker */
 	rcu_barrier();
 	grace_rcu_callback_stats(&st0);
+	unsigned long w0 = rcu_worker_switches();
 	double t0 = fault_now(), t;
 	do {
 		for (int i = 0; i < 64; i++, n++)
@@ -86,8 +127,12 @@ static void flood(enum grace_gp_policy policy, unsigned int period_us, double le
 		t = fault_now();
 	} while (t - t0 < FLOOD_S);
 	grace_rcu_callback_stats(&st1);
+	unsigned long wakes = rcu_worker_switches() - w0;
 	t = fault_now();
 	uint64_t gps = st1.grace_periods - st0.grace_periods;
+	fprintf(stderr, "  %s: %lu worker wake-ups\n", what, wakes);
+	if (wakes_per_gp && wakes > wakes_per_gp * gps + 10)
+		exit(3);
 	uint64_t bound = (uint64_t)((t - t0) / least_gap_s) + 2;
 	fprintf(stderr, "  %s: %llu grace periods in %.3f s of flood (%lu calls), bound %llu\n",
 		what, (unsigned long long)gps, t - t0, n, (unsigned long long)bound);
@@ -101,7 +146,7 @@ static void poll_flood(void *arg)
 {
 	(void)arg;
 	setenv("GRACE_POLL_MIN_GAP_US", "2000", 1); /* read at the domain's first use */
-	flood(GRACE_POLICY_POLL, 0, 2e-3, "POLL, 2 ms least gap");
+	flood(GRACE_POLICY_POLL, 0, 2e-3, "POLL, 2 ms least gap", 0);
 }
 TEST(poll_flood_keeps_gap)
 {
@@ -111,7 +156,7 @@ TEST(poll_flood_keeps_gap)
 static void adaptive_flood(void *arg)
 {
 	(void)arg;
-	flood(GRACE_POLICY_ADAPTIVE, 0, 50e-6, "ADAPTIVE, pace at least 50 us");
+	flood(GRACE_POLICY_ADAPTIVE, 0, 50e-6, "ADAPTIVE, pace at least 50 us", 3);
 }
 TEST(adaptive_flood_keeps_pace)
 {
@@ -153,7 +198,7 @@ TEST(adaptive_chain_keeps_pace)
 static void batch_flood(void *arg)
 {
 	(void)arg;
-	flood(GRACE_POLICY_BATCH, 50000, 50e-3, "BATCH, 50 ms");
+	flood(GRACE_POLICY_BATCH, 50000, 50e-3, "BATCH, 50 ms", 0);
 }
 TEST(batch_flood_one_per_period)
 {
@@ -240,42 +285,6 @@ TEST(batch_soft_limit_expedites)
 {
 	CHECK(fault_expect_exit7(batch_soft, "a flood past the soft limit under BATCH", HANG_S,
 				 NULL) == 0);
-}
-
-/* Wake-ups so far of this process's default-flavor callback workers (threads named
- * "grace-rcu/..."): their voluntary context switches, from /proc/self/task/TID/{comm,status}
- * (being preempted is not a wake-up). */
-static unsigned long rcu_worker_switches(void)
-{
-	unsigned long total = 0;
-	DIR *dir = opendir("/proc/self/task");
-
-	if (!dir)
-		exit(2);
-	for (struct dirent *e; (e = readdir(dir)) != NULL;) {
-		char path[300], line[128];
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue; /* the thread has just ended */
-		bool worker = fgets(line, sizeof(line), f) && strncmp(line, "grace-rcu", 9) == 0;
-		fclose(f);
-		if (!worker)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long v;
-			if (sscanf(line, "voluntary_ctxt_switches: %lu", &v) == 1)
-				total += v; /* its sleeps: each ends in a wake-up */
-		}
-		fclose(f);
-	}
-	closedir(dir);
-	return total;
 }
 
 static void lazy_wakeups(void *arg)
