@@ -43,6 +43,9 @@
  *                             within one per period plus 4 (a worker woken by each call_rcu()
  *                             makes about 1000, one not napping two per period); over the
  *                             next second, once the last callbacks ran, within 4
+ *   fork_child_keeps_policies  a fork() child keeps the policies the parent set (docs/api.md,
+ *                             "fork()"): with BATCH 100 ms set on the default flavor and on an
+ *                             srcu domain, a lone callback of each in the child waits the period
  * Every callback of each flood has run when the final rcu_barrier() returns.
  * The environment (docs/build.md, "Environment variables"): env_lone_callback_waits sets no
  * policy itself; the ctest entries fault_regress_policy_env_* run it with GRACE_POLICY=batch
@@ -329,6 +332,51 @@ TEST(lazy_wakeups_one_per_period)
 {
 	CHECK(fault_expect_exit7(lazy_wakeups, "a callback a millisecond under LAZY", HANG_S,
 				 NULL) == 0);
+}
+
+static struct srcu_struct fork_srcu;
+static uint64_t srcu_ran_ns;
+static void srcu_lone_cb(struct rcu_head *h)
+{
+	__atomic_store_n(&srcu_ran_ns, (uint64_t)(fault_now() * 1e9), __ATOMIC_RELEASE);
+	free(h);
+}
+static void fork_policies(void *arg)
+{
+	(void)arg;
+	if (init_srcu_struct(&fork_srcu) != 0 ||
+	    grace_rcu_set_policy(GRACE_POLICY_BATCH, 100000) != 0 ||
+	    grace_srcu_set_policy(&fork_srcu, GRACE_POLICY_BATCH, 100000) != 0)
+		exit(2);
+	call_rcu(head_new(), count_free); /* the workers run before the fork */
+	rcu_barrier();
+	call_srcu(&fork_srcu, head_new(), count_free);
+	srcu_barrier(&fork_srcu);
+	pid_t pid = fork();
+	if (pid < 0)
+		exit(2);
+	if (pid == 0) {
+		double rcu_waited = lone_wait(200);
+		fault_sleep_ms(200);
+		double t0 = fault_now();
+		call_srcu(&fork_srcu, head_new(), srcu_lone_cb);
+		while (__atomic_load_n(&srcu_ran_ns, __ATOMIC_ACQUIRE) == 0)
+			fault_sleep_ms(1);
+		double srcu_waited =
+			(double)__atomic_load_n(&srcu_ran_ns, __ATOMIC_ACQUIRE) * 1e-9 - t0;
+		fprintf(stderr, "  child: lone callbacks ran after %.1f ms (rcu), %.1f ms (srcu)\n",
+			rcu_waited * 1e3, srcu_waited * 1e3);
+		_exit(rcu_waited >= 0.1 && srcu_waited >= 0.1 ? 0 : 1);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		exit(2);
+	exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 7 : 3);
+}
+TEST(fork_child_keeps_policies)
+{
+	CHECK(fault_expect_exit7(fork_policies, "a fork child of BATCH domains", HANG_S, NULL) ==
+	      0);
 }
 
 static unsigned int env_wait_ms;
