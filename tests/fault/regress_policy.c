@@ -50,6 +50,10 @@
  *                             finds no grace period ended within the gap runs at once (checked
  *                             against half the gap), and one queued right after a grace period
  *                             ended waits for the gap (at least 0.9 s)
+ *   set_policy_reaches_waiting_callbacks grace_rcu_set_policy() "takes effect at the workers'
+ *                             next decision" (docs/api.md): a callback waiting under BATCH 10 s
+ *                             runs soon after the policy becomes POLL (checked at 8 s, against
+ *                             the 10 s it would otherwise wait)
  * Every callback of each flood has run when the final rcu_barrier() returns.
  * The environment (docs/build.md, "Environment variables"): env_lone_callback_waits sets no
  * policy itself; the ctest entries fault_regress_policy_env_* run it with GRACE_POLICY=batch
@@ -357,6 +361,31 @@ TEST(poll_gap_follows_last_end)
 {
 	CHECK(fault_expect_exit7(poll_gap, "callbacks under POLL with a 1 s gap", HANG_S, NULL) ==
 	      0);
+}
+
+static void policy_switch(void *arg)
+{
+	(void)arg;
+	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	call_rcu(head_new(), count_free); /* start the worker */
+	rcu_barrier();
+	double t0 = fault_now();
+	call_rcu(head_new(), lone_cb);
+	fault_sleep_ms(100); /* the worker waits for the batch period now */
+	if (grace_rcu_set_policy(GRACE_POLICY_POLL, 0) != 0)
+		exit(2);
+	while (__atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE) == 0 && fault_now() - t0 < 8.0)
+		fault_sleep_ms(1);
+	uint64_t r = __atomic_load_n(&lone_ran_ns, __ATOMIC_ACQUIRE);
+	fprintf(stderr, "  BATCH 10 s, then POLL after 100 ms: the callback ran after %.1f ms\n",
+		r ? ((double)r * 1e-9 - t0) * 1e3 : -1.0);
+	exit(r ? 7 : 3);
+}
+TEST(set_policy_reaches_waiting_callbacks)
+{
+	CHECK(fault_expect_exit7(policy_switch, "a policy switch under a waiting callback", HANG_S,
+				 NULL) == 0);
 }
 
 static struct srcu_struct fork_srcu;
