@@ -54,6 +54,11 @@
  *                             next decision" (docs/api.md): a callback waiting under BATCH 10 s
  *                             runs soon after the policy becomes POLL (checked at 8 s, against
  *                             the 10 s it would otherwise wait)
+ *   policies_are_per_engine   "as the default flavor's, for the QSBR engine"; srcu's "for the
+ *                             callbacks of ssp only" (docs/api.md): with BATCH 10 s on the
+ *                             default flavor and on srcu domain A, callbacks of QSBR and of
+ *                             domain B run long before 10 s (checked at 8 s), and A's and the
+ *                             default flavor's have not run by the time they did
  * Every callback of each flood has run when the final rcu_barrier() returns.
  * The environment (docs/build.md, "Environment variables"): env_lone_callback_waits sets no
  * policy itself; the ctest entries fault_regress_policy_env_* run it with GRACE_POLICY=batch
@@ -386,6 +391,45 @@ TEST(set_policy_reaches_waiting_callbacks)
 {
 	CHECK(fault_expect_exit7(policy_switch, "a policy switch under a waiting callback", HANG_S,
 				 NULL) == 0);
+}
+
+static unsigned long other_ran;
+static void other_cb(struct rcu_head *h)
+{
+	__atomic_fetch_add(&other_ran, 1, __ATOMIC_RELEASE);
+	free(h);
+}
+static void per_engine(void *arg)
+{
+	static struct srcu_struct a, b;
+	(void)arg;
+	if (init_srcu_struct(&a) != 0 || init_srcu_struct(&b) != 0 ||
+	    grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0 ||
+	    grace_srcu_set_policy(&a, GRACE_POLICY_BATCH, 10000000) != 0)
+		exit(2);
+	double t0 = fault_now();
+	call_rcu(head_new(), count_free);      /* waits 10 s */
+	call_srcu(&a, head_new(), count_free); /* waits 10 s */
+	call_qsbr(head_new(), other_cb);       /* the QSBR engine's own policy */
+	call_srcu(&b, head_new(), other_cb);   /* domain B's own policy */
+	while (__atomic_load_n(&other_ran, __ATOMIC_ACQUIRE) < 2 && fault_now() - t0 < 8.0)
+		fault_sleep_ms(1);
+	unsigned long o = __atomic_load_n(&other_ran, __ATOMIC_ACQUIRE);
+	unsigned long r = __atomic_load_n(&ran, __ATOMIC_ACQUIRE);
+	fprintf(stderr,
+		"  after %.1f ms: %lu of 2 callbacks of QSBR and domain B ran, %lu of the "
+		"2 under BATCH 10 s\n",
+		(fault_now() - t0) * 1e3, o, r);
+	if (o != 2 || r != 0)
+		exit(3);
+	rcu_barrier(); /* barriers do not wait for the period */
+	srcu_barrier(&a);
+	exit(__atomic_load_n(&ran, __ATOMIC_ACQUIRE) == 2 ? 7 : 4);
+}
+TEST(policies_are_per_engine)
+{
+	CHECK(fault_expect_exit7(per_engine, "BATCH on one flavor and one domain", HANG_S, NULL) ==
+	      0);
 }
 
 static struct srcu_struct fork_srcu;
