@@ -724,6 +724,44 @@ static void unlock_bad_index(void *arg)
 /* docs/api.md (init_srcu_struct(), "Returns": -EINVAL for a NULL ssp; grace_srcu_set_policy()
  * and grace_srcu_set_callback_limits(): 0, or -EINVAL for what grace_rcu_set_policy() and
  * grace_rcu_set_callback_limits() refuse, for the callbacks of ssp only). */
+/* docs/api.md, struct grace_cb_stats: queued, invoked, pending = queued - invoked "at the time
+ * of the call", grace_periods, waits, workers, worker_cpu_ns, read from a fresh domain whose
+ * BATCH period (10 s) holds 100 callbacks pending until the barrier runs them. */
+static unsigned long stats_ran;
+static void stats_cb(struct rcu_head *h)
+{
+	__atomic_fetch_add(&stats_ran, 1, __ATOMIC_RELAXED);
+	free(h);
+}
+TEST(callback_stats_count_what_they_say)
+{
+	static struct srcu_struct d;
+	struct grace_cb_stats st;
+
+	REQUIRE(init_srcu_struct(&d) == 0);
+	REQUIRE(grace_srcu_set_policy(&d, GRACE_POLICY_BATCH, 10000000) == 0);
+	grace_srcu_callback_stats(&d, &st);
+	CHECK(st.queued == 0 && st.invoked == 0 && st.pending == 0 && st.waits == 0);
+	for (int i = 0; i < 100; i++)
+		call_srcu(&d, (struct rcu_head *)calloc(1, sizeof(struct rcu_head)), stats_cb);
+	grace_srcu_callback_stats(&d, &st);
+	CHECK_MSG(st.queued == 100 && st.invoked == 0 && st.pending == 100,
+		  "queued %llu invoked %llu pending %llu", (unsigned long long)st.queued,
+		  (unsigned long long)st.invoked, (unsigned long long)st.pending);
+	CHECK(st.workers >= 1); /* the first call_srcu() started one */
+	uint64_t gps = st.grace_periods;
+	srcu_barrier(&d);
+	grace_srcu_callback_stats(&d, &st);
+	CHECK(stats_ran == 100);
+	CHECK_MSG(st.queued == 100 && st.invoked == 100 && st.pending == 0,
+		  "queued %llu invoked %llu pending %llu", (unsigned long long)st.queued,
+		  (unsigned long long)st.invoked, (unsigned long long)st.pending);
+	CHECK(st.grace_periods > gps);
+	CHECK(st.worker_cpu_ns > 0);
+	CHECK(st.waits == 0);
+	cleanup_srcu_struct(&d);
+}
+
 TEST(init_policy_and_limits_validate)
 {
 	static struct srcu_struct dom;
