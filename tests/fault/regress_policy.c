@@ -46,10 +46,10 @@
  *   fork_child_keeps_policies  a fork() child keeps the policies the parent set (docs/api.md,
  *                             "fork()"): with BATCH 100 ms set on the default flavor and on an
  *                             srcu domain, a lone callback of each in the child waits the period
- *   poll_gap_follows_last_end POLL with a 1 s least gap (GRACE_POLL_MIN_GAP_US): a callback that
+ *   poll_gap_follows_last_end POLL with a 0.5 s least gap (GRACE_POLL_MIN_GAP_US): a callback that
  *                             finds no grace period ended within the gap runs at once (checked
  *                             against half the gap), and one queued right after a grace period
- *                             ended waits for the gap (at least 0.9 s)
+ *                             ended waits for the gap (at least 0.45 s)
  *   set_policy_reaches_waiting_callbacks grace_rcu_set_policy() "takes effect at the workers'
  *                             next decision" (docs/api.md): a callback waiting under BATCH 10 s
  *                             runs soon after the policy becomes POLL (checked at 8 s, against
@@ -79,7 +79,7 @@
 #include "gtest_lite.h"
 
 #define HANG_S 60
-#define FLOOD_S 0.5
+#define FLOOD_S 0.3
 
 /* Wake-ups so far of this process's default-flavor callback workers (threads named
  * "grace-rcu/..."): their voluntary context switches, from /proc/self/task/TID/{comm,status}
@@ -350,21 +350,21 @@ TEST(lazy_wakeups_one_per_period)
 static void poll_gap(void *arg)
 {
 	(void)arg;
-	setenv("GRACE_POLL_MIN_GAP_US", "1000000", 1); /* read at the domain's first use */
+	setenv("GRACE_POLL_MIN_GAP_US", "500000", 1); /* read at the domain's first use */
 	if (grace_rcu_set_policy(GRACE_POLICY_POLL, 0) != 0)
 		exit(2);
 	call_rcu(head_new(), count_free); /* start the worker */
 	rcu_barrier();                    /* a barrier does not keep the gap */
-	double lone = lone_wait(1200);    /* the last grace period ended 1.2 s ago */
+	double lone = lone_wait(600);     /* the last grace period ended 0.6 s ago */
 	__atomic_store_n(&lone_ran_ns, 0, __ATOMIC_RELEASE);
 	double next = lone_wait(0); /* right after the lone one's grace period */
-	fprintf(stderr, "  POLL, 1 s gap: lone callback %.1f ms, the next %.1f ms\n", lone * 1e3,
+	fprintf(stderr, "  POLL, 0.5 s gap: lone callback %.1f ms, the next %.1f ms\n", lone * 1e3,
 		next * 1e3);
-	exit(lone < 0.5 && next >= 0.9 ? 7 : 3);
+	exit(lone < 0.25 && next >= 0.45 ? 7 : 3);
 }
 TEST(poll_gap_follows_last_end)
 {
-	CHECK(fault_expect_exit7(poll_gap, "callbacks under POLL with a 1 s gap", HANG_S, NULL) ==
+	CHECK(fault_expect_exit7(poll_gap, "callbacks under POLL with a 0.5 s gap", HANG_S, NULL) ==
 	      0);
 }
 
