@@ -879,9 +879,13 @@ TEST(a_barrier_from_a_deleter_on_the_retiring_thread_is_reported)
 		CHECK_MSG(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT,
 			  "the child was not aborted (status %#x): %s", st, out);
 		/* The deleter named: the own-cache check that reports a handler's barrier
-		 * inside the call would also stop it, with a message that names neither. */
-		CHECK_MSG(strstr(out, want) && strstr(out, "deadlock") && strstr(out, "deleter"),
-			  "no report naming the barrier and the deleter: %s", out);
+		 * inside the call would also stop it, with a message that names neither. Or, when
+		 * the deleter ran on a callback worker instead (the thread's block went to the
+		 * engine: seen once under qemu-user with the short steps), the callback check:
+		 * "called from a callback (would deadlock)", the same misuse reported. */
+		CHECK_MSG(strstr(out, want) && strstr(out, "deadlock") &&
+				  (strstr(out, "deleter") || strstr(out, "called from a callback")),
+			  "no report naming the barrier and the deleter or callback: %s", out);
 	}
 }
 
