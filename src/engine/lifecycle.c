@@ -344,15 +344,13 @@ static void at_exit_drain(void)
 	 * stops and is joined. Release: pairs with the workers' loads of attn before each
 	 * callback. */
 	grace_fetch_or(&grace__cb_engine.attn, ATTN_EXIT, __ATOMIC_RELEASE);
-	/* Idle workers need a moment to stop. The others never will: with ATTN_EXIT set, one that
-	 * has callbacks to run (queued after the drain's last look, or whose grace period a
-	 * reader held until now) parks before the first, and one driving a grace period that a
-	 * reader, or this thread, holds up waits for it. Waiting past that moment for them (up
-	 * to the rest of GRACE_EXIT_TIMEOUT_MS) would only delay the exit. */
+	/* Idle workers need a moment to stop; those of a domain this thread holds up may be
+	 * driving a grace period that cannot end before it does: no more than that moment. */
 	uint64_t soon = grace__now_ns() + 20000000ull;
+	uint64_t deadline = t0 + limit > soon ? t0 + limit : soon;
 	round = exit_new_round();
 	while ((d = exit_next(round)) != NULL)
-		exit_stop_workers(d, soon);
+		exit_stop_workers(d, exit_cannot_drain(d) ? soon : deadline);
 }
 
 static void at_exit_drain_register(void)
