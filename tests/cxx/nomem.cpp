@@ -14,15 +14,7 @@
 #include <grace/grace.hpp>
 
 #include "fail_alloc.h"
-
-static int failures;
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			std::fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "gtest_lite.h"
 
 #ifdef GT_FAIL_ALLOC
 // Runs f with every allocation of this thread failing; true if it threw std::bad_alloc.
@@ -40,7 +32,7 @@ template <class F> static bool throws_bad_alloc(F f)
 }
 #endif
 
-int main()
+TEST(allocating_calls_throw_bad_alloc)
 {
 #ifdef GT_FAIL_ALLOC
 	// Hold every hazard pointer the cache and the pool can give without memory, so that the
@@ -82,7 +74,6 @@ int main()
 #else
 	std::printf("skipped: the sanitizers interpose malloc themselves\n");
 #endif
-	if (failures)
-		std::fprintf(stderr, "%d checks failed\n", failures);
-	return failures ? 1 : 0;
 }
+
+GT_MAIN()

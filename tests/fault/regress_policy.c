@@ -180,6 +180,15 @@ TEST(adaptive_flood_keeps_pace)
 				 NULL) == 0);
 }
 
+/* Set the default flavor's policy, start its worker and let it go idle (exit 2 on refusal). */
+static void start_under(enum grace_gp_policy policy, unsigned int period_us)
+{
+	if (grace_rcu_set_policy(policy, period_us) != 0)
+		exit(2);
+	call_rcu(head_new(), count_free);
+	rcu_barrier();
+}
+
 #define CHAIN 2000
 static int chain_left;
 static struct rcu_head chain_head;
@@ -191,10 +200,7 @@ static void chain_cb(struct rcu_head *h)
 static void adaptive_chain(void *arg)
 {
 	(void)arg;
-	if (grace_rcu_set_policy(GRACE_POLICY_ADAPTIVE, 0) != 0)
-		exit(2);
-	call_rcu(head_new(), count_free); /* start the worker */
-	rcu_barrier();
+	start_under(GRACE_POLICY_ADAPTIVE, 0);
 	__atomic_store_n(&chain_left, CHAIN, __ATOMIC_RELEASE);
 	double t0 = fault_now();
 	call_rcu(&chain_head, chain_cb);
@@ -240,10 +246,7 @@ static double lone_wait(unsigned int idle_ms)
 static void batch_lone(void *arg)
 {
 	(void)arg;
-	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 100000) != 0)
-		exit(2);
-	call_rcu(head_new(), count_free); /* start the worker */
-	rcu_barrier();
+	start_under(GRACE_POLICY_BATCH, 100000);
 	double waited = lone_wait(300); /* idle: nothing queued, no grace period under way */
 	fprintf(stderr, "  a lone callback under BATCH (100 ms) ran after %.1f ms\n", waited * 1e3);
 	exit(waited >= 0.1 ? 7 : 3);
@@ -375,10 +378,7 @@ TEST(poll_gap_follows_last_end)
 static void policy_switch(void *arg)
 {
 	(void)arg;
-	if (grace_rcu_set_policy(GRACE_POLICY_BATCH, 10000000) != 0)
-		exit(2);
-	call_rcu(head_new(), count_free); /* start the worker */
-	rcu_barrier();
+	start_under(GRACE_POLICY_BATCH, 10000000);
 	double t0 = fault_now();
 	call_rcu(head_new(), lone_cb);
 	fault_sleep_ms(100); /* the worker waits for the batch period now */
