@@ -229,6 +229,72 @@ TEST(lfht_destroy_from_a_callback_works)
 	CHECK(mc_child_is_fine(lfht_destroy_in_callback));
 }
 
+/* docs/compat.md (the same row): while a shrink of the table waits for its own callback, a
+ * destroy from a callback would wait for itself: reported as a barrier from a callback. The
+ * shrink is held in its wait: a reader thread's section keeps the grace period from ending
+ * while the destroy callback is queued and then the table emptied, so the shrinks' callback
+ * comes after the destroy callback, which finds the table empty and the shrink waiting. */
+enum { SHRINK_N = 4096 };
+static struct cds_lfht_node shrink_nodes[SHRINK_N];
+static sem_t shrink_in, shrink_out;
+
+static int match_ptr(struct cds_lfht_node *n, const void *key)
+{
+	return n == key;
+}
+
+static void *shrink_reader(void *arg)
+{
+	(void)arg;
+	urcu_memb_register_thread();
+	urcu_memb_read_lock();
+	sem_post(&shrink_in);
+	sem_wait(&shrink_out);
+	urcu_memb_read_unlock();
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+static void lfht_destroy_in_callback_during_shrink(void)
+{
+	pthread_t th;
+
+	cb_ht = cds_lfht_new_flavor(8, 1, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+				    &urcu_memb_flavor, NULL);
+	urcu_memb_register_thread();
+	urcu_memb_read_lock();
+	for (unsigned long i = 0; i < SHRINK_N; i++) {
+		cds_lfht_node_init(&shrink_nodes[i]);
+		cds_lfht_add(cb_ht, i * 2654435761ul, &shrink_nodes[i]);
+	}
+	urcu_memb_read_unlock();
+	sem_init(&shrink_in, 0, 0);
+	sem_init(&shrink_out, 0, 0);
+	pthread_create(&th, NULL, shrink_reader, NULL);
+	sem_wait(&shrink_in);
+	urcu_memb_call_rcu(&cb_rh, destroy_cb);
+	/* Emptied under the reader's section: the shrinks start, none can end. */
+	urcu_memb_read_lock();
+	for (unsigned long i = 0; i < SHRINK_N; i++) {
+		struct cds_lfht_iter it;
+		cds_lfht_lookup(cb_ht, i * 2654435761ul, match_ptr, &shrink_nodes[i], &it);
+		if (!it.node || cds_lfht_del(cb_ht, it.node) != 0) {
+			fprintf(stderr, "node %lu not found or not deleted\n", i);
+			abort();
+		}
+	}
+	urcu_memb_read_unlock();
+	sem_post(&shrink_out);
+	pthread_join(th, NULL);
+	urcu_memb_barrier();
+	fprintf(stderr, "cds_lfht_destroy() returned %d: nothing reported\n", cb_destroyed);
+}
+TEST(lfht_destroy_from_a_callback_during_a_shrink_is_reported)
+{
+	EXPECT_MISUSE_CHILD(lfht_destroy_in_callback_during_shrink, MC_FATAL, "rcu_barrier",
+			    "called from a callback");
+}
+
 static void lfht_resize_in_section(void)
 {
 	struct cds_lfht *ht = cds_lfht_new_flavor(8, 1, 0, 0, &urcu_memb_flavor, NULL);
