@@ -870,6 +870,54 @@ TEST(free_srcu_mightsleep_in_section)
 		      "inside");
 }
 
+/* docs/api.md, the context table's row of free_srcu_mightsleep() and free_srcu_barrier():
+ * not in a section of the domain (debug: abort); from one of its callbacks, the first is
+ * misuse (debug), the second misuse in every build (it would wait for its own callback). */
+static void free_srcu_barrier_in_section(void)
+{
+	int idx = srcu_read_lock(&free_srcu_dom);
+	free_srcu_barrier(&free_srcu_dom);
+	srcu_read_unlock(&free_srcu_dom, idx);
+}
+TEST(free_srcu_barrier_in_section)
+{
+	EXPECT_MISUSE(free_srcu_barrier_in_section, DEBUG_HANG, "free_srcu_barrier", "inside");
+}
+
+static void srcu_mightsleep_cb(struct rcu_head *h)
+{
+	free(h);
+	free_srcu_mightsleep(&free_srcu_dom, malloc(16));
+}
+static void free_srcu_mightsleep_from_callback(void)
+{
+	call_srcu(&free_srcu_dom, (struct rcu_head *)malloc(sizeof(struct rcu_head)),
+		  srcu_mightsleep_cb);
+	srcu_barrier(&free_srcu_dom);
+	free_srcu_barrier(&free_srcu_dom);
+}
+TEST(free_srcu_mightsleep_from_callback)
+{
+	EXPECT_MISUSE(free_srcu_mightsleep_from_callback, DEBUG_ONLY, "free_srcu_mightsleep",
+		      "from a callback");
+}
+
+static void srcu_free_barrier_cb(struct rcu_head *h)
+{
+	free(h);
+	free_srcu_barrier(&free_srcu_dom);
+}
+static void free_srcu_barrier_from_callback(void)
+{
+	call_srcu(&free_srcu_dom, (struct rcu_head *)malloc(sizeof(struct rcu_head)),
+		  srcu_free_barrier_cb);
+	srcu_barrier(&free_srcu_dom);
+}
+TEST(free_srcu_barrier_from_callback)
+{
+	EXPECT_MISUSE(free_srcu_barrier_from_callback, FATAL, "free_srcu_barrier", "callback");
+}
+
 static void mightsleep_cb(struct rcu_head *h)
 {
 	free(h);
