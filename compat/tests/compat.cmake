@@ -3,6 +3,13 @@ grace_test(NAME compat_liburcu_program SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_li
            CXX LIBS grace_urcu TIMEOUT 120)
 grace_test(NAME compat_lfht SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht.c CXX
            LIBS grace_urcu TIMEOUT 120)
+# cds_lfht against a reference model of liburcu's contract: random sequences of every update
+# call and resize, checked call by call (GRACE_MODEL_SEEDS, GRACE_MODEL_OPS).
+grace_test(NAME compat_lfht_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_model.c
+           LIBS grace_urcu TIMEOUT 180)
+grace_test(NAME compat_lfht_model_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_model.c
+           LIBS grace_urcu TIMEOUT 1800 ENV GRACE_MODEL_SEEDS=2000 GRACE_MODEL_OPS=20000
+           LABELS long)
 # fork() while another thread resizes: the child resizes and destroys its copy (lfht.c, "fork()").
 grace_test(NAME compat_lfht_fork SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_fork.c
            LIBS grace_urcu TIMEOUT 120)

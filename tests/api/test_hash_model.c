@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * grace_hash against a reference model: long random sequences of every update call (add with
+ * duplicates, add_unique, add_or_get, add_replace, del, del_key, replace), explicit resizes and,
+ * in half the tables, automatic ones, each checked against a plain multiset of what include/
+ * grace/hash.h says the table holds after the call. After every call the return value and the
+ * count; every few calls lookups of present and absent keys, the full visit of a key's hash
+ * (grace_hash_for_each_possible_rcu) and a whole iteration, which must return each node the
+ * model holds exactly once and nothing else. Every node passes through the table's free
+ * function exactly once, and only once it has left the table (or at destroy): a node freed
+ * early is poisoned first, which the next visit or ASan sees.
+ *
+ * The tables vary by seed: sizes, stripes, a good hash or a poor one (sixteen keys per hash
+ * value, so chains hold equal hashes of different keys), key ranges from 16 to 4096 (dense:
+ * many duplicates; sparse: mostly misses). GRACE_MODEL_SEEDS and GRACE_MODEL_OPS set the work.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grace/grace.h>
+#include <grace/hash.h>
+#include "gtest_lite.h"
+
+#define LIVE 0x4c495645u
+#define DEAD 0xdeadbeefu
+
+enum { ST_OUT, ST_IN, ST_GONE };
+
+struct obj {
+	uint64_t key;
+	unsigned magic;
+	unsigned id;    /* index in all[] */
+	int state;      /* ST_*: where the model says the node is */
+	struct grace_hash_node hn;
+};
+
+static struct obj **all; /* every node made, by id: freed ones stay as tombstones' ids */
+static unsigned char *freed;
+static unsigned nall, capall;
+static unsigned long bad_frees;
+
+/* xorshift64*: the sequence of one seed is the same on every run and every build. */
+static uint64_t rng;
+static uint64_t rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 2685821657736338717ull;
+}
+static unsigned below(unsigned n)
+{
+	return (unsigned)(rnd() % n);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+static uint64_t good_hash(const void *key, void *arg)
+{
+	(void)arg;
+	return mix(*(const uint64_t *)key);
+}
+static uint64_t weak_hash(const void *key, void *arg)
+{
+	(void)arg;
+	return mix(*(const uint64_t *)key >> 4);
+}
+static bool match_key(const struct grace_hash_node *n, const void *key, void *arg)
+{
+	(void)arg;
+	const struct obj *o = container_of(n, struct obj, hn);
+	return o->key == *(const uint64_t *)key;
+}
+
+/* The table's free function: after a grace period, once per node that left the table. */
+static void free_obj(struct rcu_head *h)
+{
+	struct obj *o = container_of(grace_hash_node_of_rcu(h), struct obj, hn);
+	if (o->magic != LIVE || freed[o->id] || o->state == ST_OUT)
+		__atomic_fetch_add(&bad_frees, 1, __ATOMIC_RELAXED);
+	freed[o->id] = 1;
+	o->magic = DEAD;
+	free(o);
+}
+
+static struct obj *new_obj(uint64_t key)
+{
+	/* all[] and freed[] are sized for the run before it starts: the table's free function
+	 * writes freed[] from a callback worker while this thread makes nodes. */
+	REQUIRE(nall < capall);
+	struct obj *o = calloc(1, sizeof(*o));
+	REQUIRE(o);
+	o->key = key;
+	o->magic = LIVE;
+	o->id = nall;
+	o->state = ST_OUT;
+	all[nall] = o;
+	freed[nall] = 0;
+	nall++;
+	return o;
+}
+
+/* A node the table never took: the caller frees it. */
+static void drop_obj(struct obj *o)
+{
+	freed[o->id] = 1;
+	o->magic = DEAD;
+	free(o);
+}
+
+/* ---- the model: the nodes in the table, by key (a node per entry; duplicates allowed) ---- */
+
+struct model {
+	unsigned nkeys;
+	struct obj ***in;  /* in[key]: the nodes with that key */
+	unsigned *n, *cap; /* their number, capacity */
+	size_t count;
+};
+
+static void model_init(struct model *m, unsigned nkeys)
+{
+	m->nkeys = nkeys;
+	m->in = calloc(nkeys, sizeof(*m->in));
+	m->n = calloc(nkeys, sizeof(*m->n));
+	m->cap = calloc(nkeys, sizeof(*m->cap));
+	m->count = 0;
+	REQUIRE(m->in && m->n && m->cap);
+}
+
+static void model_free(struct model *m)
+{
+	for (unsigned k = 0; k < m->nkeys; k++)
+		free(m->in[k]);
+	free(m->in);
+	free(m->n);
+	free(m->cap);
+}
+
+static void model_add(struct model *m, struct obj *o)
+{
+	unsigned k = (unsigned)o->key;
+	if (m->n[k] == m->cap[k]) {
+		m->cap[k] = m->cap[k] ? 2 * m->cap[k] : 4;
+		m->in[k] = realloc(m->in[k], m->cap[k] * sizeof(**m->in));
+		REQUIRE(m->in[k]);
+	}
+	m->in[k][m->n[k]++] = o;
+	o->state = ST_IN;
+	m->count++;
+}
+
+static int model_find(const struct model *m, const struct obj *o)
+{
+	unsigned k = (unsigned)o->key;
+	for (unsigned i = 0; i < m->n[k]; i++)
+		if (m->in[k][i] == o)
+			return (int)i;
+	return -1;
+}
+
+static void model_del(struct model *m, struct obj *o)
+{
+	unsigned k = (unsigned)o->key;
+	int i = model_find(m, o);
+	REQUIRE(i >= 0);
+	m->in[k][i] = m->in[k][--m->n[k]];
+	o->state = ST_GONE;
+	m->count--;
+}
+
+/* ---- checks ---- */
+
+static unsigned long failures;
+
+#define MCHECK(cond, ...)                                                                    \
+	do {                                                                                 \
+		if (!(cond)) {                                                               \
+			if (failures++ < 10) {                                               \
+				fprintf(stderr, "  seed %llu op %lu: ", (unsigned long long)seed, \
+					op);                                                        \
+				fprintf(stderr, __VA_ARGS__);                                        \
+				fprintf(stderr, "\n");                                               \
+			}                                                                            \
+		}                                                                                    \
+	} while (0)
+
+static unsigned long long seed;
+static unsigned long op;
+
+/* Inside a section: lookup and the visit of the key's hash agree with the model. */
+static void check_key(struct grace_hash *ht, const struct model *m, uint64_t key,
+		      grace_hash_fn hf)
+{
+	unsigned k = (unsigned)key;
+	struct grace_hash_node *n = grace_hash_lookup(ht, &key);
+	if (m->n[k] == 0) {
+		MCHECK(n == NULL, "lookup of absent key %u found a node", k);
+	} else {
+		struct obj *o = n ? container_of(n, struct obj, hn) : NULL;
+		MCHECK(o && o->magic == LIVE && o->key == key && model_find(m, o) >= 0,
+		       "lookup of key %u (%u nodes) found %p, not one of them", k, m->n[k],
+		       (void *)o);
+	}
+	unsigned seen = 0;
+	struct grace_hash_node *pos;
+	uint64_t h = hf(&key, NULL);
+	grace_hash_for_each_possible_rcu(ht, pos, h)
+	{
+		struct obj *o = container_of(pos, struct obj, hn);
+		MCHECK(o->magic == LIVE, "visit of key %u: a freed node", k);
+		MCHECK(pos->hash == h, "visit of key %u: a node of another hash", k);
+		if (o->key != key)
+			continue;
+		MCHECK(model_find(m, o) >= 0, "visit of key %u: a node the model lacks", k);
+		seen++;
+	}
+	MCHECK(seen == m->n[k], "visit of key %u: %u nodes, the model holds %u", k, seen, m->n[k]);
+}
+
+/* Inside a section: the iteration returns each node of the model once, and nothing else. */
+static void check_all(struct grace_hash *ht, const struct model *m)
+{
+	unsigned char *mark = calloc(nall + 1, 1);
+	REQUIRE(mark);
+	size_t n = 0;
+	struct grace_hash_iter it;
+	struct grace_hash_node *pos;
+	grace_hash_for_each_rcu(ht, it, pos)
+	{
+		struct obj *o = container_of(pos, struct obj, hn);
+		MCHECK(o->magic == LIVE && o->state == ST_IN,
+		       "iteration returned node %u (state %d) not in the table", o->id, o->state);
+		MCHECK(!mark[o->id], "iteration returned node %u twice", o->id);
+		mark[o->id] = 1;
+		n++;
+	}
+	MCHECK(n == m->count, "iteration returned %zu nodes, the model holds %zu", n, m->count);
+	free(mark);
+}
+
+static void run_seed(unsigned long long s, unsigned long nops)
+{
+	struct grace_hash_params p;
+	struct model m;
+
+	seed = s;
+	rng = s * 0x9e3779b97f4a7c15ull + 1;
+	capall = (unsigned)nops + 1;
+	all = realloc(all, capall * sizeof(*all));
+	freed = realloc(freed, capall);
+	REQUIRE(all && freed);
+	memset(&p, 0, sizeof(p));
+	static const unsigned ranges[] = { 16, 64, 256, 1024, 4096 };
+	unsigned nkeys = ranges[below(5)];
+	grace_hash_fn hf = below(3) == 0 ? weak_hash : good_hash;
+	p.hash = hf;
+	p.match = match_key;
+	p.free = free_obj;
+	p.init_buckets = (size_t)1 << below(9);
+	p.min_buckets = below(2) ? 0 : (size_t)1 << below(5);
+	if (p.min_buckets > p.init_buckets)
+		p.min_buckets = p.init_buckets;
+	p.max_buckets = below(3) ? 0 : (size_t)1 << (10 + below(4));
+	if (p.max_buckets && p.max_buckets < p.init_buckets)
+		p.max_buckets = p.init_buckets;
+	p.nlocks = below(2) ? 0 : 1u << below(9);
+	p.flags = below(2) ? GRACE_HASH_AUTO_RESIZE : 0;
+	struct grace_hash *ht = grace_hash_create(&p);
+	if (!ht)
+		fprintf(stderr, "seed %llu: grace_hash_create failed: %s\n", s, strerror(errno));
+	REQUIRE(ht);
+	model_init(&m, nkeys);
+
+	for (op = 0; op < nops; op++) {
+		uint64_t key = below(nkeys);
+		unsigned k = (unsigned)key;
+		unsigned what = below(1000);
+
+		if (what < 5) {
+			/* An explicit resize, outside any section. */
+			size_t want = (size_t)1 << below(13);
+			int r = grace_hash_resize(ht, want);
+			MCHECK(r == 0, "resize to %zu returned %d", want, r);
+			size_t b = grace_hash_buckets(ht);
+			MCHECK(b >= 1 && (b & (b - 1)) == 0, "buckets %zu, not a power of two", b);
+			continue;
+		}
+		rcu_read_lock();
+		if (what < 220) {
+			struct obj *o = new_obj(key);
+			int r = grace_hash_add(ht, &o->hn, &o->key);
+			MCHECK(r == 0, "add returned %d", r);
+			model_add(&m, o);
+		} else if (what < 320) {
+			struct obj *o = new_obj(key);
+			int r = grace_hash_add_unique(ht, &o->hn, &o->key);
+			if (m.n[k]) {
+				MCHECK(r == -EEXIST, "add_unique of present key %u returned %d", k, r);
+				if (r == 0)
+					model_add(&m, o);
+				else
+					drop_obj(o);
+			} else {
+				MCHECK(r == 0, "add_unique of absent key %u returned %d", k, r);
+				if (r == 0)
+					model_add(&m, o);
+				else
+					drop_obj(o);
+			}
+		} else if (what < 420) {
+			struct obj *o = new_obj(key);
+			struct grace_hash_node *g = grace_hash_add_or_get(ht, &o->hn, &o->key);
+			struct obj *go = g ? container_of(g, struct obj, hn) : NULL;
+			if (m.n[k]) {
+				MCHECK(go && go != o && model_find(&m, go) >= 0,
+				       "add_or_get of present key %u returned %p", k, (void *)go);
+				if (go == o)
+					model_add(&m, o);
+				else
+					drop_obj(o);
+			} else {
+				MCHECK(go == o, "add_or_get of absent key %u returned %p, not the node", k,
+				       (void *)go);
+				if (go == o)
+					model_add(&m, o);
+				else
+					drop_obj(o);
+			}
+		} else if (what < 520) {
+			struct obj *o = new_obj(key);
+			unsigned before = m.n[k];
+			struct grace_hash_node *g = grace_hash_add_replace(ht, &o->hn, &o->key);
+			struct obj *go = g ? container_of(g, struct obj, hn) : NULL;
+			if (before) {
+				MCHECK(go && go->magic == LIVE && model_find(&m, go) >= 0,
+				       "add_replace of present key %u returned %p", k, (void *)go);
+				if (go && model_find(&m, go) >= 0)
+					model_del(&m, go);
+			} else {
+				MCHECK(go == NULL, "add_replace of absent key %u returned %p", k,
+				       (void *)go);
+			}
+			model_add(&m, o);
+		} else if (what < 670) {
+			/* del of a node the model holds, or of one that left (ENOENT). */
+			if (m.n[k]) {
+				struct obj *o = m.in[k][below(m.n[k])];
+				int r = grace_hash_del(ht, &o->hn);
+				MCHECK(r == 0, "del of a present node returned %d", r);
+				model_del(&m, o);
+				if (below(4) == 0) {
+					/* Again, inside the same section: it is gone. */
+					r = grace_hash_del(ht, &o->hn);
+					MCHECK(r == -ENOENT, "second del returned %d", r);
+				}
+			}
+		} else if (what < 770) {
+			/* del_key: the first node with the key, one of the model's. */
+			unsigned before = m.n[k];
+			int r = grace_hash_del_key(ht, &key);
+			if (!before) {
+				MCHECK(r == -ENOENT, "del_key of absent key %u returned %d", k, r);
+			} else {
+				MCHECK(r == 0, "del_key of present key %u returned %d", k, r);
+				/* Which one left: the one the visit no longer finds. */
+				struct grace_hash_node *pos;
+				for (unsigned i = 0; i < m.n[k]; i++)
+					m.in[k][i]->state = ST_GONE; /* provisionally */
+				grace_hash_for_each_possible_rcu(ht, pos, hf(&key, NULL))
+				{
+					struct obj *o = container_of(pos, struct obj, hn);
+					if (o->key == key)
+						o->state = ST_IN;
+				}
+				unsigned gone = 0;
+				for (unsigned i = 0; i < m.n[k];) {
+					struct obj *o = m.in[k][i];
+					if (o->state == ST_GONE) {
+						o->state = ST_IN;
+						model_del(&m, o);
+						gone++;
+					} else {
+						i++;
+					}
+				}
+				MCHECK(gone == 1, "del_key of key %u removed %u nodes", k, gone);
+			}
+		} else if (what < 850) {
+			/* replace a present node with a new one of the same key. */
+			if (m.n[k]) {
+				struct obj *old = m.in[k][below(m.n[k])];
+				struct obj *o = new_obj(key);
+				int r = grace_hash_replace(ht, &old->hn, &o->hn);
+				MCHECK(r == 0, "replace of a present node returned %d", r);
+				if (r == 0) {
+					model_del(&m, old);
+					model_add(&m, o);
+				} else {
+					drop_obj(o);
+				}
+			}
+		} else if (what < 970) {
+			check_key(ht, &m, key, hf);
+			check_key(ht, &m, below(nkeys), hf);
+		} else {
+			check_all(ht, &m);
+		}
+		rcu_read_unlock();
+		size_t c = grace_hash_count(ht);
+		MCHECK(c == m.count, "count %zu, the model holds %zu", c, m.count);
+		if (failures > 10)
+			break;
+	}
+	rcu_read_lock();
+	check_all(ht, &m);
+	rcu_read_unlock();
+	grace_hash_destroy(ht);
+	/* Every node made has been freed once: by the table (it held it or retired it) or by
+	 * this test (the table never took it). */
+	unsigned long unfreed = 0;
+	for (unsigned i = 0; i < nall; i++)
+		unfreed += !freed[i];
+	MCHECK(unfreed == 0, "%lu nodes never freed after destroy", unfreed);
+	MCHECK(bad_frees == 0, "%lu nodes freed while in the table, twice, or never added",
+	       bad_frees);
+	model_free(&m);
+	nall = 0;
+	bad_frees = 0;
+}
+
+static unsigned long env_num(const char *name, unsigned long def)
+{
+	const char *e = getenv(name);
+	return e && *e ? strtoul(e, NULL, 10) : def;
+}
+
+TEST(random_calls_match_the_model)
+{
+	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24);
+	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
+	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
+	for (unsigned long s = first; s < first + seeds && failures == 0; s++)
+		run_seed(s, nops);
+	CHECK_MSG(failures == 0, "%lu mismatches (first seed that failed: %llu)", failures, seed);
+	free(all);
+	free(freed);
+}
+
+GT_MAIN()
