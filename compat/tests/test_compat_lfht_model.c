@@ -9,9 +9,12 @@
  * key (every node of the key, once), the whole traversal (every node once) and
  * cds_lfht_count_nodes(). Hash values are the key's mix or a poor one (sixteen keys per value,
  * so a run of equal hashes holds different keys). Removed nodes are freed with call_rcu() and
- * poisoned first. GRACE_MODEL_SEEDS and GRACE_MODEL_OPS set the work.
+ * poisoned first. The second case runs threads on one table, each on its own share of the keys
+ * with its own model (see struct runner). GRACE_MODEL_SEEDS, GRACE_MODEL_OPS and
+ * GRACE_MODEL_THREADS set the work.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,17 +37,40 @@ struct item {
 	struct rcu_head rh;
 };
 
-static uint64_t rng;
-static uint64_t rnd(void)
+/*
+ * One runner per thread: its random sequence, its model and its keys. Sequential runs have one
+ * runner owning every key; concurrent runs split the keys (key % nthreads == the runner's
+ * index), so each runner's model stays exact while the others update the same buckets and runs
+ * of equal hashes beside it, resize, and free: cds_lfht's updates are lock-free, and a node
+ * lost or duplicated at a neighbour's insertion or removal shows as a mismatch.
+ */
+struct runner {
+	uint64_t rng;
+	unsigned idx, nthreads;
+	struct item ***in; /* in[key]: the runner's nodes of that key in the table */
+	unsigned *nin, *capin;
+	long count;
+	struct item **gone; /* removed in this section: freed after it */
+	unsigned ngone, capgone;
+	unsigned next_id;
+	unsigned long failures, op;
+};
+
+static unsigned nkeys;
+static bool weak;
+static unsigned long long seed;
+static unsigned long total_failures;
+
+static uint64_t rnd(struct runner *r)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
+	r->rng ^= r->rng >> 12;
+	r->rng ^= r->rng << 25;
+	r->rng ^= r->rng >> 27;
+	return r->rng * 2685821657736338717ull;
 }
-static unsigned below(unsigned n)
+static unsigned below(struct runner *r, unsigned n)
 {
-	return (unsigned)(rnd() % n);
+	return (unsigned)(rnd(r) % n);
 }
 
 static unsigned long mix(unsigned long x)
@@ -54,10 +80,16 @@ static unsigned long mix(unsigned long x)
 	x ^= x >> 29;
 	return x;
 }
-static bool weak;
 static unsigned long hash_of(unsigned long key)
 {
 	return weak ? mix(key >> 4) : mix(key);
+}
+
+/* A key of the runner's share. */
+static unsigned long own_key(struct runner *r)
+{
+	unsigned per = nkeys / r->nthreads;
+	return (unsigned long)below(r, per) * r->nthreads + r->idx;
 }
 
 static int match(struct cds_lfht_node *node, const void *key)
@@ -72,14 +104,13 @@ static void item_free(struct rcu_head *rh)
 	free(it);
 }
 
-static unsigned next_id;
-static struct item *item_new(unsigned long key)
+static struct item *item_new(struct runner *r, unsigned long key)
 {
 	struct item *it = (struct item *)calloc(1, sizeof(*it));
 	REQUIRE(it);
 	it->key = key;
 	it->magic = LIVE;
-	it->id = next_id++;
+	it->id = r->next_id++;
 	cds_lfht_node_init(&it->node);
 	return it;
 }
@@ -89,69 +120,57 @@ static void retire(struct item *it)
 	urcu_memb_call_rcu(&it->rh, item_free);
 }
 
-/* ---- the model: the items in the table, by key ---- */
+/* ---- the model: the runner's items in the table, by key ---- */
 
-static unsigned nkeys;
-static struct item ***in;
-static unsigned *nin, *capin;
-static long count;
-/* Items removed in this section, freed after it (their lookups may still be checked). */
-static struct item **gone;
-static unsigned ngone, capgone;
-
-static void m_add(struct item *it)
+static void m_add(struct runner *r, struct item *it)
 {
 	unsigned k = (unsigned)it->key;
-	if (nin[k] == capin[k]) {
-		capin[k] = capin[k] ? 2 * capin[k] : 4;
-		in[k] = realloc(in[k], capin[k] * sizeof(**in));
-		REQUIRE(in[k]);
+	if (r->nin[k] == r->capin[k]) {
+		r->capin[k] = r->capin[k] ? 2 * r->capin[k] : 4;
+		r->in[k] = realloc(r->in[k], r->capin[k] * sizeof(**r->in));
+		REQUIRE(r->in[k]);
 	}
-	in[k][nin[k]++] = it;
+	r->in[k][r->nin[k]++] = it;
 	it->in = true;
-	count++;
+	r->count++;
 }
 
-static int m_find(const struct item *it)
+static int m_find(const struct runner *r, const struct item *it)
 {
 	unsigned k = (unsigned)it->key;
-	for (unsigned i = 0; i < nin[k]; i++)
-		if (in[k][i] == it)
+	for (unsigned i = 0; i < r->nin[k]; i++)
+		if (r->in[k][i] == it)
 			return (int)i;
 	return -1;
 }
 
-static void m_del(struct item *it)
+static void m_del(struct runner *r, struct item *it)
 {
 	unsigned k = (unsigned)it->key;
-	int i = m_find(it);
+	int i = m_find(r, it);
 	REQUIRE(i >= 0);
-	in[k][i] = in[k][--nin[k]];
+	r->in[k][i] = r->in[k][--r->nin[k]];
 	it->in = false;
-	count--;
-	if (ngone == capgone) {
-		capgone = capgone ? 2 * capgone : 64;
-		gone = realloc(gone, capgone * sizeof(*gone));
-		REQUIRE(gone);
+	r->count--;
+	if (r->ngone == r->capgone) {
+		r->capgone = r->capgone ? 2 * r->capgone : 64;
+		r->gone = realloc(r->gone, r->capgone * sizeof(*r->gone));
+		REQUIRE(r->gone);
 	}
-	gone[ngone++] = it;
+	r->gone[r->ngone++] = it;
 }
 
-static unsigned long failures;
-static unsigned long long seed;
-static unsigned long op;
-
-#define MCHECK(cond, ...)                                                                     \
-	do {                                                                                  \
-		if (!(cond) && failures++ < 10) {                                              \
-			fprintf(stderr, "  seed %llu op %lu: ", seed, op);                     \
-			fprintf(stderr, __VA_ARGS__);                                          \
-			fprintf(stderr, "\n");                                                 \
-		}                                                                              \
+#define MCHECK(cond, ...)                                                                       \
+	do {                                                                                    \
+		if (!(cond) && r->failures++ < 10) {                                            \
+			fprintf(stderr, "  seed %llu thread %u op %lu: ", seed, r->idx, r->op); \
+			fprintf(stderr, __VA_ARGS__);                                           \
+			fprintf(stderr, "\n");                                                  \
+		}                                                                               \
 	} while (0)
 
 /* Inside a section: the lookup and its duplicates are the model's nodes of the key. */
-static void check_key(struct cds_lfht *ht, unsigned long key)
+static void check_key(struct runner *r, struct cds_lfht *ht, unsigned long key)
 {
 	unsigned k = (unsigned)key, seen = 0;
 	struct cds_lfht_iter iter;
@@ -165,184 +184,238 @@ static void check_key(struct cds_lfht *ht, unsigned long key)
 		       "lookup of key %u: node %u (key %lu, in %d) is not the model's", k, it->id,
 		       it->key, it->in);
 		MCHECK(!cds_lfht_is_node_deleted(n), "lookup of key %u returned a deleted node", k);
-		if (++seen > nin[k] + 1)
+		if (++seen > r->nin[k] + 1)
 			break;
 	}
-	MCHECK(seen == nin[k], "key %u: lookup and its duplicates gave %u nodes, the model %u", k,
-	       seen, nin[k]);
+	MCHECK(seen == r->nin[k], "key %u: lookup and its duplicates gave %u nodes, the model %u",
+	       k, seen, r->nin[k]);
 }
 
-static void check_all(struct cds_lfht *ht)
+/* Inside a section: the traversal returns each of the runner's nodes once (another runner's
+ * are only checked to be live); alone, it returns nothing else and count_nodes agrees. */
+static void check_all(struct runner *r, struct cds_lfht *ht)
 {
 	struct cds_lfht_iter iter;
 	struct cds_lfht_node *n;
-	long seen = 0;
-	unsigned char *mark = calloc(next_id + 1, 1);
+	long seen = 0, others = 0;
+	unsigned char *mark = calloc(r->next_id + 1, 1);
 
 	REQUIRE(mark);
-	cds_lfht_for_each(ht, &iter, n)
-	{
+	cds_lfht_for_each(ht, &iter, n) {
 		struct item *it = caa_container_of(n, struct item, node);
-		MCHECK(it->magic == LIVE && it->in, "traversal returned node %u, not in the table",
-		       it->id);
+		MCHECK(it->magic == LIVE, "traversal returned a freed node");
+		if (it->key % r->nthreads != r->idx) {
+			if (++others > 10000000)
+				break;
+			continue;
+		}
+		MCHECK(it->in, "traversal returned node %u, not in the table", it->id);
 		MCHECK(!mark[it->id], "traversal returned node %u twice", it->id);
 		mark[it->id] = 1;
-		if (++seen > count + 1)
+		if (++seen > r->count + 1)
 			break;
 	}
 	free(mark);
-	MCHECK(seen == count, "traversal returned %ld nodes, the model holds %ld", seen, count);
-	long before, after;
-	unsigned long c;
-	cds_lfht_count_nodes(ht, &before, &c, &after);
-	MCHECK((long)c == count, "count_nodes counted %lu, the model holds %ld", c, count);
+	MCHECK(seen == r->count, "traversal returned %ld nodes, the model holds %ld", seen,
+	       r->count);
+	if (r->nthreads == 1) {
+		long before, after;
+		unsigned long c;
+		cds_lfht_count_nodes(ht, &before, &c, &after);
+		MCHECK((long)c == r->count, "count_nodes counted %lu, the model holds %ld", c,
+		       r->count);
+	}
 }
 
-static void run_seed(unsigned long long s, unsigned long nops)
+struct run_arg {
+	struct runner *r;
+	struct cds_lfht *ht;
+	unsigned long nops;
+};
+
+static void *run_calls(void *arg)
 {
-	static const unsigned ranges[] = { 16, 64, 256, 1024, 4096 };
+	struct run_arg *a = (struct run_arg *)arg;
+	struct runner *r = a->r;
+	struct cds_lfht *ht = a->ht;
 
-	seed = s;
-	rng = s * 0x9e3779b97f4a7c15ull + 3;
-	next_id = 0; /* the last run's items are all freed (its barrier) */
-	nkeys = ranges[below(5)];
-	weak = below(3) == 0;
-	in = calloc(nkeys, sizeof(*in));
-	nin = calloc(nkeys, sizeof(*nin));
-	capin = calloc(nkeys, sizeof(*capin));
-	REQUIRE(in && nin && capin);
-	count = 0;
-	unsigned long init = 1ul << below(10);
-	unsigned long min_alloc = 1ul << below(4);
-	if (min_alloc > init)
-		min_alloc = init;
-	int flags = (below(2) ? CDS_LFHT_AUTO_RESIZE : 0) | (below(2) ? CDS_LFHT_ACCOUNTING : 0);
-	struct cds_lfht *ht = cds_lfht_new_flavor(init, min_alloc, 0, flags, &urcu_memb_flavor,
-						  NULL);
-	REQUIRE(ht);
-
-	for (op = 0; op < nops && failures == 0; op++) {
-		unsigned long key = below(nkeys);
+	urcu_memb_register_thread();
+	for (r->op = 0; r->op < a->nops && r->failures == 0; r->op++) {
+		unsigned long key = own_key(r);
 		unsigned k = (unsigned)key;
 		unsigned long h = hash_of(key);
-		unsigned what = below(1000);
+		unsigned what = below(r, 1000);
 
 		if (what < 4) {
-			unsigned long want = 1ul << below(13);
+			unsigned long want = 1ul << below(r, 13);
 			cds_lfht_resize(ht, want); /* outside any section: it waits */
 			continue;
 		}
 		urcu_memb_read_lock();
 		if (what < 220) {
-			struct item *it = item_new(key);
+			struct item *it = item_new(r, key);
 			cds_lfht_add(ht, h, &it->node);
-			m_add(it);
+			m_add(r, it);
 		} else if (what < 340) {
-			struct item *it = item_new(key);
-			struct cds_lfht_node *r = cds_lfht_add_unique(ht, h, match, &key, &it->node);
-			struct item *ri = caa_container_of(r, struct item, node);
-			if (nin[k]) {
-				MCHECK(r != &it->node && ri->in && ri->key == key,
+			struct item *it = item_new(r, key);
+			struct cds_lfht_node *n = cds_lfht_add_unique(ht, h, match, &key,
+								      &it->node);
+			struct item *ni = caa_container_of(n, struct item, node);
+			if (r->nin[k]) {
+				MCHECK(n != &it->node && ni->in && ni->key == key,
 				       "add_unique of present key %u returned node %u", k,
-				       r == &it->node ? it->id : ri->id);
-				if (r == &it->node)
-					m_add(it);
-				else
-					free(it); /* never published */
+				       n == &it->node ? it->id : ni->id);
 			} else {
-				MCHECK(r == &it->node, "add_unique of absent key %u returned another node",
-				       k);
-				if (r == &it->node)
-					m_add(it);
-				else
-					free(it);
+				MCHECK(n == &it->node,
+				       "add_unique of absent key %u returned another node", k);
 			}
+			if (n == &it->node)
+				m_add(r, it);
+			else
+				free(it); /* never published */
 		} else if (what < 460) {
-			struct item *it = item_new(key);
-			unsigned before = nin[k];
-			struct cds_lfht_node *r = cds_lfht_add_replace(ht, h, match, &key, &it->node);
+			struct item *it = item_new(r, key);
+			unsigned before = r->nin[k];
+			struct cds_lfht_node *n = cds_lfht_add_replace(ht, h, match, &key,
+								       &it->node);
 			if (before) {
-				struct item *ri = r ? caa_container_of(r, struct item, node) : NULL;
-				MCHECK(ri && ri->in && ri->key == key,
-				       "add_replace of present key %u returned %p", k, (void *)ri);
-				if (ri && ri->in) {
-					MCHECK(cds_lfht_is_node_deleted(r),
+				struct item *ni = n ? caa_container_of(n, struct item, node) : NULL;
+				MCHECK(ni && ni->in && ni->key == key,
+				       "add_replace of present key %u returned %p", k, (void *)ni);
+				if (ni && ni->in) {
+					MCHECK(cds_lfht_is_node_deleted(n),
 					       "the node add_replace replaced is not deleted");
-					m_del(ri);
+					m_del(r, ni);
 				}
 			} else {
-				MCHECK(r == NULL, "add_replace of absent key %u returned a node", k);
+				MCHECK(n == NULL, "add_replace of absent key %u returned a node",
+				       k);
 			}
-			m_add(it);
+			m_add(r, it);
 		} else if (what < 600) {
-			if (nin[k]) {
-				struct item *it = in[k][below(nin[k])];
-				int r = cds_lfht_del(ht, &it->node);
-				MCHECK(r == 0, "del of a present node returned %d", r);
+			if (r->nin[k]) {
+				struct item *it = r->in[k][below(r, r->nin[k])];
+				int e = cds_lfht_del(ht, &it->node);
+				MCHECK(e == 0, "del of a present node returned %d", e);
 				MCHECK(cds_lfht_is_node_deleted(&it->node),
 				       "a node del removed is not deleted");
-				m_del(it);
-			} else if (ngone) {
+				m_del(r, it);
+			} else if (r->ngone) {
 				/* A node removed earlier in this section: -ENOENT. */
-				struct item *it = gone[below(ngone)];
-				int r = cds_lfht_del(ht, &it->node);
-				MCHECK(r == -ENOENT, "del of a removed node returned %d", r);
+				struct item *it = r->gone[below(r, r->ngone)];
+				int e = cds_lfht_del(ht, &it->node);
+				MCHECK(e == -ENOENT, "del of a removed node returned %d", e);
 			}
 		} else if (what < 700) {
 			/* cds_lfht_replace() of the node a lookup found. */
-			if (nin[k]) {
+			if (r->nin[k]) {
 				struct cds_lfht_iter iter;
 				cds_lfht_lookup(ht, h, match, &key, &iter);
 				struct cds_lfht_node *old = cds_lfht_iter_get_node(&iter);
 				MCHECK(old != NULL, "lookup of present key %u found nothing", k);
 				if (old) {
 					struct item *oi = caa_container_of(old, struct item, node);
-					struct item *it = item_new(key);
-					int r = cds_lfht_replace(ht, &iter, h, match, &key, &it->node);
-					MCHECK(r == 0, "replace of a present node returned %d", r);
-					if (r == 0) {
-						m_del(oi);
-						m_add(it);
+					struct item *it = item_new(r, key);
+					int e = cds_lfht_replace(ht, &iter, h, match, &key,
+								 &it->node);
+					MCHECK(e == 0, "replace of a present node returned %d", e);
+					if (e == 0) {
+						m_del(r, oi);
+						m_add(r, it);
 					} else {
 						free(it);
 					}
 				}
 			}
 		} else if (what < 970) {
-			check_key(ht, key);
-			check_key(ht, below(nkeys));
+			check_key(r, ht, key);
+			check_key(r, ht, own_key(r));
 		} else {
-			check_all(ht);
+			check_all(r, ht);
 		}
 		urcu_memb_read_unlock();
 		/* The section is over: what it removed may be freed after a grace period. */
-		for (unsigned i = 0; i < ngone; i++) {
-			MCHECK(gone[i]->magic == LIVE, "a removed node was freed under the section");
-			retire(gone[i]);
+		for (unsigned i = 0; i < r->ngone; i++) {
+			MCHECK(r->gone[i]->magic == LIVE,
+			       "a removed node was freed under the section");
+			retire(r->gone[i]);
 		}
-		ngone = 0;
+		r->ngone = 0;
 	}
 	urcu_memb_read_lock();
-	check_all(ht);
-	/* Empty the table for cds_lfht_destroy(). */
+	check_all(r, ht);
+	/* Empty the runner's share for cds_lfht_destroy(). */
 	for (unsigned kk = 0; kk < nkeys; kk++)
-		while (nin[kk]) {
-			struct item *it = in[kk][0];
+		while (r->nin[kk]) {
+			struct item *it = r->in[kk][0];
 			MCHECK(cds_lfht_del(ht, &it->node) == 0, "del at the end failed");
-			m_del(it);
+			m_del(r, it);
 		}
 	urcu_memb_read_unlock();
-	for (unsigned i = 0; i < ngone; i++)
-		retire(gone[i]);
-	ngone = 0;
-	int r = cds_lfht_destroy(ht, NULL);
-	MCHECK(r == 0, "destroy of the emptied table returned %d", r);
+	for (unsigned i = 0; i < r->ngone; i++)
+		retire(r->gone[i]);
+	r->ngone = 0;
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+static void run_seed(unsigned long long s, unsigned long nops, unsigned nthreads)
+{
+	static const unsigned ranges[] = { 16, 64, 256, 1024, 4096 };
+	struct runner main_r = { .rng = s * 0x9e3779b97f4a7c15ull + 3 };
+	struct runner *rs = calloc(nthreads, sizeof(*rs));
+	struct run_arg *args = calloc(nthreads, sizeof(*args));
+	pthread_t *th = calloc(nthreads, sizeof(*th));
+
+	REQUIRE(rs && args && th);
+	seed = s;
+	nkeys = ranges[below(&main_r, 5)];
+	weak = below(&main_r, 3) == 0;
+	unsigned long init = 1ul << below(&main_r, 10);
+	unsigned long min_alloc = 1ul << below(&main_r, 4);
+	if (min_alloc > init)
+		min_alloc = init;
+	int flags = (below(&main_r, 2) ? CDS_LFHT_AUTO_RESIZE : 0) |
+		    (below(&main_r, 2) ? CDS_LFHT_ACCOUNTING : 0);
+	struct cds_lfht *ht = cds_lfht_new_flavor(init, min_alloc, 0, flags, &urcu_memb_flavor,
+						  NULL);
+	REQUIRE(ht);
+	for (unsigned t = 0; t < nthreads; t++) {
+		struct runner *r = &rs[t];
+		r->rng = main_r.rng + 0x632be59bd9b4e019ull * (t + 1);
+		r->idx = t;
+		r->nthreads = nthreads;
+		r->in = calloc(nkeys, sizeof(*r->in));
+		r->nin = calloc(nkeys, sizeof(*r->nin));
+		r->capin = calloc(nkeys, sizeof(*r->capin));
+		REQUIRE(r->in && r->nin && r->capin);
+		args[t] = (struct run_arg){ r, ht, nops };
+	}
+	if (nthreads == 1) {
+		run_calls(&args[0]);
+	} else {
+		for (unsigned t = 0; t < nthreads; t++)
+			REQUIRE(pthread_create(&th[t], NULL, run_calls, &args[t]) == 0);
+		for (unsigned t = 0; t < nthreads; t++)
+			pthread_join(th[t], NULL);
+	}
+	int e = cds_lfht_destroy(ht, NULL);
+	if (e != 0 && total_failures++ < 10)
+		fprintf(stderr, "  seed %llu: destroy of the emptied table returned %d\n", s, e);
 	urcu_memb_barrier();
-	for (unsigned kk = 0; kk < nkeys; kk++)
-		free(in[kk]);
-	free(in);
-	free(nin);
-	free(capin);
+	for (unsigned t = 0; t < nthreads; t++) {
+		struct runner *r = &rs[t];
+		total_failures += r->failures;
+		for (unsigned kk = 0; kk < nkeys; kk++)
+			free(r->in[kk]);
+		free(r->in);
+		free(r->nin);
+		free(r->capin);
+		free(r->gone);
+	}
+	free(rs);
+	free(args);
+	free(th);
 }
 
 static unsigned long env_num(const char *name, unsigned long def)
@@ -357,12 +430,25 @@ TEST(random_calls_match_the_model)
 	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
 	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
 
-	urcu_memb_register_thread();
-	for (unsigned long s = first; s < first + seeds && failures == 0; s++)
-		run_seed(s, nops);
-	urcu_memb_unregister_thread();
-	free(gone);
-	CHECK_MSG(failures == 0, "%lu mismatches (first seed that failed: %llu)", failures, seed);
+	for (unsigned long s = first; s < first + seeds && total_failures == 0; s++)
+		run_seed(s, nops, 1);
+	CHECK_MSG(total_failures == 0, "%lu mismatches (first seed that failed: %llu)",
+		  total_failures, seed);
+}
+
+/* Threads on one table (GRACE_MODEL_THREADS, 2 by default), each with its own share of the keys
+ * and its own model. */
+TEST(concurrent_calls_match_each_threads_model)
+{
+	unsigned nthreads = (unsigned)env_num("GRACE_MODEL_THREADS", 2);
+	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24) / 2;
+	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
+	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
+
+	for (unsigned long s = first; s < first + seeds && total_failures == 0; s++)
+		run_seed(s + 1000000, nops, nthreads < 2 ? 2 : nthreads);
+	CHECK_MSG(total_failures == 0, "%lu mismatches (first seed that failed: %llu)",
+		  total_failures, seed);
 }
 
 GT_MAIN()

@@ -12,9 +12,12 @@
  *
  * The tables vary by seed: sizes, stripes, a good hash or a poor one (sixteen keys per hash
  * value, so chains hold equal hashes of different keys), key ranges from 16 to 4096 (dense:
- * many duplicates; sparse: mostly misses). GRACE_MODEL_SEEDS and GRACE_MODEL_OPS set the work.
+ * many duplicates; sparse: mostly misses). The second case runs threads on one table, each on
+ * its own share of the keys with its own model (see struct runner). GRACE_MODEL_SEEDS,
+ * GRACE_MODEL_OPS and GRACE_MODEL_THREADS set the work.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,31 +30,54 @@
 
 enum { ST_OUT, ST_IN, ST_GONE };
 
+struct runner;
+
 struct obj {
 	uint64_t key;
 	unsigned magic;
-	unsigned id;    /* index in all[] */
-	int state;      /* ST_*: where the model says the node is */
+	struct runner *owner;
+	unsigned id; /* index in its runner's all[] */
+	int state;   /* ST_*: where the model says the node is */
 	struct grace_hash_node hn;
 };
 
-static struct obj **all; /* every node made, by id: freed ones stay as tombstones' ids */
-static unsigned char *freed;
-static unsigned nall, capall;
-static unsigned long bad_frees;
+/*
+ * One runner per thread: its random sequence, its nodes and its model. A sequential run has one
+ * runner owning every key; a concurrent run splits the keys (key % nthreads == the runner's
+ * index), so each runner's model stays exact while the others update the same stripes and
+ * chains, resize and free beside it.
+ */
+struct model {
+	unsigned nkeys;
+	struct obj ***in;  /* in[key]: the nodes with that key */
+	unsigned *n, *cap; /* their number, capacity */
+	size_t count;
+};
+
+struct runner {
+	uint64_t rng;
+	unsigned idx, nthreads;
+	struct obj **all;     /* every node made, by id */
+	unsigned char *freed; /* by id: freed (the table's free function or drop_obj()) */
+	unsigned nall, capall;
+	unsigned long bad_frees, failures, op;
+	struct model m;
+};
+
+static unsigned long long seed;
+static unsigned long total_failures;
 
 /* xorshift64*: the sequence of one seed is the same on every run and every build. */
-static uint64_t rng;
-static uint64_t rnd(void)
+static uint64_t rnd(struct runner *r)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
+	r->rng ^= r->rng >> 12;
+	r->rng ^= r->rng << 25;
+	r->rng ^= r->rng >> 27;
+	return r->rng * 2685821657736338717ull;
 }
-static unsigned below(unsigned n)
+static unsigned below(struct runner *r, unsigned n)
 {
-	return (unsigned)(rnd() % n);
+	return (unsigned)(rnd(r) % n);
 }
 
 static uint64_t mix(uint64_t x)
@@ -84,46 +110,41 @@ static bool match_key(const struct grace_hash_node *n, const void *key, void *ar
 static void free_obj(struct rcu_head *h)
 {
 	struct obj *o = container_of(grace_hash_node_of_rcu(h), struct obj, hn);
-	if (o->magic != LIVE || freed[o->id] || o->state == ST_OUT)
-		__atomic_fetch_add(&bad_frees, 1, __ATOMIC_RELAXED);
-	freed[o->id] = 1;
+	struct runner *r = o->owner;
+	if (o->magic != LIVE || r->freed[o->id] || o->state == ST_OUT)
+		__atomic_fetch_add(&r->bad_frees, 1, __ATOMIC_RELAXED);
+	r->freed[o->id] = 1;
 	o->magic = DEAD;
 	free(o);
 }
 
-static struct obj *new_obj(uint64_t key)
+static struct obj *new_obj(struct runner *r, uint64_t key)
 {
 	/* all[] and freed[] are sized for the run before it starts: the table's free function
 	 * writes freed[] from a callback worker while this thread makes nodes. */
-	REQUIRE(nall < capall);
+	REQUIRE(r->nall < r->capall);
 	struct obj *o = calloc(1, sizeof(*o));
 	REQUIRE(o);
 	o->key = key;
 	o->magic = LIVE;
-	o->id = nall;
+	o->owner = r;
+	o->id = r->nall;
 	o->state = ST_OUT;
-	all[nall] = o;
-	freed[nall] = 0;
-	nall++;
+	r->all[r->nall] = o;
+	r->freed[r->nall] = 0;
+	r->nall++;
 	return o;
 }
 
 /* A node the table never took: the caller frees it. */
 static void drop_obj(struct obj *o)
 {
-	freed[o->id] = 1;
+	o->owner->freed[o->id] = 1;
 	o->magic = DEAD;
 	free(o);
 }
 
 /* ---- the model: the nodes in the table, by key (a node per entry; duplicates allowed) ---- */
-
-struct model {
-	unsigned nkeys;
-	struct obj ***in;  /* in[key]: the nodes with that key */
-	unsigned *n, *cap; /* their number, capacity */
-	size_t count;
-};
 
 static void model_init(struct model *m, unsigned nkeys)
 {
@@ -178,27 +199,24 @@ static void model_del(struct model *m, struct obj *o)
 
 /* ---- checks ---- */
 
-static unsigned long failures;
-
-#define MCHECK(cond, ...)                                                                    \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			if (failures++ < 10) {                                               \
-				fprintf(stderr, "  seed %llu op %lu: ", (unsigned long long)seed, \
-					op);                                                        \
-				fprintf(stderr, __VA_ARGS__);                                        \
-				fprintf(stderr, "\n");                                               \
-			}                                                                            \
-		}                                                                                    \
+#define MCHECK(cond, ...)                                                                       \
+	do {                                                                                    \
+		if (!(cond) && r->failures++ < 10) {                                            \
+			fprintf(stderr, "  seed %llu thread %u op %lu: ", seed, r->idx, r->op); \
+			fprintf(stderr, __VA_ARGS__);                                           \
+			fprintf(stderr, "\n");                                                  \
+		}                                                                               \
 	} while (0)
 
-static unsigned long long seed;
-static unsigned long op;
+static bool own(const struct runner *r, const struct obj *o)
+{
+	return o->owner == r;
+}
 
 /* Inside a section: lookup and the visit of the key's hash agree with the model. */
-static void check_key(struct grace_hash *ht, const struct model *m, uint64_t key,
-		      grace_hash_fn hf)
+static void check_key(struct runner *r, struct grace_hash *ht, uint64_t key, grace_hash_fn hf)
 {
+	const struct model *m = &r->m;
 	unsigned k = (unsigned)key;
 	struct grace_hash_node *n = grace_hash_lookup(ht, &key);
 	if (m->n[k] == 0) {
@@ -212,12 +230,11 @@ static void check_key(struct grace_hash *ht, const struct model *m, uint64_t key
 	unsigned seen = 0;
 	struct grace_hash_node *pos;
 	uint64_t h = hf(&key, NULL);
-	grace_hash_for_each_possible_rcu(ht, pos, h)
-	{
+	grace_hash_for_each_possible_rcu(ht, pos, h) {
 		struct obj *o = container_of(pos, struct obj, hn);
 		MCHECK(o->magic == LIVE, "visit of key %u: a freed node", k);
 		MCHECK(pos->hash == h, "visit of key %u: a node of another hash", k);
-		if (o->key != key)
+		if (o->key != key || !own(r, o))
 			continue;
 		MCHECK(model_find(m, o) >= 0, "visit of key %u: a node the model lacks", k);
 		seen++;
@@ -225,19 +242,23 @@ static void check_key(struct grace_hash *ht, const struct model *m, uint64_t key
 	MCHECK(seen == m->n[k], "visit of key %u: %u nodes, the model holds %u", k, seen, m->n[k]);
 }
 
-/* Inside a section: the iteration returns each node of the model once, and nothing else. */
-static void check_all(struct grace_hash *ht, const struct model *m)
+/* Inside a section: the iteration returns each node of the runner's model once (another
+ * runner's are only checked to be live), and alone nothing else. */
+static void check_all(struct runner *r, struct grace_hash *ht)
 {
-	unsigned char *mark = calloc(nall + 1, 1);
+	const struct model *m = &r->m;
+	unsigned char *mark = calloc(r->nall + 1, 1);
 	REQUIRE(mark);
 	size_t n = 0;
 	struct grace_hash_iter it;
 	struct grace_hash_node *pos;
-	grace_hash_for_each_rcu(ht, it, pos)
-	{
+	grace_hash_for_each_rcu(ht, it, pos) {
 		struct obj *o = container_of(pos, struct obj, hn);
-		MCHECK(o->magic == LIVE && o->state == ST_IN,
-		       "iteration returned node %u (state %d) not in the table", o->id, o->state);
+		MCHECK(o->magic == LIVE, "iteration returned a freed node");
+		if (!own(r, o))
+			continue;
+		MCHECK(o->state == ST_IN, "iteration returned node %u (state %d) not in the table",
+		       o->id, o->state);
 		MCHECK(!mark[o->id], "iteration returned node %u twice", o->id);
 		mark[o->id] = 1;
 		n++;
@@ -246,146 +267,135 @@ static void check_all(struct grace_hash *ht, const struct model *m)
 	free(mark);
 }
 
-static void run_seed(unsigned long long s, unsigned long nops)
+/* A key of the runner's share. */
+static uint64_t own_key(struct runner *r)
 {
-	struct grace_hash_params p;
-	struct model m;
+	unsigned per = r->m.nkeys / r->nthreads;
+	return (uint64_t)below(r, per) * r->nthreads + r->idx;
+}
 
-	seed = s;
-	rng = s * 0x9e3779b97f4a7c15ull + 1;
-	capall = (unsigned)nops + 1;
-	all = realloc(all, capall * sizeof(*all));
-	freed = realloc(freed, capall);
-	REQUIRE(all && freed);
-	memset(&p, 0, sizeof(p));
-	static const unsigned ranges[] = { 16, 64, 256, 1024, 4096 };
-	unsigned nkeys = ranges[below(5)];
-	grace_hash_fn hf = below(3) == 0 ? weak_hash : good_hash;
-	p.hash = hf;
-	p.match = match_key;
-	p.free = free_obj;
-	p.init_buckets = (size_t)1 << below(9);
-	p.min_buckets = below(2) ? 0 : (size_t)1 << below(5);
-	if (p.min_buckets > p.init_buckets)
-		p.min_buckets = p.init_buckets;
-	p.max_buckets = below(3) ? 0 : (size_t)1 << (10 + below(4));
-	if (p.max_buckets && p.max_buckets < p.init_buckets)
-		p.max_buckets = p.init_buckets;
-	p.nlocks = below(2) ? 0 : 1u << below(9);
-	p.flags = below(2) ? GRACE_HASH_AUTO_RESIZE : 0;
-	struct grace_hash *ht = grace_hash_create(&p);
-	if (!ht)
-		fprintf(stderr, "seed %llu: grace_hash_create failed: %s\n", s, strerror(errno));
-	REQUIRE(ht);
-	model_init(&m, nkeys);
+struct run_arg {
+	struct runner *r;
+	struct grace_hash *ht;
+	grace_hash_fn hf;
+	unsigned long nops;
+};
 
-	for (op = 0; op < nops; op++) {
-		uint64_t key = below(nkeys);
+static void *run_calls(void *arg)
+{
+	struct run_arg *a = (struct run_arg *)arg;
+	struct runner *r = a->r;
+	struct grace_hash *ht = a->ht;
+	grace_hash_fn hf = a->hf;
+
+	for (r->op = 0; r->op < a->nops && r->failures == 0; r->op++) {
+		uint64_t key = own_key(r);
 		unsigned k = (unsigned)key;
-		unsigned what = below(1000);
+		unsigned what = below(r, 1000);
 
 		if (what < 5) {
 			/* An explicit resize, outside any section. */
-			size_t want = (size_t)1 << below(13);
-			int r = grace_hash_resize(ht, want);
-			MCHECK(r == 0, "resize to %zu returned %d", want, r);
+			size_t want = (size_t)1 << below(r, 13);
+			int e = grace_hash_resize(ht, want);
+			MCHECK(e == 0, "resize to %zu returned %d", want, e);
 			size_t b = grace_hash_buckets(ht);
 			MCHECK(b >= 1 && (b & (b - 1)) == 0, "buckets %zu, not a power of two", b);
 			continue;
 		}
 		rcu_read_lock();
 		if (what < 220) {
-			struct obj *o = new_obj(key);
-			int r = grace_hash_add(ht, &o->hn, &o->key);
-			MCHECK(r == 0, "add returned %d", r);
-			model_add(&m, o);
+			struct obj *o = new_obj(r, key);
+			int e = grace_hash_add(ht, &o->hn, &o->key);
+			MCHECK(e == 0, "add returned %d", e);
+			model_add(&r->m, o);
 		} else if (what < 320) {
-			struct obj *o = new_obj(key);
-			int r = grace_hash_add_unique(ht, &o->hn, &o->key);
-			if (m.n[k]) {
-				MCHECK(r == -EEXIST, "add_unique of present key %u returned %d", k, r);
-				if (r == 0)
-					model_add(&m, o);
+			struct obj *o = new_obj(r, key);
+			int e = grace_hash_add_unique(ht, &o->hn, &o->key);
+			if (r->m.n[k]) {
+				MCHECK(e == -EEXIST, "add_unique of present key %u returned %d", k,
+				       e);
+				if (e == 0)
+					model_add(&r->m, o);
 				else
 					drop_obj(o);
 			} else {
-				MCHECK(r == 0, "add_unique of absent key %u returned %d", k, r);
-				if (r == 0)
-					model_add(&m, o);
+				MCHECK(e == 0, "add_unique of absent key %u returned %d", k, e);
+				if (e == 0)
+					model_add(&r->m, o);
 				else
 					drop_obj(o);
 			}
 		} else if (what < 420) {
-			struct obj *o = new_obj(key);
+			struct obj *o = new_obj(r, key);
 			struct grace_hash_node *g = grace_hash_add_or_get(ht, &o->hn, &o->key);
 			struct obj *go = g ? container_of(g, struct obj, hn) : NULL;
-			if (m.n[k]) {
-				MCHECK(go && go != o && model_find(&m, go) >= 0,
+			if (r->m.n[k]) {
+				MCHECK(go && go != o && model_find(&r->m, go) >= 0,
 				       "add_or_get of present key %u returned %p", k, (void *)go);
 				if (go == o)
-					model_add(&m, o);
+					model_add(&r->m, o);
 				else
 					drop_obj(o);
 			} else {
-				MCHECK(go == o, "add_or_get of absent key %u returned %p, not the node", k,
+				MCHECK(go == o,
+				       "add_or_get of absent key %u returned %p, not the node", k,
 				       (void *)go);
 				if (go == o)
-					model_add(&m, o);
+					model_add(&r->m, o);
 				else
 					drop_obj(o);
 			}
 		} else if (what < 520) {
-			struct obj *o = new_obj(key);
-			unsigned before = m.n[k];
+			struct obj *o = new_obj(r, key);
+			unsigned before = r->m.n[k];
 			struct grace_hash_node *g = grace_hash_add_replace(ht, &o->hn, &o->key);
 			struct obj *go = g ? container_of(g, struct obj, hn) : NULL;
 			if (before) {
-				MCHECK(go && go->magic == LIVE && model_find(&m, go) >= 0,
+				MCHECK(go && go->magic == LIVE && model_find(&r->m, go) >= 0,
 				       "add_replace of present key %u returned %p", k, (void *)go);
-				if (go && model_find(&m, go) >= 0)
-					model_del(&m, go);
+				if (go && model_find(&r->m, go) >= 0)
+					model_del(&r->m, go);
 			} else {
 				MCHECK(go == NULL, "add_replace of absent key %u returned %p", k,
 				       (void *)go);
 			}
-			model_add(&m, o);
+			model_add(&r->m, o);
 		} else if (what < 670) {
 			/* del of a node the model holds, or of one that left (ENOENT). */
-			if (m.n[k]) {
-				struct obj *o = m.in[k][below(m.n[k])];
-				int r = grace_hash_del(ht, &o->hn);
-				MCHECK(r == 0, "del of a present node returned %d", r);
-				model_del(&m, o);
-				if (below(4) == 0) {
+			if (r->m.n[k]) {
+				struct obj *o = r->m.in[k][below(r, r->m.n[k])];
+				int e = grace_hash_del(ht, &o->hn);
+				MCHECK(e == 0, "del of a present node returned %d", e);
+				model_del(&r->m, o);
+				if (below(r, 4) == 0) {
 					/* Again, inside the same section: it is gone. */
-					r = grace_hash_del(ht, &o->hn);
-					MCHECK(r == -ENOENT, "second del returned %d", r);
+					e = grace_hash_del(ht, &o->hn);
+					MCHECK(e == -ENOENT, "second del returned %d", e);
 				}
 			}
 		} else if (what < 770) {
 			/* del_key: the first node with the key, one of the model's. */
-			unsigned before = m.n[k];
-			int r = grace_hash_del_key(ht, &key);
+			unsigned before = r->m.n[k];
+			int e = grace_hash_del_key(ht, &key);
 			if (!before) {
-				MCHECK(r == -ENOENT, "del_key of absent key %u returned %d", k, r);
+				MCHECK(e == -ENOENT, "del_key of absent key %u returned %d", k, e);
 			} else {
-				MCHECK(r == 0, "del_key of present key %u returned %d", k, r);
+				MCHECK(e == 0, "del_key of present key %u returned %d", k, e);
 				/* Which one left: the one the visit no longer finds. */
 				struct grace_hash_node *pos;
-				for (unsigned i = 0; i < m.n[k]; i++)
-					m.in[k][i]->state = ST_GONE; /* provisionally */
-				grace_hash_for_each_possible_rcu(ht, pos, hf(&key, NULL))
-				{
+				for (unsigned i = 0; i < r->m.n[k]; i++)
+					r->m.in[k][i]->state = ST_GONE; /* provisionally */
+				grace_hash_for_each_possible_rcu(ht, pos, hf(&key, NULL)) {
 					struct obj *o = container_of(pos, struct obj, hn);
 					if (o->key == key)
 						o->state = ST_IN;
 				}
 				unsigned gone = 0;
-				for (unsigned i = 0; i < m.n[k];) {
-					struct obj *o = m.in[k][i];
+				for (unsigned i = 0; i < r->m.n[k];) {
+					struct obj *o = r->m.in[k][i];
 					if (o->state == ST_GONE) {
 						o->state = ST_IN;
-						model_del(&m, o);
+						model_del(&r->m, o);
 						gone++;
 					} else {
 						i++;
@@ -395,45 +405,106 @@ static void run_seed(unsigned long long s, unsigned long nops)
 			}
 		} else if (what < 850) {
 			/* replace a present node with a new one of the same key. */
-			if (m.n[k]) {
-				struct obj *old = m.in[k][below(m.n[k])];
-				struct obj *o = new_obj(key);
-				int r = grace_hash_replace(ht, &old->hn, &o->hn);
-				MCHECK(r == 0, "replace of a present node returned %d", r);
-				if (r == 0) {
-					model_del(&m, old);
-					model_add(&m, o);
+			if (r->m.n[k]) {
+				struct obj *old = r->m.in[k][below(r, r->m.n[k])];
+				struct obj *o = new_obj(r, key);
+				int e = grace_hash_replace(ht, &old->hn, &o->hn);
+				MCHECK(e == 0, "replace of a present node returned %d", e);
+				if (e == 0) {
+					model_del(&r->m, old);
+					model_add(&r->m, o);
 				} else {
 					drop_obj(o);
 				}
 			}
 		} else if (what < 970) {
-			check_key(ht, &m, key, hf);
-			check_key(ht, &m, below(nkeys), hf);
+			check_key(r, ht, key, hf);
+			check_key(r, ht, own_key(r), hf);
 		} else {
-			check_all(ht, &m);
+			check_all(r, ht);
 		}
 		rcu_read_unlock();
-		size_t c = grace_hash_count(ht);
-		MCHECK(c == m.count, "count %zu, the model holds %zu", c, m.count);
-		if (failures > 10)
-			break;
+		if (r->nthreads == 1) {
+			size_t c = grace_hash_count(ht);
+			MCHECK(c == r->m.count, "count %zu, the model holds %zu", c, r->m.count);
+		}
 	}
 	rcu_read_lock();
-	check_all(ht, &m);
+	check_all(r, ht);
 	rcu_read_unlock();
+	return NULL;
+}
+
+static void run_seed(unsigned long long s, unsigned long nops, unsigned nthreads)
+{
+	static const unsigned ranges[] = { 16, 64, 256, 1024, 4096 };
+	struct runner *rs = calloc(nthreads, sizeof(*rs));
+	struct run_arg *args = calloc(nthreads, sizeof(*args));
+	pthread_t *th = calloc(nthreads, sizeof(*th));
+	struct runner main_r = { .rng = s * 0x9e3779b97f4a7c15ull + 1 };
+	struct runner *r = &main_r;
+	struct grace_hash_params p;
+
+	REQUIRE(rs && args && th);
+	seed = s;
+	memset(&p, 0, sizeof(p));
+	unsigned nkeys = ranges[below(r, 5)];
+	grace_hash_fn hf = below(r, 3) == 0 ? weak_hash : good_hash;
+	p.hash = hf;
+	p.match = match_key;
+	p.free = free_obj;
+	p.init_buckets = (size_t)1 << below(r, 9);
+	p.min_buckets = below(r, 2) ? 0 : (size_t)1 << below(r, 5);
+	if (p.min_buckets > p.init_buckets)
+		p.min_buckets = p.init_buckets;
+	p.max_buckets = below(r, 3) ? 0 : (size_t)1 << (10 + below(r, 4));
+	if (p.max_buckets && p.max_buckets < p.init_buckets)
+		p.max_buckets = p.init_buckets;
+	p.nlocks = below(r, 2) ? 0 : 1u << below(r, 9);
+	p.flags = below(r, 2) ? GRACE_HASH_AUTO_RESIZE : 0;
+	struct grace_hash *ht = grace_hash_create(&p);
+	if (!ht)
+		fprintf(stderr, "seed %llu: grace_hash_create failed: %s\n", s, strerror(errno));
+	REQUIRE(ht);
+	for (unsigned t = 0; t < nthreads; t++) {
+		struct runner *q = &rs[t];
+		q->rng = main_r.rng + 0x632be59bd9b4e019ull * (t + 1);
+		q->idx = t;
+		q->nthreads = nthreads;
+		q->capall = (unsigned)nops + 1;
+		q->all = calloc(q->capall, sizeof(*q->all));
+		q->freed = calloc(q->capall, 1);
+		REQUIRE(q->all && q->freed);
+		model_init(&q->m, nkeys);
+		args[t] = (struct run_arg){ q, ht, hf, nops };
+	}
+	if (nthreads == 1) {
+		run_calls(&args[0]);
+	} else {
+		for (unsigned t = 0; t < nthreads; t++)
+			REQUIRE(pthread_create(&th[t], NULL, run_calls, &args[t]) == 0);
+		for (unsigned t = 0; t < nthreads; t++)
+			pthread_join(th[t], NULL);
+	}
 	grace_hash_destroy(ht);
 	/* Every node made has been freed once: by the table (it held it or retired it) or by
-	 * this test (the table never took it). */
-	unsigned long unfreed = 0;
-	for (unsigned i = 0; i < nall; i++)
-		unfreed += !freed[i];
-	MCHECK(unfreed == 0, "%lu nodes never freed after destroy", unfreed);
-	MCHECK(bad_frees == 0, "%lu nodes freed while in the table, twice, or never added",
-	       bad_frees);
-	model_free(&m);
-	nall = 0;
-	bad_frees = 0;
+	 * the test (the table never took it). */
+	for (unsigned t = 0; t < nthreads; t++) {
+		r = &rs[t];
+		unsigned long unfreed = 0;
+		for (unsigned i = 0; i < r->nall; i++)
+			unfreed += !r->freed[i];
+		MCHECK(unfreed == 0, "%lu nodes never freed after destroy", unfreed);
+		MCHECK(r->bad_frees == 0,
+		       "%lu nodes freed while in the table, twice, or never added", r->bad_frees);
+		total_failures += r->failures;
+		model_free(&r->m);
+		free(r->all);
+		free(r->freed);
+	}
+	free(rs);
+	free(args);
+	free(th);
 }
 
 static unsigned long env_num(const char *name, unsigned long def)
@@ -447,11 +518,24 @@ TEST(random_calls_match_the_model)
 	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24);
 	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
 	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
-	for (unsigned long s = first; s < first + seeds && failures == 0; s++)
-		run_seed(s, nops);
-	CHECK_MSG(failures == 0, "%lu mismatches (first seed that failed: %llu)", failures, seed);
-	free(all);
-	free(freed);
+	for (unsigned long s = first; s < first + seeds && total_failures == 0; s++)
+		run_seed(s, nops, 1);
+	CHECK_MSG(total_failures == 0, "%lu mismatches (first seed that failed: %llu)",
+		  total_failures, seed);
+}
+
+/* Threads on one table (GRACE_MODEL_THREADS, 2 by default), each with its own share of the keys
+ * and its own model. */
+TEST(concurrent_calls_match_each_threads_model)
+{
+	unsigned nthreads = (unsigned)env_num("GRACE_MODEL_THREADS", 2);
+	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24) / 2;
+	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
+	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
+	for (unsigned long s = first; s < first + seeds && total_failures == 0; s++)
+		run_seed(s + 1000000, nops, nthreads < 2 ? 2 : nthreads);
+	CHECK_MSG(total_failures == 0, "%lu mismatches (first seed that failed: %llu)",
+		  total_failures, seed);
 }
 
 GT_MAIN()

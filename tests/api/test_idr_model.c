@@ -47,13 +47,13 @@ static unsigned long failures;
 static unsigned long long seed;
 static unsigned long op;
 
-#define MCHECK(cond, ...)                                                                     \
-	do {                                                                                  \
-		if (!(cond) && failures++ < 10) {                                              \
-			fprintf(stderr, "  seed %llu op %lu: ", seed, op);                     \
-			fprintf(stderr, __VA_ARGS__);                                          \
-			fprintf(stderr, "\n");                                                 \
-		}                                                                              \
+#define MCHECK(cond, ...)                                                  \
+	do {                                                               \
+		if (!(cond) && failures++ < 10) {                          \
+			fprintf(stderr, "  seed %llu op %lu: ", seed, op); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fprintf(stderr, "\n");                             \
+		}                                                          \
 	} while (0)
 
 static unsigned long wrapped; /* runs in which a slot's sequence came round */
@@ -113,7 +113,8 @@ static void do_alloc(struct run *r)
 	int id = grace_idr_alloc(&r->idr, p);
 
 	if (r->count == r->max_ids) {
-		MCHECK(id == -ENOSPC, "alloc into a full registry (%u) returned %d", r->max_ids, id);
+		MCHECK(id == -ENOSPC, "alloc into a full registry (%u) returned %d", r->max_ids,
+		       id);
 		return;
 	}
 	/* The slot the header promises. */
@@ -131,8 +132,8 @@ static void do_alloc(struct run *r)
 		return;
 	uint32_t slot = (uint32_t)id & ((1u << r->bits) - 1);
 	uint32_t seq = (uint32_t)id >> r->bits;
-	MCHECK(slot == want, "alloc took slot %u, the model's next free one is %u (%s)", slot,
-	       want, r->cyclic ? "cyclic" : "lowest");
+	MCHECK(slot == want, "alloc took slot %u, the model's next free one is %u (%s)", slot, want,
+	       r->cyclic ? "cyclic" : "lowest");
 	REQUIRE(slot < r->cap);
 	struct mslot *m = &r->s[slot];
 	MCHECK(!m->used, "alloc took slot %u, which is in use", slot);
@@ -228,8 +229,7 @@ static void check_all(struct run *r)
 	for (uint32_t j = 0; j < r->cap; j++)
 		want += r->s[j].used && r->s[j].ptr;
 	rcu_read_lock();
-	grace_idr_for_each(&r->idr, slot, id, p)
-	{
+	grace_idr_for_each(&r->idr, slot, id, p) {
 		MCHECK(first || slot > last, "iteration went from slot %u to %u", last, slot);
 		MCHECK(slot < r->cap && r->s[slot].used && r->s[slot].ptr == p,
 		       "iteration returned %p at slot %u, not the model's", p, slot);
