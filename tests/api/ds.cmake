@@ -28,3 +28,6 @@ grace_test(NAME api_hash_model_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_
 grace_test(NAME api_idr_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr_model.c TIMEOUT 180)
 grace_test(NAME api_idr_model_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr_model.c
            TIMEOUT 1800 ENV GRACE_MODEL_SEEDS=2000 GRACE_MODEL_OPS=30000 LABELS long)
+# <grace/list.h> and <grace/hlist.h> against a reference model: every update call, plain and
+# RCU, checked call by call.
+grace_test(NAME api_list_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_list_model.c TIMEOUT 120)
