@@ -18,16 +18,26 @@ grace_test(NAME api_hash_fork SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_fork.c
 # No memory left: the documented ENOMEM errors of the hash table, the ID registry and
 # init_srcu_struct(), and the structures still work after them.
 grace_test(NAME api_nomem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nomem.c CXX TIMEOUT 60)
+# The model tests' quick runs: 24 seeds, 8 in the sanitizer and emulator builds
+# (GRACE_QUICK_SHORT), where a call costs 10-30 times more; the _long variants run 2000.
+if(GRACE_QUICK_SHORT)
+  set(GRACE_MODEL_QUICK_ENV ENV GRACE_MODEL_SEEDS=8)
+else()
+  set(GRACE_MODEL_QUICK_ENV)
+endif()
 # grace_hash against a reference model: random sequences of every update call and resize,
 # checked call by call (GRACE_MODEL_SEEDS, GRACE_MODEL_OPS: the long variant runs more).
-grace_test(NAME api_hash_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_model.c TIMEOUT 180)
+grace_test(NAME api_hash_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_model.c TIMEOUT 180
+           ${GRACE_MODEL_QUICK_ENV})
 grace_test(NAME api_hash_model_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_model.c
            TIMEOUT 1800 ENV GRACE_MODEL_SEEDS=2000 GRACE_MODEL_OPS=20000 LABELS long)
 # grace_idr against a reference model: random allocations, reservations, replacements,
 # removals and lookups of live and stale IDs, checked call by call.
-grace_test(NAME api_idr_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr_model.c TIMEOUT 180)
+grace_test(NAME api_idr_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr_model.c TIMEOUT 180
+           ${GRACE_MODEL_QUICK_ENV})
 grace_test(NAME api_idr_model_long SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_idr_model.c
            TIMEOUT 1800 ENV GRACE_MODEL_SEEDS=2000 GRACE_MODEL_OPS=30000 LABELS long)
 # <grace/list.h> and <grace/hlist.h> against a reference model: every update call, plain and
 # RCU, checked call by call.
-grace_test(NAME api_list_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_list_model.c TIMEOUT 120)
+grace_test(NAME api_list_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_list_model.c TIMEOUT 120
+           ${GRACE_MODEL_QUICK_ENV})
