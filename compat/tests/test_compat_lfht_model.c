@@ -14,7 +14,6 @@
  * GRACE_MODEL_THREADS set the work.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include <urcu/rculfhash.h>
 
 #include "gtest_lite.h"
+#include "model.h"
 
 #define LIVE 0x4c495645u
 #define DEAD 0xdeadbeefu
@@ -45,32 +45,20 @@ struct item {
  * lost or duplicated at a neighbour's insertion or removal shows as a mismatch.
  */
 struct runner {
-	uint64_t rng;
+	struct gt_model_rng rng;
+	struct gt_model_where w; /* w.thread: the runner's index */
 	unsigned idx, nthreads;
-	struct item ***in; /* in[key]: the runner's nodes of that key in the table */
-	unsigned *nin, *capin;
-	long count;
-	struct item **gone; /* removed in this section: freed after it */
+	struct gt_model_bag m; /* the runner's nodes in the table, by key */
+	struct item **gone;    /* removed in this section: freed after it */
 	unsigned ngone, capgone;
 	unsigned next_id;
-	unsigned long failures, op;
 };
 
 static unsigned nkeys;
 static bool weak;
-static unsigned long long seed;
-static unsigned long total_failures;
-
-static uint64_t rnd(struct runner *r)
-{
-	r->rng ^= r->rng >> 12;
-	r->rng ^= r->rng << 25;
-	r->rng ^= r->rng >> 27;
-	return r->rng * 2685821657736338717ull;
-}
 static unsigned below(struct runner *r, unsigned n)
 {
-	return (unsigned)(rnd(r) % n);
+	return gt_model_below(&r->rng, n);
 }
 
 static unsigned long mix(unsigned long x)
@@ -124,34 +112,14 @@ static void retire(struct item *it)
 
 static void m_add(struct runner *r, struct item *it)
 {
-	unsigned k = (unsigned)it->key;
-	if (r->nin[k] == r->capin[k]) {
-		r->capin[k] = r->capin[k] ? 2 * r->capin[k] : 4;
-		r->in[k] = realloc(r->in[k], r->capin[k] * sizeof(**r->in));
-		REQUIRE(r->in[k]);
-	}
-	r->in[k][r->nin[k]++] = it;
+	gt_bag_add(&r->m, (unsigned)it->key, it);
 	it->in = true;
-	r->count++;
-}
-
-static int m_find(const struct runner *r, const struct item *it)
-{
-	unsigned k = (unsigned)it->key;
-	for (unsigned i = 0; i < r->nin[k]; i++)
-		if (r->in[k][i] == it)
-			return (int)i;
-	return -1;
 }
 
 static void m_del(struct runner *r, struct item *it)
 {
-	unsigned k = (unsigned)it->key;
-	int i = m_find(r, it);
-	REQUIRE(i >= 0);
-	r->in[k][i] = r->in[k][--r->nin[k]];
+	gt_bag_del(&r->m, (unsigned)it->key, it);
 	it->in = false;
-	r->count--;
 	if (r->ngone == r->capgone) {
 		r->capgone = r->capgone ? 2 * r->capgone : 64;
 		r->gone = realloc(r->gone, r->capgone * sizeof(*r->gone));
@@ -160,14 +128,7 @@ static void m_del(struct runner *r, struct item *it)
 	r->gone[r->ngone++] = it;
 }
 
-#define MCHECK(cond, ...)                                                                       \
-	do {                                                                                    \
-		if (!(cond) && r->failures++ < 10) {                                            \
-			fprintf(stderr, "  seed %llu thread %u op %lu: ", seed, r->idx, r->op); \
-			fprintf(stderr, __VA_ARGS__);                                           \
-			fprintf(stderr, "\n");                                                  \
-		}                                                                               \
-	} while (0)
+#define MCHECK(cond, ...) GT_MODEL_CHECK(&r->w, cond, __VA_ARGS__)
 
 /* Inside a section: the lookup and its duplicates are the model's nodes of the key. */
 static void check_key(struct runner *r, struct cds_lfht *ht, unsigned long key)
@@ -184,11 +145,11 @@ static void check_key(struct runner *r, struct cds_lfht *ht, unsigned long key)
 		       "lookup of key %u: node %u (key %lu, in %d) is not the model's", k, it->id,
 		       it->key, it->in);
 		MCHECK(!cds_lfht_is_node_deleted(n), "lookup of key %u returned a deleted node", k);
-		if (++seen > r->nin[k] + 1)
+		if (++seen > r->m.n[k] + 1)
 			break;
 	}
-	MCHECK(seen == r->nin[k], "key %u: lookup and its duplicates gave %u nodes, the model %u",
-	       k, seen, r->nin[k]);
+	MCHECK(seen == r->m.n[k], "key %u: lookup and its duplicates gave %u nodes, the model %u",
+	       k, seen, r->m.n[k]);
 }
 
 /* Inside a section: the traversal returns each of the runner's nodes once (another runner's
@@ -212,18 +173,18 @@ static void check_all(struct runner *r, struct cds_lfht *ht)
 		MCHECK(it->in, "traversal returned node %u, not in the table", it->id);
 		MCHECK(!mark[it->id], "traversal returned node %u twice", it->id);
 		mark[it->id] = 1;
-		if (++seen > r->count + 1)
+		if (++seen > (long)r->m.count + 1)
 			break;
 	}
 	free(mark);
-	MCHECK(seen == r->count, "traversal returned %ld nodes, the model holds %ld", seen,
-	       r->count);
+	MCHECK(seen == (long)r->m.count, "traversal returned %ld nodes, the model holds %zu", seen,
+	       r->m.count);
 	if (r->nthreads == 1) {
 		long before, after;
 		unsigned long c;
 		cds_lfht_count_nodes(ht, &before, &c, &after);
-		MCHECK((long)c == r->count, "count_nodes counted %lu, the model holds %ld", c,
-		       r->count);
+		MCHECK(c == r->m.count, "count_nodes counted %lu, the model holds %zu", c,
+		       r->m.count);
 	}
 }
 
@@ -240,7 +201,7 @@ static void *run_calls(void *arg)
 	struct cds_lfht *ht = a->ht;
 
 	urcu_memb_register_thread();
-	for (r->op = 0; r->op < a->nops && r->failures == 0; r->op++) {
+	for (r->w.op = 0; r->w.op < a->nops && !gt_model_failed(); r->w.op++) {
 		unsigned long key = own_key(r);
 		unsigned k = (unsigned)key;
 		unsigned long h = hash_of(key);
@@ -261,7 +222,7 @@ static void *run_calls(void *arg)
 			struct cds_lfht_node *n = cds_lfht_add_unique(ht, h, match, &key,
 								      &it->node);
 			struct item *ni = caa_container_of(n, struct item, node);
-			if (r->nin[k]) {
+			if (r->m.n[k]) {
 				MCHECK(n != &it->node && ni->in && ni->key == key,
 				       "add_unique of present key %u returned node %u", k,
 				       n == &it->node ? it->id : ni->id);
@@ -275,7 +236,7 @@ static void *run_calls(void *arg)
 				free(it); /* never published */
 		} else if (what < 460) {
 			struct item *it = item_new(r, key);
-			unsigned before = r->nin[k];
+			unsigned before = r->m.n[k];
 			struct cds_lfht_node *n = cds_lfht_add_replace(ht, h, match, &key,
 								       &it->node);
 			if (before) {
@@ -293,8 +254,8 @@ static void *run_calls(void *arg)
 			}
 			m_add(r, it);
 		} else if (what < 600) {
-			if (r->nin[k]) {
-				struct item *it = r->in[k][below(r, r->nin[k])];
+			if (r->m.n[k]) {
+				struct item *it = r->m.in[k][below(r, r->m.n[k])];
 				int e = cds_lfht_del(ht, &it->node);
 				MCHECK(e == 0, "del of a present node returned %d", e);
 				MCHECK(cds_lfht_is_node_deleted(&it->node),
@@ -308,7 +269,7 @@ static void *run_calls(void *arg)
 			}
 		} else if (what < 700) {
 			/* cds_lfht_replace() of the node a lookup found. */
-			if (r->nin[k]) {
+			if (r->m.n[k]) {
 				struct cds_lfht_iter iter;
 				cds_lfht_lookup(ht, h, match, &key, &iter);
 				struct cds_lfht_node *old = cds_lfht_iter_get_node(&iter);
@@ -346,8 +307,8 @@ static void *run_calls(void *arg)
 	check_all(r, ht);
 	/* Empty the runner's share for cds_lfht_destroy(). */
 	for (unsigned kk = 0; kk < nkeys; kk++)
-		while (r->nin[kk]) {
-			struct item *it = r->in[kk][0];
+		while (r->m.n[kk]) {
+			struct item *it = r->m.in[kk][0];
 			MCHECK(cds_lfht_del(ht, &it->node) == 0, "del at the end failed");
 			m_del(r, it);
 		}
@@ -359,96 +320,51 @@ static void *run_calls(void *arg)
 	return NULL;
 }
 
-static void run_seed(unsigned long long s, unsigned long nops, unsigned nthreads)
+/* One seed: a table drawn from it, then gt_model_nthreads runners on it. */
+static void run_seed(unsigned long long s, unsigned long nops)
 {
 	static const unsigned ranges[] = { 16, 64, 256, 1024, 4096 };
-	struct runner main_r = { .rng = s * 0x9e3779b97f4a7c15ull + 3 };
+	unsigned nthreads = gt_model_nthreads;
+	struct runner main_r = { .w = { s, 0, 0 } };
 	struct runner *rs = calloc(nthreads, sizeof(*rs));
 	struct run_arg *args = calloc(nthreads, sizeof(*args));
-	pthread_t *th = calloc(nthreads, sizeof(*th));
 
-	REQUIRE(rs && args && th);
-	seed = s;
-	nkeys = ranges[below(&main_r, 5)];
-	weak = below(&main_r, 3) == 0;
-	unsigned long init = 1ul << below(&main_r, 10);
-	unsigned long min_alloc = 1ul << below(&main_r, 4);
+	REQUIRE(rs && args);
+	gt_model_seed(&main_r.rng, s, 3);
+	struct runner *r = &main_r; /* for MCHECK */
+	nkeys = ranges[below(r, 5)];
+	weak = below(r, 3) == 0;
+	unsigned long init = 1ul << below(r, 10);
+	unsigned long min_alloc = 1ul << below(r, 4);
 	if (min_alloc > init)
 		min_alloc = init;
-	int flags = (below(&main_r, 2) ? CDS_LFHT_AUTO_RESIZE : 0) |
-		    (below(&main_r, 2) ? CDS_LFHT_ACCOUNTING : 0);
+	int flags = (below(r, 2) ? CDS_LFHT_AUTO_RESIZE : 0) |
+		    (below(r, 2) ? CDS_LFHT_ACCOUNTING : 0);
 	struct cds_lfht *ht = cds_lfht_new_flavor(init, min_alloc, 0, flags, &urcu_memb_flavor,
 						  NULL);
 	REQUIRE(ht);
 	for (unsigned t = 0; t < nthreads; t++) {
-		struct runner *r = &rs[t];
-		r->rng = main_r.rng + 0x632be59bd9b4e019ull * (t + 1);
-		r->idx = t;
-		r->nthreads = nthreads;
-		r->in = calloc(nkeys, sizeof(*r->in));
-		r->nin = calloc(nkeys, sizeof(*r->nin));
-		r->capin = calloc(nkeys, sizeof(*r->capin));
-		REQUIRE(r->in && r->nin && r->capin);
-		args[t] = (struct run_arg){ r, ht, nops };
+		struct runner *q = &rs[t];
+		gt_model_seed(&q->rng, s, 3 + 0x632be59bd9b4e019ull * (t + 1));
+		q->w = (struct gt_model_where){ s, t, 0 };
+		q->idx = t;
+		q->nthreads = nthreads;
+		gt_bag_init(&q->m, nkeys);
+		args[t] = (struct run_arg){ q, ht, nops };
 	}
-	if (nthreads == 1) {
-		run_calls(&args[0]);
-	} else {
-		for (unsigned t = 0; t < nthreads; t++)
-			REQUIRE(pthread_create(&th[t], NULL, run_calls, &args[t]) == 0);
-		for (unsigned t = 0; t < nthreads; t++)
-			pthread_join(th[t], NULL);
-	}
+	gt_model_threads(nthreads, run_calls, args, sizeof(*args));
 	int e = cds_lfht_destroy(ht, NULL);
-	if (e != 0 && total_failures++ < 10)
-		fprintf(stderr, "  seed %llu: destroy of the emptied table returned %d\n", s, e);
+	MCHECK(e == 0, "destroy of the emptied table returned %d", e);
 	urcu_memb_barrier();
 	for (unsigned t = 0; t < nthreads; t++) {
-		struct runner *r = &rs[t];
-		total_failures += r->failures;
-		for (unsigned kk = 0; kk < nkeys; kk++)
-			free(r->in[kk]);
-		free(r->in);
-		free(r->nin);
-		free(r->capin);
-		free(r->gone);
+		struct runner *q = &rs[t];
+		gt_bag_free(&q->m);
+		free(q->gone);
 	}
 	free(rs);
 	free(args);
-	free(th);
 }
 
-static unsigned long env_num(const char *name, unsigned long def)
-{
-	const char *e = getenv(name);
-	return e && *e ? strtoul(e, NULL, 10) : def;
-}
-
-TEST(random_calls_match_the_model)
-{
-	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24);
-	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
-	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
-
-	for (unsigned long s = first; s < first + seeds && total_failures == 0; s++)
-		run_seed(s, nops, 1);
-	CHECK_MSG(total_failures == 0, "%lu mismatches (first seed that failed: %llu)",
-		  total_failures, seed);
-}
-
-/* Threads on one table (GRACE_MODEL_THREADS, 2 by default), each with its own share of the keys
- * and its own model. */
-TEST(concurrent_calls_match_each_threads_model)
-{
-	unsigned nthreads = (unsigned)env_num("GRACE_MODEL_THREADS", 2);
-	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24) / 2;
-	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
-	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
-
-	for (unsigned long s = first; s < first + seeds && total_failures == 0; s++)
-		run_seed(s + 1000000, nops, nthreads < 2 ? 2 : nthreads);
-	CHECK_MSG(total_failures == 0, "%lu mismatches (first seed that failed: %llu)",
-		  total_failures, seed);
-}
+GT_MODEL_CASES(run_seed)
 
 GT_MAIN()

@@ -24,6 +24,7 @@
 #include <urcu/lfstack.h>
 
 #include "gtest_lite.h"
+#include "model.h"
 
 enum { NODES = 64 };
 
@@ -37,30 +38,14 @@ struct elem {
 };
 
 static struct elem pool[NODES];
-static uint64_t rng;
-static unsigned long long seed;
-static unsigned long op, failures;
+static struct gt_model_rng rng;
+static struct gt_model_where w;
+#define MCHECK(cond, ...) GT_MODEL_CHECK(&w, cond, __VA_ARGS__)
 
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
-}
 static unsigned below(unsigned n)
 {
-	return (unsigned)(rnd() % n);
+	return gt_model_below(&rng, n);
 }
-
-#define MCHECK(cond, ...)                                                  \
-	do {                                                               \
-		if (!(cond) && failures++ < 10) {                          \
-			fprintf(stderr, "  seed %llu op %lu: ", seed, op); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fprintf(stderr, "\n");                             \
-		}                                                          \
-	} while (0)
 
 /* A deque of element numbers: v[0] is the front (queues) or the top (stacks). */
 struct deq {
@@ -218,140 +203,128 @@ static void wfcq_step(void)
 	wfcq_check(1);
 }
 
-/* ---- wfstack ---- */
+/* ---- the two stacks, behind one model: the top is the model's v[0] ---- */
 
 static struct cds_wfs_stack ws;
-static struct deq ws_m;
+static struct cds_lfs_stack ls;
+static struct deq st_m;
 
-static int id_of_s(struct cds_wfs_node *n)
+/*
+ * A stack's calls: push returns the API's "was non-empty" result; pop returns the element
+ * taken or -1, and sets *last to whether the API said it was the last (-1 where the API has no
+ * with-state pop, or when not asked); pop_all writes the elements from the top and returns
+ * their number; empty is the API's.
+ */
+struct stack_ops {
+	const char *name;
+	int (*push)(int id);
+	int (*pop)(int *last);
+	int (*pop_all)(int *ids);
+	bool (*empty)(void);
+};
+
+static int wfs_push(int id)
 {
+	cds_wfs_node_init(&pool[id].s);
+	return cds_wfs_push(&ws, &pool[id].s);
+}
+static int wfs_pop(int *last)
+{
+	struct cds_wfs_node *n;
+	if (below(2)) {
+		int state = 0;
+		n = cds_wfs_pop_with_state_blocking(&ws, &state);
+		*last = !!(state & CDS_WFS_STATE_LAST);
+	} else {
+		n = cds_wfs_pop_blocking(&ws);
+		*last = -1;
+	}
 	return n ? caa_container_of(n, struct elem, s)->id : -1;
 }
-
-static void wfs_step(void)
+static int wfs_pop_all(int *ids)
 {
-	struct deq *m = &ws_m;
-	unsigned what = below(6);
-	int id;
-
-	switch (what) {
-	case 0:
-	case 1:
-	case 2: {
-		if ((id = free_elem()) < 0)
-			break;
-		cds_wfs_node_init(&pool[id].s);
-		int r = cds_wfs_push(&ws, &pool[id].s);
-		MCHECK(r == (m->n != 0), "wfs push returned %d with %d pushed", r, m->n);
-		d_push_front(m, id);
-		where[id] = 0;
-		break;
+	struct cds_wfs_head *h = cds_wfs_pop_all_blocking(&ws);
+	struct cds_wfs_node *n, *nn;
+	int i = 0;
+	cds_wfs_for_each_blocking_safe(h, n, nn)
+	{
+		if (i < NODES)
+			ids[i] = caa_container_of(n, struct elem, s)->id;
+		i++;
 	}
-	case 3: {
-		struct cds_wfs_node *n = cds_wfs_pop_blocking(&ws);
-		int want = m->n ? d_pop_front(m) : -1;
-		MCHECK(id_of_s(n) == want, "wfs pop gave %d, the model's top %d", id_of_s(n), want);
-		if (want >= 0)
-			where[want] = -1;
-		break;
-	}
-	case 4: {
-		int state = 0, had = m->n;
-		struct cds_wfs_node *n = cds_wfs_pop_with_state_blocking(&ws, &state);
-		int want = had ? d_pop_front(m) : -1;
-		MCHECK(id_of_s(n) == want, "wfs pop_with_state gave %d, the model's %d", id_of_s(n),
-		       want);
-		if (had)
-			MCHECK(!!(state & CDS_WFS_STATE_LAST) == (had == 1),
-			       "wfs pop_with_state: LAST %d with %d before",
-			       !!(state & CDS_WFS_STATE_LAST), had);
-		if (want >= 0)
-			where[want] = -1;
-		break;
-	}
-	case 5: {
-		struct cds_wfs_head *h = cds_wfs_pop_all_blocking(&ws);
-		struct cds_wfs_node *n, *nn;
-		int i = 0;
-		if (!m->n)
-			MCHECK(h == NULL || cds_wfs_first(h) == NULL,
-			       "wfs pop_all of an empty stack");
-		cds_wfs_for_each_blocking_safe(h, n, nn)
-		{
-			MCHECK(i < m->n && id_of_s(n) == m->v[i], "wfs pop_all: element %d is %d",
-			       i, id_of_s(n));
-			if (++i > NODES)
-				break;
-		}
-		MCHECK(i == m->n, "wfs pop_all gave %d, the model held %d", i, m->n);
-		for (int k = 0; k < m->n; k++)
-			where[m->v[k]] = -1;
-		m->n = 0;
-		break;
-	}
-	}
-	MCHECK(cds_wfs_empty(&ws) == (m->n == 0), "wfs empty()");
+	return i;
+}
+static bool wfs_empty(void)
+{
+	return cds_wfs_empty(&ws);
 }
 
-/* ---- lfstack ---- */
-
-static struct cds_lfs_stack ls;
-static struct deq ls_m;
-
-static int id_of_ls(struct cds_lfs_node *n)
+static int lfs_push(int id)
 {
+	cds_lfs_node_init(&pool[id].ls);
+	return cds_lfs_push(&ls, &pool[id].ls);
+}
+static int lfs_pop(int *last)
+{
+	struct cds_lfs_node *n = cds_lfs_pop_blocking(&ls);
+	*last = -1;
 	return n ? caa_container_of(n, struct elem, ls)->id : -1;
 }
-
-static void lfs_step(void)
+static int lfs_pop_all(int *ids)
 {
-	struct deq *m = &ls_m;
-	unsigned what = below(5);
-	int id;
+	struct cds_lfs_head *h = cds_lfs_pop_all_blocking(&ls);
+	struct cds_lfs_node *n, *nn;
+	int i = 0;
+	cds_lfs_for_each_safe(h, n, nn)
+	{
+		if (i < NODES)
+			ids[i] = caa_container_of(n, struct elem, ls)->id;
+		i++;
+	}
+	return i;
+}
+static bool lfs_empty(void)
+{
+	return cds_lfs_empty(&ls);
+}
 
-	switch (what) {
-	case 0:
-	case 1:
-	case 2: {
+static const struct stack_ops wfs_ops = { "wfs", wfs_push, wfs_pop, wfs_pop_all, wfs_empty };
+static const struct stack_ops lfs_ops = { "lfs", lfs_push, lfs_pop, lfs_pop_all, lfs_empty };
+
+static void stack_step(const struct stack_ops *o)
+{
+	struct deq *m = &st_m;
+	unsigned what = below(6);
+	int id, last, had = m->n;
+
+	if (what < 3) {
 		if ((id = free_elem()) < 0)
-			break;
-		cds_lfs_node_init(&pool[id].ls);
-		bool r = cds_lfs_push(&ls, &pool[id].ls);
-		MCHECK(r == (m->n != 0), "lfs push returned %d with %d pushed", r, m->n);
+			return;
+		int r = o->push(id);
+		MCHECK(r == (had != 0), "%s push returned %d with %d pushed", o->name, r, had);
 		d_push_front(m, id);
 		where[id] = 0;
-		break;
-	}
-	case 3: {
-		struct cds_lfs_node *n = cds_lfs_pop_blocking(&ls);
-		int want = m->n ? d_pop_front(m) : -1;
-		MCHECK(id_of_ls(n) == want, "lfs pop gave %d, the model's top %d", id_of_ls(n),
-		       want);
+	} else if (what < 5) {
+		int got = o->pop(&last);
+		int want = had ? d_pop_front(m) : -1;
+		MCHECK(got == want, "%s pop gave %d, the model's top %d", o->name, got, want);
+		if (had && last >= 0)
+			MCHECK(last == (had == 1), "%s pop with state: LAST %d with %d before",
+			       o->name, last, had);
 		if (want >= 0)
 			where[want] = -1;
-		break;
-	}
-	case 4: {
-		struct cds_lfs_head *h = cds_lfs_pop_all_blocking(&ls);
-		struct cds_lfs_node *n, *nn;
-		int i = 0;
-		MCHECK((h == NULL) == (m->n == 0), "lfs pop_all returned %p with %d pushed",
-		       (void *)h, m->n);
-		cds_lfs_for_each_safe(h, n, nn)
-		{
-			MCHECK(i < m->n && id_of_ls(n) == m->v[i], "lfs pop_all: element %d is %d",
-			       i, id_of_ls(n));
-			if (++i > NODES)
-				break;
-		}
-		MCHECK(i == m->n, "lfs pop_all gave %d, the model held %d", i, m->n);
-		for (int k = 0; k < m->n; k++)
+	} else {
+		int ids[NODES];
+		int n = o->pop_all(ids);
+		MCHECK(n == had, "%s pop_all gave %d, the model held %d", o->name, n, had);
+		for (int i = 0; i < n && i < had; i++)
+			MCHECK(ids[i] == m->v[i], "%s pop_all: element %d is %d, the model's %d",
+			       o->name, i, ids[i], m->v[i]);
+		for (int k = 0; k < had; k++)
 			where[m->v[k]] = -1;
 		m->n = 0;
-		break;
 	}
-	}
-	MCHECK(cds_lfs_empty(&ls) == (m->n == 0), "lfs empty()");
+	MCHECK(o->empty() == (m->n == 0), "%s empty()", o->name);
 }
 
 /* ---- rculfqueue: a dequeued element is reused only after a grace period ---- */
@@ -413,61 +386,54 @@ static void lfq_step(void)
 	}
 }
 
-static unsigned long env_num(const char *name, unsigned long def)
+static void run_sequential(unsigned long long seed, unsigned long nops)
 {
-	const char *e = getenv(name);
-	return e && *e ? strtoul(e, NULL, 10) : def;
+	w.seed = seed;
+	gt_model_seed(&rng, seed, 17);
+	reset_pool();
+	for (int i = 0; i < 2; i++) {
+		cds_wfcq_init(&wq_h[i], &wq_t[i]);
+		wq_m[i].n = 0;
+	}
+	for (w.op = 0; w.op < nops && !gt_model_failed(); w.op++)
+		wfcq_step();
+	for (int i = 0; i < 2; i++) {
+		while (cds_wfcq_dequeue_blocking(&wq_h[i], &wq_t[i]))
+			;
+		cds_wfcq_destroy(&wq_h[i], &wq_t[i]);
+	}
+	reset_pool();
+	cds_wfs_init(&ws);
+	st_m.n = 0;
+	for (w.op = 0; w.op < nops && !gt_model_failed(); w.op++)
+		stack_step(&wfs_ops);
+	cds_wfs_destroy(&ws);
+	reset_pool();
+	cds_lfs_init(&ls);
+	st_m.n = 0;
+	for (w.op = 0; w.op < nops && !gt_model_failed(); w.op++)
+		stack_step(&lfs_ops);
+	cds_lfs_destroy(&ls);
+	reset_pool();
+	memset(cooling, 0, sizeof(cooling));
+	cds_lfq_init_rcu(&lq, urcu_memb_call_rcu);
+	lq_m.n = 0;
+	for (w.op = 0; w.op < nops && !gt_model_failed(); w.op++)
+		lfq_step();
+	urcu_memb_read_lock();
+	while (cds_lfq_dequeue_rcu(&lq))
+		;
+	urcu_memb_read_unlock();
+	urcu_memb_synchronize_rcu();
+	MCHECK(cds_lfq_destroy_rcu(&lq) == 0, "lfq destroy of the emptied queue failed");
+	urcu_memb_barrier();
 }
 
 TEST(sequential_calls_match_the_models)
 {
-	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24);
-	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
-
 	urcu_memb_register_thread();
-	for (unsigned long s = 1; s <= seeds && failures == 0; s++) {
-		seed = s;
-		rng = s * 0x9e3779b97f4a7c15ull + 17;
-		reset_pool();
-		for (int i = 0; i < 2; i++) {
-			cds_wfcq_init(&wq_h[i], &wq_t[i]);
-			wq_m[i].n = 0;
-		}
-		for (op = 0; op < nops && failures == 0; op++)
-			wfcq_step();
-		for (int i = 0; i < 2; i++) {
-			while (cds_wfcq_dequeue_blocking(&wq_h[i], &wq_t[i]))
-				;
-			cds_wfcq_destroy(&wq_h[i], &wq_t[i]);
-		}
-		reset_pool();
-		cds_wfs_init(&ws);
-		ws_m.n = 0;
-		for (op = 0; op < nops && failures == 0; op++)
-			wfs_step();
-		cds_wfs_destroy(&ws);
-		reset_pool();
-		cds_lfs_init(&ls);
-		ls_m.n = 0;
-		for (op = 0; op < nops && failures == 0; op++)
-			lfs_step();
-		cds_lfs_destroy(&ls);
-		reset_pool();
-		memset(cooling, 0, sizeof(cooling));
-		cds_lfq_init_rcu(&lq, urcu_memb_call_rcu);
-		lq_m.n = 0;
-		for (op = 0; op < nops && failures == 0; op++)
-			lfq_step();
-		urcu_memb_read_lock();
-		while (cds_lfq_dequeue_rcu(&lq))
-			;
-		urcu_memb_read_unlock();
-		urcu_memb_synchronize_rcu();
-		MCHECK(cds_lfq_destroy_rcu(&lq) == 0, "lfq destroy of the emptied queue failed");
-		urcu_memb_barrier();
-	}
+	gt_model_run_seeds(run_sequential, 24, 6000, 1, 0);
 	urcu_memb_unregister_thread();
-	CHECK_MSG(failures == 0, "%lu mismatches (seed %llu)", failures, seed);
 }
 
 /* ---- producers and one consumer: FIFO per producer, each element once ---- */

@@ -11,6 +11,7 @@
 #include <grace/grace.h>
 #include <grace/hash.h>
 #include "gtest_lite.h"
+#include "model.h" /* gt_model_mix64() */
 
 #define LIVE 0x4c495645u
 #define DEAD 0xdeadbeefu
@@ -27,20 +28,10 @@ static unsigned test_ms(unsigned def)
 	return e ? (unsigned)atoi(e) : def;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t hash_key(const void *key, void *arg)
 {
 	(void)arg;
-	return mix(*(const uint64_t *)key);
+	return gt_model_mix64(*(const uint64_t *)key);
 }
 
 /* A poor hash: sixteen keys share each value, so chains hold equal hashes of different keys. */
@@ -229,7 +220,7 @@ TEST(add_lookup_delete_replace)
 	uint64_t missing = 1000;
 	CHECK(find(ht, missing) == NULL);
 	/* Inline candidate loop: compare keys without an indirect call. */
-	uint64_t k42 = 42, h = mix(k42);
+	uint64_t k42 = 42, h = gt_model_mix64(k42);
 	struct grace_hash_node *n;
 	int cands = 0;
 	grace_hash_for_each_possible_rcu(ht, n, h) {
@@ -248,7 +239,7 @@ TEST(add_lookup_delete_replace)
 	CHECK(grace_hash_del(ht, &dup->hn) == 0); /* dup is retired: do not touch it again */
 	struct obj outsider;
 	outsider.key = 3;
-	outsider.hn.hash = mix(3); /* as if it were in the table, but it is not */
+	outsider.hn.hash = gt_model_mix64(3); /* as if it were in the table, but it is not */
 	outsider.hn.next[0] = outsider.hn.next[1] = NULL;
 	CHECK(grace_hash_del(ht, &outsider.hn) == -ENOENT);
 
@@ -331,7 +322,7 @@ TEST(add_or_get_and_add_replace)
 	CHECK(grace_hash_add_or_get(ht, &c->hn, &k) == &b->hn);
 	struct grace_hash_node *n;
 	int cands = 0;
-	grace_hash_for_each_possible_rcu(ht, n, mix(11))
+	grace_hash_for_each_possible_rcu(ht, n, gt_model_mix64(11))
 		cands++;
 	CHECK(cands == 1);
 	rcu_read_unlock();
@@ -694,7 +685,7 @@ static void *reader(void *arg)
 				/* The inline candidate loop. */
 				struct grace_hash_node *hn;
 				o = NULL;
-				grace_hash_for_each_possible_rcu(c->ht, hn, mix(k)) {
+				grace_hash_for_each_possible_rcu(c->ht, hn, gt_model_mix64(k)) {
 					if (container_of(hn, struct obj, hn)->key == k) {
 						o = container_of(hn, struct obj, hn);
 						break;
@@ -1275,7 +1266,7 @@ TEST(unique_inserts_race_to_one_node_per_key)
 	for (uint64_t k = 0; k < RACE_KEYS; k++) {
 		struct grace_hash_node *n;
 		int copies = 0;
-		grace_hash_for_each_possible_rcu(r.ht, n, mix(k))
+		grace_hash_for_each_possible_rcu(r.ht, n, gt_model_mix64(k))
 			copies += container_of(n, struct obj, hn)->key == k;
 		if (copies != 1 && bad++ == 0)
 			bad_key = k;

@@ -17,13 +17,13 @@
  * GRACE_MODEL_OPS and GRACE_MODEL_THREADS set the work.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <grace/grace.h>
 #include <grace/hash.h>
 #include "gtest_lite.h"
+#include "model.h"
 
 #define LIVE 0x4c495645u
 #define DEAD 0xdeadbeefu
@@ -47,57 +47,32 @@ struct obj {
  * index), so each runner's model stays exact while the others update the same stripes and
  * chains, resize and free beside it.
  */
-struct model {
-	unsigned nkeys;
-	struct obj ***in;  /* in[key]: the nodes with that key */
-	unsigned *n, *cap; /* their number, capacity */
-	size_t count;
-};
 
 struct runner {
-	uint64_t rng;
+	struct gt_model_rng rng;
+	struct gt_model_where w; /* w.thread: the runner's index */
 	unsigned idx, nthreads;
 	struct obj **all;     /* every node made, by id */
 	unsigned char *freed; /* by id: freed (the table's free function or drop_obj()) */
 	unsigned nall, capall;
-	unsigned long bad_frees, failures, op;
-	struct model m;
+	unsigned long bad_frees;
+	struct gt_model_bag m; /* the runner's nodes in the table, by key */
 };
 
-static unsigned long long seed;
-static unsigned long total_failures;
-
-/* xorshift64*: the sequence of one seed is the same on every run and every build. */
-static uint64_t rnd(struct runner *r)
-{
-	r->rng ^= r->rng >> 12;
-	r->rng ^= r->rng << 25;
-	r->rng ^= r->rng >> 27;
-	return r->rng * 2685821657736338717ull;
-}
 static unsigned below(struct runner *r, unsigned n)
 {
-	return (unsigned)(rnd(r) % n);
+	return gt_model_below(&r->rng, n);
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 static uint64_t good_hash(const void *key, void *arg)
 {
 	(void)arg;
-	return mix(*(const uint64_t *)key);
+	return gt_model_mix64(*(const uint64_t *)key);
 }
 static uint64_t weak_hash(const void *key, void *arg)
 {
 	(void)arg;
-	return mix(*(const uint64_t *)key >> 4);
+	return gt_model_mix64(*(const uint64_t *)key >> 4);
 }
 static bool match_key(const struct grace_hash_node *n, const void *key, void *arg)
 {
@@ -146,67 +121,26 @@ static void drop_obj(struct obj *o)
 
 /* ---- the model: the nodes in the table, by key (a node per entry; duplicates allowed) ---- */
 
-static void model_init(struct model *m, unsigned nkeys)
+static void model_add(struct gt_model_bag *m, struct obj *o)
 {
-	m->nkeys = nkeys;
-	m->in = calloc(nkeys, sizeof(*m->in));
-	m->n = calloc(nkeys, sizeof(*m->n));
-	m->cap = calloc(nkeys, sizeof(*m->cap));
-	m->count = 0;
-	REQUIRE(m->in && m->n && m->cap);
-}
-
-static void model_free(struct model *m)
-{
-	for (unsigned k = 0; k < m->nkeys; k++)
-		free(m->in[k]);
-	free(m->in);
-	free(m->n);
-	free(m->cap);
-}
-
-static void model_add(struct model *m, struct obj *o)
-{
-	unsigned k = (unsigned)o->key;
-	if (m->n[k] == m->cap[k]) {
-		m->cap[k] = m->cap[k] ? 2 * m->cap[k] : 4;
-		m->in[k] = realloc(m->in[k], m->cap[k] * sizeof(**m->in));
-		REQUIRE(m->in[k]);
-	}
-	m->in[k][m->n[k]++] = o;
+	gt_bag_add(m, (unsigned)o->key, o);
 	o->state = ST_IN;
-	m->count++;
 }
 
-static int model_find(const struct model *m, const struct obj *o)
+static int model_find(const struct gt_model_bag *m, const struct obj *o)
 {
-	unsigned k = (unsigned)o->key;
-	for (unsigned i = 0; i < m->n[k]; i++)
-		if (m->in[k][i] == o)
-			return (int)i;
-	return -1;
+	return gt_bag_find(m, (unsigned)o->key, o);
 }
 
-static void model_del(struct model *m, struct obj *o)
+static void model_del(struct gt_model_bag *m, struct obj *o)
 {
-	unsigned k = (unsigned)o->key;
-	int i = model_find(m, o);
-	REQUIRE(i >= 0);
-	m->in[k][i] = m->in[k][--m->n[k]];
+	gt_bag_del(m, (unsigned)o->key, o);
 	o->state = ST_GONE;
-	m->count--;
 }
 
 /* ---- checks ---- */
 
-#define MCHECK(cond, ...)                                                                       \
-	do {                                                                                    \
-		if (!(cond) && r->failures++ < 10) {                                            \
-			fprintf(stderr, "  seed %llu thread %u op %lu: ", seed, r->idx, r->op); \
-			fprintf(stderr, __VA_ARGS__);                                           \
-			fprintf(stderr, "\n");                                                  \
-		}                                                                               \
-	} while (0)
+#define MCHECK(cond, ...) GT_MODEL_CHECK(&r->w, cond, __VA_ARGS__)
 
 static bool own(const struct runner *r, const struct obj *o)
 {
@@ -216,7 +150,7 @@ static bool own(const struct runner *r, const struct obj *o)
 /* Inside a section: lookup and the visit of the key's hash agree with the model. */
 static void check_key(struct runner *r, struct grace_hash *ht, uint64_t key, grace_hash_fn hf)
 {
-	const struct model *m = &r->m;
+	const struct gt_model_bag *m = &r->m;
 	unsigned k = (unsigned)key;
 	struct grace_hash_node *n = grace_hash_lookup(ht, &key);
 	if (m->n[k] == 0) {
@@ -246,7 +180,7 @@ static void check_key(struct runner *r, struct grace_hash *ht, uint64_t key, gra
  * runner's are only checked to be live), and alone nothing else. */
 static void check_all(struct runner *r, struct grace_hash *ht)
 {
-	const struct model *m = &r->m;
+	const struct gt_model_bag *m = &r->m;
 	unsigned char *mark = calloc(r->nall + 1, 1);
 	REQUIRE(mark);
 	size_t n = 0;
@@ -288,7 +222,7 @@ static void *run_calls(void *arg)
 	struct grace_hash *ht = a->ht;
 	grace_hash_fn hf = a->hf;
 
-	for (r->op = 0; r->op < a->nops && r->failures == 0; r->op++) {
+	for (r->w.op = 0; r->w.op < a->nops && !gt_model_failed(); r->w.op++) {
 		uint64_t key = own_key(r);
 		unsigned k = (unsigned)key;
 		unsigned what = below(r, 1000);
@@ -384,7 +318,8 @@ static void *run_calls(void *arg)
 				/* Which one left: the one the visit no longer finds. */
 				struct grace_hash_node *pos;
 				for (unsigned i = 0; i < r->m.n[k]; i++)
-					r->m.in[k][i]->state = ST_GONE; /* provisionally */
+					((struct obj *)r->m.in[k][i])->state =
+						ST_GONE; /* provisionally */
 				grace_hash_for_each_possible_rcu(ht, pos, hf(&key, NULL)) {
 					struct obj *o = container_of(pos, struct obj, hn);
 					if (o->key == key)
@@ -435,18 +370,19 @@ static void *run_calls(void *arg)
 	return NULL;
 }
 
-static void run_seed(unsigned long long s, unsigned long nops, unsigned nthreads)
+/* One seed: a table drawn from it, then gt_model_nthreads runners on it. */
+static void run_seed(unsigned long long s, unsigned long nops)
 {
 	static const unsigned ranges[] = { 16, 64, 256, 1024, 4096 };
+	unsigned nthreads = gt_model_nthreads;
 	struct runner *rs = calloc(nthreads, sizeof(*rs));
 	struct run_arg *args = calloc(nthreads, sizeof(*args));
-	pthread_t *th = calloc(nthreads, sizeof(*th));
-	struct runner main_r = { .rng = s * 0x9e3779b97f4a7c15ull + 1 };
+	struct runner main_r = { .w = { s, 0, 0 } };
 	struct runner *r = &main_r;
 	struct grace_hash_params p;
 
-	REQUIRE(rs && args && th);
-	seed = s;
+	REQUIRE(rs && args);
+	gt_model_seed(&main_r.rng, s, 1);
 	memset(&p, 0, sizeof(p));
 	unsigned nkeys = ranges[below(r, 5)];
 	grace_hash_fn hf = below(r, 3) == 0 ? weak_hash : good_hash;
@@ -468,24 +404,18 @@ static void run_seed(unsigned long long s, unsigned long nops, unsigned nthreads
 	REQUIRE(ht);
 	for (unsigned t = 0; t < nthreads; t++) {
 		struct runner *q = &rs[t];
-		q->rng = main_r.rng + 0x632be59bd9b4e019ull * (t + 1);
+		gt_model_seed(&q->rng, s, 1 + 0x632be59bd9b4e019ull * (t + 1));
+		q->w = (struct gt_model_where){ s, t, 0 };
 		q->idx = t;
 		q->nthreads = nthreads;
 		q->capall = (unsigned)nops + 1;
 		q->all = calloc(q->capall, sizeof(*q->all));
 		q->freed = calloc(q->capall, 1);
 		REQUIRE(q->all && q->freed);
-		model_init(&q->m, nkeys);
+		gt_bag_init(&q->m, nkeys);
 		args[t] = (struct run_arg){ q, ht, hf, nops };
 	}
-	if (nthreads == 1) {
-		run_calls(&args[0]);
-	} else {
-		for (unsigned t = 0; t < nthreads; t++)
-			REQUIRE(pthread_create(&th[t], NULL, run_calls, &args[t]) == 0);
-		for (unsigned t = 0; t < nthreads; t++)
-			pthread_join(th[t], NULL);
-	}
+	gt_model_threads(nthreads, run_calls, args, sizeof(*args));
 	grace_hash_destroy(ht);
 	/* Every node made has been freed once: by the table (it held it or retired it) or by
 	 * the test (the table never took it). */
@@ -497,45 +427,14 @@ static void run_seed(unsigned long long s, unsigned long nops, unsigned nthreads
 		MCHECK(unfreed == 0, "%lu nodes never freed after destroy", unfreed);
 		MCHECK(r->bad_frees == 0,
 		       "%lu nodes freed while in the table, twice, or never added", r->bad_frees);
-		total_failures += r->failures;
-		model_free(&r->m);
+		gt_bag_free(&r->m);
 		free(r->all);
 		free(r->freed);
 	}
 	free(rs);
 	free(args);
-	free(th);
 }
 
-static unsigned long env_num(const char *name, unsigned long def)
-{
-	const char *e = getenv(name);
-	return e && *e ? strtoul(e, NULL, 10) : def;
-}
-
-TEST(random_calls_match_the_model)
-{
-	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24);
-	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
-	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
-	for (unsigned long s = first; s < first + seeds && total_failures == 0; s++)
-		run_seed(s, nops, 1);
-	CHECK_MSG(total_failures == 0, "%lu mismatches (first seed that failed: %llu)",
-		  total_failures, seed);
-}
-
-/* Threads on one table (GRACE_MODEL_THREADS, 2 by default), each with its own share of the keys
- * and its own model. */
-TEST(concurrent_calls_match_each_threads_model)
-{
-	unsigned nthreads = (unsigned)env_num("GRACE_MODEL_THREADS", 2);
-	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24) / 2;
-	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
-	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
-	for (unsigned long s = first; s < first + seeds && total_failures == 0; s++)
-		run_seed(s + 1000000, nops, nthreads < 2 ? 2 : nthreads);
-	CHECK_MSG(total_failures == 0, "%lu mismatches (first seed that failed: %llu)",
-		  total_failures, seed);
-}
+GT_MODEL_CASES(run_seed)
 
 GT_MAIN()

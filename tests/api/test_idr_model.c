@@ -21,18 +21,15 @@
 #include <grace/grace.h>
 #include <grace/idr.h>
 #include "gtest_lite.h"
+#include "model.h"
 
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
-}
+static struct gt_model_rng rng;
+static struct gt_model_where w;
+#define MCHECK(cond, ...) GT_MODEL_CHECK(&w, cond, __VA_ARGS__)
+
 static uint32_t below(uint32_t n)
 {
-	return (uint32_t)(rnd() % n);
+	return gt_model_below(&rng, n);
 }
 
 /* The model: per slot, whether it is in use, its pointer, and its sequence (0 until the
@@ -42,19 +39,6 @@ struct mslot {
 	uint32_t seq, reuses;
 	void *ptr;
 };
-
-static unsigned long failures;
-static unsigned long long seed;
-static unsigned long op;
-
-#define MCHECK(cond, ...)                                                  \
-	do {                                                               \
-		if (!(cond) && failures++ < 10) {                          \
-			fprintf(stderr, "  seed %llu op %lu: ", seed, op); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fprintf(stderr, "\n");                             \
-		}                                                          \
-	} while (0)
 
 static unsigned long wrapped; /* runs in which a slot's sequence came round */
 static uintptr_t next_obj = 0x10000;
@@ -251,8 +235,8 @@ static void run_seed(unsigned long long s, unsigned long nops)
 	struct run *r = calloc(1, sizeof(*r));
 
 	REQUIRE(r);
-	seed = s;
-	rng = s * 0x9e3779b97f4a7c15ull + 7;
+	w.seed = s;
+	gt_model_seed(&rng, s, 7);
 	memset(&p, 0, sizeof(p));
 	bool churn = below(3) == 0;
 	p.max_ids = churn && below(2) ? 1u << 24 : maxes[below(8)];
@@ -279,7 +263,7 @@ static void run_seed(unsigned long long s, unsigned long nops)
 	}
 	/* Small registries fill up (ENOSPC, the cyclic search's wrap): allocation leads. A
 	 * churning run keeps few IDs, whose slots come round many times (sequence wrap). */
-	for (op = 0; op < nops && failures == 0; op++) {
+	for (w.op = 0; w.op < nops && !gt_model_failed(); w.op++) {
 		unsigned what = below(100);
 		if (churn && what < 65)
 			what = what < 25 ? 0 : 50; /* more removals than allocations */
@@ -308,21 +292,10 @@ static void run_seed(unsigned long long s, unsigned long nops)
 	free(r);
 }
 
-static unsigned long env_num(const char *name, unsigned long def)
-{
-	const char *e = getenv(name);
-	return e && *e ? strtoul(e, NULL, 10) : def;
-}
-
 TEST(random_calls_match_the_model)
 {
-	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 32);
-	unsigned long nops = env_num("GRACE_MODEL_OPS", 12000);
-	unsigned long first = env_num("GRACE_MODEL_FIRST_SEED", 1);
-	for (unsigned long s = first; s < first + seeds && failures == 0; s++)
-		run_seed(s, nops);
-	CHECK_MSG(failures == 0, "%lu mismatches (first seed that failed: %llu)", failures, seed);
-	printf("  %lu of %lu runs reused a slot past its sequence's wrap\n", wrapped, seeds);
+	gt_model_run_seeds(run_seed, 32, 12000, 1, 0);
+	printf("  %lu runs reused a slot past its sequence's wrap\n", wrapped);
 }
 
 GT_MAIN()

@@ -19,6 +19,7 @@
 #include <grace/hlist.h>
 #include <grace/list.h>
 #include "gtest_lite.h"
+#include "model.h"
 
 enum { NODES = 48 };
 
@@ -29,30 +30,14 @@ struct ent {
 };
 
 static struct ent ents[NODES];
-static uint64_t rng;
-static unsigned long long seed;
-static unsigned long op, failures;
+static struct gt_model_rng rng;
+static struct gt_model_where w;
+#define MCHECK(cond, ...) GT_MODEL_CHECK(&w, cond, __VA_ARGS__)
 
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
-}
 static unsigned below(unsigned n)
 {
-	return (unsigned)(rnd() % n);
+	return gt_model_below(&rng, n);
 }
-
-#define MCHECK(cond, ...)                                                  \
-	do {                                                               \
-		if (!(cond) && failures++ < 10) {                          \
-			fprintf(stderr, "  seed %llu op %lu: ", seed, op); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fprintf(stderr, "\n");                             \
-		}                                                          \
-	} while (0)
 
 /* A model list: node numbers in order. where[n]: the list a node is on (-1 none). */
 struct mlist {
@@ -307,8 +292,10 @@ static void list_step(void)
 	}
 }
 
-static void run_lists(unsigned long nops)
+static void run_lists(unsigned long long seed, unsigned long nops)
 {
+	w.seed = seed;
+	gt_model_seed(&rng, seed, 11);
 	for (int i = 0; i < NODES; i++) {
 		ents[i].id = i;
 		where[i] = -1;
@@ -318,7 +305,7 @@ static void run_lists(unsigned long nops)
 		grace_list_init(&heads[li]);
 		ml[li].n = 0;
 	}
-	for (op = 0; op < nops && failures == 0; op++) {
+	for (w.op = 0; w.op < nops && !gt_model_failed(); w.op++) {
 		list_step();
 		check_list(0);
 		check_list(1);
@@ -460,8 +447,10 @@ static void hlist_step(void)
 	}
 }
 
-static void run_hlists(unsigned long nops)
+static void run_hlists(unsigned long long seed, unsigned long nops)
 {
+	w.seed = seed;
+	gt_model_seed(&rng, seed, 13);
 	for (int i = 0; i < NODES; i++) {
 		ents[i].id = i;
 		where[i] = -1;
@@ -472,7 +461,7 @@ static void run_hlists(unsigned long nops)
 		grace_hlist_head_init(&hheads[li]);
 		mh[li].n = 0;
 	}
-	for (op = 0; op < nops && failures == 0; op++) {
+	for (w.op = 0; w.op < nops && !gt_model_failed(); w.op++) {
 		hlist_step();
 		check_hlist(0);
 		check_hlist(1);
@@ -480,34 +469,14 @@ static void run_hlists(unsigned long nops)
 	after_grace_period();
 }
 
-static unsigned long env_num(const char *name, unsigned long def)
-{
-	const char *e = getenv(name);
-	return e && *e ? strtoul(e, NULL, 10) : def;
-}
-
 TEST(list_calls_match_the_model)
 {
-	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24);
-	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
-	for (unsigned long s = 1; s <= seeds && failures == 0; s++) {
-		seed = s;
-		rng = s * 0x9e3779b97f4a7c15ull + 11;
-		run_lists(nops);
-	}
-	CHECK_MSG(failures == 0, "%lu mismatches (seed %llu)", failures, seed);
+	gt_model_run_seeds(run_lists, 24, 6000, 1, 0);
 }
 
 TEST(hlist_calls_match_the_model)
 {
-	unsigned long seeds = env_num("GRACE_MODEL_SEEDS", 24);
-	unsigned long nops = env_num("GRACE_MODEL_OPS", 6000);
-	for (unsigned long s = 1; s <= seeds && failures == 0; s++) {
-		seed = s;
-		rng = s * 0x9e3779b97f4a7c15ull + 13;
-		run_hlists(nops);
-	}
-	CHECK_MSG(failures == 0, "%lu mismatches (seed %llu)", failures, seed);
+	gt_model_run_seeds(run_hlists, 24, 6000, 1, 0);
 }
 
 GT_MAIN()
