@@ -61,3 +61,13 @@ if(GRACE_VALGRIND AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT GRAC
   set_tests_properties(rcu_retire_instructions PROPERTIES TIMEOUT 120 LABELS quick
                        SKIP_RETURN_CODE 77)
 endif()
+# Hazard pointers against a reference model: random protections, retires and barriers, each
+# free checked against what the model says is retired and unprotected; the protections also
+# held by another thread.
+if(GRACE_QUICK_SHORT)
+  set(_hp_model_env ENV GRACE_MODEL_SEEDS=8)
+else()
+  set(_hp_model_env)
+endif()
+grace_test(NAME hazptr_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hazptr_model.c TIMEOUT 120
+           ${_hp_model_env})
