@@ -157,8 +157,10 @@ static inline void gt_model_run_seeds(void (*run)(unsigned long long seed, unsig
 
 	for (unsigned long s = first; s < first + (n ? n : 1) && !gt_model_failed(); s++)
 		run(s + offset, nops);
-	CHECK_MSG(!gt_model_failed(), "%lu mismatches (first seed that failed: %llu)",
-		  gt_model_failures, gt_model_failed_seed);
+	CHECK_MSG(!gt_model_failed(),
+		  "%lu mismatches (first seed that failed: %llu; GRACE_MODEL_FIRST_SEED=%llu "
+		  "GRACE_MODEL_SEEDS=%u repeats it)",
+		  gt_model_failures, gt_model_failed_seed, gt_model_failed_seed - offset, div);
 }
 
 /* Run @fn on @n threads, the i-th with @args + i * @size; alone, on the calling thread. */
