@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by the reference-model tests (tests/api/test_*_model.c,
+ * Shared by the reference-model tests (tests/api/test_*_model.c, tests/hazptr/test_hazptr_model.c,
  * compat/tests/test_compat_*_model.c): a seeded xorshift64* generator, so that one seed gives
  * the same calls in every run and build; the work settings (GRACE_MODEL_SEEDS, GRACE_MODEL_OPS,
  * GRACE_MODEL_FIRST_SEED, GRACE_MODEL_THREADS); the mismatch report, which names the seed, the
  * thread and the call and stops printing after ten; the loop over seeds; a run on N threads;
- * a multiset of pointers by key, the model of a table with duplicates.
- * Include after gtest_lite.h.
+ * a multiset of pointers by key, the model of a table with duplicates; a 64-bit mixer for hash
+ * values (api_hash uses it too). Include after gtest_lite.h.
  */
 #ifndef GRACE_TEST_MODEL_H
 #define GRACE_TEST_MODEL_H
