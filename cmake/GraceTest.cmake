@@ -11,6 +11,15 @@
 #   they differ in ENV, ARGS, TIMEOUT or LABELS: contract_step, contract_step_fallback,
 #   contract_step_off) share one executable, the first one's. So a test's target may not
 #   exist: set its build properties through the arguments above, never on the target after.
+# The reference-model tests' quick runs (tests/common/model.h): 24 seeds, 8 in the sanitizer and
+# emulator builds (GRACE_QUICK_SHORT), where a call costs 10-30 times more. Pass it to
+# grace_test() after the other arguments; the _long variants set their own seeds (2000).
+if(GRACE_QUICK_SHORT)
+  set(GRACE_MODEL_QUICK_ENV ENV GRACE_MODEL_SEEDS=8)
+else()
+  set(GRACE_MODEL_QUICK_ENV)
+endif()
+
 function(grace_test)
   cmake_parse_arguments(T "INTERNAL;CXX" "NAME;TIMEOUT;CXX_STANDARD"
                         "SOURCES;ENV;LABELS;ARGS;LIBS;DEFINES;DEPENDS" ${ARGN})

@@ -3,13 +3,6 @@ grace_test(NAME compat_liburcu_program SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_li
            CXX LIBS grace_urcu TIMEOUT 120)
 grace_test(NAME compat_lfht SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht.c CXX
            LIBS grace_urcu TIMEOUT 120)
-# The model tests' quick runs: 24 seeds, 8 in the sanitizer and emulator builds
-# (GRACE_QUICK_SHORT), where a call costs 10-30 times more; the _long variants run 2000.
-if(GRACE_QUICK_SHORT)
-  set(GRACE_MODEL_QUICK_ENV ENV GRACE_MODEL_SEEDS=8)
-else()
-  set(GRACE_MODEL_QUICK_ENV)
-endif()
 # cds_lfht against a reference model of liburcu's contract: random sequences of every update
 # call and resize, checked call by call (GRACE_MODEL_SEEDS, GRACE_MODEL_OPS).
 grace_test(NAME compat_lfht_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compat_lfht_model.c

@@ -475,6 +475,7 @@ static void *producer(void *arg)
 			urcu_memb_read_unlock();
 		}
 	}
+	/* Release: every enqueue of this producer before the consumer's acquire of the count. */
 	__atomic_fetch_add(&producers_done, 1, __ATOMIC_RELEASE);
 	urcu_memb_unregister_thread();
 	return NULL;
@@ -506,6 +507,7 @@ static void run_concurrent(int kind)
 	for (unsigned p = 0; p < PRODUCERS; p++)
 		REQUIRE(pthread_create(&th[p], NULL, producer, (void *)(uintptr_t)p) == 0);
 	for (;;) {
+		/* Acquire: pairs with the producers' release; an empty queue after it is final. */
 		bool done = __atomic_load_n(&producers_done, __ATOMIC_ACQUIRE) == PRODUCERS;
 		bool got = false;
 		if (kind == 0) {

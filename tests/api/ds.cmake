@@ -18,13 +18,6 @@ grace_test(NAME api_hash_fork SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_fork.c
 # No memory left: the documented ENOMEM errors of the hash table, the ID registry and
 # init_srcu_struct(), and the structures still work after them.
 grace_test(NAME api_nomem SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nomem.c CXX TIMEOUT 60)
-# The model tests' quick runs: 24 seeds, 8 in the sanitizer and emulator builds
-# (GRACE_QUICK_SHORT), where a call costs 10-30 times more; the _long variants run 2000.
-if(GRACE_QUICK_SHORT)
-  set(GRACE_MODEL_QUICK_ENV ENV GRACE_MODEL_SEEDS=8)
-else()
-  set(GRACE_MODEL_QUICK_ENV)
-endif()
 # grace_hash against a reference model: random sequences of every update call and resize,
 # checked call by call (GRACE_MODEL_SEEDS, GRACE_MODEL_OPS: the long variant runs more).
 grace_test(NAME api_hash_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_model.c TIMEOUT 180

@@ -87,6 +87,7 @@ static void free_obj(struct rcu_head *h)
 	struct obj *o = container_of(grace_hash_node_of_rcu(h), struct obj, hn);
 	struct runner *r = o->owner;
 	if (o->magic != LIVE || r->freed[o->id] || o->state == ST_OUT)
+		/* Relaxed: a count read after the table's destroy, whose barrier orders it. */
 		__atomic_fetch_add(&r->bad_frees, 1, __ATOMIC_RELAXED);
 	r->freed[o->id] = 1;
 	o->magic = DEAD;

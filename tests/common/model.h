@@ -119,7 +119,8 @@ struct gt_model_where {
 	unsigned long op;
 };
 
-/* Mismatches of the whole binary (any thread); a run stops at its first. */
+/* Mismatches of the whole binary (any thread); a run stops at its first. Relaxed atomics: a
+ * count that only stops loops and is read for the verdict after the threads are joined. */
 static unsigned long gt_model_failures __attribute__((unused));
 static unsigned long long gt_model_failed_seed __attribute__((unused));
 

@@ -64,10 +64,5 @@ endif()
 # Hazard pointers against a reference model: random protections, retires and barriers, each
 # free checked against what the model says is retired and unprotected; the protections also
 # held by another thread.
-if(GRACE_QUICK_SHORT)
-  set(_hp_model_env ENV GRACE_MODEL_SEEDS=8)
-else()
-  set(_hp_model_env)
-endif()
 grace_test(NAME hazptr_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hazptr_model.c TIMEOUT 120
-           ${_hp_model_env})
+           ${GRACE_MODEL_QUICK_ENV})

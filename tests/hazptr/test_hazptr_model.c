@@ -127,6 +127,7 @@ static void *helper(void *arg)
 	unsigned seen = 0;
 	for (;;) {
 		unsigned s;
+		/* Acquire: pairs with run()'s release of seq; the request's fields are read after. */
 		while ((s = __atomic_load_n(&ask.seq, __ATOMIC_ACQUIRE)) == seen)
 			sched_yield();
 		seen = s;
@@ -135,6 +136,7 @@ static void *helper(void *arg)
 		else if (ask.op == 2)
 			do_unprotect(ask.i, ask.how);
 		int quit = ask.op == 3;
+		/* Release: the protection (or its end) comes before run()'s acquire of done. */
 		__atomic_store_n(&ask.done, s, __ATOMIC_RELEASE);
 		if (quit)
 			break;
@@ -156,7 +158,9 @@ static void run(int op, int i, int id, int how)
 	ask.id = id;
 	ask.how = how;
 	unsigned s = ask.seq + 1;
+	/* Release: the request's fields and the sources' values before the helper's acquire. */
 	__atomic_store_n(&ask.seq, s, __ATOMIC_RELEASE);
+	/* Acquire: pairs with the helper's release of done: its protection is published. */
 	while (__atomic_load_n(&ask.done, __ATOMIC_ACQUIRE) != s)
 		sched_yield();
 }
