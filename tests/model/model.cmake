@@ -5,12 +5,12 @@
 # (answers.pml, liveness). The protocols must hold and every
 # deliberately broken variant must be caught. The model does not depend on the build, so it
 # runs in the release configuration only (the debug and sanitizer builds would repeat the same
-# check); --quick takes about 140 s and 540 MB; check.sh --full is the deeper run (about 5.2
+# check); --quick takes about 300 s of CPU on 2 CPUs and 3.6 GB at most; check.sh --full is the deeper run (about 5.2
 # minutes, 1.9 GB, and about 3 minutes more for the stepped grace periods).
 find_program(GRACE_SPIN spin)
 if(GRACE_SPIN AND NOT GRACE_DEBUG AND NOT GRACE_SANITIZE AND NOT GRACE_TSAN)
   # The quick check in three shards (check.sh --shard: step-ask, the heaviest, alone in the
-  # third, the others alternately in the first two; 87-110 s each side by side), so that
+  # third, the others alternately in the first two; about 100 s of CPU each), so that
   # ctest -j runs them side by side: in one piece it was the release configuration's longest
   # test by far (100-300 s of one CPU) and the end of its ctest. COST: ctest -j starts them
   # first, also on a clean clone (no Testing/Temporary/CTestCostData.txt yet).
