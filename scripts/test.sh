@@ -9,7 +9,8 @@
 #   debug        GRACE_DEBUG=ON: misuse is diagnosed and aborts (death tests check messages).
 #                Only the quick tests that asan (the same build with the sanitizers) does not
 #                cover: see the comment at $debug_only below
-#   asan         GRACE_DEBUG=ON + ASan/UBSan/LSan: every quick test but five fork tests
+#   asan         GRACE_DEBUG=ON + ASan/UBSan/LSan: every quick test but five fork tests and
+#                the host-side checks (release runs them: see $host_only below)
 #   tsan         TSan mode (read side uses acquire/release; fence fallback)
 #   aarch64      cross-built with Debian's aarch64-linux-gnu compilers, run under qemu-user
 #                (cmake/toolchain-aarch64-linux-gnu.cmake). qemu-user refuses rseq(2) and runs on
